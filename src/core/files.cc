@@ -1,0 +1,103 @@
+#include "core/files.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+namespace ksmith {
+
+namespace fs = std::filesystem;
+
+Result<std::string> ReadFile(const fs::path& path, size_t max_bytes) {
+  std::error_code error;
+  const auto status = fs::status(path, error);
+  if (error || !fs::exists(status)) {
+    return MakeError(ErrorKind::kNotFound, "{}: no such file", path.string());
+  }
+  if (fs::is_directory(status)) {
+    return MakeError(ErrorKind::kInvalidArgument, "{}: is a directory, not a file", path.string());
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return MakeError(ErrorKind::kIo, "{}: cannot open: {}", path.string(), std::strerror(errno));
+  }
+  std::string contents;
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t count = ::read(fd, buffer, sizeof(buffer));
+    if (count < 0) {
+      if (errno == EINTR) continue;
+      const int saved = errno;
+      ::close(fd);
+      return MakeError(ErrorKind::kIo, "{}: cannot read: {}", path.string(), std::strerror(saved));
+    }
+    if (count == 0) break;
+    contents.append(buffer, static_cast<size_t>(count));
+    if (contents.size() > max_bytes) {
+      ::close(fd);
+      return MakeError(ErrorKind::kInvalidArgument, "{}: larger than the limit of {} bytes",
+                       path.string(), max_bytes);
+    }
+  }
+  ::close(fd);
+  return contents;
+}
+
+Status WriteFileAtomic(const fs::path& path, std::string_view contents) {
+  std::error_code error;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), error);
+  const fs::path temporary = path.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    if (!out) return MakeError(ErrorKind::kIo, "{}: cannot write", temporary.string());
+  }
+  fs::rename(temporary, path, error);
+  if (error) {
+    fs::remove(temporary, error);
+    return MakeError(ErrorKind::kIo, "{}: cannot rename into place", path.string());
+  }
+  return {};
+}
+
+Result<fs::path> CacheDirectory() {
+  fs::path directory;
+  if (const char* explicit_dir = std::getenv("KSMITH_CACHE_DIR"); explicit_dir && *explicit_dir) {
+    directory = explicit_dir;
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    directory = fs::path(xdg) / "ksmith";
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    directory = fs::path(home) / ".cache" / "ksmith";
+  } else {
+    directory = fs::temp_directory_path() / "ksmith-cache";
+  }
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error) {
+    return MakeError(ErrorKind::kIo, "cannot create the cache directory {}: {}", directory.string(),
+                     error.message());
+  }
+  return directory;
+}
+
+ScopedTempDir::ScopedTempDir(std::string_view prefix, const fs::path& parent) {
+  const fs::path base = parent.empty() ? fs::temp_directory_path() : parent;
+  std::error_code error;
+  fs::create_directories(base, error);
+  std::string pattern = (base / (std::string(prefix) + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+}
+
+ScopedTempDir::~ScopedTempDir() {
+  if (path_.empty()) return;
+  std::error_code error;
+  fs::remove_all(path_, error);
+}
+
+}  // namespace ksmith

@@ -1,0 +1,168 @@
+#include "core/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace ksmith {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kMaxPassedDescriptors = 8;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Runs in the forked child: only async-signal-safe calls until execve.
+[[noreturn]] void ExecChild(const SpawnOptions& options, char* const* argv, char* const* envp,
+                            int output_fd, int capture_fd) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const int null_fd = ::open("/dev/null", O_RDWR);
+  ::dup2(null_fd, STDIN_FILENO);
+  const int out_fd = capture_fd >= 0 ? capture_fd : (output_fd >= 0 ? output_fd : null_fd);
+  ::dup2(out_fd, STDOUT_FILENO);
+  ::dup2(out_fd, STDERR_FILENO);
+  // Move passed descriptors above any target slot first, then into 3, 4, ...
+  // No allocation here: another parent thread may have held the malloc lock at fork time.
+  int moved[kMaxPassedDescriptors];
+  const size_t passed = options.passed_descriptors.size();
+  for (size_t i = 0; i < passed; ++i) moved[i] = ::fcntl(options.passed_descriptors[i], F_DUPFD, 100);
+  for (size_t i = 0; i < passed; ++i) ::dup2(moved[i], 3 + static_cast<int>(i));
+  ::syscall(SYS_close_range, 3 + options.passed_descriptors.size(), ~0U, 0);
+  if (!options.working_directory.empty() && ::chdir(options.working_directory.c_str()) != 0) {
+    ::_exit(126);
+  }
+  if (options.argv[0].find('/') == std::string::npos) {
+    ::execvpe(argv[0], argv, envp);
+  } else {
+    ::execve(argv[0], argv, envp);
+  }
+  ::_exit(127);
+}
+
+Result<pid_t> Spawn(const SpawnOptions& options, int capture_fd) {
+  if (options.argv.empty()) return MakeError(ErrorKind::kInvalidArgument, "empty command line");
+  if (options.passed_descriptors.size() > kMaxPassedDescriptors) {
+    return MakeError(ErrorKind::kInvalidArgument, "too many descriptors to pass");
+  }
+  std::vector<char*> argv;
+  for (const auto& arg : options.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  if (options.inherit_environment) {
+    for (char** entry = environ; *entry; ++entry) envp.push_back(*entry);
+  }
+  for (const auto& entry : options.environment) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
+
+  int output_fd = -1;
+  if (!options.output_path.empty()) {
+    output_fd = ::open(options.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (output_fd < 0) {
+      return MakeError(ErrorKind::kIo, "{}: cannot create: {}", options.output_path.string(),
+                       std::strerror(errno));
+    }
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    if (output_fd >= 0) ::close(output_fd);
+    return MakeError(ErrorKind::kIo, "fork failed: {}", std::strerror(errno));
+  }
+  if (pid == 0) ExecChild(options, argv.data(), envp.data(), output_fd, capture_fd);
+  if (output_fd >= 0) ::close(output_fd);
+  return pid;
+}
+
+}  // namespace
+
+std::string ProcessExit::Describe() const {
+  if (timed_out) return fmt::format("timed out after {:.1f} s", elapsed_s);
+  if (signal != 0) {
+    const char* name = ::sigabbrev_np(signal);
+    return fmt::format("killed by SIG{} (signal {})", name ? name : "?", signal);
+  }
+  return fmt::format("exit code {}", exit_code);
+}
+
+Result<pid_t> SpawnProcess(const SpawnOptions& options) { return Spawn(options, -1); }
+
+ProcessExit WaitForProcess(pid_t pid, std::optional<std::chrono::milliseconds> timeout) {
+  ProcessExit result;
+  const auto start = Clock::now();
+  int status = 0;
+  while (true) {
+    const pid_t done = ::waitpid(pid, &status, timeout ? WNOHANG : 0);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) break;
+    if (timeout && Clock::now() - start > *timeout) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      result.timed_out = true;
+      break;
+    }
+    if (timeout) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  result.elapsed_s = SecondsSince(start);
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  return result;
+}
+
+Result<ProcessExit> RunCommand(const SpawnOptions& options, std::chrono::milliseconds timeout,
+                               size_t max_output_bytes) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return MakeError(ErrorKind::kIo, "pipe failed: {}", std::strerror(errno));
+  }
+  const auto start = Clock::now();
+  auto pid = Spawn(options, pipe_fds[1]);
+  ::close(pipe_fds[1]);
+  if (!pid.ok()) {
+    ::close(pipe_fds[0]);
+    return pid.error();
+  }
+  std::string output;
+  bool timed_out = false;
+  while (true) {
+    const auto remaining = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         Clock::now() - start);
+    if (remaining.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd poll_fd{pipe_fds[0], POLLIN, 0};
+    const int ready = ::poll(&poll_fd, 1, static_cast<int>(remaining.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      timed_out = ready == 0;
+      break;
+    }
+    char buffer[1 << 14];
+    const ssize_t count = ::read(pipe_fds[0], buffer, sizeof(buffer));
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) break;
+    if (output.size() < max_output_bytes) output.append(buffer, static_cast<size_t>(count));
+  }
+  ::close(pipe_fds[0]);
+  if (timed_out) ::kill(*pid, SIGKILL);
+  ProcessExit exit = WaitForProcess(*pid, std::nullopt);
+  exit.timed_out = timed_out;
+  exit.elapsed_s = SecondsSince(start);
+  exit.output = std::move(output);
+  return exit;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,50 @@
+// Every process ksmith starts goes through here: the compiler, the sandboxed worker, probes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace ksmith {
+
+struct SpawnOptions {
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH when it has no slash
+  /// The child's whole environment (no inheritance unless `inherit_environment`).
+  std::vector<std::string> environment;
+  bool inherit_environment = false;
+  std::filesystem::path working_directory;  // empty: the parent's
+  /// The child's stdout and stderr go to this file (created or truncated); empty: /dev/null.
+  std::filesystem::path output_path;
+  /// Parent descriptors handed to the child as 3, 4, ...; every other descriptor is closed.
+  std::vector<int> passed_descriptors;
+};
+
+struct ProcessExit {
+  int exit_code = -1;  // valid when signal == 0
+  int signal = 0;      // the signal that ended it, or 0
+  bool timed_out = false;
+  double elapsed_s = 0;  // [seconds]
+  std::string output;    // captured stdout + stderr (RunCommand only)
+
+  bool succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }
+  /// "exit code 1", "killed by SIGSEGV (signal 11)", "timed out after 3.0 s".
+  std::string Describe() const;
+};
+
+/// Starts a child process. It dies with the parent (PR_SET_PDEATHSIG).
+Result<pid_t> SpawnProcess(const SpawnOptions& options);
+
+/// Waits for `pid`; kills it with SIGKILL once `timeout` passes (nullopt: wait forever).
+ProcessExit WaitForProcess(pid_t pid, std::optional<std::chrono::milliseconds> timeout);
+
+/// Runs a command to completion, capturing stdout and stderr together (at most `max_output_bytes`).
+Result<ProcessExit> RunCommand(const SpawnOptions& options, std::chrono::milliseconds timeout,
+                               size_t max_output_bytes = size_t{4} << 20);
+
+}  // namespace ksmith

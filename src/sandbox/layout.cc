@@ -1,0 +1,122 @@
+#include "sandbox/layout.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "tensor/compare.h"
+
+namespace ksmith {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+size_t RoundUp(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+nlohmann::json CaseLayout::ToJson() const {
+  nlohmann::json tensors_json = nlohmann::json::array();
+  for (const auto& slot : tensors) {
+    tensors_json.push_back({{"parameter", slot.parameter}, {"bytes", slot.bytes}, {"output", slot.output}});
+  }
+  return {{"scalars", scalars}, {"tensors", tensors_json}, {"guard_bytes", guard_bytes}};
+}
+
+Result<CaseLayout> CaseLayout::FromJson(const nlohmann::json& json) {
+  CaseLayout layout;
+  try {
+    layout.scalars = json.at("scalars").get<std::vector<int64_t>>();
+    layout.guard_bytes = json.at("guard_bytes").get<size_t>();
+    for (const auto& slot : json.at("tensors")) {
+      layout.tensors.push_back({slot.at("parameter").get<size_t>(), slot.at("bytes").get<size_t>(),
+                                slot.at("output").get<bool>()});
+    }
+  } catch (const nlohmann::json::exception& error) {
+    return MakeError(ErrorKind::kProtocol, "bad case layout: {}", error.what());
+  }
+  if (layout.guard_bytes % kAlignment != 0) {
+    return MakeError(ErrorKind::kProtocol, "guard size must be a multiple of {}", kAlignment);
+  }
+  for (const auto& slot : layout.tensors) {
+    if (slot.parameter >= layout.scalars.size()) {
+      return MakeError(ErrorKind::kProtocol, "tensor slot names parameter {} of {}", slot.parameter,
+                       layout.scalars.size());
+    }
+  }
+  return layout;
+}
+
+std::string CaseLayout::Key() const { return ToJson().dump(); }
+
+size_t CaseLayout::SnapshotBytes() const {
+  size_t total = 0;
+  for (const auto& slot : tensors) total += slot.bytes + 2 * guard_bytes;
+  return total;
+}
+
+GuardedArena::GuardedArena(const CaseLayout& layout) : layout_(layout) {
+  pointers_.assign(layout_.scalars.size(), nullptr);
+  for (const auto& slot : layout_.tensors) {
+    offsets_.push_back(total_bytes_);
+    total_bytes_ += RoundUp(slot.bytes + 2 * layout_.guard_bytes, kAlignment);
+  }
+  base_ = static_cast<unsigned char*>(std::aligned_alloc(kAlignment, std::max<size_t>(total_bytes_, kAlignment)));
+  if (base_ == nullptr) throw std::bad_alloc();
+  for (size_t i = 0; i < layout_.tensors.size(); ++i) {
+    pointers_[layout_.tensors[i].parameter] = base_ + offsets_[i] + layout_.guard_bytes;
+  }
+}
+
+GuardedArena::~GuardedArena() { std::free(base_); }
+
+Status GuardedArena::Prepare(std::string_view inputs, uint32_t canary) {
+  size_t consumed = 0;
+  for (size_t i = 0; i < layout_.tensors.size(); ++i) {
+    const auto& slot = layout_.tensors[i];
+    unsigned char* region = base_ + offsets_[i];
+    FillPattern(region, layout_.guard_bytes, canary);
+    FillPattern(region + layout_.guard_bytes + slot.bytes, layout_.guard_bytes, canary);
+    unsigned char* data = region + layout_.guard_bytes;
+    if (slot.output) {
+      FillPattern(data, slot.bytes, kPoisonBits);
+    } else {
+      if (inputs.size() - consumed < slot.bytes) {
+        return MakeError(ErrorKind::kProtocol, "input data shorter than the layout");
+      }
+      std::memcpy(data, inputs.data() + consumed, slot.bytes);
+      consumed += slot.bytes;
+    }
+  }
+  if (consumed != inputs.size()) return MakeError(ErrorKind::kProtocol, "input data longer than the layout");
+  return {};
+}
+
+std::string GuardedArena::Snapshot() const {
+  std::string snapshot;
+  snapshot.reserve(layout_.SnapshotBytes());
+  for (size_t i = 0; i < layout_.tensors.size(); ++i) {
+    snapshot.append(reinterpret_cast<const char*>(base_ + offsets_[i]),
+                    layout_.tensors[i].bytes + 2 * layout_.guard_bytes);
+  }
+  return snapshot;
+}
+
+void FillPattern(unsigned char* data, size_t size, uint32_t pattern) {
+  const size_t words = size / 4;
+  for (size_t i = 0; i < words; ++i) std::memcpy(data + 4 * i, &pattern, 4);
+  unsigned char bytes[4];
+  std::memcpy(bytes, &pattern, 4);
+  for (size_t i = words * 4; i < size; ++i) data[i] = bytes[i % 4];
+}
+
+size_t FindPatternBreak(std::string_view data, uint32_t pattern) {
+  unsigned char bytes[4];
+  std::memcpy(bytes, &pattern, 4);
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (static_cast<unsigned char>(data[i]) != bytes[i % 4]) return i;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace ksmith

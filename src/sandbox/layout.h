@@ -1,0 +1,65 @@
+// How one case's tensors sit in the worker's memory: each tensor between two guard zones.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace ksmith {
+
+struct TensorSlot {
+  size_t parameter = 0;  // index in the signature
+  size_t bytes = 0;
+  bool output = false;
+};
+
+/// What a "run" request describes: the scalars of every parameter and the tensors' slots.
+struct CaseLayout {
+  std::vector<int64_t> scalars;  // per signature parameter (0 for tensors)
+  std::vector<TensorSlot> tensors;
+  size_t guard_bytes = 256;
+
+  nlohmann::json ToJson() const;
+  static Result<CaseLayout> FromJson(const nlohmann::json& json);
+  /// Identical keys get identical buffers.
+  std::string Key() const;
+  /// Bytes of the snapshot: every tensor with both guards.
+  size_t SnapshotBytes() const;
+};
+
+/// One allocation holding [guard | tensor | guard] per tensor, 64-byte aligned tensors.
+class GuardedArena {
+ public:
+  explicit GuardedArena(const CaseLayout& layout);
+  ~GuardedArena();
+  GuardedArena(const GuardedArena&) = delete;
+  GuardedArena& operator=(const GuardedArena&) = delete;
+
+  /// Fills guards with `canary`, copies `inputs` (input tensors, in slot order) and poisons
+  /// the outputs with the NaN pattern of tensor/compare.h.
+  Status Prepare(std::string_view inputs, uint32_t canary);
+  /// Every tensor with its guards, in slot order.
+  std::string Snapshot() const;
+
+  void* const* pointers() const { return pointers_.data(); }
+  const int64_t* scalars() const { return layout_.scalars.data(); }
+
+ private:
+  CaseLayout layout_;
+  std::vector<size_t> offsets_;  // start of each slot's leading guard
+  size_t total_bytes_ = 0;
+  unsigned char* base_ = nullptr;
+  std::vector<void*> pointers_;  // per signature parameter
+};
+
+/// Fills `size` bytes with the 4-byte `pattern` repeated.
+void FillPattern(unsigned char* data, size_t size, uint32_t pattern);
+/// The first byte offset in `data` that breaks the repeated `pattern`, or npos.
+size_t FindPatternBreak(std::string_view data, uint32_t pattern);
+
+}  // namespace ksmith

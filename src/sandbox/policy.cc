@@ -1,0 +1,212 @@
+#include "sandbox/policy.h"
+
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/result.h"
+
+// Debian 12's kernel headers predate Landlock ABI 3; the values are fixed by the kernel ABI.
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+
+namespace ksmith {
+namespace {
+
+Status ApplyRlimits(const SandboxLimits& limits) {
+  const std::pair<int, uint64_t> settings[] = {
+      {RLIMIT_CPU, limits.cpu_seconds}, {RLIMIT_AS, limits.memory_bytes},
+      {RLIMIT_FSIZE, limits.file_bytes}, {RLIMIT_NPROC, limits.processes}, {RLIMIT_CORE, 0}};
+  for (const auto& [resource, value] : settings) {
+    const rlimit limit{value, value};
+    if (::setrlimit(resource, &limit) != 0) {
+      return MakeError(ErrorKind::kIo, "setrlimit({}) failed: {}", resource, std::strerror(errno));
+    }
+  }
+  return {};
+}
+
+int LandlockAbi() {
+  const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0,
+                             LANDLOCK_CREATE_RULESET_VERSION);
+  return abi < 0 ? 0 : static_cast<int>(abi);
+}
+
+Result<int> ApplyLandlock(const SandboxPolicy& policy) {
+  const int abi = LandlockAbi();
+  if (abi < 1) return MakeError(ErrorKind::kUnsupported, "Landlock is not available in this kernel");
+  landlock_ruleset_attr attributes{};
+  attributes.handled_access_fs =
+      LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
+      LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+      LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+      LANDLOCK_ACCESS_FS_MAKE_SYM;
+  if (abi >= 2) attributes.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3) attributes.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+#ifdef LANDLOCK_ACCESS_NET_CONNECT_TCP
+  if (abi >= 4) {
+    attributes.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+  }
+#endif
+  size_t attributes_size = sizeof(attributes);
+  // Older kernels reject a struct larger than they know.
+  if (abi < 4) attributes_size = offsetof(landlock_ruleset_attr, handled_access_fs) + sizeof(uint64_t);
+  const int ruleset = static_cast<int>(
+      ::syscall(SYS_landlock_create_ruleset, &attributes, attributes_size, 0));
+  if (ruleset < 0) {
+    return MakeError(ErrorKind::kIo, "landlock_create_ruleset failed: {}", std::strerror(errno));
+  }
+  const uint64_t read_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+  std::vector<std::pair<std::filesystem::path, uint64_t>> rules = {
+      {"/usr", read_access}, {"/lib", read_access}, {"/lib64", read_access},
+      {"/etc/ld.so.cache", LANDLOCK_ACCESS_FS_READ_FILE},
+      {"/sys/devices/system/cpu", read_access}, {"/dev/null", LANDLOCK_ACCESS_FS_READ_FILE}};
+  for (const auto& path : policy.readable) rules.emplace_back(path, read_access);
+  if (!policy.scratch.empty()) rules.emplace_back(policy.scratch, read_access);
+  for (const auto& [path, access] : rules) {
+    const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (fd < 0) continue;  // a folder this system lacks (e.g. /lib64)
+    landlock_path_beneath_attr rule{};
+    rule.parent_fd = fd;
+    rule.allowed_access = access & attributes.handled_access_fs;
+    // Files accept only file rights.
+    struct stat info;
+    if (::fstat(fd, &info) == 0 && !S_ISDIR(info.st_mode)) {
+      rule.allowed_access &= LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+                             LANDLOCK_ACCESS_FS_EXECUTE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0);
+    }
+    ::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+    ::close(fd);
+  }
+  const long restricted = ::syscall(SYS_landlock_restrict_self, ruleset, 0);
+  const int saved = errno;
+  ::close(ruleset);
+  if (restricted != 0) {
+    return MakeError(ErrorKind::kIo, "landlock_restrict_self failed: {}", std::strerror(saved));
+  }
+  return abi;
+}
+
+Status ApplySeccomp() {
+  scmp_filter_ctx filter = ::seccomp_init(SCMP_ACT_ALLOW);
+  if (filter == nullptr) return MakeError(ErrorKind::kIo, "seccomp_init failed");
+  const auto deny = SCMP_ACT_ERRNO(EPERM);
+  int failures = 0;
+  auto rule = [&](uint32_t action, int syscall_number, unsigned count = 0,
+                  scmp_arg_cmp comparison = {}) {
+    const int rc = count == 0 ? ::seccomp_rule_add(filter, action, syscall_number, 0)
+                              : ::seccomp_rule_add(filter, action, syscall_number, 1, comparison);
+    if (rc != 0) ++failures;
+  };
+  // No new processes and no other programs: threads (CLONE_THREAD) stay allowed for OpenMP.
+  for (int number : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat)}) {
+    rule(deny, number);
+  }
+  rule(deny, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  // clone3 passes its flags in memory that seccomp cannot read; ENOSYS makes glibc use clone.
+  rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));
+  // No network, no inspecting or steering other processes, no kernel state changes.
+  for (int number :
+       {SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind),
+        SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(ptrace),
+        SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(mount),
+        SCMP_SYS(umount2), SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(chroot),
+        SCMP_SYS(pivot_root), SCMP_SYS(bpf), SCMP_SYS(perf_event_open), SCMP_SYS(kexec_load),
+        SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(reboot),
+        SCMP_SYS(io_uring_setup), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key),
+        SCMP_SYS(personality), SCMP_SYS(tkill), SCMP_SYS(setsid), SCMP_SYS(setpgid),
+        SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(pidfd_getfd),
+        SCMP_SYS(userfaultfd), SCMP_SYS(memfd_create)}) {
+    rule(deny, number);
+  }
+  // Signals only to itself.
+  const auto self = static_cast<scmp_datum_t>(::getpid());
+  rule(deny, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rule(deny, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  // Files: read-only. Opening for writing or creating, and every call that changes the tree.
+  for (scmp_datum_t flag : {scmp_datum_t{O_WRONLY}, scmp_datum_t{O_RDWR}, scmp_datum_t{O_CREAT},
+                            scmp_datum_t{O_TRUNC}, scmp_datum_t{O_APPEND}}) {
+    rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, flag, flag));
+    rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, flag, flag));
+  }
+  rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat2));
+  for (int number :
+       {SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename),
+        SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat),
+        SCMP_SYS(rmdir), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(link),
+        SCMP_SYS(linkat), SCMP_SYS(chmod), SCMP_SYS(fchmodat), SCMP_SYS(chown),
+        SCMP_SYS(fchownat), SCMP_SYS(lchown), SCMP_SYS(truncate), SCMP_SYS(mknod),
+        SCMP_SYS(mknodat), SCMP_SYS(setrlimit), SCMP_SYS(prlimit64)}) {
+    rule(SCMP_ACT_ERRNO(EACCES), number);
+  }
+  const int loaded = failures == 0 ? ::seccomp_load(filter) : -1;
+  ::seccomp_release(filter);
+  if (failures > 0) return MakeError(ErrorKind::kIo, "{} seccomp rules could not be added", failures);
+  if (loaded != 0) return MakeError(ErrorKind::kIo, "seccomp_load failed: {}", std::strerror(-loaded));
+  return {};
+}
+
+}  // namespace
+
+nlohmann::json Protections::ToJson() const {
+  return {{"rlimits", rlimits},           {"no_new_privs", no_new_privs},
+          {"seccomp", seccomp},           {"landlock_abi", landlock_abi},
+          {"network_namespace", network_namespace}, {"notes", notes}};
+}
+
+Protections Protections::FromJson(const nlohmann::json& json) {
+  Protections protections;
+  protections.rlimits = json.value("rlimits", false);
+  protections.no_new_privs = json.value("no_new_privs", false);
+  protections.seccomp = json.value("seccomp", false);
+  protections.landlock_abi = json.value("landlock_abi", 0);
+  protections.network_namespace = json.value("network_namespace", false);
+  protections.notes = json.value("notes", std::vector<std::string>{});
+  return protections;
+}
+
+Protections ApplySandbox(const SandboxPolicy& policy) {
+  Protections protections;
+  if (::unshare(CLONE_NEWNET) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
+    protections.network_namespace = true;
+  } else {
+    protections.notes.push_back(fmt::format("no network namespace: {}", std::strerror(errno)));
+  }
+  if (auto status = ApplyRlimits(policy.limits); status.ok()) {
+    protections.rlimits = true;
+  } else {
+    protections.notes.push_back(status.error().message);
+  }
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) {
+    protections.no_new_privs = true;
+  } else {
+    protections.notes.push_back(fmt::format("no_new_privs failed: {}", std::strerror(errno)));
+  }
+  if (auto abi = ApplyLandlock(policy); abi.ok()) {
+    protections.landlock_abi = *abi;
+  } else {
+    protections.notes.push_back(abi.error().message);
+  }
+  if (auto status = ApplySeccomp(); status.ok()) {
+    protections.seccomp = true;
+  } else {
+    protections.notes.push_back(status.error().message);
+  }
+  return protections;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,43 @@
+// The walls around candidate code, applied by the worker to itself before it loads a candidate.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ksmith {
+
+struct SandboxLimits {
+  uint64_t cpu_seconds = 600;                 // RLIMIT_CPU [s]
+  uint64_t memory_bytes = uint64_t{16} << 30;  // RLIMIT_AS [bytes]
+  uint64_t file_bytes = uint64_t{64} << 20;    // RLIMIT_FSIZE [bytes]: caps the output log
+  uint64_t processes = 256;                    // RLIMIT_NPROC (threads count; root ignores it)
+};
+
+struct SandboxPolicy {
+  SandboxLimits limits;
+  std::vector<std::filesystem::path> readable;  // besides the system library folders
+  std::filesystem::path scratch;                // the worker's private working folder
+};
+
+/// Which protections took effect; each one that failed says why.
+struct Protections {
+  bool rlimits = false;
+  bool no_new_privs = false;
+  bool seccomp = false;             // no fork/exec/sockets/ptrace/file writes/signals to others
+  int landlock_abi = 0;             // 0: not active; file reads limited to libraries + scratch
+  bool network_namespace = false;   // an empty network namespace
+  std::vector<std::string> notes;   // why something is missing
+
+  nlohmann::json ToJson() const;
+  static Protections FromJson(const nlohmann::json& json);
+};
+
+/// Applies every protection the machine allows, in order: network namespace, rlimits,
+/// no_new_privs, Landlock, seccomp. Never fails as a whole: what could not be applied is noted.
+Protections ApplySandbox(const SandboxPolicy& policy);
+
+}  // namespace ksmith

@@ -1,0 +1,141 @@
+#include "sandbox/supervisor.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/files.h"
+#include "core/strings.h"
+
+namespace ksmith {
+
+namespace fs = std::filesystem;
+
+fs::path WorkerProcess::DefaultExecutable() {
+  if (const char* configured = std::getenv("KSMITH_WORKER"); configured && *configured) {
+    return configured;
+  }
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return self.parent_path() / "ksmith-worker";
+}
+
+Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions& options) {
+  if (!fs::exists(options.executable)) {
+    return MakeError(ErrorKind::kNotFound, "worker executable {} not found (set KSMITH_WORKER)",
+                     options.executable.string());
+  }
+  int sockets[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+    return MakeError(ErrorKind::kIo, "socketpair failed: {}", std::strerror(errno));
+  }
+  SpawnOptions spawn;
+  spawn.argv = {options.executable.string(), "--channel-fd", "3"};
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int threads = options.threads > 0 ? options.threads : static_cast<int>(cores);
+  // Passive waiting: idle OpenMP threads sleep instead of spinning, so the candidate and the
+  // baseline do not steal each other's cores, and an idle worker uses no CPU.
+  spawn.environment = {"PATH=/usr/bin:/bin", "OMP_WAIT_POLICY=passive",
+                       "OMP_NUM_THREADS=" + std::to_string(threads),
+                       "OPENBLAS_NUM_THREADS=" + std::to_string(threads), "LC_ALL=C"};
+  spawn.working_directory = options.scratch;
+  spawn.output_path = options.scratch / "worker.log";
+  spawn.passed_descriptors = {sockets[1]};
+  auto pid = SpawnProcess(spawn);
+  ::close(sockets[1]);
+  if (!pid.ok()) {
+    ::close(sockets[0]);
+    return pid.error();
+  }
+  return std::unique_ptr<WorkerProcess>(new WorkerProcess(*pid, sockets[0], spawn.output_path));
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (!reaped_) {
+    ::kill(pid_, SIGKILL);
+    WaitForProcess(pid_, std::nullopt);
+  }
+  ::close(channel_fd_);
+}
+
+void WorkerProcess::Fail(WorkerFailureKind kind, std::string description) {
+  if (!reaped_) {
+    if (kind != WorkerFailureKind::kExited && kind != WorkerFailureKind::kCrashed) ::kill(pid_, SIGKILL);
+    WaitForProcess(pid_, std::nullopt);
+    reaped_ = true;
+  }
+  failure_ = WorkerFailure{kind, std::move(description)};
+}
+
+std::optional<Message> WorkerProcess::Request(const Message& request,
+                                              std::chrono::milliseconds timeout,
+                                              const std::string& activity) {
+  if (failure_) return std::nullopt;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const bool sent = WriteMessage(channel_fd_, request).ok();
+  auto reply = sent ? ReadMessage(channel_fd_, deadline)
+                    : Result<Message>(MakeError(ErrorKind::kNotFound, "channel closed"));
+  if (reply.ok()) return std::move(reply.value());
+  switch (reply.error().kind) {
+    case ErrorKind::kTimeout:
+      Fail(WorkerFailureKind::kTimedOut,
+           fmt::format("no answer within {:.1f} s while {}", timeout.count() / 1000.0, activity));
+      break;
+    case ErrorKind::kNotFound: {
+      // The worker is gone: say how it ended.
+      ::shutdown(channel_fd_, SHUT_RDWR);
+      const ProcessExit exit = WaitForProcess(pid_, std::chrono::seconds(5));
+      reaped_ = true;
+      const bool crashed = exit.signal != 0;
+      std::string how = exit.Describe();
+      if (exit.signal == SIGXCPU) how += " (CPU time limit)";
+      if (exit.signal == SIGXFSZ) how += " (output file size limit)";
+      Fail(crashed ? WorkerFailureKind::kCrashed : WorkerFailureKind::kExited,
+           fmt::format("the worker ended ({}) while {}", how, activity));
+      break;
+    }
+    case ErrorKind::kProtocol:
+      Fail(WorkerFailureKind::kProtocol,
+           fmt::format("the worker sent a malformed message while {}: {}", activity,
+                       reply.error().message));
+      break;
+    default:
+      Fail(WorkerFailureKind::kInfrastructure,
+           fmt::format("talking to the worker failed while {}: {}", activity,
+                       reply.error().message));
+  }
+  return std::nullopt;
+}
+
+std::string WorkerProcess::OutputTail(size_t max_bytes) const {
+  auto log = ReadFile(log_path_);
+  return log.ok() ? Tail(*log, max_bytes) : std::string();
+}
+
+std::optional<uint64_t> WorkerProcess::CpuTicks() const {
+  std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // The command name may hold spaces; fields resume after the last ')'.
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  uint64_t user = 0, system = 0;
+  for (int index = 3; fields >> field; ++index) {
+    if (index == 14) user = std::stoull(field);
+    if (index == 15) {
+      system = std::stoull(field);
+      return user + system;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ksmith

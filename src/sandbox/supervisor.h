@@ -1,0 +1,68 @@
+// The evaluator's side of a worker: start it, send requests with deadlines, and turn every way a
+// worker can fail (crash, hang, exit, garbage on the channel) into a WorkerFailure value.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "core/subprocess.h"
+#include "sandbox/policy.h"
+#include "sandbox/protocol.h"
+
+namespace ksmith {
+
+struct WorkerOptions {
+  std::filesystem::path executable;  // ksmith-worker
+  std::filesystem::path scratch;     // private working folder; the log lands here
+  int threads = 0;                   // OMP_NUM_THREADS; 0: all cores
+};
+
+enum class WorkerFailureKind { kTimedOut, kCrashed, kExited, kProtocol, kInfrastructure };
+
+struct WorkerFailure {
+  WorkerFailureKind kind = WorkerFailureKind::kInfrastructure;
+  std::string description;  // "killed by SIGSEGV (signal 11) while running case 3"
+};
+
+class WorkerProcess {
+ public:
+  /// $KSMITH_WORKER, else ksmith-worker beside the running executable.
+  static std::filesystem::path DefaultExecutable();
+
+  static Result<std::unique_ptr<WorkerProcess>> Start(const WorkerOptions& options);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  /// Sends `request` and waits up to `timeout` for a reply. On any failure the worker is killed
+  /// and reaped, and the failure says what happened; `activity` names the step for messages.
+  std::optional<Message> Request(const Message& request, std::chrono::milliseconds timeout,
+                                 const std::string& activity);
+
+  /// Set once a request failed.
+  const std::optional<WorkerFailure>& failure() const { return failure_; }
+  pid_t pid() const { return pid_; }
+  /// The tail of what the candidate printed (stdout and stderr).
+  std::string OutputTail(size_t max_bytes) const;
+  /// CPU time the whole worker has used so far [clock ticks], from /proc.
+  std::optional<uint64_t> CpuTicks() const;
+
+ private:
+  WorkerProcess(pid_t pid, int channel_fd, std::filesystem::path log_path)
+      : pid_(pid), channel_fd_(channel_fd), log_path_(std::move(log_path)) {}
+  void Fail(WorkerFailureKind kind, std::string description);
+
+  pid_t pid_;
+  int channel_fd_;
+  std::filesystem::path log_path_;
+  std::optional<WorkerFailure> failure_;
+  bool reaped_ = false;
+};
+
+}  // namespace ksmith

@@ -1,0 +1,122 @@
+#include "sandbox/worker.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "backend/cpu/shared_library.h"
+#include "sandbox/layout.h"
+#include "sandbox/policy.h"
+#include "sandbox/protocol.h"
+#include "sandbox/timing_loop.h"
+
+namespace ksmith {
+namespace {
+
+struct Kernels {
+  std::unique_ptr<SharedLibrary> candidate_library;
+  std::unique_ptr<SharedLibrary> baseline_library;
+  KernelEntry candidate = nullptr;
+  KernelEntry baseline = nullptr;
+};
+
+Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::object()) {
+  fields["type"] = type;
+  return Message{std::move(fields), {}};
+}
+
+Message HandleSetup(const Message& request, Kernels& kernels) {
+  const std::string baseline_path = request.header.value("baseline", std::string());
+  if (!baseline_path.empty()) {
+    auto library = SharedLibrary::Open(baseline_path);
+    if (!library.ok()) return Reply("load_error", {{"message", library.error().message}});
+    auto entry = (*library)->Entry();
+    if (!entry.ok()) return Reply("load_error", {{"message", entry.error().message}});
+    kernels.baseline_library = std::move(library.value());
+    kernels.baseline = *entry;
+  }
+  Protections protections;
+  if (request.header.value("sandbox", true)) {
+    SandboxPolicy policy;
+    const auto& limits = request.header.at("limits");
+    policy.limits.cpu_seconds = limits.value("cpu_seconds", policy.limits.cpu_seconds);
+    policy.limits.memory_bytes = limits.value("memory_bytes", policy.limits.memory_bytes);
+    policy.limits.file_bytes = limits.value("file_bytes", policy.limits.file_bytes);
+    for (const auto& path : request.header.value("readable", std::vector<std::string>{})) {
+      policy.readable.emplace_back(path);
+    }
+    policy.scratch = request.header.value("scratch", std::string());
+    protections = ApplySandbox(policy);
+  } else {
+    protections.notes.push_back("sandbox disabled by the evaluator");
+  }
+  // Candidate code first runs here (static constructors), already inside the walls.
+  auto library = SharedLibrary::Open(request.header.at("candidate").get<std::string>());
+  if (!library.ok()) {
+    return Reply("load_error",
+                 {{"message", library.error().message}, {"protections", protections.ToJson()}});
+  }
+  auto entry = (*library)->Entry();
+  if (!entry.ok()) return Reply("load_error", {{"message", entry.error().message}});
+  kernels.candidate_library = std::move(library.value());
+  kernels.candidate = *entry;
+  return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}});
+}
+
+Message HandleRun(const Message& request, const Kernels& kernels,
+                  std::map<std::string, std::unique_ptr<GuardedArena>>& arenas) {
+  auto layout = CaseLayout::FromJson(request.header);
+  if (!layout.ok()) return Reply("error", {{"message", layout.error().message}});
+  const bool on_baseline = request.header.value("target", std::string()) == "baseline";
+  const KernelEntry entry = on_baseline ? kernels.baseline : kernels.candidate;
+  if (entry == nullptr) return Reply("error", {{"message", "no such kernel loaded"}});
+  // The same layout gets the same addresses every time: a kernel that caches results by
+  // pointer sees fresh values behind old pointers.
+  auto& arena = arenas[layout->Key()];
+  if (!arena) arena = std::make_unique<GuardedArena>(*layout);
+  if (auto status = arena->Prepare(request.blob, request.header.value("canary", 0u)); !status.ok()) {
+    return Reply("error", {{"message", status.error().message}});
+  }
+  const auto start = std::chrono::steady_clock::now();
+  entry(arena->pointers(), arena->scalars());
+  const auto stop = std::chrono::steady_clock::now();
+  Message reply = Reply(
+      "result", {{"elapsed_ns",
+                  std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count()}});
+  reply.blob = arena->Snapshot();
+  return reply;
+}
+
+}  // namespace
+
+int RunWorker(int channel_fd) {
+  Kernels kernels;
+  std::map<std::string, std::unique_ptr<GuardedArena>> arenas;
+  while (true) {
+    auto request = ReadMessage(channel_fd, std::nullopt);
+    if (!request.ok()) return request.error().kind == ErrorKind::kNotFound ? 0 : 3;
+    const std::string type = request->type();
+    Message reply;
+    if (type == "setup") {
+      reply = HandleSetup(*request, kernels);
+    } else if (type == "run") {
+      reply = HandleRun(*request, kernels, arenas);
+    } else if (type == "time") {
+      arenas.clear();  // give the memory back before allocating the timing sets
+      reply = Reply("timing", RunTimingLoop(request->header, kernels.candidate, kernels.baseline));
+    } else if (type == "bye") {
+      return 0;
+    } else {
+      reply = Reply("error", {{"message", "unknown request '" + type + "'"}});
+    }
+    if (!WriteMessage(channel_fd, reply).ok()) return 4;
+  }
+}
+
+}  // namespace ksmith

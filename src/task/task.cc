@@ -1,0 +1,56 @@
+#include "task/task.h"
+
+#include <stdexcept>
+
+namespace ksmith {
+namespace {
+
+// Expressions are validated when the task loads, so a failure here is a bug.
+int64_t MustEvaluate(const std::string& expression, const DimValues& shape) {
+  auto value = EvaluateExpression(expression, shape);
+  if (!value.ok()) throw std::logic_error(value.error().message);
+  return *value;
+}
+
+}  // namespace
+
+int64_t Task::Elements(const TensorSpec& tensor, const DimValues& shape) const {
+  int64_t count = 1;
+  for (const auto& dim : tensor.shape) count *= shape.at(dim);
+  return count;
+}
+
+int64_t Task::Flops(const DimValues& shape) const { return MustEvaluate(flops_expression, shape); }
+
+int64_t Task::MinimumBytes(const DimValues& shape) const {
+  return MustEvaluate(bytes_expression, shape);
+}
+
+double Task::Accumulation(const DimValues& shape) const {
+  return static_cast<double>(MustEvaluate(accumulation_expression, shape));
+}
+
+Tolerance Task::ToleranceFor(DType dtype) const {
+  const auto found = tolerances.find(dtype);
+  return found != tolerances.end() ? found->second : Tolerance{};
+}
+
+std::string Task::ReferenceDeclaration() const {
+  Signature reference = signature;
+  reference.function = reference_function;
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    if (bindings[i].role == ParameterRole::kOutput) reference.parameters[i].base_type = "double";
+  }
+  return reference.Declaration();
+}
+
+std::string Task::FormatShape(const DimValues& shape) const {
+  std::string text;
+  for (const auto& dim : dims) {
+    if (!text.empty()) text += ", ";
+    text += dim + "=" + std::to_string(shape.at(dim));
+  }
+  return text;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,77 @@
+// A task: what to compute, on which shapes, checked against what, compared with what.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "task/expression.h"
+#include "task/signature.h"
+#include "tensor/compare.h"
+#include "tensor/dtype.h"
+#include "tensor/random.h"
+
+namespace ksmith {
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<std::string> shape;  // dim names, row-major
+};
+
+enum class ParameterRole { kInput, kOutput, kDim };
+
+/// One parameter of the signature, resolved against the declared tensors and dims.
+struct ParameterBinding {
+  ParameterRole role = ParameterRole::kDim;
+  size_t index = 0;  // into inputs, outputs or dims
+};
+
+struct BaselineSpec {
+  std::filesystem::path source;
+  std::vector<std::string> libraries;  // linked as -l<name>
+  std::string description;
+};
+
+struct Task {
+  std::filesystem::path directory;
+  std::filesystem::path toml_path;
+  std::string name;
+  std::string category;
+  int level = 1;
+  std::string description;
+  std::string pytorch;
+  Signature signature;
+  std::vector<ParameterBinding> bindings;  // one per signature parameter
+  std::vector<std::string> dims;           // in signature order
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::string flops_expression;
+  std::string bytes_expression;
+  std::string accumulation_expression = "1";
+  std::vector<Distribution> distributions;
+  std::vector<std::string> allowed_libraries;
+  std::vector<DimValues> dev_shapes;
+  std::vector<DimValues> eval_shapes;
+  DimValues bench_shape;
+  std::filesystem::path reference_source;
+  std::string reference_function;
+  std::map<std::string, BaselineSpec> baselines;  // by backend name
+  std::map<DType, Tolerance> tolerances;
+
+  /// Elements of a tensor at `shape`.
+  int64_t Elements(const TensorSpec& tensor, const DimValues& shape) const;
+  int64_t Flops(const DimValues& shape) const;
+  int64_t MinimumBytes(const DimValues& shape) const;
+  double Accumulation(const DimValues& shape) const;
+  Tolerance ToleranceFor(DType dtype) const;
+  /// The reference's declaration: the signature with `double*` outputs.
+  std::string ReferenceDeclaration() const;
+  /// "rows=4, cols=10" in signature order.
+  std::string FormatShape(const DimValues& shape) const;
+};
+
+}  // namespace ksmith

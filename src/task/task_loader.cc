@@ -1,0 +1,336 @@
+#include "task/task_loader.h"
+
+#include <algorithm>
+#include <set>
+
+#include <toml++/toml.h>
+
+#include "core/files.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxTaskFileBytes = 1 << 20;
+
+class TaskReader {
+ public:
+  TaskReader(fs::path path, const toml::table& root) : path_(std::move(path)), root_(root) {}
+
+  Result<Task> Read();
+
+ private:
+  template <typename... Args>
+  Error Fail(const toml::node* where, fmt::format_string<Args...> format, Args&&... args) {
+    const auto line = where ? where->source().begin.line : 0;
+    const std::string place =
+        line > 0 ? fmt::format("{}:{}", path_.string(), line) : path_.string();
+    return MakeError(ErrorKind::kParse, "{}: {}", place,
+                     fmt::format(format, std::forward<Args>(args)...));
+  }
+
+  Result<std::string> RequiredString(const toml::table& table, std::string_view key) {
+    const toml::node* node = table.get(key);
+    if (node == nullptr) return Fail(&table, "missing required key '{}'", key);
+    if (!node->is_string()) return Fail(node, "'{}' must be a string", key);
+    return std::string(node->as_string()->get());
+  }
+
+  std::string OptionalString(const toml::table& table, std::string_view key,
+                             std::string fallback) {
+    const toml::node* node = table.get(key);
+    return node && node->is_string() ? std::string(node->as_string()->get()) : fallback;
+  }
+
+  Result<std::vector<std::string>> StringList(const toml::table& table, std::string_view key,
+                                              bool required) {
+    std::vector<std::string> values;
+    const toml::node* node = table.get(key);
+    if (node == nullptr) {
+      if (required) return Fail(&table, "missing required key '{}'", key);
+      return values;
+    }
+    const toml::array* array = node->as_array();
+    if (array == nullptr) return Fail(node, "'{}' must be an array of strings", key);
+    for (const auto& item : *array) {
+      if (!item.is_string()) return Fail(&item, "'{}' must hold only strings", key);
+      values.emplace_back(item.as_string()->get());
+    }
+    return values;
+  }
+
+  Result<std::vector<TensorSpec>> Tensors(std::string_view key);
+  Result<DimValues> Shape(const toml::node& node, const Task& task);
+  Status Shapes(Task& task);
+  Status BindParameters(Task& task);
+  Status Expressions(Task& task);
+  Status Sources(Task& task);
+  Status Tolerances(Task& task);
+
+  fs::path path_;
+  const toml::table& root_;
+};
+
+Result<std::vector<TensorSpec>> TaskReader::Tensors(std::string_view key) {
+  std::vector<TensorSpec> tensors;
+  const toml::node* node = root_.get(key);
+  if (node == nullptr) return Fail(&root_, "missing [[{}]] tables", key);
+  const toml::array* array = node->as_array();
+  if (array == nullptr) return Fail(node, "'{}' must be an array of tables ([[{}]])", key, key);
+  for (const auto& item : *array) {
+    const toml::table* table = item.as_table();
+    if (table == nullptr) return Fail(&item, "each [[{}]] entry must be a table", key);
+    TensorSpec tensor;
+    auto name = RequiredString(*table, "name");
+    if (!name.ok()) return name.error();
+    tensor.name = *name;
+    auto dtype_name = RequiredString(*table, "dtype");
+    if (!dtype_name.ok()) return dtype_name.error();
+    auto dtype = ParseDType(*dtype_name);
+    if (!dtype.ok()) return Fail(table->get("dtype"), "{}", dtype.error().message);
+    if (*dtype != DType::kFloat32) {
+      return Fail(table->get("dtype"), "dtype '{}' is not supported yet; only fp32 is",
+                  *dtype_name);
+    }
+    tensor.dtype = *dtype;
+    auto shape = StringList(*table, "shape", true);
+    if (!shape.ok()) return shape.error();
+    tensor.shape = *shape;
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+Status TaskReader::BindParameters(Task& task) {
+  const toml::node* where = root_.get("signature");
+  std::set<std::string> seen_dims;
+  for (const auto& parameter : task.signature.parameters) {
+    ParameterBinding binding;
+    bool found = false;
+    for (size_t i = 0; i < task.inputs.size() && !found; ++i) {
+      if (task.inputs[i].name != parameter.name) continue;
+      if (!parameter.is_pointer || !parameter.is_const || parameter.base_type != "float") {
+        return Fail(where, "input '{}' must be declared 'const float* {}'", parameter.name,
+                    parameter.name);
+      }
+      binding = {ParameterRole::kInput, i};
+      found = true;
+    }
+    for (size_t i = 0; i < task.outputs.size() && !found; ++i) {
+      if (task.outputs[i].name != parameter.name) continue;
+      if (!parameter.is_pointer || parameter.is_const || parameter.base_type != "float") {
+        return Fail(where, "output '{}' must be declared 'float* {}'", parameter.name,
+                    parameter.name);
+      }
+      binding = {ParameterRole::kOutput, i};
+      found = true;
+    }
+    if (!found) {
+      if (parameter.is_pointer || parameter.base_type != "int64_t") {
+        return Fail(where, "parameter '{}' is neither a declared input or output nor an int64_t dim",
+                    parameter.name);
+      }
+      binding = {ParameterRole::kDim, task.dims.size()};
+      task.dims.push_back(parameter.name);
+      seen_dims.insert(parameter.name);
+    }
+    task.bindings.push_back(binding);
+  }
+  auto check_tensors = [&](const std::vector<TensorSpec>& tensors) -> Status {
+    for (const auto& tensor : tensors) {
+      bool in_signature = false;
+      for (const auto& parameter : task.signature.parameters) in_signature |= parameter.name == tensor.name;
+      if (!in_signature) return Fail(where, "tensor '{}' is not a parameter of the signature", tensor.name);
+      for (const auto& dim : tensor.shape) {
+        if (!seen_dims.contains(dim)) {
+          return Fail(where, "tensor '{}' uses dim '{}', which is not an int64_t parameter",
+                      tensor.name, dim);
+        }
+      }
+    }
+    return {};
+  };
+  if (auto status = check_tensors(task.inputs); !status.ok()) return status;
+  return check_tensors(task.outputs);
+}
+
+Result<DimValues> TaskReader::Shape(const toml::node& node, const Task& task) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) return Fail(&node, "a shape must be a table like {{ rows = 4, cols = 8 }}");
+  DimValues shape;
+  for (const auto& [key, value] : *table) {
+    if (std::find(task.dims.begin(), task.dims.end(), key.str()) == task.dims.end()) {
+      return Fail(&value, "shape names '{}', which is not a dim of the signature", key.str());
+    }
+    const auto* integer = value.as_integer();
+    if (integer == nullptr || integer->get() < 1) {
+      return Fail(&value, "dim '{}' must be a positive integer", key.str());
+    }
+    shape[std::string(key.str())] = integer->get();
+  }
+  for (const auto& dim : task.dims) {
+    if (!shape.contains(dim)) return Fail(&node, "shape gives no value for dim '{}'", dim);
+  }
+  return shape;
+}
+
+Status TaskReader::Shapes(Task& task) {
+  const toml::table* shapes = root_["shapes"].as_table();
+  if (shapes == nullptr) return Fail(&root_, "missing [shapes] table");
+  for (const auto& [key, list] : {std::pair{"dev", &task.dev_shapes}, {"eval", &task.eval_shapes}}) {
+    const toml::array* array = (*shapes)[key].as_array();
+    if (array == nullptr || array->empty()) {
+      return Fail(shapes, "[shapes] needs a non-empty '{}' array", key);
+    }
+    for (const auto& item : *array) {
+      auto shape = Shape(item, task);
+      if (!shape.ok()) return shape.error();
+      list->push_back(std::move(shape.value()));
+    }
+  }
+  const toml::node* bench = shapes->get("bench");
+  if (bench == nullptr) return Fail(shapes, "[shapes] needs a 'bench' shape for timing");
+  auto shape = Shape(*bench, task);
+  if (!shape.ok()) return shape.error();
+  task.bench_shape = std::move(shape.value());
+  return {};
+}
+
+Status TaskReader::Expressions(Task& task) {
+  task.flops_expression = OptionalString(root_, "flops", "");
+  task.bytes_expression = OptionalString(root_, "bytes", "");
+  task.accumulation_expression = OptionalString(root_, "accumulation", "1");
+  for (const auto& [key, text] : {std::pair{"flops", task.flops_expression},
+                                  {"bytes", task.bytes_expression},
+                                  {"accumulation", task.accumulation_expression}}) {
+    if (text.empty()) return Fail(&root_, "missing required key '{}'", key);
+    for (const auto& shape : task.eval_shapes) {
+      auto value = EvaluateExpression(text, shape);
+      if (!value.ok()) return Fail(root_.get(key), "'{}': {}", key, value.error().message);
+      if (*value < 0) return Fail(root_.get(key), "'{}' is negative at {}", key, task.FormatShape(shape));
+    }
+  }
+  return {};
+}
+
+Status TaskReader::Sources(Task& task) {
+  const toml::table* reference = root_["reference"].as_table();
+  if (reference == nullptr) return Fail(&root_, "missing [reference] table");
+  auto source = RequiredString(*reference, "source");
+  if (!source.ok()) return source.error();
+  task.reference_source = task.directory / *source;
+  if (!fs::exists(task.reference_source)) {
+    return Fail(reference->get("source"), "reference source {} does not exist",
+                task.reference_source.string());
+  }
+  auto function = RequiredString(*reference, "function");
+  if (!function.ok()) return function.error();
+  task.reference_function = *function;
+
+  if (const toml::table* baselines = root_["baseline"].as_table()) {
+    for (const auto& [backend, node] : *baselines) {
+      const toml::table* table = node.as_table();
+      if (table == nullptr) return Fail(&node, "[baseline.{}] must be a table", backend.str());
+      BaselineSpec baseline;
+      auto baseline_source = RequiredString(*table, "source");
+      if (!baseline_source.ok()) return baseline_source.error();
+      baseline.source = task.directory / *baseline_source;
+      if (!fs::exists(baseline.source)) {
+        return Fail(table->get("source"), "baseline source {} does not exist",
+                    baseline.source.string());
+      }
+      auto libraries = StringList(*table, "libraries", false);
+      if (!libraries.ok()) return libraries.error();
+      baseline.libraries = *libraries;
+      baseline.description = OptionalString(*table, "description", "");
+      task.baselines[std::string(backend.str())] = std::move(baseline);
+    }
+  }
+  return {};
+}
+
+Status TaskReader::Tolerances(Task& task) {
+  const toml::table* tolerances = root_["tolerance"].as_table();
+  if (tolerances == nullptr) return {};
+  for (const auto& [dtype_name, node] : *tolerances) {
+    auto dtype = ParseDType(dtype_name.str());
+    if (!dtype.ok()) return Fail(&node, "{}", dtype.error().message);
+    Tolerance tolerance;
+    const toml::table* table = node.as_table();
+    if (table == nullptr) return Fail(&node, "[tolerance.{}] must be a table", dtype_name.str());
+    tolerance.norm = (*table)["norm"].value_or(tolerance.norm);
+    tolerance.elem = (*table)["elem"].value_or(tolerance.elem);
+    if (!(tolerance.norm > 0) || !(tolerance.elem > 0)) {
+      return Fail(&node, "tolerances must be positive");
+    }
+    task.tolerances[*dtype] = tolerance;
+  }
+  return {};
+}
+
+Result<Task> TaskReader::Read() {
+  Task task;
+  task.toml_path = path_;
+  task.directory = path_.parent_path();
+  for (const auto& [key, field] : {std::pair{"name", &task.name}, {"category", &task.category},
+                                   {"description", &task.description}}) {
+    auto value = RequiredString(root_, key);
+    if (!value.ok()) return value.error();
+    *field = *value;
+  }
+  if (task.name != task.directory.filename().string()) {
+    return Fail(root_.get("name"), "name '{}' must equal the folder name '{}'", task.name,
+                task.directory.filename().string());
+  }
+  task.pytorch = OptionalString(root_, "pytorch", "");
+  task.level = static_cast<int>(root_["level"].value_or(int64_t{1}));
+  auto signature_text = RequiredString(root_, "signature");
+  if (!signature_text.ok()) return signature_text.error();
+  auto signature = ParseSignature(*signature_text);
+  if (!signature.ok()) return Fail(root_.get("signature"), "{}", signature.error().message);
+  task.signature = std::move(signature.value());
+
+  auto inputs = Tensors("inputs");
+  if (!inputs.ok()) return inputs.error();
+  task.inputs = std::move(inputs.value());
+  auto outputs = Tensors("outputs");
+  if (!outputs.ok()) return outputs.error();
+  task.outputs = std::move(outputs.value());
+  if (auto status = BindParameters(task); !status.ok()) return status.error();
+  if (auto status = Shapes(task); !status.ok()) return status.error();
+  if (auto status = Expressions(task); !status.ok()) return status.error();
+
+  auto distributions = StringList(root_, "distributions", true);
+  if (!distributions.ok()) return distributions.error();
+  for (const auto& name : *distributions) {
+    auto distribution = ParseDistribution(name);
+    if (!distribution.ok()) return Fail(root_.get("distributions"), "{}", distribution.error().message);
+    task.distributions.push_back(*distribution);
+  }
+  if (task.distributions.empty()) return Fail(root_.get("distributions"), "name at least one distribution");
+  auto libraries = StringList(root_, "allowed_libraries", false);
+  if (!libraries.ok()) return libraries.error();
+  task.allowed_libraries = *libraries;
+  if (auto status = Sources(task); !status.ok()) return status.error();
+  if (auto status = Tolerances(task); !status.ok()) return status.error();
+  return task;
+}
+
+}  // namespace
+
+Result<Task> LoadTask(const fs::path& directory) {
+  const fs::path path = directory / "task.toml";
+  auto text = ReadFile(path, kMaxTaskFileBytes);
+  if (!text.ok()) return text.error();
+  toml::table root;
+  try {
+    root = toml::parse(*text, path.string());
+  } catch (const toml::parse_error& error) {
+    return MakeError(ErrorKind::kParse, "{}:{}:{}: {}", path.string(), error.source().begin.line,
+                     error.source().begin.column, error.description());
+  }
+  return TaskReader(path, root).Read();
+}
+
+}  // namespace ksmith

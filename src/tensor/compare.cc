@@ -1,0 +1,88 @@
+#include "tensor/compare.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace ksmith {
+
+Comparison CompareWithReference(const float* got, const double* ref, size_t count,
+                                const Tolerance& tolerance, double epsilon, double accumulation) {
+  Comparison result;
+  result.count = count;
+  const double growth = std::sqrt(std::max(1.0, accumulation));
+  result.norm_bound = tolerance.norm + 4.0 * epsilon * growth;
+  result.elem_bound = tolerance.elem + 16.0 * epsilon * growth;
+
+  double ref_square_sum = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (std::isfinite(ref[i])) ref_square_sum += ref[i] * ref[i];
+  }
+  result.ref_rms = count > 0 ? std::sqrt(ref_square_sum / static_cast<double>(count)) : 0;
+
+  double error_square_sum = 0;
+  double worst_ratio = -1;
+  for (size_t i = 0; i < count; ++i) {
+    const double expected = ref[i];
+    const float value = got[i];
+    double ratio = 0;
+    if (std::bit_cast<uint32_t>(value) == kPoisonBits) {
+      ++result.unwritten;
+      ratio = INFINITY;
+    } else if (!std::isfinite(expected)) {
+      // Non-finite references must be matched exactly in kind.
+      const bool same = (std::isnan(expected) && std::isnan(value)) ||
+                        (std::isinf(expected) && value == static_cast<float>(expected));
+      if (!same) {
+        ++result.nonfinite;
+        ratio = INFINITY;
+      }
+    } else if (!std::isfinite(value)) {
+      ++result.nonfinite;
+      ratio = INFINITY;
+    } else {
+      const double error = std::fabs(static_cast<double>(value) - expected);
+      error_square_sum += error * error;
+      const double bound = result.elem_bound * (std::fabs(expected) + result.ref_rms);
+      ratio = bound > 0 ? error / bound : (error > 0 ? INFINITY : 0);
+      if (error > bound) ++result.over_bound;
+    }
+    if (ratio > worst_ratio) {
+      worst_ratio = ratio;
+      result.worst_index = i;
+      result.worst_got = value;
+      result.worst_ref = expected;
+      result.worst_abs_error = std::fabs(static_cast<double>(value) - expected);
+    }
+  }
+  const double ref_norm = std::sqrt(ref_square_sum);
+  const double error_norm = std::sqrt(error_square_sum);
+  result.norm_error = ref_norm > 0 ? error_norm / ref_norm : (error_norm > 0 ? INFINITY : 0);
+  result.passed = result.unwritten == 0 && result.nonfinite == 0 && result.over_bound == 0 &&
+                  result.norm_error <= result.norm_bound;
+  return result;
+}
+
+std::string Comparison::Describe() const {
+  if (passed) {
+    return fmt::format("matches: norm-wise relative error {:.3g} (bound {:.3g})", norm_error,
+                       norm_bound);
+  }
+  std::string text;
+  if (unwritten > 0) {
+    text += fmt::format("{} of {} output elements were never written; ", unwritten, count);
+  }
+  if (nonfinite > 0) text += fmt::format("{} elements are NaN or Inf where the reference is finite; ", nonfinite);
+  if (over_bound > 0) {
+    text += fmt::format("{} of {} elements exceed the elementwise bound; ", over_bound, count);
+  }
+  text += fmt::format(
+      "norm-wise relative error {:.3g} (bound {:.3g}); worst element [{}]: got {:.9g}, expected "
+      "{:.9g} (|error| {:.3g})",
+      norm_error, norm_bound, worst_index, worst_got, worst_ref, worst_abs_error);
+  return text;
+}
+
+}  // namespace ksmith

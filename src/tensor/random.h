@@ -1,0 +1,31 @@
+// Counter-based random numbers: value i of a stream depends only on (seed, stream, i), so inputs
+// can be generated in any order, in parallel, in the parent or the worker, and always agree.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace ksmith {
+
+/// splitmix64 finaliser over the counter: a bijective mixer with good avalanche.
+uint64_t MixCounter(uint64_t seed, uint64_t stream, uint64_t index);
+
+/// Uniform in the open interval (0, 1).
+double UniformOpen01(uint64_t seed, uint64_t stream, uint64_t index);
+
+/// Derives an independent seed, e.g. for case k of an evaluation.
+uint64_t DeriveSeed(uint64_t seed, uint64_t salt);
+
+enum class Distribution { kNormal, kUniform, kLarge, kPositive, kTies };
+
+Result<Distribution> ParseDistribution(std::string_view name);
+const char* DistributionName(Distribution distribution);
+
+/// Fills `data[0..count)` with values of `distribution`, from counter stream `stream`.
+void FillRandom(float* data, size_t count, Distribution distribution, uint64_t seed,
+                uint64_t stream);
+
+}  // namespace ksmith

@@ -1,0 +1,7 @@
+#include <cmath>
+#include <cstdint>
+
+extern "C" void transpose_reference(const float* x, double* y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) y[c * rows + r] = x[r * cols + c];
+}
