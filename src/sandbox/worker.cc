@@ -108,7 +108,6 @@ int RunWorker(int channel_fd) {
     } else if (type == "run") {
       reply = HandleRun(*request, kernels, arenas);
     } else if (type == "time") {
-      arenas.clear();  // give the memory back before allocating the timing sets
       reply = Reply("timing", RunTimingLoop(request->header, kernels.candidate, kernels.baseline));
     } else if (type == "bye") {
       return 0;

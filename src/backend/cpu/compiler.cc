@@ -93,11 +93,30 @@ std::string CpuCompiler::WrapperSource(const Task& task, KernelRole role,
 
 Result<BuildOutput> CpuCompiler::Build(const Task& task, const BuildRequest& request) const {
   Sha256Builder key;
-  key.Add(kWrapperVersion).Add(info_.executable).Add(info_.version).Add(request.source);
-  key.Add(request.display_name).Add(std::to_string(static_cast<int>(request.role)));
+  key.Add(std::to_string(static_cast<int>(request.role)));
   key.Add(task.signature.Declaration()).Add(task.ReferenceDeclaration());
+  // The wrapper includes the kernel by its final path, known only inside Compile: a placeholder
+  // keeps the key independent of the temporary folder.
+  const std::string wrapper = WrapperSource(task, request.role, "@KERNEL@");
+  return Compile(key.Add(wrapper).HexDigest(), request.source, request.display_name, wrapper,
+                 request.libraries);
+}
+
+Result<BuildOutput> CpuCompiler::BuildStandalone(const std::string& source,
+                                                 const std::string& display_name) const {
+  return Compile("standalone", source, display_name, "#include \"@KERNEL@\"\n", {});
+}
+
+Result<BuildOutput> CpuCompiler::Compile(const std::string& key_prefix,
+                                         const std::string& kernel_source,
+                                         const std::string& display_name,
+                                         const std::string& wrapper_template,
+                                         const std::vector<std::string>& libraries) const {
+  Sha256Builder key;
+  key.Add(kWrapperVersion).Add(key_prefix).Add(info_.executable).Add(info_.version);
+  key.Add(kernel_source).Add(display_name).Add(wrapper_template);
   for (const auto& flag : info_.flags) key.Add(flag);
-  for (const auto& library : request.libraries) key.Add(library);
+  for (const auto& library : libraries) key.Add(library);
   const std::string digest = key.HexDigest();
 
   BuildOutput output;
@@ -113,19 +132,18 @@ Result<BuildOutput> CpuCompiler::Build(const Task& task, const BuildRequest& req
 
   ScopedTempDir work("build", cache_directory_ / "tmp");
   if (!work.ok()) return MakeError(ErrorKind::kIo, "cannot create a temporary build folder");
-  const fs::path kernel_path = work.path() / request.display_name;
+  const fs::path kernel_path = work.path() / display_name;
   const fs::path wrapper_path = work.path() / "ksmith_wrapper.cc";
   const fs::path object_path = work.path() / "kernel.so";
-  if (auto status = WriteFileAtomic(kernel_path, request.source); !status.ok()) return status.error();
-  if (auto status = WriteFileAtomic(wrapper_path, WrapperSource(task, request.role, kernel_path));
-      !status.ok()) {
-    return status.error();
-  }
+  std::string wrapper = wrapper_template;
+  wrapper.replace(wrapper.find("@KERNEL@"), 8, kernel_path.string());
+  if (auto status = WriteFileAtomic(kernel_path, kernel_source); !status.ok()) return status.error();
+  if (auto status = WriteFileAtomic(wrapper_path, wrapper); !status.ok()) return status.error();
   SpawnOptions options;
   options.argv = {info_.executable};
   options.argv.insert(options.argv.end(), info_.flags.begin(), info_.flags.end());
   options.argv.insert(options.argv.end(), {"-o", object_path.string(), wrapper_path.string()});
-  for (const auto& library : request.libraries) options.argv.push_back("-l" + library);
+  for (const auto& library : libraries) options.argv.push_back("-l" + library);
   options.argv.push_back("-lm");
   options.environment = CompilerEnvironment();
   options.working_directory = work.path();
@@ -136,8 +154,9 @@ Result<BuildOutput> CpuCompiler::Build(const Task& task, const BuildRequest& req
   output.compile_s = run->elapsed_s;
   // Paths inside the temporary folder mean nothing to the reader.
   output.log = run->output;
-  for (size_t at; (at = output.log.find(work.path().string() + "/")) != std::string::npos;) {
-    output.log.erase(at, work.path().string().size() + 1);
+  const std::string work_prefix = work.path().string() + "/";
+  for (size_t at; (at = output.log.find(work_prefix)) != std::string::npos;) {
+    output.log.erase(at, work_prefix.size());
   }
   if (run->timed_out) {
     output.log += fmt::format("\n[compilation stopped after {} s]\n", kCompileTimeout.count());

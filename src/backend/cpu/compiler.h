@@ -47,6 +47,9 @@ class CpuCompiler {
   /// could not be run at all.
   Result<BuildOutput> Build(const Task& task, const BuildRequest& request) const;
 
+  /// Builds a trusted, self-contained source (no wrapper): the machine probes.
+  Result<BuildOutput> BuildStandalone(const std::string& source, const std::string& display_name) const;
+
   const CompilerInfo& info() const { return info_; }
 
   /// The wrapper that binds `ksmith_entry` to the task's function (public for tests).
@@ -56,6 +59,11 @@ class CpuCompiler {
  private:
   CpuCompiler(CompilerInfo info, std::filesystem::path cache_directory)
       : info_(std::move(info)), cache_directory_(std::move(cache_directory)) {}
+
+  /// Compiles `wrapper` (which includes the kernel, written beside it) unless cached under `key`.
+  Result<BuildOutput> Compile(const std::string& key, const std::string& kernel_source,
+                              const std::string& display_name, const std::string& wrapper,
+                              const std::vector<std::string>& libraries) const;
 
   CompilerInfo info_;
   std::filesystem::path cache_directory_;

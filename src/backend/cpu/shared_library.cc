@@ -5,7 +5,8 @@
 namespace ksmith {
 
 Result<std::unique_ptr<SharedLibrary>> SharedLibrary::Open(const std::filesystem::path& path) {
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // NODELETE: unloading a library whose OpenMP threads still exist crashes at exit.
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* reason = ::dlerror();
     return MakeError(ErrorKind::kIo, "cannot load {}: {}", path.string(), reason ? reason : "?");

@@ -16,7 +16,7 @@ inline constexpr const char* kKernelEntrySymbol = "ksmith_entry";
 
 class SharedLibrary {
  public:
-  /// RTLD_NOW | RTLD_LOCAL: nothing in it can interpose on symbols of the loading program.
+  /// RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE: nothing in it can interpose on symbols of the loading program.
   static Result<std::unique_ptr<SharedLibrary>> Open(const std::filesystem::path& path);
   ~SharedLibrary();
   SharedLibrary(const SharedLibrary&) = delete;

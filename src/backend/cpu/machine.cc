@@ -1,0 +1,212 @@
+#include "backend/cpu/machine.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "backend/cpu/shared_library.h"
+#include "core/files.h"
+#include "core/hash.h"
+#include "core/strings.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Trusted probe kernels, compiled with the candidates' own flags so that they see the same
+// vector units. They time themselves: they run in the evaluator, not the sandbox.
+constexpr const char* kProbeSource = R"PROBE(
+#include <omp.h>
+#include <cstddef>
+#include <cstdlib>
+#include <immintrin.h>
+
+extern "C" __attribute__((visibility("default")))
+double ksmith_probe_bandwidth_gbs(size_t bytes_per_array, int repetitions) {
+  const size_t n = bytes_per_array / sizeof(float);
+  float* a = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
+  float* b = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
+  float* c = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
+  #pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; ++i) { a[i] = 0.f; b[i] = 1.f; c[i] = 2.f; }
+  double best = 0;
+  for (int r = 0; r < repetitions; ++r) {
+    double start = omp_get_wtime();
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; ++i) a[i] = b[i];
+    double copy_s = omp_get_wtime() - start;
+    start = omp_get_wtime();
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5f * c[i];
+    double triad_s = omp_get_wtime() - start;
+    double copy = 2.0 * n * sizeof(float) / copy_s / 1e9;
+    double triad = 3.0 * n * sizeof(float) / triad_s / 1e9;
+    if (copy > best) best = copy;
+    if (triad > best) best = triad;
+  }
+  volatile float sink = a[n / 2];
+  (void)sink;
+  std::free(a); std::free(b); std::free(c);
+  return best;
+}
+
+extern "C" __attribute__((visibility("default")))
+double ksmith_probe_gflops(long iterations) {
+  double total_flops = 0;
+  double start = omp_get_wtime();
+  #pragma omp parallel reduction(+ : total_flops)
+  {
+#if defined(__AVX512F__)
+    using Vec = __m512; constexpr int kLanes = 16;
+    auto set = [](float v) { return _mm512_set1_ps(v); };
+    auto fma = [](Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); };
+#elif defined(__FMA__)
+    using Vec = __m256; constexpr int kLanes = 8;
+    auto set = [](float v) { return _mm256_set1_ps(v); };
+    auto fma = [](Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); };
+#else
+    using Vec = float; constexpr int kLanes = 1;
+    auto set = [](float v) { return v; };
+    auto fma = [](Vec a, Vec b, Vec c) { return a * b + c; };
+#endif
+    constexpr int kChains = 12;  // enough independent chains to hide FMA latency
+    Vec acc[kChains];
+    for (int j = 0; j < kChains; ++j) acc[j] = set(1.0f + j * 1e-3f);
+    const Vec m = set(0.999999f), add = set(1e-7f);
+    for (long i = 0; i < iterations; ++i) {
+      for (int j = 0; j < kChains; ++j) acc[j] = fma(acc[j], m, add);
+    }
+    float sum = 0;
+    for (int j = 0; j < kChains; ++j) {
+      float lanes[kLanes];
+      *reinterpret_cast<Vec*>(lanes) = acc[j];
+      for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+    }
+    volatile float sink = sum;
+    (void)sink;
+    total_flops += 2.0 * kLanes * kChains * static_cast<double>(iterations);
+  }
+  return total_flops / (omp_get_wtime() - start) / 1e9;
+}
+)PROBE";
+
+constexpr size_t kBandwidthArrayMinBytes = size_t{64} << 20;
+constexpr int kBandwidthRepetitions = 5;
+constexpr long kFlopIterations = 20'000'000;
+constexpr int kFlopRepetitions = 3;
+
+uint64_t ReadCacheSize(int index) {
+  std::ifstream file("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+  std::string text;
+  if (!(file >> text) || text.empty()) return 0;
+  uint64_t value = std::stoull(text);
+  if (text.back() == 'K') value <<= 10;
+  if (text.back() == 'M') value <<= 20;
+  return value;
+}
+
+std::string CurrentTime() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json MachineFacts::ToJson() const {
+  return {{"hostname", hostname},
+          {"cpu_model", cpu_model},
+          {"cores", cores},
+          {"l1d_bytes", l1d_bytes},
+          {"l2_bytes", l2_bytes},
+          {"llc_bytes", llc_bytes},
+          {"compiler", compiler},
+          {"memory_bandwidth_gbs", memory_bandwidth_gbs},
+          {"fp32_gflops", fp32_gflops},
+          {"measured_at", measured_at},
+          {"from_cache", from_cache}};
+}
+
+MachineFacts MachineFacts::FromJson(const nlohmann::json& json) {
+  MachineFacts facts;
+  facts.hostname = json.value("hostname", "");
+  facts.cpu_model = json.value("cpu_model", "");
+  facts.cores = json.value("cores", 1);
+  facts.l1d_bytes = json.value("l1d_bytes", uint64_t{0});
+  facts.l2_bytes = json.value("l2_bytes", uint64_t{0});
+  facts.llc_bytes = json.value("llc_bytes", uint64_t{0});
+  facts.compiler = json.value("compiler", "");
+  facts.memory_bandwidth_gbs = json.value("memory_bandwidth_gbs", 0.0);
+  facts.fp32_gflops = json.value("fp32_gflops", 0.0);
+  facts.measured_at = json.value("measured_at", "");
+  return facts;
+}
+
+MachineFacts ProbeMachine() {
+  MachineFacts facts;
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  facts.hostname = host;
+  facts.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.starts_with("model name")) {
+      facts.cpu_model = std::string(Trim(line.substr(line.find(':') + 1)));
+      break;
+    }
+  }
+  // index0: L1d, index2: L2, index3 (when present): L3.
+  facts.l1d_bytes = ReadCacheSize(0);
+  facts.l2_bytes = ReadCacheSize(2);
+  const uint64_t l3 = ReadCacheSize(3);
+  facts.llc_bytes = l3 > 0 ? l3 : facts.l2_bytes;
+  if (facts.llc_bytes == 0) facts.llc_bytes = uint64_t{32} << 20;  // conservative when unknown
+  return facts;
+}
+
+Result<MachineFacts> LoadMachineFacts(const CpuCompiler& compiler, const fs::path& cache_directory,
+                                      bool refresh) {
+  MachineFacts facts = ProbeMachine();
+  facts.compiler = compiler.info().version;
+  const std::string key = Sha256Hex(facts.cpu_model + "|" + std::to_string(facts.cores) + "|" +
+                                    facts.compiler + "|" + std::to_string(facts.llc_bytes))
+                              .substr(0, 16);
+  const fs::path cache_path = cache_directory / ("machine-" + key + ".json");
+  if (!refresh) {
+    if (auto cached = ReadFile(cache_path); cached.ok()) {
+      const auto json = nlohmann::json::parse(*cached, nullptr, false);
+      if (!json.is_discarded() && json.value("fp32_gflops", 0.0) > 0) {
+        MachineFacts loaded = MachineFacts::FromJson(json);
+        loaded.from_cache = true;
+        return loaded;
+      }
+    }
+  }
+  auto build = compiler.BuildStandalone(kProbeSource, "ksmith_probe.cc");
+  if (!build.ok()) return build.error();
+  if (!build->compiled) {
+    return MakeError(ErrorKind::kInternal, "the machine probe did not compile:\n{}", build->log);
+  }
+  auto library = SharedLibrary::Open(build->shared_object);
+  if (!library.ok()) return library.error();
+  auto bandwidth = (*library)->Symbol("ksmith_probe_bandwidth_gbs");
+  auto gflops = (*library)->Symbol("ksmith_probe_gflops");
+  if (!bandwidth.ok() || !gflops.ok()) return MakeError(ErrorKind::kInternal, "probe symbols missing");
+  const auto measure_bandwidth = reinterpret_cast<double (*)(size_t, int)>(*bandwidth);
+  const auto measure_gflops = reinterpret_cast<double (*)(long)>(*gflops);
+  const size_t array_bytes = std::max<size_t>(kBandwidthArrayMinBytes, 4 * facts.llc_bytes);
+  facts.memory_bandwidth_gbs = measure_bandwidth(array_bytes, kBandwidthRepetitions);
+  for (int i = 0; i < kFlopRepetitions; ++i) {
+    facts.fp32_gflops = std::max(facts.fp32_gflops, measure_gflops(kFlopIterations));
+  }
+  facts.measured_at = CurrentTime();
+  (void)WriteFileAtomic(cache_path, facts.ToJson().dump(2));
+  return facts;
+}
+
+}  // namespace ksmith

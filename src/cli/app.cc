@@ -1,0 +1,42 @@
+#include "cli/app.h"
+
+#include <cstdio>
+#include <map>
+
+#include "cli/commands.h"
+
+namespace ksmith {
+
+void PrintError(const std::string& message) { std::fprintf(stderr, "ksmith: error: %s\n", message.c_str()); }
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"ksmith: verified, measured kernels. Builds a candidate kernel, checks it on hidden "
+               "inputs in a sandbox, and times it against what you would otherwise call."};
+  app.set_version_flag("--version", KSMITH_VERSION);
+  app.require_subcommand(1);
+  std::map<CLI::App*, CommandHandler> handlers;
+  auto add = [&](const char* name, const char* description,
+                 CommandHandler (*register_command)(CLI::App&)) {
+    CLI::App* command = app.add_subcommand(name, description);
+    handlers[command] = register_command(*command);
+  };
+  add("eval", "Evaluate a candidate kernel: audit, build, verify, time; prints a verdict",
+      &AddEvalCommand);
+  add("tasks", "List the built-in tasks, or show one (`ksmith tasks show softmax`)", &AddTasksCommand);
+  add("doctor", "Describe this machine: cores, caches, measured bandwidth and FLOP rate, compilers, "
+      "sandbox support", &AddDoctorCommand);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& success) {
+    return app.exit(success);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return kExitUsage;
+  }
+  for (auto& [command, handler] : handlers) {
+    if (command->parsed()) return handler();
+  }
+  return kExitUsage;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,20 @@
+// One function per subcommand; each registers its flags on `app` and returns the handler that
+// runs once parsing succeeded.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace ksmith {
+
+using CommandHandler = std::function<int()>;
+
+CommandHandler AddEvalCommand(CLI::App& app);
+CommandHandler AddTasksCommand(CLI::App& app);
+CommandHandler AddDoctorCommand(CLI::App& app);
+
+/// Prints "ksmith: error: ..." to stderr.
+void PrintError(const std::string& message);
+
+}  // namespace ksmith

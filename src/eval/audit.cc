@@ -1,0 +1,241 @@
+#include "eval/audit.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "backend/cpu/shared_library.h"
+#include "core/strings.h"
+
+namespace ksmith {
+namespace {
+
+struct SymbolRule {
+  const char* rule;
+  const char* why;
+  std::vector<const char*> exact;
+  std::vector<const char*> prefixes;
+};
+
+// What an imported symbol may not be. Each rule says why, in words a model can act on.
+const std::vector<SymbolRule>& SymbolRules() {
+  static const std::vector<SymbolRule> rules = {
+      {"process_creation", "candidates may not start processes or programs",
+       {"fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execvpe", "execl",
+        "execlp", "execle", "fexecve", "system", "popen", "posix_spawn", "posix_spawnp", "daemon",
+        "wait", "waitpid", "wait4"},
+       {}},
+      {"thread_creation", "candidates may use threads only through OpenMP pragmas",
+       {"pthread_create", "thrd_create", "pthread_detach"},
+       {"_ZNSt6thread", "_ZNSt7jthread"}},
+      {"network", "candidates may not use the network",
+       {"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "send", "sendto",
+        "sendmsg", "recv", "recvfrom", "recvmsg", "getaddrinfo", "gethostbyname", "shutdown"},
+       {}},
+      {"file_access", "candidates may not touch files or file descriptors",
+       {"open", "open64", "openat", "openat64", "creat", "creat64", "fopen", "fopen64", "freopen",
+        "fdopen", "remove", "unlink", "unlinkat", "rename", "renameat", "mkdir", "rmdir",
+        "opendir", "truncate", "ftruncate", "write", "pwrite", "pwrite64", "writev", "read",
+        "pread", "pread64", "readv", "dup", "dup2", "dup3", "close", "ioctl", "fcntl", "memfd_create",
+        "mkstemp", "tmpfile"},
+       {"_ZNSt14basic_ofstream", "_ZNSt14basic_ifstream", "_ZNSt13basic_fstream",
+        "_ZNSt12__basic_file", "_ZNSt10filesystem", "_ZNKSt10filesystem"}},
+      {"dynamic_loading", "candidates may not load code at run time",
+       {"dlopen", "dlmopen", "dlsym", "dlvsym"}, {}},
+      {"raw_syscall", "raw system calls bypass every other rule", {"syscall"}, {}},
+      {"exit", "candidates may not end the process", {"exit", "_exit", "_Exit", "quick_exit",
+       "atexit", "at_quick_exit"}, {}},
+      {"environment", "candidates may not read or change the environment",
+       {"getenv", "secure_getenv", "setenv", "putenv", "unsetenv", "clearenv", "environ",
+        "__environ"}, {}},
+      {"signals", "candidates may not send or handle signals",
+       {"signal", "sigaction", "raise", "kill", "killpg", "sigprocmask", "pthread_kill", "alarm",
+        "setitimer", "pthread_sigmask"}, {}},
+      {"timers", "candidates may not read clocks: a kernel that knows the time can tell warm-up "
+       "from measurement",
+       {"clock_gettime", "gettimeofday", "time", "clock", "times", "getrusage", "timespec_get",
+        "omp_get_wtime", "omp_get_wtick", "_ZNSt6chrono3_V212steady_clock3nowEv",
+        "_ZNSt6chrono3_V212system_clock3nowEv", "__rdtsc"}, {}},
+      {"memory_protection", "candidates may not change page protections (code patching)",
+       {"mprotect", "pkey_mprotect"}, {}},
+      {"process_control", "candidates may not inspect or control processes",
+       {"ptrace", "process_vm_readv", "process_vm_writev", "prctl", "setrlimit", "prlimit",
+        "unshare", "setns", "sched_setaffinity"}, {}},
+  };
+  return rules;
+}
+
+const SymbolRule& BlasRule() {
+  static const SymbolRule rule = {
+      "library_call", "this task requires the kernel to compute the operation itself, not call a "
+      "library that implements it",
+      {"sgemm_", "dgemm_", "sgemv_", "dgemv_", "saxpy_", "sdot_"},
+      {"cblas_", "openblas_", "mkl_", "dnnl_", "cublas", "cudnn", "LAPACKE_"}};
+  return rule;
+}
+
+bool Matches(const SymbolRule& rule, std::string_view name) {
+  // Versioned imports look like "open@GLIBC_2.2.5" in some tools; ours are bare names.
+  for (const char* exact : rule.exact) {
+    if (name == exact) return true;
+  }
+  for (const char* prefix : rule.prefixes) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+bool AllowsLibraries(const Task& task) {
+  return std::find(task.allowed_libraries.begin(), task.allowed_libraries.end(), "blas") !=
+         task.allowed_libraries.end();
+}
+
+struct SourceRule {
+  const char* rule;
+  const char* pattern;
+  const char* why;
+};
+
+const std::vector<SourceRule>& SourceRules() {
+  static const std::vector<SourceRule> rules = {
+      {"local_include", R"(^\s*#\s*include\s*")",
+       "only system headers (#include <...>) are allowed; a quoted include can read files at build time"},
+      {"include_path", R"(^\s*#\s*include\s*<\s*[/.])",
+       "includes by path can read arbitrary files at build time"},
+      {"thread_creation", R"(^\s*#\s*include\s*<\s*(thread|future|pthread\.h|threads\.h)\s*>)",
+       "threads are allowed only through OpenMP pragmas"},
+      {"thread_creation", R"(\bstd\s*::\s*(thread|jthread|async)\b|\bpthread_create\b)",
+       "threads are allowed only through OpenMP pragmas"},
+      {"network", R"(^\s*#\s*include\s*<\s*(sys/socket\.h|netinet/[^>]*|arpa/inet\.h|netdb\.h)\s*>)",
+       "candidates may not use the network"},
+      {"file_access", R"(^\s*#\s*include\s*<\s*(fstream|filesystem|fcntl\.h|sys/stat\.h)\s*>)",
+       "candidates may not touch files"},
+      {"dynamic_loading", R"(^\s*#\s*include\s*<\s*dlfcn\.h\s*>)",
+       "candidates may not load code at run time"},
+      {"process_creation", R"(^\s*#\s*include\s*<\s*(spawn\.h|sys/wait\.h)\s*>|\b(fork|vfork|popen|system|execv[pe]*|execl[pe]?)\s*\()",
+       "candidates may not start processes or programs"},
+      {"signals", R"(^\s*#\s*include\s*<\s*(csignal|signal\.h)\s*>)",
+       "candidates may not send or handle signals"},
+      {"inline_assembly", R"(\b(asm|__asm__|__asm)\b)",
+       "inline assembly can make system calls that no other check sees"},
+      {"raw_syscall", R"(\bsyscall\s*\()", "raw system calls bypass every other rule"},
+      {"load_time_code", R"(__attribute__\s*\(\s*\(\s*(constructor|destructor)\b)",
+       "code that runs when the library loads or unloads is not allowed"},
+      {"timers", R"(\b__rdtsc\b|\b__builtin_ia32_rdtsc\b|\bomp_get_wtime\b|\bclock_gettime\b)",
+       "candidates may not read clocks: a kernel that knows the time can tell warm-up from measurement"},
+  };
+  return rules;
+}
+
+}  // namespace
+
+nlohmann::json AuditFinding::ToJson() const {
+  nlohmann::json json = {{"rule", rule}, {"message", message}};
+  if (line > 0) json["line"] = line;
+  return json;
+}
+
+std::string StripCommentsAndStrings(std::string_view source) {
+  std::string out(source);
+  enum class State { kCode, kLineComment, kBlockComment, kString, kChar } state = State::kCode;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const char c = out[i];
+    const char next = i + 1 < out.size() ? out[i + 1] : '\0';
+    switch (state) {
+      case State::kCode:
+        if (c == '/' && next == '/') state = State::kLineComment, out[i] = ' ';
+        else if (c == '/' && next == '*') state = State::kBlockComment, out[i] = ' ';
+        else if (c == '"') state = State::kString;
+        else if (c == '\'') state = State::kChar;
+        break;
+      case State::kLineComment:
+        if (c == '\n') state = State::kCode;
+        else out[i] = ' ';
+        break;
+      case State::kBlockComment:
+        if (c == '*' && next == '/') {
+          out[i] = out[i + 1] = ' ';
+          ++i;
+          state = State::kCode;
+        } else if (c != '\n') {
+          out[i] = ' ';
+        }
+        break;
+      case State::kString:
+      case State::kChar:
+        if (c == '\\' && next != '\0') {
+          out[i] = ' ';
+          if (next != '\n') out[i + 1] = ' ';
+          ++i;
+        } else if ((state == State::kString && c == '"') || (state == State::kChar && c == '\'')) {
+          state = State::kCode;
+        } else if (c != '\n') {
+          out[i] = ' ';
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<AuditFinding> AuditSource(std::string_view source, const Task& task) {
+  std::vector<AuditFinding> findings;
+  // Blanking keeps the quote characters and <...> include targets, so include rules still see them.
+  const std::string stripped = StripCommentsAndStrings(source);
+  std::vector<std::pair<std::regex, const SourceRule*>> compiled;
+  for (const auto& rule : SourceRules()) {
+    compiled.emplace_back(std::regex(rule.pattern, std::regex::ECMAScript), &rule);
+  }
+  static const std::regex blas_include(R"(^\s*#\s*include\s*<\s*(cblas\.h|openblas[^>]*|mkl[^>]*|cublas[^>]*|cudnn[^>]*)\s*>)");
+  size_t start = 0;
+  for (int line = 1; start <= stripped.size(); ++line) {
+    size_t end = stripped.find('\n', start);
+    if (end == std::string::npos) end = stripped.size();
+    const std::string code = stripped.substr(start, end - start);
+    const std::string raw(source.substr(start, end - start));
+    for (const auto& [pattern, rule] : compiled) {
+      if (std::regex_search(code, pattern)) {
+        findings.push_back({rule->rule, fmt::format("line {}: {}: {}", line, std::string(Trim(raw)), rule->why), line});
+      }
+    }
+    if (!AllowsLibraries(task) && std::regex_search(code, blas_include)) {
+      findings.push_back({"library_call", fmt::format("line {}: {}: {}", line, std::string(Trim(raw)),
+                                                     BlasRule().why), line});
+    }
+    start = end + 1;
+  }
+  return findings;
+}
+
+std::vector<AuditFinding> AuditBinary(const DynamicSymbols& symbols, const Task& task) {
+  std::vector<AuditFinding> findings;
+  for (const auto& name : symbols.imported) {
+    for (const auto& rule : SymbolRules()) {
+      if (Matches(rule, name)) {
+        findings.push_back({rule.rule, fmt::format("imports '{}': {}", name, rule.why)});
+      }
+    }
+    if (!AllowsLibraries(task) && Matches(BlasRule(), name)) {
+      findings.push_back({"library_call", fmt::format("imports '{}': {}", name, BlasRule().why)});
+    }
+  }
+  for (const auto& name : symbols.exported) {
+    if (name == kKernelEntrySymbol || name == task.signature.function || name.starts_with("_Z")) {
+      continue;
+    }
+    // A C symbol that the running program already has would interpose on it (a fake clock,
+    // a fake memcpy) for every library loaded after the candidate.
+    if (::dlsym(RTLD_DEFAULT, name.c_str()) != nullptr) {
+      findings.push_back({"interposition",
+                          fmt::format("exports '{}', which would replace the system function of "
+                                      "that name",
+                                      name)});
+    }
+  }
+  return findings;
+}
+
+}  // namespace ksmith

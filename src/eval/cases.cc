@@ -1,0 +1,166 @@
+#include "eval/cases.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "tensor/compare.h"
+#include "tensor/random.h"
+
+namespace ksmith {
+namespace {
+
+int64_t LargestTensor(const Task& task, const DimValues& shape) {
+  int64_t largest = 0;
+  for (const auto& tensor : task.inputs) largest = std::max(largest, task.Elements(tensor, shape));
+  for (const auto& tensor : task.outputs) largest = std::max(largest, task.Elements(tensor, shape));
+  return largest;
+}
+
+}  // namespace
+
+std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seeds,
+                                int64_t large_elements) {
+  std::vector<CaseSpec> cases;
+  uint64_t ordinal = 0;
+  auto add = [&](const DimValues& shape, Distribution distribution, int seed_index) {
+    CaseSpec spec;
+    spec.shape = shape;
+    spec.distribution = distribution;
+    spec.seed = DeriveSeed(secret_seed, ordinal++);
+    spec.label = fmt::format("{}, {}, seed #{}", task.FormatShape(shape),
+                             DistributionName(distribution), seed_index + 1);
+    cases.push_back(std::move(spec));
+  };
+  for (const auto& shape : task.eval_shapes) {
+    const int shape_seeds = LargestTensor(task, shape) > large_elements ? 1 : seeds;
+    for (Distribution distribution : task.distributions) {
+      for (int s = 0; s < shape_seeds; ++s) add(shape, distribution, s);
+    }
+  }
+  add(task.bench_shape, task.distributions.front(), 0);
+  return cases;
+}
+
+CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_bytes) {
+  CaseLayout layout;
+  layout.guard_bytes = guard_bytes;
+  layout.scalars.assign(task.bindings.size(), 0);
+  for (size_t i = 0; i < task.bindings.size(); ++i) {
+    const auto& binding = task.bindings[i];
+    if (binding.role == ParameterRole::kDim) {
+      layout.scalars[i] = shape.at(task.dims[binding.index]);
+      continue;
+    }
+    const bool output = binding.role == ParameterRole::kOutput;
+    const TensorSpec& tensor = output ? task.outputs[binding.index] : task.inputs[binding.index];
+    const size_t bytes = static_cast<size_t>(task.Elements(tensor, shape)) * DTypeBytes(tensor.dtype);
+    layout.tensors.push_back({i, bytes, output});
+  }
+  return layout;
+}
+
+PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes) {
+  PreparedCase prepared;
+  prepared.layout = MakeLayout(task, spec.shape, guard_bytes);
+  size_t input_bytes = 0;
+  for (const auto& slot : prepared.layout.tensors) input_bytes += slot.output ? 0 : slot.bytes;
+  prepared.inputs.resize(input_bytes);
+  size_t offset = 0;
+  for (const auto& slot : prepared.layout.tensors) {
+    if (slot.output) continue;
+    FillRandom(reinterpret_cast<float*>(prepared.inputs.data() + offset), slot.bytes / sizeof(float),
+               spec.distribution, spec.seed, slot.parameter);
+    offset += slot.bytes;
+  }
+  return prepared;
+}
+
+void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared) {
+  std::vector<void*> pointers(task.bindings.size(), nullptr);
+  // The reference gets its own copy of the inputs: even trusted code should not be able to
+  // change what the candidate's result is compared against.
+  std::string inputs = prepared.inputs;
+  size_t offset = 0;
+  prepared.expected.clear();
+  for (const auto& slot : prepared.layout.tensors) {
+    if (slot.output) {
+      auto& expected = prepared.expected.emplace_back(slot.bytes / sizeof(float));
+      pointers[slot.parameter] = expected.data();
+    } else {
+      pointers[slot.parameter] = inputs.data() + offset;
+      offset += slot.bytes;
+    }
+  }
+  reference(pointers.data(), prepared.layout.scalars.data());
+}
+
+CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::string_view snapshot,
+                        uint32_t canary) {
+  CaseCheck check;
+  if (snapshot.size() != prepared.layout.SnapshotBytes()) {
+    check.problem = CaseProblem::kMalformed;
+    check.description = fmt::format("the worker returned {} bytes, expected {}", snapshot.size(),
+                                    prepared.layout.SnapshotBytes());
+    return check;
+  }
+  const size_t guard = prepared.layout.guard_bytes;
+  size_t offset = 0;
+  size_t input_offset = 0;
+  size_t output_index = 0;
+  for (const auto& slot : prepared.layout.tensors) {
+    const std::string& name = task.signature.parameters[slot.parameter].name;
+    const std::string_view before = snapshot.substr(offset, guard);
+    const std::string_view data = snapshot.substr(offset + guard, slot.bytes);
+    const std::string_view after = snapshot.substr(offset + guard + slot.bytes, guard);
+    offset += slot.bytes + 2 * guard;
+    if (size_t at = FindPatternBreak(before, canary); at != std::string_view::npos) {
+      check.problem = CaseProblem::kGuardDamaged;
+      check.description = fmt::format("wrote {} bytes before the start of '{}' (out of bounds)",
+                                      guard - at, name);
+      return check;
+    }
+    if (size_t at = FindPatternBreak(after, canary); at != std::string_view::npos) {
+      check.problem = CaseProblem::kGuardDamaged;
+      check.description = fmt::format("wrote past the end of '{}' (out of bounds, byte {} after it)",
+                                      name, at);
+      return check;
+    }
+    if (!slot.output) {
+      const std::string_view sent(prepared.inputs.data() + input_offset, slot.bytes);
+      input_offset += slot.bytes;
+      if (data != sent) {
+        size_t first = 0;
+        while (first < slot.bytes && data[first] == sent[first]) ++first;
+        check.problem = CaseProblem::kInputModified;
+        check.description = fmt::format("modified its input '{}' (first change at element {})",
+                                         name, first / sizeof(float));
+        return check;
+      }
+      continue;
+    }
+    const TensorSpec& tensor = task.outputs[task.bindings[slot.parameter].index];
+    std::vector<float> got(slot.bytes / sizeof(float));
+    std::memcpy(got.data(), data.data(), slot.bytes);
+    const auto& expected = prepared.expected.at(output_index++);
+    // The accumulation length needs the case's dims; recover them from the layout's scalars.
+    DimValues shape;
+    for (size_t i = 0; i < task.bindings.size(); ++i) {
+      if (task.bindings[i].role == ParameterRole::kDim) {
+        shape[task.dims[task.bindings[i].index]] = prepared.layout.scalars[i];
+      }
+    }
+    const Comparison comparison =
+        CompareWithReference(got.data(), expected.data(), got.size(), task.ToleranceFor(tensor.dtype),
+                             DTypeEpsilon(tensor.dtype), task.Accumulation(shape));
+    check.worst_norm_error = std::max(check.worst_norm_error, comparison.norm_error);
+    if (!comparison.passed) {
+      check.problem = CaseProblem::kWrongOutput;
+      check.description = fmt::format("output '{}': {}", name, comparison.Describe());
+      return check;
+    }
+  }
+  return check;
+}
+
+}  // namespace ksmith

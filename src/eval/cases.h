@@ -1,0 +1,59 @@
+// Correctness cases: which inputs a candidate sees, what it must return, and how a worker's
+// snapshot of the buffers is judged (guards, untouched inputs, outputs against the reference).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/cpu/shared_library.h"
+#include "sandbox/layout.h"
+#include "task/task.h"
+
+namespace ksmith {
+
+struct CaseSpec {
+  DimValues shape;
+  Distribution distribution = Distribution::kNormal;
+  uint64_t seed = 0;  // derived from the secret evaluation seed; never shown
+
+  /// "rows=1, cols=7, normal, seed #2" (the seed's ordinal, not its value).
+  std::string label;
+};
+
+/// Every eval shape x every distribution x `seeds` seeds (one seed for shapes above
+/// `large_elements`), then the bench shape once, so that timing runs on a verified shape.
+std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seeds,
+                                int64_t large_elements);
+
+struct PreparedCase {
+  CaseLayout layout;
+  std::string inputs;                         // input tensors' bytes, in slot order
+  std::vector<std::vector<double>> expected;  // per output tensor, from the reference
+};
+
+/// Where each tensor of `shape` goes; no data.
+CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_bytes);
+
+/// Generates the inputs of `spec`. `guard_bytes` pads every tensor on both sides.
+PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes);
+
+/// Runs the trusted reference on the case's inputs (in this process).
+void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared);
+
+enum class CaseProblem { kNone, kWrongOutput, kInputModified, kGuardDamaged, kMalformed };
+
+struct CaseCheck {
+  CaseProblem problem = CaseProblem::kNone;
+  std::string description;
+  double worst_norm_error = 0;  // over the case's outputs
+};
+
+/// Judges a worker's snapshot (every tensor with its guards, in slot order).
+CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::string_view snapshot,
+                        uint32_t canary);
+
+}  // namespace ksmith

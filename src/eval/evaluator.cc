@@ -1,0 +1,232 @@
+#include "eval/evaluator.h"
+
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <random>
+
+#include "backend/cpu/elf_symbols.h"
+#include "backend/cpu/shared_library.h"
+#include "core/files.h"
+#include "core/hash.h"
+#include "core/strings.h"
+#include "eval/audit.h"
+#include "eval/cases.h"
+#include "eval/worker_session.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMaxLogLines = 40;
+constexpr size_t kMaxLogBytes = 4000;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+uint64_t SecretSeed() {
+  std::random_device device;  // getrandom(2)
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+// Why a candidate's text cannot be compiled at all; empty when it can be tried.
+std::string UnusableSourceReason(const std::string& text) {
+  if (Trim(text).empty()) return "the candidate file is empty";
+  if (text.size() > kMaxCandidateBytes) {
+    return fmt::format("the candidate is {} bytes; sources over {} bytes are refused", text.size(),
+                       kMaxCandidateBytes);
+  }
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    return fmt::format("the candidate is not text: it holds a NUL byte at offset {}", nul);
+  }
+  return {};
+}
+
+class EvaluationRun {
+ public:
+  EvaluationRun(const CpuCompiler& compiler, const MachineFacts& machine, const EvalOptions& options,
+                const Task& task, const CandidateSource& candidate)
+      : compiler_(compiler), machine_(machine), options_(options), task_(task),
+        candidate_(candidate) {
+    verdict_.task = task.name;
+    verdict_.backend = "cpu";
+    verdict_.candidate = candidate.path;
+  }
+
+  Verdict Run() {
+    const auto start = Clock::now();
+    secret_seed_ = options_.fixed_seed.value_or(SecretSeed());
+    FillProvenance();
+    const bool done = !Audit() || !Build() || !BuildTrusted() || !Verify();
+    (void)done;
+    verdict_.total_s = SecondsSince(start);
+    return std::move(verdict_);
+  }
+
+ private:
+  void Progress(const std::string& line) const {
+    if (options_.progress) options_.progress(line);
+  }
+
+  StageRecord& Stage(const std::string& name) {
+    verdict_.stages.push_back({name, "ok", 0, nlohmann::json::object()});
+    return verdict_.stages.back();
+  }
+
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
+    stage.outcome = "failed";
+    verdict_.status = status;
+    verdict_.reason = std::move(reason);
+    return false;
+  }
+
+  void FillProvenance() {
+    verdict_.provenance = {
+        {"ksmith_version", KSMITH_VERSION},
+        {"machine", {{"hostname", machine_.hostname}, {"cpu", machine_.cpu_model},
+                     {"cores", machine_.cores}, {"llc_bytes", machine_.llc_bytes}}},
+        {"compiler", compiler_.info().version},
+        {"flags", compiler_.info().flags},
+        // The hash lets two verdicts be matched to one seed without revealing it.
+        {"secret_seed_sha256", Sha256Hex(std::to_string(secret_seed_)).substr(0, 16)},
+        {"seed_fixed_by_user", options_.fixed_seed.has_value()},
+        {"task_file", task_.toml_path.string()},
+        {"candidate_sha256", Sha256Hex(candidate_.text)}};
+  }
+
+  bool Audit() {
+    const auto start = Clock::now();
+    auto& stage = Stage("audit");
+    if (const std::string reason = UnusableSourceReason(candidate_.text); !reason.empty()) {
+      verdict_.stages.pop_back();
+      auto& build = Stage("build");
+      build.details["summary"] = reason;
+      return Finish(build, VerdictStatus::kCompileError, reason);
+    }
+    const auto findings = AuditSource(candidate_.text, task_);
+    stage.seconds = SecondsSince(start);
+    if (!findings.empty()) return AuditFailure(stage, findings, "source");
+    stage.details["summary"] = "source follows the candidate contract";
+    return true;
+  }
+
+  bool AuditFailure(StageRecord& stage, const std::vector<AuditFinding>& findings,
+                    const std::string& what) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& finding : findings) list.push_back(finding.ToJson());
+    stage.details["findings"] = list;
+    stage.details["summary"] = fmt::format("{} breaks the candidate contract: {}", what,
+                                           findings.front().message);
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("{} ({} finding{})", findings.front().message, findings.size(),
+                              findings.size() == 1 ? "" : "s"));
+  }
+
+  bool Build() {
+    const auto start = Clock::now();
+    auto& stage = Stage("build");
+    Progress("building the candidate");
+    const std::string display =
+        std::filesystem::path(candidate_.path).filename().string().empty()
+            ? "candidate.cpp"
+            : std::filesystem::path(candidate_.path).filename().string();
+    auto build = compiler_.Build(task_, {candidate_.text, display, KernelRole::kCandidate, {}});
+    stage.seconds = SecondsSince(start);
+    if (!build.ok()) {
+      stage.details["summary"] = build.error().message;
+      return Finish(stage, VerdictStatus::kInfraError, build.error().message);
+    }
+    stage.details["cache_hit"] = build->cache_hit;
+    stage.details["compile_s"] = build->compile_s;
+    stage.details["command"] = build->command;
+    if (!build->compiled) {
+      const std::string expected = task_.signature.Declaration();
+      stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes) +
+                             "\nThe candidate must define, with C linkage:\n  " + expected + "\n";
+      stage.details["expected_signature"] = expected;
+      stage.details["summary"] = "the compiler rejected the candidate";
+      const bool missing = build->log.find("undefined reference to `" + task_.signature.function) !=
+                           std::string::npos;
+      return Finish(stage, VerdictStatus::kCompileError,
+                    missing ? fmt::format("the candidate does not define {}", expected)
+                            : "the compiler rejected the candidate (see the build log)");
+    }
+    candidate_object_ = build->shared_object;
+    auto symbols = ReadDynamicSymbols(candidate_object_);
+    if (!symbols.ok()) return Finish(stage, VerdictStatus::kInfraError, symbols.error().message);
+    const auto findings = AuditBinary(*symbols, task_);
+    stage.details["summary"] = build->cache_hit ? "cached" : fmt::format("compiled in {:.2f} s", build->compile_s);
+    if (!findings.empty()) return AuditFailure(Stage("binary_audit"), findings, "binary");
+    return true;
+  }
+
+  bool BuildTrusted() {
+    const auto start = Clock::now();
+    auto& stage = Stage("trusted_build");
+    auto reference_text = ReadFile(task_.reference_source);
+    const auto baseline_found = task_.baselines.find("cpu");
+    if (!reference_text.ok() || baseline_found == task_.baselines.end()) {
+      return Finish(stage, VerdictStatus::kInfraError,
+                    reference_text.ok() ? "the task has no [baseline.cpu]" : reference_text.error().message);
+    }
+    auto baseline_text = ReadFile(baseline_found->second.source);
+    if (!baseline_text.ok()) return Finish(stage, VerdictStatus::kInfraError, baseline_text.error().message);
+    auto reference = compiler_.Build(task_, {*reference_text, "reference.cc", KernelRole::kReference, {}});
+    auto baseline = compiler_.Build(task_, {*baseline_text, "baseline_cpu.cc", KernelRole::kBaseline,
+                                            baseline_found->second.libraries});
+    stage.seconds = SecondsSince(start);
+    for (auto* build : {&reference, &baseline}) {
+      if (!build->ok()) return Finish(stage, VerdictStatus::kInfraError, build->error().message);
+      if (!(*build)->compiled) {
+        stage.details["log"] = TrimLog((*build)->log, kMaxLogLines, kMaxLogBytes);
+        return Finish(stage, VerdictStatus::kInfraError, "the task's own reference or baseline does not compile");
+      }
+    }
+    auto library = SharedLibrary::Open(reference->shared_object);
+    if (!library.ok()) return Finish(stage, VerdictStatus::kInfraError, library.error().message);
+    reference_library_ = std::move(library.value());
+    auto entry = reference_library_->Entry();
+    if (!entry.ok()) return Finish(stage, VerdictStatus::kInfraError, entry.error().message);
+    reference_ = *entry;
+    baseline_object_ = baseline->shared_object;
+    stage.details["summary"] = "reference and baseline ready";
+    return true;
+  }
+
+  bool Verify() {
+    WorkerSession session(task_, options_, machine_, verdict_, secret_seed_);
+    return session.Run(candidate_object_, baseline_object_, reference_);
+  }
+
+  const CpuCompiler& compiler_;
+  const MachineFacts& machine_;
+  const EvalOptions& options_;
+  const Task& task_;
+  const CandidateSource& candidate_;
+  Verdict verdict_;
+  uint64_t secret_seed_ = 0;
+  std::filesystem::path candidate_object_;
+  std::filesystem::path baseline_object_;
+  std::unique_ptr<SharedLibrary> reference_library_;
+  KernelEntry reference_ = nullptr;
+};
+
+}  // namespace
+
+Verdict Evaluator::Evaluate(const Task& task, const CandidateSource& candidate) const {
+  try {
+    return EvaluationRun(compiler_, machine_, options_, task, candidate).Run();
+  } catch (const std::exception& error) {
+    Verdict verdict;
+    verdict.task = task.name;
+    verdict.backend = "cpu";
+    verdict.candidate = candidate.path;
+    verdict.status = VerdictStatus::kInfraError;
+    verdict.reason = fmt::format("internal error in the evaluator: {}", error.what());
+    return verdict;
+  }
+}
+
+}  // namespace ksmith

@@ -1,0 +1,27 @@
+// Robust summaries of timing samples: medians with distribution-free confidence intervals.
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ksmith {
+
+struct Estimate {
+  double median = 0;
+  double low = 0;   // 95% confidence interval of the median
+  double high = 0;
+  size_t samples = 0;
+
+  nlohmann::json ToJson() const;
+};
+
+/// Median and its 95% interval from order statistics (normal approximation to the binomial);
+/// with fewer than 6 samples the interval is the sample range.
+Estimate MedianWithInterval(std::vector<double> samples);
+
+/// Candidate and baseline were timed in pairs, one pair per round: the speedup is the median of
+/// baseline_i / candidate_i, which cancels drift that affects both sides of a round.
+Estimate PairedSpeedup(const std::vector<double>& baseline, const std::vector<double>& candidate);
+
+}  // namespace ksmith

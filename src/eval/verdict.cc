@@ -1,0 +1,75 @@
+#include "eval/verdict.h"
+
+#include <fmt/format.h>
+
+namespace ksmith {
+
+const char* VerdictStatusName(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kPassed: return "passed";
+    case VerdictStatus::kCompileError: return "compile_error";
+    case VerdictStatus::kRuntimeError: return "runtime_error";
+    case VerdictStatus::kTimeout: return "timeout";
+    case VerdictStatus::kWrongOutput: return "wrong_output";
+    case VerdictStatus::kIntegrityViolation: return "integrity_violation";
+    case VerdictStatus::kInfraError: return "infra_error";
+  }
+  return "infra_error";
+}
+
+nlohmann::json Verdict::ToJson() const {
+  nlohmann::json json = {{"status", VerdictStatusName(status)},
+                         {"reason", reason},
+                         {"task", task},
+                         {"backend", backend},
+                         {"candidate", candidate},
+                         {"total_s", total_s}};
+  nlohmann::json stage_list = nlohmann::json::array();
+  for (const auto& stage : stages) {
+    stage_list.push_back({{"name", stage.name}, {"outcome", stage.outcome},
+                          {"seconds", stage.seconds}, {"details", stage.details}});
+  }
+  json["stages"] = stage_list;
+  if (timing) {
+    json["speedup"] = timing->speedup.median;
+    json["speedup_ci95"] = {timing->speedup.low, timing->speedup.high};
+    json["timing"] = {{"candidate_us", timing->candidate_us.ToJson()},
+                      {"baseline_us", timing->baseline_us.ToJson()},
+                      {"speedup", timing->speedup.ToJson()},
+                      {"comparison", timing->comparison},
+                      {"floor_us", timing->floor_us},
+                      {"bound_by", timing->bound_by}};
+    json["roofline_fraction"] = timing->roofline_fraction;
+  }
+  json["provenance"] = provenance;
+  return json;
+}
+
+std::string Verdict::Render() const {
+  std::string text = fmt::format("{}: {} (task {}, {})\n", VerdictStatusName(status), reason,
+                                 task, backend);
+  for (const auto& stage : stages) {
+    text += fmt::format("  {:<15} {:<7} {:7.3f} s", stage.name, stage.outcome, stage.seconds);
+    if (stage.details.contains("summary")) {
+      text += "  " + stage.details["summary"].get<std::string>();
+    }
+    text += "\n";
+  }
+  if (timing) {
+    text += fmt::format(
+        "  speedup {:.3f}x (95% CI {:.3f}-{:.3f}, {}): candidate {:.1f} us, baseline {:.1f} us "
+        "(medians of {} rounds)\n",
+        timing->speedup.median, timing->speedup.low, timing->speedup.high, timing->comparison,
+        timing->candidate_us.median, timing->baseline_us.median, timing->candidate_us.samples);
+    text += fmt::format("  roofline: {:.1f}% of this machine's {} limit ({:.1f} us)\n",
+                        100.0 * timing->roofline_fraction, timing->bound_by, timing->floor_us);
+  }
+  for (const auto& stage : stages) {
+    if (stage.outcome == "failed" && stage.details.contains("log")) {
+      text += "\n" + stage.details["log"].get<std::string>();
+    }
+  }
+  return text;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,59 @@
+// The result of one evaluation: a status, what each stage found, and where it came from.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/statistics.h"
+
+namespace ksmith {
+
+enum class VerdictStatus {
+  kPassed,
+  kCompileError,
+  kRuntimeError,
+  kTimeout,
+  kWrongOutput,
+  kIntegrityViolation,
+  kInfraError,  // the evaluator's own fault, never the candidate's
+};
+
+const char* VerdictStatusName(VerdictStatus status);
+
+struct StageRecord {
+  std::string name;     // audit, build, correctness, determinism, timing, recheck, physical_limit
+  std::string outcome;  // "ok" or "failed"
+  double seconds = 0;   // [s]
+  nlohmann::json details = nlohmann::json::object();
+};
+
+struct Timing {
+  Estimate candidate_us;  // [microseconds]
+  Estimate baseline_us;   // [microseconds]
+  Estimate speedup;       // baseline / candidate, paired by round
+  std::string comparison; // "faster", "slower" or "tie" (interval contains 1)
+  double roofline_fraction = 0;  // physical floor / candidate median, in (0, 1]
+  double floor_us = 0;           // [microseconds] the machine's physical limit at the bench shape
+  std::string bound_by;          // "memory" or "compute"
+};
+
+struct Verdict {
+  VerdictStatus status = VerdictStatus::kInfraError;
+  std::string reason;  // one line: why this status
+  std::string task;
+  std::string backend;
+  std::string candidate;
+  std::vector<StageRecord> stages;
+  std::optional<Timing> timing;
+  nlohmann::json provenance = nlohmann::json::object();
+  double total_s = 0;  // [s]
+
+  nlohmann::json ToJson() const;
+  /// A few lines for a person at a terminal.
+  std::string Render() const;
+};
+
+}  // namespace ksmith

@@ -1,0 +1,356 @@
+#include "eval/worker_session.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <thread>
+
+#include "core/files.h"
+#include "tensor/random.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr size_t kGuardBytes = 256;
+constexpr auto kSetupTimeout = milliseconds(30'000);
+constexpr double kTransferBytesPerMs = 100e3;  // pessimistic socket throughput [bytes/ms]
+constexpr auto kIdleWindow = milliseconds(150);
+constexpr uint64_t kIdleTicksAllowed = 3;          // [clock ticks] in the idle window
+constexpr double kPhysicalSlack = 1.5;              // measured peaks are not the true peaks
+constexpr size_t kMaxTimingBytes = size_t{2} << 30;  // all rotating sets together
+constexpr size_t kMaxTimingSets = 64;
+constexpr uint64_t kRecheckSalt = 0xec4ec4;
+constexpr uint64_t kTimingSalt = 0x7133;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+milliseconds TransferTimeout(size_t bytes, milliseconds call_timeout) {
+  return call_timeout + milliseconds(1000 + static_cast<int64_t>(bytes / kTransferBytesPerMs));
+}
+
+}  // namespace
+
+StageRecord& WorkerSession::Stage(const std::string& name) {
+  verdict_.stages.push_back({name, "ok", 0, nlohmann::json::object()});
+  return verdict_.stages.back();
+}
+
+bool WorkerSession::Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
+  stage.outcome = "failed";
+  stage.details["summary"] = reason;
+  verdict_.status = status;
+  verdict_.reason = std::move(reason);
+  return false;
+}
+
+bool WorkerSession::WorkerFailed(StageRecord& stage) {
+  const auto& failure = *worker_->failure();
+  const std::string output = worker_->OutputTail(2000);
+  if (!output.empty()) stage.details["candidate_output"] = output;
+  switch (failure.kind) {
+    case WorkerFailureKind::kTimedOut:
+      return Finish(stage, VerdictStatus::kTimeout, failure.description);
+    case WorkerFailureKind::kCrashed:
+    case WorkerFailureKind::kExited:
+      return Finish(stage, VerdictStatus::kRuntimeError, failure.description);
+    case WorkerFailureKind::kProtocol:
+      return Finish(stage, VerdictStatus::kIntegrityViolation,
+                    failure.description + " (forged or corrupted reply)");
+    case WorkerFailureKind::kInfrastructure:
+      return Finish(stage, VerdictStatus::kInfraError, failure.description);
+  }
+  return false;
+}
+
+bool WorkerSession::Run(const std::filesystem::path& candidate,
+                        const std::filesystem::path& baseline, KernelEntry reference) {
+  reference_ = reference;
+  canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 0)) | 0x01010101u;
+  if (!Start(candidate, baseline) || !Correctness() || !Determinism() || !IdleCheck()) return false;
+  if (options_.time && (!TimeAgainstBaseline() || !Recheck() || !PhysicalLimit())) return false;
+  verdict_.status = VerdictStatus::kPassed;
+  verdict_.reason = fmt::format("correct on all {} cases", cases_.size());
+  if (verdict_.timing) {
+    verdict_.reason += fmt::format("; speedup {:.2f}x ({})", verdict_.timing->speedup.median,
+                                   verdict_.timing->comparison);
+  }
+  return true;
+}
+
+bool WorkerSession::Start(const std::filesystem::path& candidate,
+                          const std::filesystem::path& baseline) {
+  const auto start = Clock::now();
+  auto& stage = Stage("sandbox");
+  scratch_ = std::make_unique<ScopedTempDir>("worker", options_.scratch_parent);
+  if (!scratch_->ok()) return Finish(stage, VerdictStatus::kInfraError, "cannot create a scratch folder");
+  auto worker = WorkerProcess::Start({options_.worker_executable, scratch_->path(), options_.threads});
+  if (!worker.ok()) return Finish(stage, VerdictStatus::kInfraError, worker.error().message);
+  worker_ = std::move(worker.value());
+  Message setup;
+  setup.header = {{"type", "setup"},
+                  {"candidate", candidate.string()},
+                  {"baseline", baseline.string()},
+                  {"sandbox", options_.sandbox},
+                  {"scratch", scratch_->path().string()},
+                  {"readable", {candidate.parent_path().string(), baseline.parent_path().string()}},
+                  {"limits", {{"cpu_seconds", 600}, {"memory_bytes", uint64_t{16} << 30},
+                              {"file_bytes", uint64_t{64} << 20}}}};
+  auto reply = worker_->Request(setup, kSetupTimeout, "loading the candidate");
+  stage.seconds = SecondsSince(start);
+  if (!reply) return WorkerFailed(stage);
+  if (reply->header.contains("protections")) {
+    stage.details["protections"] = reply->header["protections"];
+    verdict_.provenance["protections"] = reply->header["protections"];
+  }
+  if (reply->type() != "ready") {
+    return Finish(stage, VerdictStatus::kRuntimeError,
+                  "the candidate could not be loaded: " + reply->header.value("message", std::string("?")));
+  }
+  const auto protections = Protections::FromJson(reply->header["protections"]);
+  stage.details["summary"] = fmt::format(
+      "seccomp {}, landlock {}, network namespace {}, rlimits {}", protections.seccomp ? "on" : "off",
+      protections.landlock_abi > 0 ? "abi " + std::to_string(protections.landlock_abi) : "off",
+      protections.network_namespace ? "on" : "off", protections.rlimits ? "on" : "off");
+  return true;
+}
+
+bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared,
+                            bool after_timing, std::string* snapshot_out) {
+  // The reference runs here while the worker runs the candidate.
+  auto expected = std::async(std::launch::async, [&] { ComputeExpected(task_, reference_, prepared); });
+  Message request;
+  request.header = prepared.layout.ToJson();
+  request.header["type"] = "run";
+  request.header["target"] = "candidate";
+  request.header["canary"] = canary_;
+  request.blob = prepared.inputs;
+  const size_t bytes = prepared.inputs.size() + prepared.layout.SnapshotBytes();
+  auto reply = worker_->Request(request, TransferTimeout(bytes, options_.call_timeout),
+                                "running case " + spec.label);
+  expected.wait();
+  if (!reply) return WorkerFailed(stage);
+  if (reply->type() != "result") {
+    return Finish(stage, VerdictStatus::kInfraError,
+                  "worker error: " + reply->header.value("message", std::string("?")));
+  }
+  const CaseCheck check = CheckSnapshot(task_, prepared, reply->blob, canary_);
+  stage.details["worst_norm_error"] =
+      std::max(stage.details.value("worst_norm_error", 0.0), check.worst_norm_error);
+  if (check.problem != CaseProblem::kNone) stage.details["failed_case"] = spec.label;
+  switch (check.problem) {
+    case CaseProblem::kNone:
+      break;
+    case CaseProblem::kWrongOutput:
+      if (after_timing) {
+        return Finish(stage, VerdictStatus::kIntegrityViolation,
+                      fmt::format("correct before timing but wrong after it, at {}: {}", spec.label,
+                                  check.description));
+      }
+      return Finish(stage, VerdictStatus::kWrongOutput,
+                    fmt::format("wrong output at {}: {}", spec.label, check.description));
+    case CaseProblem::kInputModified:
+    case CaseProblem::kGuardDamaged:
+    case CaseProblem::kMalformed:
+      return Finish(stage, VerdictStatus::kIntegrityViolation,
+                    fmt::format("at {}: the kernel {}", spec.label, check.description));
+  }
+  if (snapshot_out != nullptr) *snapshot_out = std::move(reply->blob);
+  return true;
+}
+
+bool WorkerSession::Correctness() {
+  const auto start = Clock::now();
+  auto& stage = Stage("correctness");
+  cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
+  // Determinism re-runs a mid-sized case: big enough for threads, small enough to be quick.
+  int64_t best_elements = 0;
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    const auto layout = MakeLayout(task_, cases_[i].shape, kGuardBytes);
+    int64_t elements = 0;
+    for (const auto& slot : layout.tensors) elements += static_cast<int64_t>(slot.bytes / 4);
+    if (elements <= (int64_t{1} << 18) && elements > best_elements) {
+      best_elements = elements;
+      determinism_case_ = i;
+    }
+  }
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    if (options_.progress && (i % 8 == 0 || i + 1 == cases_.size())) {
+      options_.progress(fmt::format("correctness {}/{}", i + 1, cases_.size()));
+    }
+    PreparedCase prepared = PrepareCase(task_, cases_[i], kGuardBytes);
+    std::string* keep = i == determinism_case_ ? &determinism_snapshot_ : nullptr;
+    if (!RunCase(stage, cases_[i], prepared, false, keep)) {
+      stage.seconds = SecondsSince(start);
+      return false;
+    }
+  }
+  stage.seconds = SecondsSince(start);
+  stage.details["cases"] = cases_.size();
+  stage.details["summary"] = fmt::format("{} cases ({} shapes x {} distributions x up to {} seeds, "
+                                         "plus the bench shape); worst norm-wise error {:.2g}",
+                                         cases_.size(), task_.eval_shapes.size(),
+                                         task_.distributions.size(), options_.seeds,
+                                         stage.details.value("worst_norm_error", 0.0));
+  return true;
+}
+
+bool WorkerSession::Determinism() {
+  const auto start = Clock::now();
+  auto& stage = Stage("determinism");
+  const CaseSpec& spec = cases_[determinism_case_];
+  PreparedCase prepared = PrepareCase(task_, spec, kGuardBytes);
+  std::string snapshot;
+  if (!RunCase(stage, spec, prepared, false, &snapshot)) return false;
+  stage.seconds = SecondsSince(start);
+  // Bitwise differences are allowed (OpenMP reductions may reorder sums); both runs were checked
+  // against the reference, which is what catches kernels that read uninitialised memory.
+  const bool identical = snapshot == determinism_snapshot_;
+  stage.details["bitwise_identical"] = identical;
+  stage.details["summary"] = fmt::format("re-ran {}: correct again{}", spec.label,
+                                         identical ? ", bitwise identical" : " (not bitwise identical)");
+  return true;
+}
+
+bool WorkerSession::IdleCheck() {
+  auto& stage = Stage("idle_check");
+  const auto before = worker_->CpuTicks();
+  std::this_thread::sleep_for(kIdleWindow);
+  const auto after = worker_->CpuTicks();
+  stage.seconds = std::chrono::duration<double>(kIdleWindow).count();
+  if (!before || !after) {
+    stage.details["summary"] = "skipped: the worker's CPU time is not readable";
+    return true;
+  }
+  const uint64_t used = *after - *before;
+  const double used_ms = 1000.0 * static_cast<double>(used) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  stage.details["cpu_ms_while_idle"] = used_ms;
+  if (used > kIdleTicksAllowed) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("the worker used {:.0f} ms of CPU in {} ms after the kernel returned: "
+                              "work continues in the background",
+                              used_ms, kIdleWindow.count()));
+  }
+  stage.details["summary"] = fmt::format("{:.0f} ms of CPU while idle", used_ms);
+  return true;
+}
+
+bool WorkerSession::TimeAgainstBaseline() {
+  const auto start = Clock::now();
+  auto& stage = Stage("timing");
+  if (options_.progress) options_.progress("timing against the baseline");
+  CaseLayout layout = MakeLayout(task_, task_.bench_shape, kGuardBytes);
+  size_t set_bytes = 0;
+  for (const auto& slot : layout.tensors) set_bytes += slot.output ? 2 * slot.bytes : slot.bytes;
+  const size_t wanted = (5 * machine_.llc_bytes / 2 + set_bytes - 1) / std::max<size_t>(set_bytes, 1);
+  const size_t affordable = std::max<size_t>(1, kMaxTimingBytes / std::max<size_t>(set_bytes, 1));
+  const size_t sets = std::min({std::max<size_t>(wanted, 2), kMaxTimingSets, affordable});
+  const TensorSpec& first_output = task_.outputs.front();
+  Message request;
+  request.header = layout.ToJson();
+  request.header.update({{"type", "time"},
+                         {"sets", sets},
+                         {"seed", DeriveSeed(secret_seed_, kTimingSalt)},
+                         {"distribution", DistributionName(task_.distributions.front())},
+                         {"mutations", 16},
+                         {"min_rounds", 5},
+                         {"max_rounds", 2000},
+                         {"min_time_s", 0.05},
+                         {"max_time_s", options_.timing_budget_s},
+                         {"target_rse", options_.target_rse},
+                         {"tolerance",
+                          {{"norm", task_.ToleranceFor(first_output.dtype).norm},
+                           {"elem", task_.ToleranceFor(first_output.dtype).elem},
+                           {"epsilon", DTypeEpsilon(first_output.dtype)},
+                           {"accumulation", task_.Accumulation(task_.bench_shape)}}}});
+  const auto timeout = milliseconds(30'000) + 16 * options_.call_timeout +
+                       milliseconds(static_cast<int64_t>(2000 * options_.timing_budget_s));
+  auto reply = worker_->Request(request, timeout, "timing");
+  stage.seconds = SecondsSince(start);
+  if (!reply) return WorkerFailed(stage);
+  const auto& result = reply->header;
+  if (result.contains("error")) return Finish(stage, VerdictStatus::kInfraError, result["error"].get<std::string>());
+  stage.details["sets"] = sets;
+  stage.details["set_bytes"] = set_bytes;
+  if (result.contains("mismatch")) {
+    stage.details["mismatch"] = result["mismatch"];
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("a timed call returned a wrong result although every correctness case "
+                              "passed (it behaves differently when timed): {}",
+                              result["mismatch"].value("description", std::string())));
+  }
+  const auto to_us = [](const nlohmann::json& samples) {
+    std::vector<double> values;
+    for (const auto& sample : samples) values.push_back(sample.get<double>() / 1000.0);
+    return values;
+  };
+  const auto candidate_us = to_us(result.at("candidate_ns"));
+  const auto baseline_us = to_us(result.at("baseline_ns"));
+  if (candidate_us.empty() || candidate_us.size() != baseline_us.size()) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation, "the timing reply is inconsistent");
+  }
+  Timing timing;
+  timing.candidate_us = MedianWithInterval(candidate_us);
+  timing.baseline_us = MedianWithInterval(baseline_us);
+  timing.speedup = PairedSpeedup(baseline_us, candidate_us);
+  timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
+  verdict_.timing = timing;
+  stage.details["rounds"] = candidate_us.size();
+  stage.details["summary"] = fmt::format("{} rounds over {} rotating input sets of {:.1f} MiB",
+                                         candidate_us.size(), sets, set_bytes / 1048576.0);
+  return true;
+}
+
+bool WorkerSession::Recheck() {
+  const auto start = Clock::now();
+  auto& stage = Stage("recheck");
+  // Fresh values into buffers the kernel has already seen: the first eval shape and the bench
+  // shape, each under a new seed.
+  std::vector<CaseSpec> rechecks = {cases_.front(), cases_.back()};
+  for (size_t i = 0; i < rechecks.size(); ++i) {
+    rechecks[i].seed = DeriveSeed(secret_seed_, kRecheckSalt + i);
+    rechecks[i].label += " (re-check, new values)";
+    PreparedCase prepared = PrepareCase(task_, rechecks[i], kGuardBytes);
+    if (!RunCase(stage, rechecks[i], prepared, true)) return false;
+  }
+  stage.seconds = SecondsSince(start);
+  stage.details["summary"] = "correct after timing, on fresh values in the same buffers";
+  return true;
+}
+
+bool WorkerSession::PhysicalLimit() {
+  auto& stage = Stage("physical_limit");
+  Timing& timing = *verdict_.timing;
+  if (machine_.memory_bandwidth_gbs <= 0 || machine_.fp32_gflops <= 0) {
+    stage.details["summary"] = "skipped: no machine measurements (run `ksmith doctor`)";
+    return true;
+  }
+  const double flops = static_cast<double>(task_.Flops(task_.bench_shape));
+  const double bytes = static_cast<double>(task_.MinimumBytes(task_.bench_shape));
+  const double compute_us = flops / (machine_.fp32_gflops * 1e3);
+  const double memory_us = bytes / (machine_.memory_bandwidth_gbs * 1e3);
+  timing.floor_us = std::max(compute_us, memory_us);
+  timing.bound_by = memory_us >= compute_us ? "memory" : "compute";
+  timing.roofline_fraction = timing.floor_us / timing.candidate_us.median;
+  stage.details = nlohmann::json{{"floor_us", timing.floor_us}, {"bound_by", timing.bound_by},
+                   {"memory_bandwidth_gbs", machine_.memory_bandwidth_gbs},
+                   {"fp32_gflops", machine_.fp32_gflops}};
+  if (timing.candidate_us.median * kPhysicalSlack < timing.floor_us) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("measured {:.1f} us, but this machine needs at least {:.1f} us to move "
+                              "{:.0f} bytes and do {:.0f} flops: the time is not real",
+                              timing.candidate_us.median, timing.floor_us, bytes, flops));
+  }
+  stage.details["summary"] = fmt::format("{:.0f}% of the {} limit", 100 * timing.roofline_fraction,
+                                         timing.bound_by);
+  return true;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,63 @@
+// The stages that need the candidate running: correctness, determinism, timing, re-check and
+// the physical-limit check, all against one sandboxed worker.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/machine.h"
+#include "backend/cpu/shared_library.h"
+#include "core/files.h"
+#include "eval/cases.h"
+#include "eval/evaluator.h"
+#include "eval/verdict.h"
+#include "sandbox/supervisor.h"
+
+namespace ksmith {
+
+class WorkerSession {
+ public:
+  WorkerSession(const Task& task, const EvalOptions& options, const MachineFacts& machine,
+                Verdict& verdict, uint64_t secret_seed)
+      : task_(task), options_(options), machine_(machine), verdict_(verdict),
+        secret_seed_(secret_seed) {}
+
+  /// Runs every stage; sets the verdict's status (passed when all stages pass).
+  bool Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
+           KernelEntry reference);
+
+ private:
+  StageRecord& Stage(const std::string& name);
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason);
+  /// Turns a failed request into the verdict: timeout, crash, exit or protocol breach.
+  bool WorkerFailed(StageRecord& stage);
+  bool Start(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
+  /// Runs one case on the candidate; fails the stage on any problem. `after_timing` marks the
+  /// re-check, where a wrong answer means the kernel changed its behaviour.
+  bool RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
+               std::string* snapshot_out = nullptr);
+  bool Correctness();
+  bool Determinism();
+  bool IdleCheck();
+  bool TimeAgainstBaseline();
+  bool Recheck();
+  bool PhysicalLimit();
+
+  const Task& task_;
+  const EvalOptions& options_;
+  const MachineFacts& machine_;
+  Verdict& verdict_;
+  uint64_t secret_seed_;
+  KernelEntry reference_ = nullptr;
+  uint32_t canary_ = 0;
+  std::unique_ptr<WorkerProcess> worker_;
+  std::unique_ptr<ScopedTempDir> scratch_;
+  std::vector<CaseSpec> cases_;
+  size_t determinism_case_ = 0;
+  std::string determinism_snapshot_;
+};
+
+}  // namespace ksmith
