@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 
 namespace ksmith {
+namespace {
 
-Comparison CompareWithReference(const float* got, const double* ref, size_t count,
-                                const Tolerance& tolerance, double epsilon, double accumulation) {
+template <typename Reference>
+Comparison Compare(const float* got, const Reference* ref, size_t count, const Tolerance& tolerance,
+                   double epsilon, double accumulation) {
   Comparison result;
   result.count = count;
   const double growth = std::sqrt(std::max(1.0, accumulation));
@@ -28,7 +30,14 @@ Comparison CompareWithReference(const float* got, const double* ref, size_t coun
     const double expected = ref[i];
     const float value = got[i];
     double ratio = 0;
-    if (std::bit_cast<uint32_t>(value) == kPoisonBits) {
+    if (std::isfinite(value) && std::isfinite(expected)) {
+      // The common case first: both finite.
+      const double error = std::fabs(static_cast<double>(value) - expected);
+      error_square_sum += error * error;
+      const double bound = result.elem_bound * (std::fabs(expected) + result.ref_rms);
+      ratio = bound > 0 ? error / bound : (error > 0 ? INFINITY : 0);
+      if (error > bound) ++result.over_bound;
+    } else if (std::bit_cast<uint32_t>(value) == kPoisonBits) {
       ++result.unwritten;
       ratio = INFINITY;
     } else if (!std::isfinite(expected)) {
@@ -39,15 +48,9 @@ Comparison CompareWithReference(const float* got, const double* ref, size_t coun
         ++result.nonfinite;
         ratio = INFINITY;
       }
-    } else if (!std::isfinite(value)) {
-      ++result.nonfinite;
-      ratio = INFINITY;
     } else {
-      const double error = std::fabs(static_cast<double>(value) - expected);
-      error_square_sum += error * error;
-      const double bound = result.elem_bound * (std::fabs(expected) + result.ref_rms);
-      ratio = bound > 0 ? error / bound : (error > 0 ? INFINITY : 0);
-      if (error > bound) ++result.over_bound;
+      ++result.nonfinite;  // the kernel produced NaN or Inf where the reference is finite
+      ratio = INFINITY;
     }
     if (ratio > worst_ratio) {
       worst_ratio = ratio;
@@ -63,6 +66,18 @@ Comparison CompareWithReference(const float* got, const double* ref, size_t coun
   result.passed = result.unwritten == 0 && result.nonfinite == 0 && result.over_bound == 0 &&
                   result.norm_error <= result.norm_bound;
   return result;
+}
+
+}  // namespace
+
+Comparison CompareWithReference(const float* got, const double* ref, size_t count,
+                                const Tolerance& tolerance, double epsilon, double accumulation) {
+  return Compare(got, ref, count, tolerance, epsilon, accumulation);
+}
+
+Comparison CompareWithReference(const float* got, const float* ref, size_t count,
+                                const Tolerance& tolerance, double epsilon, double accumulation) {
+  return Compare(got, ref, count, tolerance, epsilon, accumulation);
 }
 
 std::string Comparison::Describe() const {

@@ -44,5 +44,8 @@ struct Comparison {
 /// Compares `count` elements. `epsilon` is the unit roundoff of the kernel's dtype.
 Comparison CompareWithReference(const float* got, const double* ref, size_t count,
                                 const Tolerance& tolerance, double epsilon, double accumulation);
+/// The same against a float reference (the baseline's output during timing).
+Comparison CompareWithReference(const float* got, const float* ref, size_t count,
+                                const Tolerance& tolerance, double epsilon, double accumulation);
 
 }  // namespace ksmith

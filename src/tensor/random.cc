@@ -2,12 +2,15 @@
 
 #include <cmath>
 #include <numbers>
+#include <thread>
+#include <vector>
 
 namespace ksmith {
 namespace {
 
 constexpr double kLargeScale = 1000.0;
 constexpr int kTiesHalfRange = 4;
+constexpr size_t kParallelFillThreshold = size_t{1} << 18;
 
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -16,11 +19,57 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// Box-Muller: elements 2p and 2p+1 share the uniforms of counters 2p and 2p+1 and take the
+// cosine and the sine, so each transcendental serves two values.
 double StandardNormal(uint64_t seed, uint64_t stream, uint64_t index) {
-  // Box-Muller on two uniforms drawn from the element's own pair of counters.
-  const double u1 = UniformOpen01(seed, stream, 2 * index);
-  const double u2 = UniformOpen01(seed, stream, 2 * index + 1);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  const uint64_t pair = index / 2;
+  const double u1 = UniformOpen01(seed, stream, 2 * pair);
+  const double u2 = UniformOpen01(seed, stream, 2 * pair + 1);
+  const double radius = std::sqrt(-2.0 * std::log(u1));
+  const double angle = 2.0 * std::numbers::pi * u2;
+  return radius * (index % 2 == 0 ? std::cos(angle) : std::sin(angle));
+}
+
+void FillNormal(float* data, size_t begin, size_t end, double scale, uint64_t seed,
+                uint64_t stream) {
+  size_t i = begin;
+  if (i % 2 == 1 && i < end) {
+    data[i] = static_cast<float>(scale * StandardNormal(seed, stream, i));
+    ++i;
+  }
+  for (; i + 1 < end; i += 2) {
+    const double u1 = UniformOpen01(seed, stream, i);
+    const double u2 = UniformOpen01(seed, stream, i + 1);
+    const double radius = scale * std::sqrt(-2.0 * std::log(u1));
+    double sine = 0, cosine = 0;
+    ::sincos(2.0 * std::numbers::pi * u2, &sine, &cosine);
+    data[i] = static_cast<float>(radius * cosine);
+    data[i + 1] = static_cast<float>(radius * sine);
+  }
+  if (i < end) data[i] = static_cast<float>(scale * StandardNormal(seed, stream, i));
+}
+
+void FillRange(float* data, size_t begin, size_t end, Distribution distribution, uint64_t seed,
+               uint64_t stream) {
+  if (distribution == Distribution::kNormal || distribution == Distribution::kLarge) {
+    FillNormal(data, begin, end, distribution == Distribution::kLarge ? kLargeScale : 1.0, seed,
+               stream);
+    return;
+  }
+  for (size_t i = begin; i < end; ++i) {
+    double value = 0;
+    switch (distribution) {
+      case Distribution::kUniform: value = 2.0 * UniformOpen01(seed, stream, i) - 1.0; break;
+      case Distribution::kPositive: value = UniformOpen01(seed, stream, i); break;
+      case Distribution::kTies:
+        value = static_cast<double>(
+            static_cast<int>(MixCounter(seed, stream, i) % (2 * kTiesHalfRange + 1)) -
+            kTiesHalfRange);
+        break;
+      default: break;
+    }
+    data[i] = static_cast<float>(value);
+  }
 }
 
 }  // namespace
@@ -59,21 +108,21 @@ const char* DistributionName(Distribution distribution) {
 
 void FillRandom(float* data, size_t count, Distribution distribution, uint64_t seed,
                 uint64_t stream) {
-  for (size_t i = 0; i < count; ++i) {
-    double value = 0;
-    switch (distribution) {
-      case Distribution::kNormal: value = StandardNormal(seed, stream, i); break;
-      case Distribution::kUniform: value = 2.0 * UniformOpen01(seed, stream, i) - 1.0; break;
-      case Distribution::kLarge: value = kLargeScale * StandardNormal(seed, stream, i); break;
-      case Distribution::kPositive: value = UniformOpen01(seed, stream, i); break;
-      case Distribution::kTies:
-        value = static_cast<double>(
-            static_cast<int>(MixCounter(seed, stream, i) % (2 * kTiesHalfRange + 1)) -
-            kTiesHalfRange);
-        break;
-    }
-    data[i] = static_cast<float>(value);
+  // Values depend only on their index, so large tensors are filled by several threads.
+  const size_t threads = count < kParallelFillThreshold
+                             ? 1
+                             : std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  if (threads == 1) {
+    FillRange(data, 0, count, distribution, seed, stream);
+    return;
   }
+  std::vector<std::thread> workers;
+  const size_t chunk = (count / threads + 1) & ~size_t{1};
+  for (size_t begin = 0; begin < count; begin += chunk) {
+    workers.emplace_back(FillRange, data, begin, std::min(count, begin + chunk), distribution, seed,
+                         stream);
+  }
+  for (auto& worker : workers) worker.join();
 }
 
 }  // namespace ksmith

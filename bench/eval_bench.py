@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Benchmarks of `ksmith eval` on this machine; results go into docs/benchmarks.md by hand.
+
+  bench/eval_bench.py latency        verdict latency per task, cold and cached build, median of 5
+  bench/eval_bench.py repeatability  one kernel evaluated 5 times: spread of the reported speedup
+Run from the repository root after `scripts/setup.sh build`.
+"""
+import json
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+KSMITH = ROOT / "build" / "ksmith"
+HONEST = ROOT / "tests" / "kernels" / "honest"
+TASKS = ["vector_add", "relu", "gelu", "softmax", "layernorm", "rmsnorm", "row_sum", "transpose", "matmul"]
+
+
+def evaluate(task, kernel, cache_dir, extra=()):
+    env = dict(os.environ, KSMITH_CACHE_DIR=str(cache_dir))
+    start = time.perf_counter()
+    out = subprocess.run([str(KSMITH), "eval", "--quiet", "--json", "--task", task, *extra, str(kernel)],
+                         capture_output=True, text=True, env=env, check=False)
+    wall = time.perf_counter() - start
+    verdict = json.loads(out.stdout)
+    if verdict["status"] != "passed":
+        sys.exit(f"{task}: {verdict['status']}: {verdict['reason']}")
+    return wall, verdict
+
+
+def fresh_cache(machine_files):
+    directory = pathlib.Path(tempfile.mkdtemp(prefix="ksmith-bench-"))
+    for path in machine_files:  # keep the measured machine facts; only builds start cold
+        shutil.copy(path, directory)
+    return directory
+
+
+def latency(runs=5):
+    home_cache = pathlib.Path(tempfile.mkdtemp(prefix="ksmith-bench-home-"))
+    evaluate("vector_add", HONEST / "vector_add_fast.cpp", home_cache)  # measures the machine once
+    machine_files = list(home_cache.glob("machine-*.json"))
+    print("| task | cold build: median wall [s] | cached: median wall [s] | cached: correctness / timing / recheck [s] | cases |")
+    print("|---|---|---|---|---|")
+    for task in TASKS:
+        kernel = HONEST / f"{task}_fast.cpp"
+        cold = []
+        for _ in range(runs):
+            cache = fresh_cache(machine_files)
+            cold.append(evaluate(task, kernel, cache)[0])
+            shutil.rmtree(cache)
+        cached, stages = [], []
+        for _ in range(runs):
+            wall, verdict = evaluate(task, kernel, home_cache)
+            cached.append(wall)
+            stages.append({s["name"]: s["seconds"] for s in verdict["stages"]})
+        pick = lambda name: statistics.median(s.get(name, 0.0) for s in stages)
+        cases = next(s["details"].get("cases") for s in verdict["stages"] if s["name"] == "correctness")
+        print(f"| {task} | {statistics.median(cold):.2f} | {statistics.median(cached):.2f} | "
+              f"{pick('correctness'):.2f} / {pick('timing'):.2f} / {pick('recheck'):.2f} | {cases} |")
+    shutil.rmtree(home_cache)
+
+
+def repeatability(runs=5):
+    cache = pathlib.Path(tempfile.mkdtemp(prefix="ksmith-bench-rep-"))
+    print("| kernel | speedups | median | spread (max-min)/median |")
+    print("|---|---|---|---|")
+    for task in ["softmax", "matmul", "vector_add"]:
+        speedups = [evaluate(task, HONEST / f"{task}_fast.cpp", cache)[1]["speedup"] for _ in range(runs)]
+        median = statistics.median(speedups)
+        spread = (max(speedups) - min(speedups)) / median
+        print(f"| {task}_fast | {', '.join(f'{s:.3f}' for s in speedups)} | {median:.3f} | {100 * spread:.1f}% |")
+    shutil.rmtree(cache)
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "latency"
+    {"latency": latency, "repeatability": repeatability}[what]()
