@@ -9,6 +9,7 @@
 #include "backend/cpu/compiler.h"
 #include "core/files.h"
 #include "eval/cases.h"
+#include "sandbox/shared_memory.h"
 #include "sandbox/supervisor.h"
 #include "task/registry.h"
 
@@ -45,8 +46,9 @@ int main(int argc, char** argv) {
   run.header = prepared.layout.ToJson();
   run.header["type"] = "run";
   run.header["target"] = "candidate";
-  run.header["canary"] = 0x5a5a5a5a;
-  run.blob = prepared.inputs;
+  Message announce;
+  announce.header = prepared.layout.ToJson();
+  announce.header["type"] = "arena";
 
   for (bool sandbox : {true, false}) {
     std::vector<double> start_us, round_trip_us;
@@ -62,6 +64,12 @@ int main(int argc, char** argv) {
       auto ready = (*worker)->Request(setup, std::chrono::seconds(30), "setup");
       if (!ready || ready->type() != "ready") return 1;
       start_us.push_back(MicrosecondsSince(start));
+      auto memory = SharedMemory::Create(GuardedArena::RequiredBytes(prepared.layout));
+      if (!memory.ok()) return 1;
+      GuardedArena arena(prepared.layout, (*memory)->data());
+      if (!arena.Prepare(prepared.inputs, 0x5a5a5a5a).ok()) return 1;
+      auto shared = (*worker)->Request(announce, std::chrono::seconds(10), "arena", (*memory)->fd());
+      if (!shared || shared->type() != "arena_ready") return 1;
       for (int i = 0; i < 10; ++i) {
         const auto sent = Clock::now();
         auto reply = (*worker)->Request(run, std::chrono::seconds(10), "run");

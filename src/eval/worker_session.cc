@@ -19,7 +19,7 @@ using std::chrono::milliseconds;
 
 constexpr size_t kGuardBytes = 256;
 constexpr auto kSetupTimeout = milliseconds(30'000);
-constexpr double kTransferBytesPerMs = 100e3;  // pessimistic socket throughput [bytes/ms]
+constexpr auto kReplySlack = milliseconds(2000);  // beyond the call itself
 constexpr auto kIdleWindow = milliseconds(150);
 constexpr uint64_t kIdleTicksAllowed = 3;          // [clock ticks] in the idle window
 constexpr double kPhysicalSlack = 1.5;              // measured peaks are not the true peaks
@@ -30,10 +30,6 @@ constexpr uint64_t kTimingSalt = 0x7133;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-milliseconds TransferTimeout(size_t bytes, milliseconds call_timeout) {
-  return call_timeout + milliseconds(1000 + static_cast<int64_t>(bytes / kTransferBytesPerMs));
 }
 
 }  // namespace
@@ -122,18 +118,46 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
   return true;
 }
 
+GuardedArena* WorkerSession::ArenaFor(StageRecord& stage, const CaseLayout& layout) {
+  SharedArena& shared = arenas_[layout.Key()];
+  if (shared.arena) return shared.arena.get();
+  auto memory = SharedMemory::Create(GuardedArena::RequiredBytes(layout));
+  if (!memory.ok()) {
+    Finish(stage, VerdictStatus::kInfraError, memory.error().message);
+    return nullptr;
+  }
+  Message announce;
+  announce.header = layout.ToJson();
+  announce.header["type"] = "arena";
+  auto reply = worker_->Request(announce, kSetupTimeout, "sharing case memory", (*memory)->fd());
+  if (!reply) {
+    WorkerFailed(stage);
+    return nullptr;
+  }
+  if (reply->type() != "arena_ready") {
+    Finish(stage, VerdictStatus::kInfraError,
+           "worker error: " + reply->header.value("message", std::string("?")));
+    return nullptr;
+  }
+  shared.arena = std::make_unique<GuardedArena>(layout, (*memory)->data());
+  shared.memory = std::move(memory.value());
+  return shared.arena.get();
+}
+
 bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared,
                             bool after_timing, std::string* snapshot_out) {
+  GuardedArena* arena = ArenaFor(stage, prepared.layout);
+  if (arena == nullptr) return false;
+  if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
+    return Finish(stage, VerdictStatus::kInfraError, status.error().message);
+  }
   // The reference runs here while the worker runs the candidate.
   auto expected = std::async(std::launch::async, [&] { ComputeExpected(task_, reference_, prepared); });
   Message request;
   request.header = prepared.layout.ToJson();
   request.header["type"] = "run";
   request.header["target"] = "candidate";
-  request.header["canary"] = canary_;
-  request.blob = prepared.inputs;
-  const size_t bytes = prepared.inputs.size() + prepared.layout.SnapshotBytes();
-  auto reply = worker_->Request(request, TransferTimeout(bytes, options_.call_timeout),
+  auto reply = worker_->Request(request, options_.call_timeout + kReplySlack,
                                 "running case " + spec.label);
   expected.wait();
   if (!reply) return WorkerFailed(stage);
@@ -141,7 +165,9 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
     return Finish(stage, VerdictStatus::kInfraError,
                   "worker error: " + reply->header.value("message", std::string("?")));
   }
-  const CaseCheck check = CheckSnapshot(task_, prepared, reply->blob, canary_);
+  // Judge a private copy: the shared pages stay writable from the worker's side.
+  std::string snapshot = arena->Snapshot();
+  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot, canary_);
   stage.details["worst_norm_error"] =
       std::max(stage.details.value("worst_norm_error", 0.0), check.worst_norm_error);
   if (check.problem != CaseProblem::kNone) stage.details["failed_case"] = spec.label;
@@ -162,7 +188,7 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
       return Finish(stage, VerdictStatus::kIntegrityViolation,
                     fmt::format("at {}: the kernel {}", spec.label, check.description));
   }
-  if (snapshot_out != nullptr) *snapshot_out = std::move(reply->blob);
+  if (snapshot_out != nullptr) *snapshot_out = std::move(snapshot);
   return true;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "eval/cases.h"
 #include "eval/evaluator.h"
 #include "eval/verdict.h"
+#include "sandbox/layout.h"
+#include "sandbox/shared_memory.h"
 #include "sandbox/supervisor.h"
 
 namespace ksmith {
@@ -37,6 +40,8 @@ class WorkerSession {
   bool Start(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
   /// Runs one case on the candidate; fails the stage on any problem. `after_timing` marks the
   /// re-check, where a wrong answer means the kernel changed its behaviour.
+  /// The shared arena for `layout`, created and handed to the worker on first use.
+  GuardedArena* ArenaFor(StageRecord& stage, const CaseLayout& layout);
   bool RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
                std::string* snapshot_out = nullptr);
   bool Correctness();
@@ -55,6 +60,13 @@ class WorkerSession {
   uint32_t canary_ = 0;
   std::unique_ptr<WorkerProcess> worker_;
   std::unique_ptr<ScopedTempDir> scratch_;
+  struct SharedArena {
+    std::unique_ptr<SharedMemory> memory;
+    std::unique_ptr<GuardedArena> arena;
+  };
+  /// Case memory shared with the worker, one per layout: the same shape always gets the same
+  /// addresses, so a kernel that caches results by pointer sees fresh values behind old pointers.
+  std::map<std::string, SharedArena> arenas_;
   std::vector<CaseSpec> cases_;
   size_t determinism_case_ = 0;
   std::string determinism_snapshot_;

@@ -1,5 +1,6 @@
 #include "sandbox/layout.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -55,20 +56,37 @@ size_t CaseLayout::SnapshotBytes() const {
   return total;
 }
 
-GuardedArena::GuardedArena(const CaseLayout& layout) : layout_(layout) {
+size_t GuardedArena::RequiredBytes(const CaseLayout& layout) {
+  size_t total = 0;
+  for (const auto& slot : layout.tensors) total += RoundUp(slot.bytes + 2 * layout.guard_bytes, kAlignment);
+  return std::max(total, kAlignment);
+}
+
+GuardedArena::GuardedArena(const CaseLayout& layout) : layout_(layout), owns_memory_(true) {
+  base_ = static_cast<unsigned char*>(std::aligned_alloc(kAlignment, RequiredBytes(layout_)));
+  if (base_ == nullptr) throw std::bad_alloc();
+  PlaceTensors();
+}
+
+GuardedArena::GuardedArena(const CaseLayout& layout, unsigned char* base)
+    : layout_(layout), base_(base) {
+  PlaceTensors();
+}
+
+void GuardedArena::PlaceTensors() {
   pointers_.assign(layout_.scalars.size(), nullptr);
   for (const auto& slot : layout_.tensors) {
     offsets_.push_back(total_bytes_);
     total_bytes_ += RoundUp(slot.bytes + 2 * layout_.guard_bytes, kAlignment);
   }
-  base_ = static_cast<unsigned char*>(std::aligned_alloc(kAlignment, std::max<size_t>(total_bytes_, kAlignment)));
-  if (base_ == nullptr) throw std::bad_alloc();
   for (size_t i = 0; i < layout_.tensors.size(); ++i) {
     pointers_[layout_.tensors[i].parameter] = base_ + offsets_[i] + layout_.guard_bytes;
   }
 }
 
-GuardedArena::~GuardedArena() { std::free(base_); }
+GuardedArena::~GuardedArena() {
+  if (owns_memory_) std::free(base_);
+}
 
 Status GuardedArena::Prepare(std::string_view inputs, uint32_t canary) {
   size_t consumed = 0;

@@ -35,8 +35,14 @@ struct CaseLayout {
 /// One allocation holding [guard | tensor | guard] per tensor, 64-byte aligned tensors.
 class GuardedArena {
  public:
+  /// Allocates its own memory.
   explicit GuardedArena(const CaseLayout& layout);
+  /// Uses memory owned elsewhere (a mapping shared between evaluator and worker): 64-byte
+  /// aligned and at least RequiredBytes(layout) long.
+  GuardedArena(const CaseLayout& layout, unsigned char* base);
   ~GuardedArena();
+
+  static size_t RequiredBytes(const CaseLayout& layout);
   GuardedArena(const GuardedArena&) = delete;
   GuardedArena& operator=(const GuardedArena&) = delete;
 
@@ -54,7 +60,10 @@ class GuardedArena {
   std::vector<size_t> offsets_;  // start of each slot's leading guard
   size_t total_bytes_ = 0;
   unsigned char* base_ = nullptr;
+  bool owns_memory_ = false;
   std::vector<void*> pointers_;  // per signature parameter
+
+  void PlaceTensors();
 };
 
 /// Fills `size` bytes with the 4-byte `pattern` repeated.

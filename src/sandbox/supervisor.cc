@@ -13,6 +13,7 @@
 
 #include "core/files.h"
 #include "core/strings.h"
+#include "sandbox/shared_memory.h"
 
 namespace ksmith {
 
@@ -76,10 +77,11 @@ void WorkerProcess::Fail(WorkerFailureKind kind, std::string description) {
 
 std::optional<Message> WorkerProcess::Request(const Message& request,
                                               std::chrono::milliseconds timeout,
-                                              const std::string& activity) {
+                                              const std::string& activity, int descriptor) {
   if (failure_) return std::nullopt;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const bool sent = WriteMessage(channel_fd_, request).ok();
+  const bool sent = WriteMessage(channel_fd_, request).ok() &&
+                    (descriptor < 0 || SendDescriptor(channel_fd_, descriptor).ok());
   auto reply = sent ? ReadMessage(channel_fd_, deadline)
                     : Result<Message>(MakeError(ErrorKind::kNotFound, "channel closed"));
   if (reply.ok()) return std::move(reply.value());

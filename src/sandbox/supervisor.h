@@ -42,8 +42,9 @@ class WorkerProcess {
 
   /// Sends `request` and waits up to `timeout` for a reply. On any failure the worker is killed
   /// and reaped, and the failure says what happened; `activity` names the step for messages.
+  /// `descriptor`, when given, travels right after the request (SCM_RIGHTS).
   std::optional<Message> Request(const Message& request, std::chrono::milliseconds timeout,
-                                 const std::string& activity);
+                                 const std::string& activity, int descriptor = -1);
 
   /// Set once a request failed.
   const std::optional<WorkerFailure>& failure() const { return failure_; }

@@ -14,6 +14,7 @@
 #include "sandbox/layout.h"
 #include "sandbox/policy.h"
 #include "sandbox/protocol.h"
+#include "sandbox/shared_memory.h"
 #include "sandbox/timing_loop.h"
 
 namespace ksmith {
@@ -69,35 +70,53 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
   return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}});
 }
 
+struct SharedArena {
+  std::unique_ptr<SharedMemory> memory;
+  std::unique_ptr<GuardedArena> arena;
+};
+
+// The evaluator owns the case memory and shares it: it writes inputs, guards and poison, and
+// reads the results in place. The worker only maps it and calls the kernel.
+Message HandleArena(const Message& request, int channel_fd,
+                    std::map<std::string, SharedArena>& arenas) {
+  auto layout = CaseLayout::FromJson(request.header);
+  auto fd = ReceiveDescriptor(channel_fd, std::nullopt);
+  if (!fd.ok()) return Reply("error", {{"message", fd.error().message}});
+  if (!layout.ok()) {
+    ::close(*fd);
+    return Reply("error", {{"message", layout.error().message}});
+  }
+  auto memory = SharedMemory::Map(*fd, GuardedArena::RequiredBytes(*layout));
+  if (!memory.ok()) return Reply("error", {{"message", memory.error().message}});
+  SharedArena shared;
+  shared.arena = std::make_unique<GuardedArena>(*layout, (*memory)->data());
+  shared.memory = std::move(memory.value());
+  arenas[layout->Key()] = std::move(shared);
+  return Reply("arena_ready");
+}
+
 Message HandleRun(const Message& request, const Kernels& kernels,
-                  std::map<std::string, std::unique_ptr<GuardedArena>>& arenas) {
+                  const std::map<std::string, SharedArena>& arenas) {
   auto layout = CaseLayout::FromJson(request.header);
   if (!layout.ok()) return Reply("error", {{"message", layout.error().message}});
   const bool on_baseline = request.header.value("target", std::string()) == "baseline";
   const KernelEntry entry = on_baseline ? kernels.baseline : kernels.candidate;
   if (entry == nullptr) return Reply("error", {{"message", "no such kernel loaded"}});
-  // The same layout gets the same addresses every time: a kernel that caches results by
-  // pointer sees fresh values behind old pointers.
-  auto& arena = arenas[layout->Key()];
-  if (!arena) arena = std::make_unique<GuardedArena>(*layout);
-  if (auto status = arena->Prepare(request.blob, request.header.value("canary", 0u)); !status.ok()) {
-    return Reply("error", {{"message", status.error().message}});
-  }
+  const auto found = arenas.find(layout->Key());
+  if (found == arenas.end()) return Reply("error", {{"message", "no arena for this layout"}});
+  const GuardedArena& arena = *found->second.arena;
   const auto start = std::chrono::steady_clock::now();
-  entry(arena->pointers(), arena->scalars());
+  entry(arena.pointers(), arena.scalars());
   const auto stop = std::chrono::steady_clock::now();
-  Message reply = Reply(
-      "result", {{"elapsed_ns",
-                  std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count()}});
-  reply.blob = arena->Snapshot();
-  return reply;
+  return Reply("result", {{"elapsed_ns",
+                           std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count()}});
 }
 
 }  // namespace
 
 int RunWorker(int channel_fd) {
   Kernels kernels;
-  std::map<std::string, std::unique_ptr<GuardedArena>> arenas;
+  std::map<std::string, SharedArena> arenas;
   while (true) {
     auto request = ReadMessage(channel_fd, std::nullopt);
     if (!request.ok()) return request.error().kind == ErrorKind::kNotFound ? 0 : 3;
@@ -105,6 +124,8 @@ int RunWorker(int channel_fd) {
     Message reply;
     if (type == "setup") {
       reply = HandleSetup(*request, kernels);
+    } else if (type == "arena") {
+      reply = HandleArena(*request, channel_fd, arenas);
     } else if (type == "run") {
       reply = HandleRun(*request, kernels, arenas);
     } else if (type == "time") {
