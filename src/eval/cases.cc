@@ -1,5 +1,7 @@
 #include "eval/cases.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -17,10 +19,32 @@ int64_t LargestTensor(const Task& task, const DimValues& shape) {
   return largest;
 }
 
+constexpr int64_t kRandomShapeMaxElements = int64_t{1} << 20;
+constexpr int64_t kRandomShapeMaxFlops = int64_t{100'000'000};
+constexpr int kRandomShapeDraws = 32;
+constexpr uint64_t kRandomShapeSalt = 0x5a4e;
+
 }  // namespace
 
+std::optional<DimValues> RandomShape(const Task& task, uint64_t seed) {
+  for (int draw = 0; draw < kRandomShapeDraws; ++draw) {
+    DimValues shape;
+    for (size_t d = 0; d < task.dims.size(); ++d) {
+      int64_t largest = 1;
+      for (const auto& eval : task.eval_shapes) largest = std::max(largest, eval.at(task.dims[d]));
+      const double u = UniformOpen01(seed, draw, d);
+      shape[task.dims[d]] = std::clamp<int64_t>(
+          static_cast<int64_t>(std::exp(u * std::log(static_cast<double>(largest) + 1.0))), 1, largest);
+    }
+    if (LargestTensor(task, shape) <= kRandomShapeMaxElements && task.Flops(shape) <= kRandomShapeMaxFlops) {
+      return shape;
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seeds,
-                                int64_t large_elements) {
+                                int64_t large_elements, int random_shapes) {
   std::vector<CaseSpec> cases;
   uint64_t ordinal = 0;
   auto add = [&](const DimValues& shape, Distribution distribution, int seed_index) {
@@ -37,6 +61,12 @@ std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seed
     for (Distribution distribution : task.distributions) {
       for (int s = 0; s < shape_seeds; ++s) add(shape, distribution, s);
     }
+  }
+  for (int r = 0; r < random_shapes; ++r) {
+    const auto shape = RandomShape(task, DeriveSeed(secret_seed, kRandomShapeSalt + r));
+    if (!shape) continue;
+    add(*shape, task.distributions[static_cast<size_t>(r) % task.distributions.size()], 0);
+    cases.back().label += " (random shape)";
   }
   add(task.bench_shape, task.distributions.front(), 0);
   return cases;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,9 +26,15 @@ struct CaseSpec {
 };
 
 /// Every eval shape x every distribution x `seeds` seeds (one seed for shapes above
-/// `large_elements`), then the bench shape once, so that timing runs on a verified shape.
+/// `large_elements`), then `random_shapes` shapes drawn from the secret seed (so that not even
+/// the task file tells a kernel which shapes it will meet), then the bench shape once, so that
+/// timing runs on a verified shape.
 std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seeds,
-                                int64_t large_elements);
+                                int64_t large_elements, int random_shapes = 2);
+
+/// A shape whose dims are drawn log-uniformly between 1 and the largest value each dim takes in
+/// the eval shapes, small enough to check quickly; nullopt if none fits after a few draws.
+std::optional<DimValues> RandomShape(const Task& task, uint64_t seed);
 
 struct PreparedCase {
   CaseLayout layout;

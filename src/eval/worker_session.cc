@@ -220,11 +220,14 @@ bool WorkerSession::Correctness() {
   }
   stage.seconds = SecondsSince(start);
   stage.details["cases"] = cases_.size();
-  stage.details["summary"] = fmt::format("{} cases ({} shapes x {} distributions x up to {} seeds, "
-                                         "plus the bench shape); worst norm-wise error {:.2g}",
-                                         cases_.size(), task_.eval_shapes.size(),
-                                         task_.distributions.size(), options_.seeds,
-                                         stage.details.value("worst_norm_error", 0.0));
+  const auto random_shapes = std::count_if(cases_.begin(), cases_.end(), [](const CaseSpec& spec) {
+    return spec.label.find("random shape") != std::string::npos;
+  });
+  stage.details["summary"] = fmt::format(
+      "{} cases ({} shapes x {} distributions x up to {} seeds, {} random shapes, the bench shape); "
+      "worst norm-wise error {:.2g}",
+      cases_.size(), task_.eval_shapes.size(), task_.distributions.size(), options_.seeds,
+      random_shapes, stage.details.value("worst_norm_error", 0.0));
   return true;
 }
 
