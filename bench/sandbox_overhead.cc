@@ -61,18 +61,18 @@ int main(int argc, char** argv) {
                       {"baseline", ""}, {"sandbox", sandbox}, {"scratch", scratch.path().string()},
                       {"readable", {build->shared_object.parent_path().string()}},
                       {"limits", nlohmann::json::object()}};
-      auto ready = (*worker)->Request(setup, std::chrono::seconds(30), "setup");
+      auto ready = (*worker)->Request(setup, "ready", std::chrono::seconds(30), "setup");
       if (!ready || ready->type() != "ready") return 1;
       start_us.push_back(MicrosecondsSince(start));
       auto memory = SharedMemory::Create(GuardedArena::RequiredBytes(prepared.layout));
       if (!memory.ok()) return 1;
       GuardedArena arena(prepared.layout, (*memory)->data());
       if (!arena.Prepare(prepared.inputs, 0x5a5a5a5a).ok()) return 1;
-      auto shared = (*worker)->Request(announce, std::chrono::seconds(10), "arena", (*memory)->fd());
+      auto shared = (*worker)->Request(announce, "arena_ready", std::chrono::seconds(10), "arena", (*memory)->fd());
       if (!shared || shared->type() != "arena_ready") return 1;
       for (int i = 0; i < 10; ++i) {
         const auto sent = Clock::now();
-        auto reply = (*worker)->Request(run, std::chrono::seconds(10), "run");
+        auto reply = (*worker)->Request(run, "result", std::chrono::seconds(10), "run");
         if (!reply) return 1;
         round_trip_us.push_back(MicrosecondsSince(sent));
       }

@@ -72,6 +72,7 @@ bool WorkerSession::Run(const std::filesystem::path& candidate,
   canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 0)) | 0x01010101u;
   if (!Start(candidate, baseline) || !Correctness() || !Determinism() || !IdleCheck()) return false;
   if (options_.time && (!TimeAgainstBaseline() || !Recheck() || !PhysicalLimit())) return false;
+  if (!CloseWorker()) return false;
   verdict_.status = VerdictStatus::kPassed;
   verdict_.reason = fmt::format("correct on all {} cases", cases_.size());
   if (verdict_.timing) {
@@ -99,7 +100,7 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
                   {"readable", {candidate.parent_path().string(), baseline.parent_path().string()}},
                   {"limits", {{"cpu_seconds", 600}, {"memory_bytes", uint64_t{16} << 30},
                               {"file_bytes", uint64_t{64} << 20}}}};
-  auto reply = worker_->Request(setup, kSetupTimeout, "loading the candidate");
+  auto reply = worker_->Request(setup, "ready", kSetupTimeout, "loading the candidate");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage);
   if (reply->header.contains("protections")) {
@@ -129,7 +130,8 @@ GuardedArena* WorkerSession::ArenaFor(StageRecord& stage, const CaseLayout& layo
   Message announce;
   announce.header = layout.ToJson();
   announce.header["type"] = "arena";
-  auto reply = worker_->Request(announce, kSetupTimeout, "sharing case memory", (*memory)->fd());
+  auto reply = worker_->Request(announce, "arena_ready", kSetupTimeout, "sharing case memory",
+                                (*memory)->fd());
   if (!reply) {
     WorkerFailed(stage);
     return nullptr;
@@ -157,7 +159,7 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   request.header = prepared.layout.ToJson();
   request.header["type"] = "run";
   request.header["target"] = "candidate";
-  auto reply = worker_->Request(request, options_.call_timeout + kReplySlack,
+  auto reply = worker_->Request(request, "result", options_.call_timeout + kReplySlack,
                                 "running case " + spec.label);
   expected.wait();
   if (!reply) return WorkerFailed(stage);
@@ -301,7 +303,7 @@ bool WorkerSession::TimeAgainstBaseline() {
                            {"accumulation", task_.Accumulation(task_.bench_shape)}}}});
   const auto timeout = milliseconds(30'000) + 16 * options_.call_timeout +
                        milliseconds(static_cast<int64_t>(2000 * options_.timing_budget_s));
-  auto reply = worker_->Request(request, timeout, "timing");
+  auto reply = worker_->Request(request, "timing", timeout, "timing");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage);
   const auto& result = reply->header;
@@ -351,6 +353,16 @@ bool WorkerSession::Recheck() {
   }
   stage.seconds = SecondsSince(start);
   stage.details["summary"] = "correct after timing, on fresh values in the same buffers";
+  return true;
+}
+
+bool WorkerSession::CloseWorker() {
+  auto& stage = Stage("close");
+  const auto start = Clock::now();
+  const bool closed = worker_->Close(kSetupTimeout);
+  stage.seconds = SecondsSince(start);
+  if (!closed) return WorkerFailed(stage);
+  stage.details["summary"] = "the worker exited cleanly with nothing left unread";
   return true;
 }
 

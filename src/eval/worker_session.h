@@ -50,6 +50,7 @@ class WorkerSession {
   bool TimeAgainstBaseline();
   bool Recheck();
   bool PhysicalLimit();
+  bool CloseWorker();
 
   const Task& task_;
   const EvalOptions& options_;

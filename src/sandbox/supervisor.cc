@@ -1,5 +1,6 @@
 #include "sandbox/supervisor.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,12 +9,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
 #include "core/files.h"
 #include "core/strings.h"
 #include "sandbox/shared_memory.h"
+#include "tensor/random.h"
 
 namespace ksmith {
 
@@ -55,7 +58,10 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions&
     ::close(sockets[0]);
     return pid.error();
   }
-  return std::unique_ptr<WorkerProcess>(new WorkerProcess(*pid, sockets[0], spawn.output_path));
+  std::random_device device;
+  const uint64_t nonce_seed = (static_cast<uint64_t>(device()) << 32) ^ device();
+  return std::unique_ptr<WorkerProcess>(
+      new WorkerProcess(*pid, sockets[0], spawn.output_path, nonce_seed));
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -75,16 +81,24 @@ void WorkerProcess::Fail(WorkerFailureKind kind, std::string description) {
   failure_ = WorkerFailure{kind, std::move(description)};
 }
 
-std::optional<Message> WorkerProcess::Request(const Message& request,
+std::optional<Message> WorkerProcess::Request(Message request, const std::string& expected_type,
                                               std::chrono::milliseconds timeout,
                                               const std::string& activity, int descriptor) {
   if (failure_) return std::nullopt;
+  const uint64_t nonce = MixCounter(nonce_seed_, 0x40ce, requests_++);
+  request.header["nonce"] = nonce;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const bool sent = WriteMessage(channel_fd_, request).ok() &&
                     (descriptor < 0 || SendDescriptor(channel_fd_, descriptor).ok());
   auto reply = sent ? ReadMessage(channel_fd_, deadline)
                     : Result<Message>(MakeError(ErrorKind::kNotFound, "channel closed"));
-  if (reply.ok()) return std::move(reply.value());
+  if (reply.ok()) {
+    const std::string type = reply->type();
+    const bool expected = type == expected_type || type == "error" || type == "load_error";
+    if (expected && reply->header.value("nonce", uint64_t{0}) == nonce) return std::move(reply.value());
+    reply = MakeError(ErrorKind::kProtocol,
+                      "reply '{}' does not answer the request (forged or out of order)", type);
+  }
   switch (reply.error().kind) {
     case ErrorKind::kTimeout:
       Fail(WorkerFailureKind::kTimedOut,
@@ -114,6 +128,27 @@ std::optional<Message> WorkerProcess::Request(const Message& request,
                        reply.error().message));
   }
   return std::nullopt;
+}
+
+bool WorkerProcess::Close(std::chrono::milliseconds timeout) {
+  Message bye;
+  bye.header = {{"type", "bye"}};
+  if (!Request(bye, "goodbye", timeout, "closing the worker")) return false;
+  // Anything still in the channel after the last reply was not asked for.
+  pollfd poll_fd{channel_fd_, POLLIN, 0};
+  char byte;
+  if (::poll(&poll_fd, 1, 0) > 0 && ::recv(channel_fd_, &byte, 1, MSG_PEEK) > 0) {
+    Fail(WorkerFailureKind::kProtocol, "the worker sent data nobody asked for (a forged frame)");
+    return false;
+  }
+  const ProcessExit exit = WaitForProcess(pid_, timeout);
+  reaped_ = true;
+  if (!exit.succeeded()) {
+    Fail(exit.timed_out ? WorkerFailureKind::kTimedOut : WorkerFailureKind::kExited,
+         fmt::format("the worker did not exit cleanly after its last request ({})", exit.Describe()));
+    return false;
+  }
+  return true;
 }
 
 std::string WorkerProcess::OutputTail(size_t max_bytes) const {

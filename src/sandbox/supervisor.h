@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -40,11 +41,19 @@ class WorkerProcess {
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
-  /// Sends `request` and waits up to `timeout` for a reply. On any failure the worker is killed
-  /// and reaped, and the failure says what happened; `activity` names the step for messages.
-  /// `descriptor`, when given, travels right after the request (SCM_RIGHTS).
-  std::optional<Message> Request(const Message& request, std::chrono::milliseconds timeout,
-                                 const std::string& activity, int descriptor = -1);
+  /// Sends `request` and waits up to `timeout` for a reply of type `expected_type` (or "error"
+  /// / "load_error", which the worker sends for its own failures). Every request carries a fresh
+  /// random nonce that the reply must echo, so a frame that a candidate forged, or a stale reply,
+  /// is a protocol failure. On any failure the worker is killed and reaped, and the failure says
+  /// what happened; `activity` names the step for messages. `descriptor`, when given, travels
+  /// right after the request (SCM_RIGHTS).
+  std::optional<Message> Request(Message request, const std::string& expected_type,
+                                 std::chrono::milliseconds timeout, const std::string& activity,
+                                 int descriptor = -1);
+
+  /// Asks the worker to exit and checks that it did, cleanly and with nothing left unread.
+  /// Returns false (with failure() set) otherwise.
+  bool Close(std::chrono::milliseconds timeout);
 
   /// Set once a request failed.
   const std::optional<WorkerFailure>& failure() const { return failure_; }
@@ -55,8 +64,8 @@ class WorkerProcess {
   std::optional<uint64_t> CpuTicks() const;
 
  private:
-  WorkerProcess(pid_t pid, int channel_fd, std::filesystem::path log_path)
-      : pid_(pid), channel_fd_(channel_fd), log_path_(std::move(log_path)) {}
+  WorkerProcess(pid_t pid, int channel_fd, std::filesystem::path log_path, uint64_t nonce_seed)
+      : pid_(pid), channel_fd_(channel_fd), log_path_(std::move(log_path)), nonce_seed_(nonce_seed) {}
   void Fail(WorkerFailureKind kind, std::string description);
 
   pid_t pid_;
@@ -64,6 +73,8 @@ class WorkerProcess {
   std::filesystem::path log_path_;
   std::optional<WorkerFailure> failure_;
   bool reaped_ = false;
+  uint64_t nonce_seed_;
+  uint64_t requests_ = 0;
 };
 
 }  // namespace ksmith

@@ -131,11 +131,13 @@ int RunWorker(int channel_fd) {
     } else if (type == "time") {
       reply = Reply("timing", RunTimingLoop(request->header, kernels.candidate, kernels.baseline));
     } else if (type == "bye") {
-      return 0;
+      reply = Reply("goodbye");
     } else {
       reply = Reply("error", {{"message", "unknown request '" + type + "'"}});
     }
+    if (request->header.contains("nonce")) reply.header["nonce"] = request->header["nonce"];
     if (!WriteMessage(channel_fd, reply).ok()) return 4;
+    if (type == "bye") return 0;
   }
 }
 
