@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <future>
 #include <thread>
 
 #include "core/files.h"
+#include "sandbox/timing_loop.h"
 #include "tensor/random.h"
 
 namespace ksmith {
@@ -20,6 +22,7 @@ using std::chrono::milliseconds;
 constexpr size_t kGuardBytes = 256;
 constexpr auto kSetupTimeout = milliseconds(30'000);
 constexpr auto kReplySlack = milliseconds(2000);  // beyond the call itself
+constexpr size_t kCasesPreparedAhead = 2;
 constexpr auto kIdleWindow = milliseconds(150);
 constexpr uint64_t kIdleTicksAllowed = 3;          // [clock ticks] in the idle window
 constexpr double kPhysicalSlack = 1.5;              // measured peaks are not the true peaks
@@ -153,15 +156,18 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
     return Finish(stage, VerdictStatus::kInfraError, status.error().message);
   }
-  // The reference runs here while the worker runs the candidate.
-  auto expected = std::async(std::launch::async, [&] { ComputeExpected(task_, reference_, prepared); });
+  // Unless it was computed ahead, the reference runs here while the worker runs the candidate.
+  std::future<void> expected;
+  if (prepared.expected.empty()) {
+    expected = std::async(std::launch::async, [&] { ComputeExpected(task_, reference_, prepared); });
+  }
   Message request;
   request.header = prepared.layout.ToJson();
   request.header["type"] = "run";
   request.header["target"] = "candidate";
   auto reply = worker_->Request(request, "result", options_.call_timeout + kReplySlack,
                                 "running case " + spec.label);
-  expected.wait();
+  if (expected.valid()) expected.wait();
   if (!reply) return WorkerFailed(stage);
   if (reply->type() != "result") {
     return Finish(stage, VerdictStatus::kInfraError,
@@ -194,9 +200,31 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   return true;
 }
 
+void WorkerSession::StartTimingInputs() {
+  // Rotating sets whose total exceeds the last-level cache keep every timed call cold.
+  timing_plan_.layout = MakeLayout(task_, task_.bench_shape, kGuardBytes);
+  for (const auto& slot : timing_plan_.layout.tensors) {
+    timing_plan_.set_bytes += slot.output ? 2 * slot.bytes : slot.bytes;
+  }
+  const size_t set_bytes = std::max<size_t>(timing_plan_.set_bytes, 1);
+  const size_t wanted = (5 * machine_.llc_bytes / 2 + set_bytes - 1) / set_bytes;
+  const size_t affordable = std::max<size_t>(1, kMaxTimingBytes / set_bytes);
+  timing_plan_.sets = std::min({std::max<size_t>(wanted, 2), kMaxTimingSets, affordable});
+  timing_plan_.seed = DeriveSeed(secret_seed_, kTimingSalt);
+  timing_inputs_ = std::async(std::launch::async, [this]() -> Result<std::unique_ptr<SharedMemory>> {
+    const size_t bytes = TimingInputBytes(timing_plan_.layout, timing_plan_.sets);
+    auto memory = SharedMemory::Create(std::max<size_t>(bytes, 1));
+    if (!memory.ok()) return memory.error();
+    FillTimingInputs(timing_plan_.layout, timing_plan_.sets, task_.distributions.front(),
+                     timing_plan_.seed, reinterpret_cast<float*>((*memory)->data()));
+    return memory;
+  });
+}
+
 bool WorkerSession::Correctness() {
   const auto start = Clock::now();
   auto& stage = Stage("correctness");
+  if (options_.time) StartTimingInputs();
   cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
   // Determinism re-runs a mid-sized case: big enough for threads, small enough to be quick.
   int64_t best_elements = 0;
@@ -209,11 +237,27 @@ bool WorkerSession::Correctness() {
       determinism_case_ = i;
     }
   }
+  // Inputs and references are made a few cases ahead, while the worker runs the current one.
+  std::deque<std::future<PreparedCase>> ahead;
+  size_t next_to_prepare = 0;
+  auto prepare_ahead = [&] {
+    while (next_to_prepare < cases_.size() && ahead.size() < kCasesPreparedAhead) {
+      const CaseSpec& spec = cases_[next_to_prepare++];
+      ahead.push_back(std::async(std::launch::async, [this, &spec] {
+        PreparedCase prepared = PrepareCase(task_, spec, kGuardBytes);
+        ComputeExpected(task_, reference_, prepared);
+        return prepared;
+      }));
+    }
+  };
   for (size_t i = 0; i < cases_.size(); ++i) {
     if (options_.progress && (i % 8 == 0 || i + 1 == cases_.size())) {
       options_.progress(fmt::format("correctness {}/{}", i + 1, cases_.size()));
     }
-    PreparedCase prepared = PrepareCase(task_, cases_[i], kGuardBytes);
+    prepare_ahead();
+    PreparedCase prepared = ahead.front().get();
+    ahead.pop_front();
+    prepare_ahead();
     std::string* keep = i == determinism_case_ ? &determinism_snapshot_ : nullptr;
     if (!RunCase(stage, cases_[i], prepared, false, keep)) {
       stage.seconds = SecondsSince(start);
@@ -250,8 +294,25 @@ bool WorkerSession::Determinism() {
   return true;
 }
 
+void WorkerSession::StartRecheckCases() {
+  // Fresh values into buffers the kernel has already seen: the first eval shape and the bench
+  // shape, each under a new seed.
+  recheck_cases_ = {cases_.front(), cases_.back()};
+  for (size_t i = 0; i < recheck_cases_.size(); ++i) {
+    recheck_cases_[i].seed = DeriveSeed(secret_seed_, kRecheckSalt + i);
+    recheck_cases_[i].label += " (re-check, new values)";
+    recheck_prepared_.push_back(std::async(std::launch::async, [this, i] {
+      PreparedCase prepared = PrepareCase(task_, recheck_cases_[i], kGuardBytes);
+      ComputeExpected(task_, reference_, prepared);
+      return prepared;
+    }));
+  }
+}
+
 bool WorkerSession::IdleCheck() {
   auto& stage = Stage("idle_check");
+  // The evaluator's own work during the window is fine: only the worker's CPU time is measured.
+  if (options_.time) StartRecheckCases();
   const auto before = worker_->CpuTicks();
   std::this_thread::sleep_for(kIdleWindow);
   const auto after = worker_->CpuTicks();
@@ -277,18 +338,18 @@ bool WorkerSession::TimeAgainstBaseline() {
   const auto start = Clock::now();
   auto& stage = Stage("timing");
   if (options_.progress) options_.progress("timing against the baseline");
-  CaseLayout layout = MakeLayout(task_, task_.bench_shape, kGuardBytes);
-  size_t set_bytes = 0;
-  for (const auto& slot : layout.tensors) set_bytes += slot.output ? 2 * slot.bytes : slot.bytes;
-  const size_t wanted = (5 * machine_.llc_bytes / 2 + set_bytes - 1) / std::max<size_t>(set_bytes, 1);
-  const size_t affordable = std::max<size_t>(1, kMaxTimingBytes / std::max<size_t>(set_bytes, 1));
-  const size_t sets = std::min({std::max<size_t>(wanted, 2), kMaxTimingSets, affordable});
+  if (!timing_inputs_.valid()) StartTimingInputs();
+  auto inputs = timing_inputs_.get();
+  if (!inputs.ok()) return Finish(stage, VerdictStatus::kInfraError, inputs.error().message);
+  const CaseLayout& layout = timing_plan_.layout;
+  const size_t sets = timing_plan_.sets;
+  const size_t set_bytes = timing_plan_.set_bytes;
   const TensorSpec& first_output = task_.outputs.front();
   Message request;
   request.header = layout.ToJson();
   request.header.update({{"type", "time"},
                          {"sets", sets},
-                         {"seed", DeriveSeed(secret_seed_, kTimingSalt)},
+                         {"seed", timing_plan_.seed},
                          {"distribution", DistributionName(task_.distributions.front())},
                          {"mutations", 16},
                          {"min_rounds", 5},
@@ -303,7 +364,7 @@ bool WorkerSession::TimeAgainstBaseline() {
                            {"accumulation", task_.Accumulation(task_.bench_shape)}}}});
   const auto timeout = milliseconds(30'000) + 16 * options_.call_timeout +
                        milliseconds(static_cast<int64_t>(2000 * options_.timing_budget_s));
-  auto reply = worker_->Request(request, "timing", timeout, "timing");
+  auto reply = worker_->Request(request, "timing", timeout, "timing", (*inputs)->fd());
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage);
   const auto& result = reply->header;
@@ -334,6 +395,8 @@ bool WorkerSession::TimeAgainstBaseline() {
   timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
   verdict_.timing = timing;
   stage.details["rounds"] = candidate_us.size();
+  stage.details["setup_s"] = result.value("setup_s", 0.0);
+  stage.details["loop_s"] = result.value("loop_s", 0.0);
   stage.details["summary"] = fmt::format("{} rounds over {} rotating input sets of {:.1f} MiB",
                                          candidate_us.size(), sets, set_bytes / 1048576.0);
   return true;
@@ -342,14 +405,10 @@ bool WorkerSession::TimeAgainstBaseline() {
 bool WorkerSession::Recheck() {
   const auto start = Clock::now();
   auto& stage = Stage("recheck");
-  // Fresh values into buffers the kernel has already seen: the first eval shape and the bench
-  // shape, each under a new seed.
-  std::vector<CaseSpec> rechecks = {cases_.front(), cases_.back()};
-  for (size_t i = 0; i < rechecks.size(); ++i) {
-    rechecks[i].seed = DeriveSeed(secret_seed_, kRecheckSalt + i);
-    rechecks[i].label += " (re-check, new values)";
-    PreparedCase prepared = PrepareCase(task_, rechecks[i], kGuardBytes);
-    if (!RunCase(stage, rechecks[i], prepared, true)) return false;
+  if (recheck_prepared_.empty()) StartRecheckCases();
+  for (size_t i = 0; i < recheck_cases_.size(); ++i) {
+    PreparedCase prepared = recheck_prepared_[i].get();
+    if (!RunCase(stage, recheck_cases_[i], prepared, true)) return false;
   }
   stage.seconds = SecondsSince(start);
   stage.details["summary"] = "correct after timing, on fresh values in the same buffers";

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,6 +70,20 @@ class WorkerSession {
   /// addresses, so a kernel that caches results by pointer sees fresh values behind old pointers.
   std::map<std::string, SharedArena> arenas_;
   std::vector<CaseSpec> cases_;
+  /// The timing inputs, generated in the background while correctness runs.
+  struct TimingPlan {
+    CaseLayout layout;
+    size_t sets = 1;
+    size_t set_bytes = 0;
+    uint64_t seed = 0;
+  };
+  TimingPlan timing_plan_;
+  std::future<Result<std::unique_ptr<SharedMemory>>> timing_inputs_;
+  void StartTimingInputs();
+  /// The re-check's cases, prepared while the idle check waits.
+  std::vector<CaseSpec> recheck_cases_;
+  std::vector<std::future<PreparedCase>> recheck_prepared_;
+  void StartRecheckCases();
   size_t determinism_case_ = 0;
   std::string determinism_snapshot_;
 };

@@ -3,11 +3,10 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <span>
 #include <vector>
 
-#include "sandbox/layout.h"
 #include "tensor/compare.h"
-#include "tensor/random.h"
 
 namespace ksmith {
 namespace {
@@ -21,7 +20,7 @@ constexpr uint64_t kMutationValueStream = 3'000'000;
 constexpr uint64_t kOrderStream = 4'000'000;
 
 struct RoundBuffers {
-  std::vector<std::vector<float>> inputs;
+  std::vector<std::span<float>> inputs;  // into the shared input block
   std::vector<std::vector<float>> candidate_outputs;
   std::vector<std::vector<float>> baseline_outputs;
   std::vector<void*> candidate_pointers;
@@ -51,7 +50,26 @@ double TimeCall(KernelEntry entry, void* const* pointers, const int64_t* scalars
 
 }  // namespace
 
-nlohmann::json RunTimingLoop(const nlohmann::json& request, KernelEntry candidate,
+size_t TimingInputBytes(const CaseLayout& layout, size_t sets) {
+  size_t bytes = 0;
+  for (const auto& slot : layout.tensors) bytes += slot.output ? 0 : slot.bytes;
+  return bytes * sets;
+}
+
+void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distribution,
+                      uint64_t seed, float* inputs) {
+  for (size_t set = 0; set < sets; ++set) {
+    for (size_t t = 0; t < layout.tensors.size(); ++t) {
+      const auto& slot = layout.tensors[t];
+      if (slot.output) continue;
+      const size_t count = slot.bytes / sizeof(float);
+      FillRandom(inputs, count, distribution, seed, kSetStreamBase + set * 64 + t);
+      inputs += count;
+    }
+  }
+}
+
+nlohmann::json RunTimingLoop(const nlohmann::json& request, float* inputs, KernelEntry candidate,
                              KernelEntry baseline) {
   auto layout = CaseLayout::FromJson(request);
   if (!layout.ok()) return {{"error", layout.error().message}};
@@ -70,6 +88,7 @@ nlohmann::json RunTimingLoop(const nlohmann::json& request, KernelEntry candidat
   const double epsilon = tolerance_json.value("epsilon", 0x1p-24);
   const double accumulation = tolerance_json.value("accumulation", 1.0);
 
+  const auto setup_start = Clock::now();
   std::vector<RoundBuffers> buffers(sets);
   for (size_t set = 0; set < sets; ++set) {
     auto& round = buffers[set];
@@ -87,11 +106,10 @@ nlohmann::json RunTimingLoop(const nlohmann::json& request, KernelEntry candidat
         round.candidate_pointers[slot.parameter] = got.data();
         round.baseline_pointers[slot.parameter] = expected.data();
       } else {
-        auto& input = round.inputs.emplace_back(count);
-        FillRandom(input.data(), count, distribution.ok() ? *distribution : Distribution::kNormal,
-                   seed, kSetStreamBase + set * 64 + t);
-        round.candidate_pointers[slot.parameter] = input.data();
-        round.baseline_pointers[slot.parameter] = input.data();
+        round.inputs.emplace_back(inputs, count);
+        round.candidate_pointers[slot.parameter] = inputs;
+        round.baseline_pointers[slot.parameter] = inputs;
+        inputs += count;
       }
     }
   }
@@ -100,6 +118,7 @@ nlohmann::json RunTimingLoop(const nlohmann::json& request, KernelEntry candidat
   candidate(buffers[0].candidate_pointers.data(), layout->scalars.data());
   baseline(buffers[0].baseline_pointers.data(), layout->scalars.data());
 
+  const double setup_s = std::chrono::duration<double>(Clock::now() - setup_start).count();
   std::vector<double> candidate_ns;
   std::vector<double> baseline_ns;
   nlohmann::json mismatch;
@@ -144,7 +163,8 @@ nlohmann::json RunTimingLoop(const nlohmann::json& request, KernelEntry candidat
     if ((enough && quiet) || (elapsed_s >= max_time_s && candidate_ns.size() >= min_rounds)) break;
   }
   nlohmann::json result = {{"candidate_ns", candidate_ns}, {"baseline_ns", baseline_ns},
-                           {"rounds", candidate_ns.size()}, {"sets", sets}};
+                           {"rounds", candidate_ns.size()}, {"sets", sets}, {"setup_s", setup_s},
+                           {"loop_s", std::chrono::duration<double>(Clock::now() - loop_start).count()}};
   if (!mismatch.is_null()) result["mismatch"] = mismatch;
   return result;
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -112,6 +113,22 @@ Message HandleRun(const Message& request, const Kernels& kernels,
                            std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count()}});
 }
 
+// The evaluator generated the timing inputs while correctness ran; they arrive as shared memory.
+Message HandleTime(const Message& request, int channel_fd, const Kernels& kernels) {
+  auto layout = CaseLayout::FromJson(request.header);
+  auto fd = ReceiveDescriptor(channel_fd, std::nullopt);
+  if (!fd.ok()) return Reply("error", {{"message", fd.error().message}});
+  if (!layout.ok()) {
+    ::close(*fd);
+    return Reply("error", {{"message", layout.error().message}});
+  }
+  const size_t bytes = TimingInputBytes(*layout, request.header.value("sets", size_t{1}));
+  auto memory = SharedMemory::Map(*fd, std::max<size_t>(bytes, 1));
+  if (!memory.ok()) return Reply("error", {{"message", memory.error().message}});
+  return Reply("timing", RunTimingLoop(request.header, reinterpret_cast<float*>((*memory)->data()),
+                                       kernels.candidate, kernels.baseline));
+}
+
 }  // namespace
 
 int RunWorker(int channel_fd) {
@@ -129,7 +146,7 @@ int RunWorker(int channel_fd) {
     } else if (type == "run") {
       reply = HandleRun(*request, kernels, arenas);
     } else if (type == "time") {
-      reply = Reply("timing", RunTimingLoop(request->header, kernels.candidate, kernels.baseline));
+      reply = HandleTime(*request, channel_fd, kernels);
     } else if (type == "bye") {
       reply = Reply("goodbye");
     } else {
