@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "cli/app.h"
@@ -41,13 +42,21 @@ int RunEval(const EvalFlags& flags) {
     PrintError(task.error().message);
     return task.error().kind == ErrorKind::kParse ? kExitInfra : kExitUsage;
   }
-  auto text = ReadFile(flags.candidate, kMaxCandidateBytes * 16);
-  if (!text.ok() && text.error().kind != ErrorKind::kInvalidArgument) {
+  std::error_code error;
+  if (std::filesystem::is_directory(flags.candidate, error)) {
+    PrintError("candidate " + flags.candidate + ": is a directory, not a source file");
+    return kExitUsage;
+  }
+  const auto size = std::filesystem::file_size(flags.candidate, error);
+  // An oversized file is still evaluated: its verdict (compile_error) says why it was refused,
+  // without reading megabytes of it.
+  auto text = !error && size > kMaxCandidateBytes ? Result<std::string>(std::string(size, ' '))
+                                                   : ReadFile(flags.candidate, kMaxCandidateBytes);
+  if (!text.ok()) {
     PrintError("candidate " + text.error().message);
     return kExitUsage;
   }
-  // An oversized file is still evaluated: its verdict (compile_error) says why it was refused.
-  std::string source = text.ok() ? std::move(text.value()) : std::string(kMaxCandidateBytes + 1, ' ');
+  std::string source = std::move(text.value());
 
   const bool show_progress = !flags.quiet && ::isatty(STDERR_FILENO);
   auto context = LoadCpuContext(false);

@@ -226,9 +226,10 @@ std::vector<AuditFinding> AuditBinary(const DynamicSymbols& symbols, const Task&
     }
   }
   for (const auto& name : symbols.exported) {
-    if (name == kKernelEntrySymbol || name == task.signature.function || name.starts_with("_Z")) {
-      continue;
-    }
+    // C++ names are skipped (template instantiations legitimately duplicate the standard
+    // library's), except the clocks.
+    const bool cxx = name.starts_with("_Z") && !name.starts_with("_ZNSt6chrono");
+    if (name == kKernelEntrySymbol || name == task.signature.function || cxx) continue;
     // A C symbol that the running program already has would interpose on it (a fake clock,
     // a fake memcpy) for every library loaded after the candidate.
     if (::dlsym(RTLD_DEFAULT, name.c_str()) != nullptr) {

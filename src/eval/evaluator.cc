@@ -33,11 +33,11 @@ uint64_t SecretSeed() {
 
 // Why a candidate's text cannot be compiled at all; empty when it can be tried.
 std::string UnusableSourceReason(const std::string& text) {
-  if (Trim(text).empty()) return "the candidate file is empty";
   if (text.size() > kMaxCandidateBytes) {
     return fmt::format("the candidate is {} bytes; sources over {} bytes are refused", text.size(),
                        kMaxCandidateBytes);
   }
+  if (Trim(text).empty()) return "the candidate file is empty";
   if (const auto nul = text.find('\0'); nul != std::string::npos) {
     return fmt::format("the candidate is not text: it holds a NUL byte at offset {}", nul);
   }
