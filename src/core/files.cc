@@ -1,6 +1,7 @@
 #include "core/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -52,12 +53,27 @@ Result<std::string> ReadFile(const fs::path& path, size_t max_bytes) {
 Status WriteFileAtomic(const fs::path& path, std::string_view contents) {
   std::error_code error;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), error);
-  const fs::path temporary = path.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    if (!out) return MakeError(ErrorKind::kIo, "{}: cannot write", temporary.string());
+  // A unique name per writer: threads and processes may write the same path at once.
+  std::string temporary_name = path.string() + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temporary_name.data());
+  if (fd < 0) {
+    return MakeError(ErrorKind::kIo, "{}: cannot create a temporary file: {}", path.string(),
+                     std::strerror(errno));
   }
+  const fs::path temporary = temporary_name;
+  size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t count = ::write(fd, contents.data() + written, contents.size() - written);
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) {
+      ::close(fd);
+      fs::remove(temporary, error);
+      return MakeError(ErrorKind::kIo, "{}: cannot write", temporary.string());
+    }
+    written += static_cast<size_t>(count);
+  }
+  ::fchmod(fd, 0644);
+  ::close(fd);
   fs::rename(temporary, path, error);
   if (error) {
     fs::remove(temporary, error);

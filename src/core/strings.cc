@@ -63,7 +63,8 @@ std::string TrimLog(std::string_view log, size_t max_lines, size_t max_bytes) {
   // Compiler logs put the cause first; show from the first error, not the tail.
   size_t first = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find("error") != std::string::npos) {
+    if (lines[i].find("error") != std::string::npos ||
+        lines[i].find("undefined reference") != std::string::npos) {
       first = i > 0 && lines[i - 1].find("In function") != std::string::npos ? i - 1 : i;
       break;
     }

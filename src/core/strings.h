@@ -16,8 +16,8 @@ size_t EditDistance(std::string_view a, std::string_view b);
 /// The candidates closest to `name` (distance <= max(2, |name|/3)), nearest first, at most 3.
 std::vector<std::string> NearestNames(std::string_view name, const std::vector<std::string>& candidates);
 
-/// Keeps a log readable: at most `max_lines` lines and `max_bytes` bytes, the first error lines
-/// first, with a note saying how much was cut.
+/// Keeps a log readable: at most `max_lines` lines and `max_bytes` bytes, starting at the first
+/// error (or linker "undefined reference"), with a note saying how much was cut.
 std::string TrimLog(std::string_view log, size_t max_lines, size_t max_bytes);
 
 /// The last `max_bytes` of `text`, starting at a line boundary when possible.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -30,6 +31,8 @@ double SecondsSince(Clock::time_point start) {
 [[noreturn]] void ExecChild(const SpawnOptions& options, char* const* argv, char* const* envp,
                             int output_fd, int capture_fd) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Its own process group, so that a timeout ends its children too (g++ runs cc1plus).
+  ::setpgid(0, 0);
   const int null_fd = ::open("/dev/null", O_RDWR);
   ::dup2(null_fd, STDIN_FILENO);
   const int out_fd = capture_fd >= 0 ? capture_fd : (output_fd >= 0 ? output_fd : null_fd);
@@ -108,6 +111,7 @@ ProcessExit WaitForProcess(pid_t pid, std::optional<std::chrono::milliseconds> t
     if (done == pid) break;
     if (done < 0 && errno != EINTR) break;
     if (timeout && Clock::now() - start > *timeout) {
+      ::kill(-pid, SIGKILL);  // the child leads its own process group
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
       result.timed_out = true;
@@ -157,9 +161,12 @@ Result<ProcessExit> RunCommand(const SpawnOptions& options, std::chrono::millise
     if (output.size() < max_output_bytes) output.append(buffer, static_cast<size_t>(count));
   }
   ::close(pipe_fds[0]);
-  if (timed_out) ::kill(*pid, SIGKILL);
-  ProcessExit exit = WaitForProcess(*pid, std::nullopt);
-  exit.timed_out = timed_out;
+  if (timed_out) ::kill(-*pid, SIGKILL);
+  // The output may end before the process does: the deadline still holds.
+  const auto left = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  ProcessExit exit = WaitForProcess(*pid, std::max(left, std::chrono::milliseconds(0)));
+  if (exit.timed_out) ::kill(-*pid, SIGKILL);
+  exit.timed_out = timed_out || exit.timed_out;
   exit.elapsed_s = SecondsSince(start);
   exit.output = std::move(output);
   return exit;

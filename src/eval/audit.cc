@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <regex>
 
 #include <fmt/format.h>
@@ -127,7 +129,7 @@ const std::vector<SourceRule>& SourceRules() {
        "rewiring stdio streams reaches descriptors the candidate may not touch"},
       {"load_time_code", R"(__attribute__\s*\(\s*\(\s*(constructor|destructor)\b)",
        "code that runs when the library loads or unloads is not allowed"},
-      {"timers", R"(\b__rdtsc\b|\b__builtin_ia32_rdtsc\b|\bomp_get_wtime\b|\bclock_gettime\b)",
+      {"timers", R"(\b_{1,2}rdtscp?\b|\b__builtin_ia32_rdtscp?\b|\b_{1,2}rdpmc\b|\b__builtin_ia32_rdpmc\b|\bomp_get_wtime\b|\bclock_gettime\b)",
        "candidates may not read clocks: a kernel that knows the time can tell warm-up from measurement"},
   };
   return rules;
@@ -141,6 +143,41 @@ nlohmann::json AuditFinding::ToJson() const {
   return json;
 }
 
+namespace {
+
+bool IsIdentifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// A ' inside a number (1'000, 0xFF'FF) is a digit separator, not a character literal: the token
+// it ends starts with a digit.
+bool IsDigitSeparator(const std::string& text, size_t quote) {
+  size_t start = quote;
+  while (start > 0 && (IsIdentifierChar(text[start - 1]) || text[start - 1] == '.' ||
+                       text[start - 1] == '\'')) {
+    --start;
+  }
+  return start < quote && std::isdigit(static_cast<unsigned char>(text[start]));
+}
+
+// At text[quote] == '"' preceded by R (or u8R, LR...): returns the closing sequence )delim".
+std::optional<std::string> RawStringCloser(const std::string& text, size_t quote) {
+  if (quote == 0 || text[quote - 1] != 'R') return std::nullopt;
+  if (quote >= 2 && IsIdentifierChar(text[quote - 2]) &&
+      !(text[quote - 2] == '8' || text[quote - 2] == 'u' || text[quote - 2] == 'U' || text[quote - 2] == 'L')) {
+    return std::nullopt;
+  }
+  const size_t open = text.find('(', quote);
+  if (open == std::string::npos || open - quote > 17) return std::nullopt;
+  return ")" + text.substr(quote + 1, open - quote - 1) + "\"";
+}
+
+void Blank(std::string& text, size_t from, size_t to) {
+  for (size_t i = from; i < to && i < text.size(); ++i) {
+    if (text[i] != '\n') text[i] = ' ';
+  }
+}
+
+}  // namespace
+
 std::string StripCommentsAndStrings(std::string_view source) {
   std::string out(source);
   enum class State { kCode, kLineComment, kBlockComment, kString, kChar } state = State::kCode;
@@ -149,10 +186,24 @@ std::string StripCommentsAndStrings(std::string_view source) {
     const char next = i + 1 < out.size() ? out[i + 1] : '\0';
     switch (state) {
       case State::kCode:
-        if (c == '/' && next == '/') state = State::kLineComment, out[i] = ' ';
-        else if (c == '/' && next == '*') state = State::kBlockComment, out[i] = ' ';
-        else if (c == '"') state = State::kString;
-        else if (c == '\'') state = State::kChar;
+        if (c == '/' && next == '/') {
+          state = State::kLineComment;
+          out[i] = ' ';
+        } else if (c == '/' && next == '*') {
+          state = State::kBlockComment;
+          out[i] = ' ';
+        } else if (c == '"') {
+          if (auto closer = RawStringCloser(out, i)) {
+            const size_t end = out.find(*closer, i + 1);
+            const size_t stop = end == std::string::npos ? out.size() : end + closer->size() - 1;
+            Blank(out, i + 1, stop);
+            i = stop;
+          } else {
+            state = State::kString;
+          }
+        } else if (c == '\'' && !IsDigitSeparator(out, i)) {
+          state = State::kChar;
+        }
         break;
       case State::kLineComment:
         if (c == '\n') state = State::kCode;
@@ -211,6 +262,36 @@ std::vector<AuditFinding> AuditSource(std::string_view source, const Task& task)
     start = end + 1;
   }
   return findings;
+}
+
+const std::vector<std::string>& ForbiddenInstructions() {
+  static const std::vector<std::string> instructions = {"syscall", "sysenter", "int $0x80",
+                                                        "rdtsc", "rdtscp", "rdpmc"};
+  return instructions;
+}
+
+std::vector<AuditFinding> AuditInstructions(const std::vector<InstructionUse>& uses) {
+  std::vector<AuditFinding> findings;
+  for (const auto& use : uses) {
+    const bool timer = use.mnemonic.starts_with("rd");
+    findings.push_back(
+        {timer ? "timers" : "raw_syscall",
+         fmt::format("the machine code of '{}' executes '{}': {}", use.function, use.mnemonic,
+                     timer ? "candidates may not read clocks" : "raw system calls bypass every other rule")});
+  }
+  return findings;
+}
+
+std::vector<AuditFinding> AuditLinkLog(std::string_view log, const Task& task) {
+  DynamicSymbols missing;
+  static const std::regex undefined(R"(undefined reference to `([^'`]+)')");
+  const std::string text(log);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), undefined); it != std::sregex_iterator(); ++it) {
+    std::string name = (*it)[1].str();
+    if (const auto paren = name.find('('); paren != std::string::npos) name.resize(paren);
+    missing.imported.push_back(name);
+  }
+  return AuditBinary(missing, task);
 }
 
 std::vector<AuditFinding> AuditBinary(const DynamicSymbols& symbols, const Task& task) {

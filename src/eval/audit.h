@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/cpu/disassembly.h"
 #include "backend/cpu/elf_symbols.h"
 #include "task/task.h"
 
@@ -29,6 +30,14 @@ std::vector<AuditFinding> AuditSource(std::string_view source, const Task& task)
 
 /// `symbols` of the built candidate; `entry_names` are the exports it is expected to have.
 std::vector<AuditFinding> AuditBinary(const DynamicSymbols& symbols, const Task& task);
+
+/// The instructions to look for in a built candidate, and the findings for those present.
+const std::vector<std::string>& ForbiddenInstructions();
+std::vector<AuditFinding> AuditInstructions(const std::vector<InstructionUse>& uses);
+
+/// A failed link names the symbols it could not resolve; a forbidden one (BLAS, say) is a
+/// contract violation rather than a mere compile error.
+std::vector<AuditFinding> AuditLinkLog(std::string_view log, const Task& task);
 
 /// The source with comments and string/char literals blanked (newlines kept), for scanning.
 std::string StripCommentsAndStrings(std::string_view source);

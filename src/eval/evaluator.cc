@@ -5,6 +5,7 @@
 #include <future>
 #include <random>
 
+#include "backend/cpu/disassembly.h"
 #include "backend/cpu/elf_symbols.h"
 #include "backend/cpu/shared_library.h"
 #include "core/files.h"
@@ -142,6 +143,10 @@ class EvaluationRun {
     stage.details["compile_s"] = build->compile_s;
     stage.details["command"] = build->command;
     if (!build->compiled) {
+      if (const auto findings = AuditLinkLog(build->log, task_); !findings.empty()) {
+        stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes);
+        return AuditFailure(stage, findings, "link");
+      }
       const std::string expected = task_.signature.Declaration();
       stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes) +
                              "\nThe candidate must define, with C linkage:\n  " + expected + "\n";
@@ -156,7 +161,10 @@ class EvaluationRun {
     candidate_object_ = build->shared_object;
     auto symbols = ReadDynamicSymbols(candidate_object_);
     if (!symbols.ok()) return Finish(stage, VerdictStatus::kInfraError, symbols.error().message);
-    const auto findings = AuditBinary(*symbols, task_);
+    auto findings = AuditBinary(*symbols, task_);
+    auto instructions = FindInstructions(candidate_object_, ForbiddenInstructions());
+    if (!instructions.ok()) return Finish(stage, VerdictStatus::kInfraError, instructions.error().message);
+    for (auto& finding : AuditInstructions(*instructions)) findings.push_back(std::move(finding));
     stage.details["summary"] = build->cache_hit ? "cached" : fmt::format("compiled in {:.2f} s", build->compile_s);
     if (!findings.empty()) return AuditFailure(Stage("binary_audit"), findings, "binary");
     return true;

@@ -1,6 +1,7 @@
 #include "sandbox/policy.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -101,6 +102,21 @@ Result<int> ApplyLandlock(const SandboxPolicy& policy) {
   return abi;
 }
 
+// As root the worker would keep every capability (clock_settime, sethostname, iopl...): drop
+// them all, from the bounding set too, so that nothing it execs or becomes can regain them.
+Status DropCapabilities() {
+  for (int capability = 0; capability <= 63; ++capability) {
+    if (::prctl(PR_CAPBSET_READ, capability, 0, 0, 0) == 1) ::prctl(PR_CAPBSET_DROP, capability, 0, 0, 0);
+  }
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capset, &header, data) != 0) {
+    return MakeError(ErrorKind::kIo, "capset failed: {}", std::strerror(errno));
+  }
+  return {};
+}
+
 Status ApplySeccomp() {
   scmp_filter_ctx filter = ::seccomp_init(SCMP_ACT_ALLOW);
   if (filter == nullptr) return MakeError(ErrorKind::kIo, "seccomp_init failed");
@@ -137,6 +153,8 @@ Status ApplySeccomp() {
   const auto self = static_cast<scmp_datum_t>(::getpid());
   rule(deny, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, self));
   rule(deny, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rule(deny, SCMP_SYS(rt_sigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rule(deny, SCMP_SYS(rt_tgsigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
   // Files: read-only. Opening for writing or creating, and every call that changes the tree.
   for (scmp_datum_t flag : {scmp_datum_t{O_WRONLY}, scmp_datum_t{O_RDWR}, scmp_datum_t{O_CREAT},
                             scmp_datum_t{O_TRUNC}, scmp_datum_t{O_APPEND}}) {
@@ -150,7 +168,11 @@ Status ApplySeccomp() {
         SCMP_SYS(rmdir), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(link),
         SCMP_SYS(linkat), SCMP_SYS(chmod), SCMP_SYS(fchmodat), SCMP_SYS(chown),
         SCMP_SYS(fchownat), SCMP_SYS(lchown), SCMP_SYS(truncate), SCMP_SYS(mknod),
-        SCMP_SYS(mknodat), SCMP_SYS(setrlimit), SCMP_SYS(prlimit64)}) {
+        SCMP_SYS(mknodat), SCMP_SYS(setrlimit), SCMP_SYS(prlimit64), SCMP_SYS(fchmod),
+        SCMP_SYS(fchown), SCMP_SYS(utimensat), SCMP_SYS(utimes), SCMP_SYS(utime),
+        SCMP_SYS(futimesat), SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(fsetxattr),
+        SCMP_SYS(removexattr), SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr),
+        SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at)}) {
     rule(SCMP_ACT_ERRNO(EACCES), number);
   }
   const int loaded = failures == 0 ? ::seccomp_load(filter) : -1;
@@ -164,6 +186,7 @@ Status ApplySeccomp() {
 
 nlohmann::json Protections::ToJson() const {
   return {{"rlimits", rlimits},           {"no_new_privs", no_new_privs},
+          {"capabilities_dropped", capabilities_dropped},
           {"seccomp", seccomp},           {"landlock_abi", landlock_abi},
           {"network_namespace", network_namespace}, {"notes", notes}};
 }
@@ -172,6 +195,7 @@ Protections Protections::FromJson(const nlohmann::json& json) {
   Protections protections;
   protections.rlimits = json.value("rlimits", false);
   protections.no_new_privs = json.value("no_new_privs", false);
+  protections.capabilities_dropped = json.value("capabilities_dropped", false);
   protections.seccomp = json.value("seccomp", false);
   protections.landlock_abi = json.value("landlock_abi", 0);
   protections.network_namespace = json.value("network_namespace", false);
@@ -188,6 +212,11 @@ Protections ApplySandbox(const SandboxPolicy& policy) {
   }
   if (auto status = ApplyRlimits(policy.limits); status.ok()) {
     protections.rlimits = true;
+  } else {
+    protections.notes.push_back(status.error().message);
+  }
+  if (auto status = DropCapabilities(); status.ok()) {
+    protections.capabilities_dropped = true;
   } else {
     protections.notes.push_back(status.error().message);
   }

@@ -27,6 +27,7 @@ struct SandboxPolicy {
 struct Protections {
   bool rlimits = false;
   bool no_new_privs = false;
+  bool capabilities_dropped = false;  // effective, permitted, inheritable, ambient and bounding
   bool seccomp = false;             // no fork/exec/sockets/ptrace/file writes/signals to others
   int landlock_abi = 0;             // 0: not active; file reads limited to libraries + scratch
   bool network_namespace = false;   // an empty network namespace
@@ -37,7 +38,7 @@ struct Protections {
 };
 
 /// Applies every protection the machine allows, in order: network namespace, rlimits,
-/// no_new_privs, Landlock, seccomp. Never fails as a whole: what could not be applied is noted.
+/// capabilities, no_new_privs, Landlock, seccomp. Never fails as a whole: what could not be applied is noted.
 Protections ApplySandbox(const SandboxPolicy& policy);
 
 }  // namespace ksmith

@@ -134,15 +134,16 @@ bool WorkerProcess::Close(std::chrono::milliseconds timeout) {
   Message bye;
   bye.header = {{"type", "bye"}};
   if (!Request(bye, "goodbye", timeout, "closing the worker")) return false;
-  // Anything still in the channel after the last reply was not asked for.
+  const ProcessExit exit = WaitForProcess(pid_, timeout);
+  reaped_ = true;
+  // Anything still in the channel after the last reply was not asked for; the socket keeps
+  // what a static destructor wrote on the way out, so look only once the worker is gone.
   pollfd poll_fd{channel_fd_, POLLIN, 0};
   char byte;
-  if (::poll(&poll_fd, 1, 0) > 0 && ::recv(channel_fd_, &byte, 1, MSG_PEEK) > 0) {
+  if (::poll(&poll_fd, 1, 0) > 0 && ::recv(channel_fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
     Fail(WorkerFailureKind::kProtocol, "the worker sent data nobody asked for (a forged frame)");
     return false;
   }
-  const ProcessExit exit = WaitForProcess(pid_, timeout);
-  reaped_ = true;
   if (!exit.succeeded()) {
     Fail(exit.timed_out ? WorkerFailureKind::kTimedOut : WorkerFailureKind::kExited,
          fmt::format("the worker did not exit cleanly after its last request ({})", exit.Describe()));

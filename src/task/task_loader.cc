@@ -77,6 +77,9 @@ Result<std::vector<TensorSpec>> TaskReader::Tensors(std::string_view key) {
   const toml::node* node = root_.get(key);
   if (node == nullptr) return Fail(&root_, "missing [[{}]] tables", key);
   const toml::array* array = node->as_array();
+  if (array != nullptr && array->empty() && key == "outputs") {
+    return Fail(node, "a task needs at least one output");
+  }
   if (array == nullptr) return Fail(node, "'{}' must be an array of tables ([[{}]])", key, key);
   for (const auto& item : *array) {
     const toml::table* table = item.as_table();
@@ -104,6 +107,16 @@ Result<std::vector<TensorSpec>> TaskReader::Tensors(std::string_view key) {
 
 Status TaskReader::BindParameters(Task& task) {
   const toml::node* where = root_.get("signature");
+  if (task.outputs.empty()) return Fail(root_.get("outputs"), "a task needs at least one output");
+  std::set<std::string> tensor_names;
+  for (const auto* tensors : {&task.inputs, &task.outputs}) {
+    for (const auto& tensor : *tensors) {
+      if (!tensor_names.insert(tensor.name).second) {
+        return Fail(where, "two tensors are named '{}'; every input and output needs its own name",
+                    tensor.name);
+      }
+    }
+  }
   std::set<std::string> seen_dims;
   for (const auto& parameter : task.signature.parameters) {
     ParameterBinding binding;

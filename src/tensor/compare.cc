@@ -14,9 +14,9 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
                    double epsilon, double accumulation) {
   Comparison result;
   result.count = count;
-  const double growth = std::sqrt(std::max(1.0, accumulation));
-  result.norm_bound = tolerance.norm + 4.0 * epsilon * growth;
-  result.elem_bound = tolerance.elem + 16.0 * epsilon * growth;
+  const double length = std::max(1.0, accumulation);
+  result.norm_bound = tolerance.norm + epsilon * (4.0 * std::sqrt(length) + length / 4.0);
+  result.elem_bound = tolerance.elem + epsilon * (16.0 * std::sqrt(length) + length);
 
   double ref_square_sum = 0;
   for (size_t i = 0; i < count; ++i) {

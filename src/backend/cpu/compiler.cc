@@ -132,7 +132,10 @@ Result<BuildOutput> CpuCompiler::Compile(const std::string& key_prefix,
 
   ScopedTempDir work("build", cache_directory_ / "tmp");
   if (!work.ok()) return MakeError(ErrorKind::kIo, "cannot create a temporary build folder");
-  const fs::path kernel_path = work.path() / display_name;
+  // The kernel sits in its own folder under its bare name: no name can clash with the wrapper
+  // or point outside the build folder.
+  const fs::path kernel_path = work.path() / "src" / fs::path(display_name).filename();
+  fs::create_directories(kernel_path.parent_path());
   const fs::path wrapper_path = work.path() / "ksmith_wrapper.cc";
   const fs::path object_path = work.path() / "kernel.so";
   std::string wrapper = wrapper_template;

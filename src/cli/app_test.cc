@@ -1,0 +1,153 @@
+// The command line's parsing and exit codes, in-process. Whole evaluations are left to the
+// integration tests; these stop before any compiler or worker runs.
+#include "cli/app.h"
+
+#include <cstdlib>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/files.h"
+
+namespace ksmith {
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun RunKsmith(std::initializer_list<const char*> arguments) {
+  std::vector<std::string> storage = {"ksmith"};
+  storage.insert(storage.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (auto& argument : storage) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  CliRun run;
+  run.exit_code = RunCli(static_cast<int>(storage.size()), argv.data());
+  run.out = ::testing::internal::GetCapturedStdout();
+  run.err = ::testing::internal::GetCapturedStderr();
+  return run;
+}
+
+std::string Describe(const CliRun& run) {
+  return "exit " + std::to_string(run.exit_code) + "\nstdout:\n" + run.out + "\nstderr:\n" + run.err;
+}
+
+// The built-in tasks, whatever the environment says.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* tasks = std::getenv("KSMITH_TASKS_DIR")) saved_ = tasks;
+    ::unsetenv("KSMITH_TASKS_DIR");
+  }
+  void TearDown() override {
+    if (saved_) ::setenv("KSMITH_TASKS_DIR", saved_->c_str(), 1);
+  }
+  std::optional<std::string> saved_;
+};
+
+TEST_F(CliTest, NoArgumentsIsAUsageError) {
+  const CliRun run = RunKsmith({});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_FALSE((run.out + run.err).empty());
+}
+
+TEST_F(CliTest, UnknownSubcommandIsAUsageError) {
+  const CliRun run = RunKsmith({"optimise-everything"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+}
+
+TEST_F(CliTest, HelpListsTheSubcommandsAndSucceeds) {
+  const CliRun run = RunKsmith({"--help"});
+  EXPECT_EQ(run.exit_code, kExitOk) << Describe(run);
+  for (const char* command : {"eval", "tasks", "doctor"}) {
+    EXPECT_NE(run.out.find(command), std::string::npos) << Describe(run);
+  }
+}
+
+TEST_F(CliTest, VersionPrintsTheVersion) {
+  const CliRun run = RunKsmith({"--version"});
+  EXPECT_EQ(run.exit_code, kExitOk) << Describe(run);
+  EXPECT_NE(run.out.find(KSMITH_VERSION), std::string::npos) << Describe(run);
+}
+
+TEST_F(CliTest, TasksJsonListsTheBuiltInTasks) {
+  const CliRun run = RunKsmith({"tasks", "--json"});
+  ASSERT_EQ(run.exit_code, kExitOk) << Describe(run);
+  const auto json = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(json.is_array()) << run.out;
+  EXPECT_GE(json.size(), 9u);
+  for (const auto& task : json) EXPECT_FALSE(task.contains("error")) << task.dump();
+}
+
+TEST_F(CliTest, TasksShowJsonDescribesOneTaskWithoutItsHiddenShapes) {
+  const CliRun run = RunKsmith({"tasks", "show", "vector_add", "--json"});
+  ASSERT_EQ(run.exit_code, kExitOk) << Describe(run);
+  const auto json = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(json.is_object()) << run.out;
+  EXPECT_EQ(json.value("name", std::string()), "vector_add");
+  EXPECT_EQ(json.value("signature", std::string()),
+            "extern \"C\" void vector_add(const float* a, const float* b, float* c, int64_t n)");
+  EXPECT_FALSE(json.contains("eval_shapes"));
+  EXPECT_GT(json.value("eval_shape_count", 0), 0);
+}
+
+TEST_F(CliTest, TasksShowOfAnUnknownTaskIsAUsageErrorWithASuggestion) {
+  const CliRun run = RunKsmith({"tasks", "show", "softmx"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_NE(run.err.find("ksmith: error:"), std::string::npos) << Describe(run);
+  EXPECT_NE(run.err.find("softmax"), std::string::npos) << Describe(run);
+}
+
+TEST_F(CliTest, EvalNeedsATaskAndACandidate) {
+  EXPECT_EQ(RunKsmith({"eval"}).exit_code, kExitUsage);
+  EXPECT_EQ(RunKsmith({"eval", "--task", "vector_add"}).exit_code, kExitUsage);
+  EXPECT_EQ(RunKsmith({"eval", "kernel.cpp"}).exit_code, kExitUsage);
+}
+
+TEST_F(CliTest, EvalOnCudaIsNotAvailableYet) {
+  const CliRun run = RunKsmith({"eval", "--task", "vector_add", "--backend", "cuda", "kernel.cpp"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_NE(run.err.find("cuda"), std::string::npos) << Describe(run);
+}
+
+TEST_F(CliTest, EvalOnAnUnknownBackendIsRejectedByTheParser) {
+  EXPECT_EQ(RunKsmith({"eval", "--task", "vector_add", "--backend", "tpu", "kernel.cpp"}).exit_code, kExitUsage);
+}
+
+TEST_F(CliTest, EvalOfAnUnknownTaskIsAUsageError) {
+  const CliRun run = RunKsmith({"eval", "--task", "vectr_add", "kernel.cpp"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_NE(run.err.find("vector_add"), std::string::npos) << Describe(run);
+}
+
+TEST_F(CliTest, EvalOfAMissingCandidateIsAUsageError) {
+  const CliRun run = RunKsmith({"eval", "--task", "vector_add", "/nonexistent/ksmith/kernel.cpp"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_NE(run.err.find("/nonexistent/ksmith/kernel.cpp"), std::string::npos) << Describe(run);
+}
+
+TEST_F(CliTest, EvalOfADirectoryIsAUsageError) {
+  ScopedTempDir folder("ksmith-cli");
+  const std::string path = folder.path().string();
+  const CliRun run = RunKsmith({"eval", "--task", "vector_add", path.c_str()});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_NE(run.err.find("directory"), std::string::npos) << Describe(run);
+}
+
+TEST_F(CliTest, EvalRejectsOutOfRangeOptions) {
+  EXPECT_EQ(RunKsmith({"eval", "-t", "vector_add", "--seeds", "0", "kernel.cpp"}).exit_code, kExitUsage);
+  EXPECT_EQ(RunKsmith({"eval", "-t", "vector_add", "--timeout-ms", "5", "kernel.cpp"}).exit_code, kExitUsage);
+  EXPECT_EQ(RunKsmith({"eval", "-t", "vector_add", "--threads", "-1", "kernel.cpp"}).exit_code, kExitUsage);
+}
+
+}  // namespace
+}  // namespace ksmith

@@ -1,0 +1,247 @@
+// Correctness cases: the plan, the inputs, the reference's answer, and how a snapshot of the
+// worker's buffers is judged (guards, unchanged inputs, outputs).
+#include "eval/cases.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "task/task_loader.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kCanary = 0x3c5a7e91u;
+constexpr size_t kGuard = 64;
+
+Task LoadBuiltIn(const std::string& category, const std::string& name) {
+  auto task = LoadTask(fs::path(KSMITH_SOURCE_DIR) / "tasks" / category / name);
+  EXPECT_TRUE(task.ok()) << task.error().message;
+  return task.ok() ? std::move(task.value()) : Task{};
+}
+
+// vector_add's reference and kernels, bound like ksmith_entry: a, b, c, n.
+void ReferenceAdd(void* const* p, const int64_t* s) {
+  const float* a = static_cast<const float*>(p[0]);
+  const float* b = static_cast<const float*>(p[1]);
+  double* c = static_cast<double*>(p[2]);
+  for (int64_t i = 0; i < s[3]; ++i) c[i] = static_cast<double>(a[i]) + b[i];
+}
+
+void HonestAdd(void* const* p, const int64_t* s) {
+  const float* a = static_cast<const float*>(p[0]);
+  const float* b = static_cast<const float*>(p[1]);
+  float* c = static_cast<float*>(p[2]);
+  for (int64_t i = 0; i < s[3]; ++i) c[i] = a[i] + b[i];
+}
+
+class VectorAddCases : public ::testing::Test {
+ protected:
+  // Prepares a case of `n` elements, runs `kernel` in a guarded arena and returns the snapshot.
+  std::string RunKernel(KernelEntry kernel, size_t n = 100) {
+    spec_.shape = {{"n", static_cast<int64_t>(n)}};
+    spec_.distribution = Distribution::kNormal;
+    spec_.seed = 99;
+    prepared_ = PrepareCase(task_, spec_, kGuard);
+    ComputeExpected(task_, ReferenceAdd, prepared_);
+    arena_ = std::make_unique<GuardedArena>(prepared_.layout);
+    EXPECT_TRUE(arena_->Prepare(prepared_.inputs, kCanary).ok());
+    kernel(arena_->pointers(), arena_->scalars());
+    return arena_->Snapshot();
+  }
+
+  CaseCheck Check(const std::string& snapshot) { return CheckSnapshot(task_, prepared_, snapshot, kCanary); }
+
+  Task task_ = LoadBuiltIn("elementwise", "vector_add");
+  CaseSpec spec_;
+  PreparedCase prepared_;
+  std::unique_ptr<GuardedArena> arena_;
+};
+
+TEST(PlanCases, CountsShapesTimesDistributionsTimesSeedsPlusTheBenchCase) {
+  const Task task = LoadBuiltIn("elementwise", "vector_add");
+  const int64_t large = int64_t{1} << 20;
+  size_t expected = 1;  // the bench case
+  for (const auto& shape : task.eval_shapes) {
+    const bool is_large = shape.at("n") > large;
+    expected += task.distributions.size() * (is_large ? 1 : 3);
+  }
+  const auto cases = PlanCases(task, 42, 3, large, /*random_shapes=*/0);
+  EXPECT_EQ(cases.size(), expected);
+  EXPECT_EQ(cases.back().shape, task.bench_shape);
+  EXPECT_EQ(cases.back().distribution, task.distributions.front());
+}
+
+TEST(PlanCases, LargeShapesGetOneSeed) {
+  const Task task = LoadBuiltIn("elementwise", "vector_add");
+  const auto cases = PlanCases(task, 42, 3, /*large_elements=*/100, 0);
+  size_t small_shapes = 0;
+  for (const auto& shape : task.eval_shapes) small_shapes += shape.at("n") <= 100;
+  const size_t large_shapes = task.eval_shapes.size() - small_shapes;
+  EXPECT_EQ(cases.size(), task.distributions.size() * (3 * small_shapes + large_shapes) + 1);
+}
+
+TEST(PlanCases, EveryCaseHasItsOwnSeedAndTheSecretSeedDecides) {
+  const Task task = LoadBuiltIn("gemm", "matmul");
+  const auto cases = PlanCases(task, 1, 3, int64_t{1} << 20, 0);
+  std::set<uint64_t> seeds;
+  for (const auto& spec : cases) seeds.insert(spec.seed);
+  EXPECT_EQ(seeds.size(), cases.size());
+  const auto again = PlanCases(task, 1, 3, int64_t{1} << 20, 0);
+  const auto other = PlanCases(task, 2, 3, int64_t{1} << 20, 0);
+  ASSERT_EQ(again.size(), cases.size());
+  ASSERT_EQ(other.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(again[i].seed, cases[i].seed);
+    EXPECT_NE(other[i].seed, cases[i].seed);
+  }
+}
+
+TEST(PlanCases, LabelsNameShapeDistributionAndSeedOrdinalButNotTheSeed) {
+  const Task task = LoadBuiltIn("elementwise", "vector_add");
+  const auto cases = PlanCases(task, 7, 2, int64_t{1} << 20, 0);
+  EXPECT_EQ(cases[0].label, "n=" + std::to_string(task.eval_shapes[0].at("n")) + ", " +
+                                DistributionName(task.distributions[0]) + ", seed #1");
+  EXPECT_EQ(cases[1].label.substr(cases[1].label.size() - 7), "seed #2");
+  for (const auto& spec : cases) EXPECT_EQ(spec.label.find(std::to_string(spec.seed)), std::string::npos);
+}
+
+TEST(PlanCases, AddsRandomShapesDrawnFromTheSecretSeed) {
+  const Task task = LoadBuiltIn("normalization", "softmax");
+  const auto without = PlanCases(task, 5, 1, int64_t{1} << 20, 0);
+  const auto with = PlanCases(task, 5, 1, int64_t{1} << 20, 2);
+  ASSERT_EQ(with.size(), without.size() + 2);
+  for (size_t i = without.size() - 1; i < with.size() - 1; ++i) {
+    EXPECT_NE(with[i].label.find("(random shape)"), std::string::npos) << with[i].label;
+    for (const auto& dim : task.dims) {
+      int64_t largest = 1;
+      for (const auto& shape : task.eval_shapes) largest = std::max(largest, shape.at(dim));
+      EXPECT_GE(with[i].shape.at(dim), 1);
+      EXPECT_LE(with[i].shape.at(dim), largest);
+    }
+  }
+  EXPECT_EQ(with.back().shape, task.bench_shape);
+}
+
+TEST(RandomShape, IsReproducibleAndSmallEnoughToCheckQuickly) {
+  const Task task = LoadBuiltIn("gemm", "matmul");
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const auto shape = RandomShape(task, seed);
+    ASSERT_TRUE(shape.has_value()) << seed;
+    EXPECT_EQ(RandomShape(task, seed), shape);
+    EXPECT_LE(task.Flops(*shape), 100'000'000) << task.FormatShape(*shape);
+    for (const auto& tensor : task.outputs) EXPECT_LE(task.Elements(tensor, *shape), int64_t{1} << 20);
+  }
+}
+
+TEST(MakeLayout, PlacesEveryTensorOfTheSignature) {
+  const Task task = LoadBuiltIn("gemm", "matmul");
+  const CaseLayout layout = MakeLayout(task, {{"m", 3}, {"n", 5}, {"k", 7}}, 128);
+  EXPECT_EQ(layout.scalars, (std::vector<int64_t>{0, 0, 0, 3, 5, 7}));
+  ASSERT_EQ(layout.tensors.size(), 3u);
+  EXPECT_EQ(layout.tensors[0].parameter, 0u);
+  EXPECT_EQ(layout.tensors[0].bytes, 3u * 7 * 4);  // a[m, k]
+  EXPECT_FALSE(layout.tensors[0].output);
+  EXPECT_EQ(layout.tensors[1].bytes, 7u * 5 * 4);  // b[k, n]
+  EXPECT_EQ(layout.tensors[2].bytes, 3u * 5 * 4);  // c[m, n]
+  EXPECT_TRUE(layout.tensors[2].output);
+  EXPECT_EQ(layout.guard_bytes, 128u);
+}
+
+TEST(PrepareCase, InputsMatchTheLayoutAndTheSeed) {
+  const Task task = LoadBuiltIn("gemm", "matmul");
+  CaseSpec spec{{{"m", 3}, {"n", 5}, {"k", 7}}, Distribution::kTies, 11, "x"};
+  const PreparedCase prepared = PrepareCase(task, spec, 64);
+  EXPECT_EQ(prepared.inputs.size(), (3u * 7 + 7 * 5) * 4);
+  std::vector<float> values(prepared.inputs.size() / 4);
+  std::memcpy(values.data(), prepared.inputs.data(), prepared.inputs.size());
+  for (float value : values) EXPECT_EQ(value, std::round(value));  // ties are integers
+  EXPECT_EQ(PrepareCase(task, spec, 64).inputs, prepared.inputs);
+  spec.seed = 12;
+  EXPECT_NE(PrepareCase(task, spec, 64).inputs, prepared.inputs);
+  EXPECT_TRUE(prepared.expected.empty());
+}
+
+TEST_F(VectorAddCases, ComputeExpectedRunsTheReferenceOnACopyOfTheInputs) {
+  RunKernel(HonestAdd, 10);
+  ASSERT_EQ(prepared_.expected.size(), 1u);
+  ASSERT_EQ(prepared_.expected[0].size(), 10u);
+  std::vector<float> inputs(20);
+  std::memcpy(inputs.data(), prepared_.inputs.data(), 80);
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_DOUBLE_EQ(prepared_.expected[0][i], static_cast<double>(inputs[i]) + inputs[10 + i]);
+  }
+}
+
+TEST_F(VectorAddCases, HonestKernelPasses) {
+  const CaseCheck check = Check(RunKernel(HonestAdd));
+  EXPECT_EQ(check.problem, CaseProblem::kNone) << check.description;
+  EXPECT_LT(check.worst_norm_error, 1e-6);
+}
+
+TEST_F(VectorAddCases, WritingPastTheEndDamagesTheGuard) {
+  const CaseCheck check = Check(RunKernel([](void* const* p, const int64_t* s) {
+    HonestAdd(p, s);
+    static_cast<float*>(p[2])[s[3]] = 1.0f;
+  }));
+  EXPECT_EQ(check.problem, CaseProblem::kGuardDamaged);
+  EXPECT_NE(check.description.find("past the end of 'c'"), std::string::npos) << check.description;
+}
+
+TEST_F(VectorAddCases, WritingBeforeTheStartDamagesTheGuard) {
+  const CaseCheck check = Check(RunKernel([](void* const* p, const int64_t* s) {
+    HonestAdd(p, s);
+    static_cast<float*>(p[2])[-2] = 1.0f;
+  }));
+  EXPECT_EQ(check.problem, CaseProblem::kGuardDamaged);
+  EXPECT_NE(check.description.find("wrote 8 bytes before the start of 'c'"), std::string::npos) << check.description;
+}
+
+TEST_F(VectorAddCases, ModifyingAnInputIsCaughtWithItsFirstChangedElement) {
+  const CaseCheck check = Check(RunKernel([](void* const* p, const int64_t* s) {
+    HonestAdd(p, s);
+    const_cast<float*>(static_cast<const float*>(p[1]))[37] += 1.0f;
+  }));
+  EXPECT_EQ(check.problem, CaseProblem::kInputModified);
+  EXPECT_NE(check.description.find("modified its input 'b' (first change at element 37)"), std::string::npos)
+      << check.description;
+}
+
+TEST_F(VectorAddCases, OneWrongElementIsAWrongOutput) {
+  const CaseCheck check = Check(RunKernel([](void* const* p, const int64_t* s) {
+    HonestAdd(p, s);
+    static_cast<float*>(p[2])[5] += 0.5f;
+  }));
+  EXPECT_EQ(check.problem, CaseProblem::kWrongOutput);
+  EXPECT_NE(check.description.find("output 'c'"), std::string::npos) << check.description;
+  EXPECT_GT(check.worst_norm_error, 0.0);
+}
+
+TEST_F(VectorAddCases, UnwrittenOutputIsAWrongOutput) {
+  const CaseCheck check = Check(RunKernel([](void* const* p, const int64_t* s) {
+    float* c = static_cast<float*>(p[2]);
+    for (int64_t i = 0; i < s[3] / 2; ++i) c[i] = static_cast<const float*>(p[0])[i] + static_cast<const float*>(p[1])[i];
+  }));
+  EXPECT_EQ(check.problem, CaseProblem::kWrongOutput);
+  EXPECT_NE(check.description.find("50 of 100 output elements were never written"), std::string::npos)
+      << check.description;
+}
+
+TEST_F(VectorAddCases, SnapshotOfTheWrongSizeIsMalformed) {
+  std::string snapshot = RunKernel(HonestAdd);
+  snapshot.pop_back();
+  const CaseCheck check = Check(snapshot);
+  EXPECT_EQ(check.problem, CaseProblem::kMalformed);
+  EXPECT_NE(check.description.find("expected " + std::to_string(prepared_.layout.SnapshotBytes())),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ksmith

@@ -1,0 +1,149 @@
+// Verdicts: status names, the JSON every consumer reads, and the text a person reads.
+#include "eval/verdict.h"
+
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace ksmith {
+namespace {
+
+Verdict PassedVerdict() {
+  Verdict verdict;
+  verdict.status = VerdictStatus::kPassed;
+  verdict.reason = "correct on all 51 cases";
+  verdict.task = "vector_add";
+  verdict.backend = "cpu";
+  verdict.candidate = "kernel.cpp";
+  verdict.total_s = 2.5;
+  verdict.stages.push_back({"audit", "ok", 0.01, {{"summary", "source follows the candidate contract"}}});
+  verdict.stages.push_back({"correctness", "ok", 1.2, {{"summary", "51 cases"}, {"cases", 51}}});
+  verdict.provenance = {{"ksmith_version", "0.1.0"}};
+  return verdict;
+}
+
+Timing SomeTiming() {
+  Timing timing;
+  timing.candidate_us = {100.0, 95.0, 105.0, 40};
+  timing.baseline_us = {250.0, 240.0, 260.0, 40};
+  timing.speedup = {2.5, 2.3, 2.7, 40};
+  timing.comparison = "faster";
+  timing.roofline_fraction = 0.42;
+  timing.floor_us = 42.0;
+  timing.bound_by = "memory";
+  return timing;
+}
+
+TEST(VerdictStatusName, NamesEveryStatusAsTheDesignSpells) {
+  const std::pair<VerdictStatus, const char*> expected[] = {
+      {VerdictStatus::kPassed, "passed"},
+      {VerdictStatus::kCompileError, "compile_error"},
+      {VerdictStatus::kRuntimeError, "runtime_error"},
+      {VerdictStatus::kTimeout, "timeout"},
+      {VerdictStatus::kWrongOutput, "wrong_output"},
+      {VerdictStatus::kIntegrityViolation, "integrity_violation"},
+      {VerdictStatus::kInfraError, "infra_error"},
+  };
+  std::set<std::string> names;
+  for (const auto& [status, name] : expected) {
+    EXPECT_STREQ(VerdictStatusName(status), name);
+    names.insert(VerdictStatusName(status));
+  }
+  EXPECT_EQ(names.size(), std::size(expected));
+}
+
+TEST(VerdictStatusName, UnknownValueIsReportedAsInfraError) {
+  EXPECT_STREQ(VerdictStatusName(static_cast<VerdictStatus>(99)), "infra_error");
+}
+
+TEST(Verdict, DefaultIsAnInfraError) {
+  EXPECT_EQ(Verdict{}.status, VerdictStatus::kInfraError);
+  EXPECT_EQ(Verdict{}.ToJson().at("status"), "infra_error");
+}
+
+TEST(Verdict, ToJsonWithoutTimingHasStatusStagesAndNoSpeedup) {
+  const nlohmann::json json = PassedVerdict().ToJson();
+  EXPECT_EQ(json.at("status"), "passed");
+  EXPECT_EQ(json.at("reason"), "correct on all 51 cases");
+  EXPECT_EQ(json.at("task"), "vector_add");
+  EXPECT_EQ(json.at("backend"), "cpu");
+  EXPECT_EQ(json.at("candidate"), "kernel.cpp");
+  EXPECT_EQ(json.at("total_s"), 2.5);
+  ASSERT_EQ(json.at("stages").size(), 2u);
+  EXPECT_EQ(json["stages"][1].at("name"), "correctness");
+  EXPECT_EQ(json["stages"][1].at("outcome"), "ok");
+  EXPECT_EQ(json["stages"][1].at("seconds"), 1.2);
+  EXPECT_EQ(json["stages"][1].at("details").at("cases"), 51);
+  EXPECT_EQ(json.at("provenance").at("ksmith_version"), "0.1.0");
+  EXPECT_FALSE(json.contains("speedup"));
+  EXPECT_FALSE(json.contains("timing"));
+  EXPECT_FALSE(json.contains("roofline_fraction"));
+}
+
+TEST(Verdict, ToJsonWithTimingHasSpeedupIntervalAndRoofline) {
+  Verdict verdict = PassedVerdict();
+  verdict.timing = SomeTiming();
+  const nlohmann::json json = verdict.ToJson();
+  EXPECT_EQ(json.at("status"), "passed");
+  EXPECT_EQ(json.at("speedup"), 2.5);
+  EXPECT_EQ(json.at("speedup_ci95"), nlohmann::json::array({2.3, 2.7}));
+  EXPECT_EQ(json.at("roofline_fraction"), 0.42);
+  const auto& timing = json.at("timing");
+  EXPECT_EQ(timing.at("candidate_us").at("median"), 100.0);
+  EXPECT_EQ(timing.at("baseline_us").at("samples"), 40);
+  EXPECT_EQ(timing.at("speedup").at("ci95")[1], 2.7);
+  EXPECT_EQ(timing.at("comparison"), "faster");
+  EXPECT_EQ(timing.at("floor_us"), 42.0);
+  EXPECT_EQ(timing.at("bound_by"), "memory");
+}
+
+TEST(Verdict, ToJsonSurvivesADumpAndParse) {
+  Verdict verdict = PassedVerdict();
+  verdict.timing = SomeTiming();
+  const std::string text = verdict.ToJson().dump();
+  const auto parsed = nlohmann::json::parse(text);
+  EXPECT_EQ(parsed, verdict.ToJson());
+}
+
+TEST(Verdict, RenderStartsWithStatusAndReasonAndListsStages) {
+  const std::string text = PassedVerdict().Render();
+  EXPECT_EQ(text.rfind("passed: correct on all 51 cases (task vector_add, cpu)\n", 0), 0u) << text;
+  EXPECT_NE(text.find("audit"), std::string::npos);
+  EXPECT_NE(text.find("source follows the candidate contract"), std::string::npos);
+  EXPECT_NE(text.find("correctness"), std::string::npos);
+  EXPECT_EQ(text.find("speedup"), std::string::npos);
+}
+
+TEST(Verdict, RenderShowsSpeedupAndRooflineWhenTimed) {
+  Verdict verdict = PassedVerdict();
+  verdict.timing = SomeTiming();
+  const std::string text = verdict.Render();
+  EXPECT_NE(text.find("speedup 2.500x (95% CI 2.300-2.700, faster)"), std::string::npos) << text;
+  EXPECT_NE(text.find("candidate 100.0 us, baseline 250.0 us (medians of 40 rounds)"), std::string::npos) << text;
+  EXPECT_NE(text.find("roofline: 42.0% of this machine's memory limit (42.0 us)"), std::string::npos) << text;
+}
+
+TEST(Verdict, RenderAppendsTheLogOfAFailedStage) {
+  Verdict verdict;
+  verdict.status = VerdictStatus::kCompileError;
+  verdict.reason = "the compiler rejected the candidate (see the build log)";
+  verdict.task = "softmax";
+  verdict.backend = "cpu";
+  verdict.stages.push_back({"build", "failed", 0.3,
+                            {{"summary", "the compiler rejected the candidate"},
+                             {"log", "candidate.cpp:3:5: error: expected ';'\n"}}});
+  const std::string text = verdict.Render();
+  EXPECT_EQ(text.rfind("compile_error: ", 0), 0u) << text;
+  EXPECT_NE(text.find("failed"), std::string::npos);
+  EXPECT_NE(text.find("candidate.cpp:3:5: error: expected ';'"), std::string::npos) << text;
+}
+
+TEST(Verdict, RenderLeavesOutLogsOfStagesThatPassed) {
+  Verdict verdict = PassedVerdict();
+  verdict.stages.push_back({"build", "ok", 0.3, {{"log", "a warning nobody needs to see"}}});
+  EXPECT_EQ(verdict.Render().find("a warning nobody needs to see"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ksmith

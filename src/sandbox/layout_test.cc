@@ -1,0 +1,191 @@
+// Case layouts and guarded arenas: where tensors sit, guard zones, poisoned outputs, snapshots.
+#include "sandbox/layout.h"
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tensor/compare.h"
+
+namespace ksmith {
+namespace {
+
+constexpr uint32_t kCanary = 0xa5c3e1f7u;
+
+// vector_add-like: a (param 0), b (param 1) inputs, c (param 2) output, n (param 3) scalar.
+CaseLayout VectorAddLayout(size_t n, size_t guard_bytes = 128) {
+  CaseLayout layout;
+  layout.scalars = {0, 0, 0, static_cast<int64_t>(n)};
+  layout.tensors = {{0, n * 4, false}, {1, n * 4, false}, {2, n * 4, true}};
+  layout.guard_bytes = guard_bytes;
+  return layout;
+}
+
+std::string Floats(const std::vector<float>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+}
+
+TEST(FillPattern, RepeatsTheFourBytePatternIncludingAPartialTail) {
+  unsigned char data[13];
+  FillPattern(data, sizeof(data), 0x04030201u);
+  for (size_t i = 0; i < sizeof(data); ++i) EXPECT_EQ(data[i], (i % 4) + 1) << i;
+  EXPECT_EQ(FindPatternBreak(std::string_view(reinterpret_cast<char*>(data), sizeof(data)), 0x04030201u),
+            std::string_view::npos);
+}
+
+TEST(FindPatternBreak, ReturnsTheFirstDifferingByte) {
+  std::string data(64, '\0');
+  FillPattern(reinterpret_cast<unsigned char*>(data.data()), data.size(), kCanary);
+  data[37] ^= 0x01;
+  data[50] ^= 0x01;
+  EXPECT_EQ(FindPatternBreak(data, kCanary), 37u);
+  data[0] ^= 0x80;
+  EXPECT_EQ(FindPatternBreak(data, kCanary), 0u);
+}
+
+TEST(FindPatternBreak, EmptyDataHasNoBreak) {
+  EXPECT_EQ(FindPatternBreak("", kCanary), std::string_view::npos);
+}
+
+TEST(CaseLayout, JsonRoundTripAndKeys) {
+  const CaseLayout layout = VectorAddLayout(10);
+  auto back = CaseLayout::FromJson(layout.ToJson());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->scalars, layout.scalars);
+  ASSERT_EQ(back->tensors.size(), 3u);
+  EXPECT_EQ(back->tensors[2].parameter, 2u);
+  EXPECT_EQ(back->tensors[2].bytes, 40u);
+  EXPECT_TRUE(back->tensors[2].output);
+  EXPECT_EQ(back->guard_bytes, 128u);
+  EXPECT_EQ(back->Key(), layout.Key());
+  EXPECT_NE(VectorAddLayout(11).Key(), layout.Key());
+  EXPECT_NE(VectorAddLayout(10, 64).Key(), layout.Key());
+}
+
+TEST(CaseLayout, SnapshotBytesCountsEveryTensorWithBothGuards) {
+  EXPECT_EQ(VectorAddLayout(10, 128).SnapshotBytes(), 3 * (40 + 2 * 128u));
+  EXPECT_EQ(CaseLayout{}.SnapshotBytes(), 0u);
+}
+
+TEST(CaseLayout, FromJsonRefusesMissingOrMistypedFields) {
+  for (const char* text : {R"({"tensors": [], "guard_bytes": 64})",
+                           R"({"scalars": [1], "tensors": [{"parameter": 0, "bytes": 4}], "guard_bytes": 64})",
+                           R"({"scalars": "many", "tensors": [], "guard_bytes": 64})",
+                           R"({"scalars": [1], "tensors": [], "guard_bytes": "64"})"}) {
+    auto layout = CaseLayout::FromJson(nlohmann::json::parse(text));
+    ASSERT_FALSE(layout.ok()) << text;
+    EXPECT_EQ(layout.error().kind, ErrorKind::kProtocol) << text;
+  }
+}
+
+TEST(CaseLayout, FromJsonRefusesUnalignedGuards) {
+  nlohmann::json json = VectorAddLayout(4).ToJson();
+  json["guard_bytes"] = 100;
+  auto layout = CaseLayout::FromJson(json);
+  ASSERT_FALSE(layout.ok());
+  EXPECT_EQ(layout.error().kind, ErrorKind::kProtocol);
+}
+
+TEST(CaseLayout, FromJsonRefusesASlotForAParameterThatDoesNotExist) {
+  nlohmann::json json = VectorAddLayout(4).ToJson();
+  json["tensors"][1]["parameter"] = 4;
+  auto layout = CaseLayout::FromJson(json);
+  ASSERT_FALSE(layout.ok());
+  EXPECT_EQ(layout.error().kind, ErrorKind::kProtocol);
+  EXPECT_NE(layout.error().message.find("parameter 4 of 4"), std::string::npos) << layout.error().message;
+}
+
+TEST(GuardedArena, GivesAlignedPointersForTensorsAndNullForScalars) {
+  GuardedArena arena(VectorAddLayout(7));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_NE(arena.pointers()[i], nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(arena.pointers()[i]) % 64, 0u) << i;
+  }
+  EXPECT_EQ(arena.pointers()[3], nullptr);
+  EXPECT_EQ(arena.scalars()[3], 7);
+  // Tensors do not overlap: each starts at least its size plus both guards after the previous one.
+  const auto* a = static_cast<const char*>(arena.pointers()[0]);
+  const auto* b = static_cast<const char*>(arena.pointers()[1]);
+  EXPECT_GE(b - a, 7 * 4 + 2 * 128);
+}
+
+TEST(GuardedArena, PrepareCopiesInputsPoisonsOutputsAndFillsGuards) {
+  const size_t n = 5;
+  const CaseLayout layout = VectorAddLayout(n);
+  GuardedArena arena(layout);
+  const std::vector<float> a = {1, 2, 3, 4, 5}, b = {10, 20, 30, 40, 50};
+  ASSERT_TRUE(arena.Prepare(Floats(a) + Floats(b), kCanary).ok());
+  EXPECT_EQ(std::memcmp(arena.pointers()[0], a.data(), n * 4), 0);
+  EXPECT_EQ(std::memcmp(arena.pointers()[1], b.data(), n * 4), 0);
+  const auto* c = static_cast<const float*>(arena.pointers()[2]);
+  for (size_t i = 0; i < n; ++i) EXPECT_EQ(std::bit_cast<uint32_t>(c[i]), kPoisonBits) << i;
+
+  const std::string snapshot = arena.Snapshot();
+  ASSERT_EQ(snapshot.size(), layout.SnapshotBytes());
+  const size_t guard = layout.guard_bytes;
+  size_t offset = 0;
+  for (const auto& slot : layout.tensors) {
+    EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(offset, guard), kCanary), std::string_view::npos);
+    EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(offset + guard + slot.bytes, guard), kCanary),
+              std::string_view::npos);
+    offset += slot.bytes + 2 * guard;
+  }
+  EXPECT_EQ(snapshot.substr(guard, n * 4), Floats(a));
+}
+
+TEST(GuardedArena, KeepsItsPointersAcrossPrepareCallsAndRepoisonsOutputs) {
+  GuardedArena arena(VectorAddLayout(3));
+  ASSERT_TRUE(arena.Prepare(Floats({1, 2, 3}) + Floats({4, 5, 6}), kCanary).ok());
+  std::vector<void*> before(arena.pointers(), arena.pointers() + 4);
+  static_cast<float*>(arena.pointers()[2])[1] = 42.0f;
+  ASSERT_TRUE(arena.Prepare(Floats({7, 8, 9}) + Floats({1, 1, 1}), kCanary ^ 0xffu).ok());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(arena.pointers()[i], before[i]) << i;
+  EXPECT_EQ(static_cast<const float*>(arena.pointers()[0])[0], 7.0f);
+  EXPECT_EQ(std::bit_cast<uint32_t>(static_cast<const float*>(arena.pointers()[2])[1]), kPoisonBits);
+}
+
+TEST(GuardedArena, WritesOutOfBoundsShowUpInTheSnapshotGuards) {
+  const CaseLayout layout = VectorAddLayout(4, 64);
+  GuardedArena arena(layout);
+  ASSERT_TRUE(arena.Prepare(Floats({1, 2, 3, 4}) + Floats({1, 2, 3, 4}), kCanary).ok());
+  float* c = static_cast<float*>(arena.pointers()[2]);
+  c[4] = 0.0f;   // one element past the end
+  c[-1] = 0.0f;  // one element before the start
+  const std::string snapshot = arena.Snapshot();
+  const size_t output_start = 2 * (16 + 2 * 64);
+  EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(output_start, 64), kCanary), 60u);
+  EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(output_start + 64 + 16, 64), kCanary), 0u);
+}
+
+TEST(GuardedArena, PrepareRefusesInputDataOfTheWrongLength) {
+  GuardedArena arena(VectorAddLayout(4));
+  const Status short_data = arena.Prepare(Floats({1, 2, 3, 4}) + Floats({1, 2, 3}), kCanary);
+  ASSERT_FALSE(short_data.ok());
+  EXPECT_EQ(short_data.error().kind, ErrorKind::kProtocol);
+  EXPECT_NE(short_data.error().message.find("shorter"), std::string::npos);
+  const Status long_data = arena.Prepare(Floats({1, 2, 3, 4, 5}) + Floats({1, 2, 3, 4}), kCanary);
+  ASSERT_FALSE(long_data.ok());
+  EXPECT_EQ(long_data.error().kind, ErrorKind::kProtocol);
+  EXPECT_NE(long_data.error().message.find("longer"), std::string::npos);
+}
+
+TEST(GuardedArena, HandlesEmptyAndOddSizedTensors) {
+  CaseLayout layout;
+  layout.scalars = {0, 0};
+  layout.tensors = {{0, 0, false}, {1, 6, true}};
+  layout.guard_bytes = 64;
+  GuardedArena arena(layout);
+  ASSERT_TRUE(arena.Prepare("", kCanary).ok());
+  const std::string snapshot = arena.Snapshot();
+  ASSERT_EQ(snapshot.size(), layout.SnapshotBytes());
+  // The 6-byte output holds the poison pattern, cut after 6 bytes.
+  const std::string output = snapshot.substr(2 * 64 + 64, 6);
+  EXPECT_EQ(FindPatternBreak(output, kPoisonBits), std::string_view::npos);
+}
+
+}  // namespace
+}  // namespace ksmith

@@ -1,0 +1,164 @@
+// The interleaved timing loop, run in-process with kernels defined here: honest kernels are
+// timed, kernels that cache, skip or stall when timed are caught by the output check.
+#include "sandbox/timing_loop.h"
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace ksmith {
+namespace {
+
+constexpr size_t kN = 1000;
+
+// vector_add binding: pointers 0, 1 inputs, 2 output; scalars[3] = n.
+void HonestAdd(void* const* p, const int64_t* s) {
+  const float* a = static_cast<const float*>(p[0]);
+  const float* b = static_cast<const float*>(p[1]);
+  float* c = static_cast<float*>(p[2]);
+  for (int64_t i = 0; i < s[3]; ++i) c[i] = a[i] + b[i];
+}
+
+// Computes once per output buffer, then returns what it computed the first time.
+std::map<const void*, int> g_calls_per_output;
+void CachingAdd(void* const* p, const int64_t* s) {
+  if (g_calls_per_output[p[2]]++ == 0) HonestAdd(p, s);
+}
+
+void WritesNothing(void* const*, const int64_t*) {}
+
+// Right on the first two calls (the warm-up and the first round), then skips half the work.
+int g_lazy_calls = 0;
+void LazyWhenTimed(void* const* p, const int64_t* s) {
+  HonestAdd(p, s);
+  if (++g_lazy_calls > 2) static_cast<float*>(p[2])[s[3] - 1] = 0.0f;
+}
+
+CaseLayout VectorAddLayout(size_t n) {
+  CaseLayout layout;
+  layout.scalars = {0, 0, 0, static_cast<int64_t>(n)};
+  layout.tensors = {{0, n * 4, false}, {1, n * 4, false}, {2, n * 4, true}};
+  layout.guard_bytes = 64;
+  return layout;
+}
+
+nlohmann::json Request(size_t sets, size_t max_rounds = 40) {
+  nlohmann::json request = VectorAddLayout(kN).ToJson();
+  request.update({{"type", "time"},
+                  {"sets", sets},
+                  {"seed", 1234},
+                  {"distribution", "normal"},
+                  {"mutations", 16},
+                  {"min_rounds", 5},
+                  {"max_rounds", max_rounds},
+                  {"min_time_s", 0.0},
+                  {"max_time_s", 0.2},
+                  {"target_rse", 0.5},
+                  {"tolerance", {{"norm", 1e-5}, {"elem", 1e-4}, {"epsilon", 0x1p-24}, {"accumulation", 1.0}}}});
+  return request;
+}
+
+std::vector<float> Inputs(size_t sets) {
+  std::vector<float> inputs(TimingInputBytes(VectorAddLayout(kN), sets) / sizeof(float));
+  FillTimingInputs(VectorAddLayout(kN), sets, Distribution::kNormal, 1234, inputs.data());
+  return inputs;
+}
+
+TEST(TimingInputBytes, CountsEveryInputOncePerSet) {
+  EXPECT_EQ(TimingInputBytes(VectorAddLayout(10), 1), 80u);
+  EXPECT_EQ(TimingInputBytes(VectorAddLayout(10), 3), 240u);
+  EXPECT_EQ(TimingInputBytes(CaseLayout{}, 5), 0u);
+}
+
+TEST(FillTimingInputs, IsReproducibleAndDiffersBetweenSetsAndTensors) {
+  const auto first = Inputs(2);
+  const auto second = Inputs(2);
+  ASSERT_EQ(first.size(), 4 * kN);
+  EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0);
+  // a and b of set 0, then a and b of set 1: four different blocks.
+  for (size_t x = 0; x < 4; ++x) {
+    for (size_t y = x + 1; y < 4; ++y) {
+      EXPECT_NE(std::memcmp(first.data() + x * kN, first.data() + y * kN, kN * sizeof(float)), 0) << x << " " << y;
+    }
+  }
+}
+
+TEST(RunTimingLoop, TimesAnHonestKernelAgainstItself) {
+  auto inputs = Inputs(2);
+  const nlohmann::json result = RunTimingLoop(Request(2), inputs.data(), HonestAdd, HonestAdd);
+  ASSERT_FALSE(result.contains("error")) << result.dump();
+  EXPECT_FALSE(result.contains("mismatch")) << result.dump();
+  const auto& candidate = result.at("candidate_ns");
+  const auto& baseline = result.at("baseline_ns");
+  EXPECT_GE(candidate.size(), 5u);
+  EXPECT_LE(candidate.size(), 40u);
+  EXPECT_EQ(candidate.size(), baseline.size());
+  EXPECT_EQ(result.at("rounds"), candidate.size());
+  EXPECT_EQ(result.at("sets"), 2);
+  for (const auto& sample : candidate) EXPECT_GT(sample.get<double>(), 0.0);
+  EXPECT_GE(result.at("setup_s").get<double>(), 0.0);
+  EXPECT_GE(result.at("loop_s").get<double>(), 0.0);
+}
+
+TEST(RunTimingLoop, StopsAtMaxRounds) {
+  auto inputs = Inputs(1);
+  nlohmann::json request = Request(1, 7);
+  request["max_time_s"] = 60.0;
+  request["min_time_s"] = 60.0;
+  const nlohmann::json result = RunTimingLoop(request, inputs.data(), HonestAdd, HonestAdd);
+  EXPECT_EQ(result.at("rounds"), 7);
+}
+
+TEST(RunTimingLoop, CatchesAKernelThatReturnsCachedResults) {
+  g_calls_per_output.clear();
+  auto inputs = Inputs(2);
+  const nlohmann::json result = RunTimingLoop(Request(2), inputs.data(), CachingAdd, HonestAdd);
+  ASSERT_TRUE(result.contains("mismatch")) << result.dump();
+  EXPECT_LE(result["mismatch"].at("round").get<int>(), 2);
+  EXPECT_EQ(result["mismatch"].at("output"), 0);
+  EXPECT_FALSE(result["mismatch"].value("description", std::string()).empty());
+}
+
+TEST(RunTimingLoop, CatchesAKernelThatWritesNothing) {
+  auto inputs = Inputs(1);
+  const nlohmann::json result = RunTimingLoop(Request(1), inputs.data(), WritesNothing, HonestAdd);
+  ASSERT_TRUE(result.contains("mismatch")) << result.dump();
+  EXPECT_EQ(result["mismatch"].at("round"), 0);
+  EXPECT_NE(result["mismatch"].value("description", std::string()).find("never written"), std::string::npos)
+      << result.dump();
+}
+
+TEST(RunTimingLoop, CatchesAKernelThatChangesBehaviourAfterWarmUp) {
+  g_lazy_calls = 0;
+  auto inputs = Inputs(2);
+  const nlohmann::json result = RunTimingLoop(Request(2), inputs.data(), LazyWhenTimed, HonestAdd);
+  ASSERT_TRUE(result.contains("mismatch")) << result.dump();
+  EXPECT_EQ(result["mismatch"].at("round"), 1);
+}
+
+TEST(RunTimingLoop, MutatesInputsBetweenRounds) {
+  auto inputs = Inputs(1);
+  const auto before = inputs;
+  const nlohmann::json result = RunTimingLoop(Request(1, 10), inputs.data(), HonestAdd, HonestAdd);
+  ASSERT_FALSE(result.contains("mismatch"));
+  size_t changed = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) changed += inputs[i] != before[i];
+  EXPECT_GT(changed, 0u);
+  EXPECT_LT(changed, inputs.size() / 2);
+}
+
+TEST(RunTimingLoop, RefusesMissingKernelsAndBadLayouts) {
+  auto inputs = Inputs(1);
+  EXPECT_TRUE(RunTimingLoop(Request(1), inputs.data(), nullptr, HonestAdd).contains("error"));
+  EXPECT_TRUE(RunTimingLoop(Request(1), inputs.data(), HonestAdd, nullptr).contains("error"));
+  nlohmann::json bad = Request(1);
+  bad.erase("scalars");
+  EXPECT_TRUE(RunTimingLoop(bad, inputs.data(), HonestAdd, HonestAdd).contains("error"));
+}
+
+}  // namespace
+}  // namespace ksmith

@@ -1,0 +1,304 @@
+// Loading task.toml: every built-in task loads, and each kind of malformed file is refused with
+// a message that names the file, the line where known, and what is wrong.
+#include "task/task_loader.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/files.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Line numbers matter: some tests check that an error names the line it is on.
+constexpr const char* kToyTask = R"TOML(name = "toy"
+category = "elementwise"
+level = 2
+description = "y[r, c] = x[r, c] + b[c]"
+pytorch = "y = x + b"
+signature = "void toy(const float* x, const float* b, float* y, int64_t rows, int64_t cols)"
+flops = "rows*cols"
+bytes = "4*(2*rows*cols + cols)"
+accumulation = "cols"
+distributions = ["normal", "ties"]
+allowed_libraries = ["blas"]
+
+[[inputs]]
+name = "x"
+dtype = "fp32"
+shape = ["rows", "cols"]
+
+[[inputs]]
+name = "b"
+dtype = "fp32"
+shape = ["cols"]
+
+[[outputs]]
+name = "y"
+dtype = "fp32"
+shape = ["rows", "cols"]
+
+[shapes]
+dev = [ { rows = 2, cols = 3 } ]
+eval = [ { rows = 1, cols = 1 }, { rows = 5, cols = 7 } ]
+bench = { rows = 64, cols = 64 }
+
+[reference]
+source = "reference.cc"
+function = "toy_reference"
+
+[baseline.cpu]
+source = "baseline_cpu.cc"
+libraries = []
+description = "plain loop"
+
+[tolerance.fp32]
+norm = 2e-5
+elem = 3e-4
+)TOML";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "the template lacks: " << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << part << "' not found in: " << text;
+}
+
+class TaskLoaderTest : public ::testing::Test {
+ protected:
+  // Writes tasks/elementwise/<folder>/ with task.toml and both sources.
+  fs::path Write(const std::string& toml, const std::string& folder = "toy") {
+    const fs::path directory = temp_.path() / "elementwise" / folder;
+    fs::create_directories(directory);
+    std::ofstream(directory / "task.toml") << toml;
+    std::ofstream(directory / "reference.cc") << "// reference\n";
+    std::ofstream(directory / "baseline_cpu.cc") << "// baseline\n";
+    return directory;
+  }
+
+  // Loads `toml` and returns the error message; fails the test if it loads.
+  std::string LoadError(const std::string& toml) {
+    auto task = LoadTask(Write(toml));
+    EXPECT_FALSE(task.ok()) << "the task loaded";
+    if (task.ok()) return {};
+    EXPECT_EQ(task.error().kind, ErrorKind::kParse) << task.error().message;
+    EXPECT_TRUE(Contains(task.error().message, "task.toml"));
+    return task.error().message;
+  }
+
+  ScopedTempDir temp_{"ksmith-task-loader"};
+};
+
+TEST(LoadTask, LoadsEveryBuiltInTask) {
+  const fs::path root = fs::path(KSMITH_SOURCE_DIR) / "tasks";
+  size_t loaded = 0;
+  for (const auto& category : fs::directory_iterator(root)) {
+    if (!category.is_directory()) continue;
+    for (const auto& folder : fs::directory_iterator(category.path())) {
+      if (!fs::exists(folder.path() / "task.toml")) continue;
+      auto task = LoadTask(folder.path());
+      ASSERT_TRUE(task.ok()) << folder.path() << ": " << task.error().message;
+      ++loaded;
+      EXPECT_EQ(task->name, folder.path().filename().string());
+      EXPECT_EQ(task->category, category.path().filename().string());
+      EXPECT_EQ(task->signature.function, task->name);
+      EXPECT_EQ(task->bindings.size(), task->signature.parameters.size());
+      EXPECT_FALSE(task->outputs.empty()) << task->name;
+      EXPECT_FALSE(task->eval_shapes.empty()) << task->name;
+      EXPECT_FALSE(task->dev_shapes.empty()) << task->name;
+      EXPECT_FALSE(task->distributions.empty()) << task->name;
+      EXPECT_EQ(task->bench_shape.size(), task->dims.size()) << task->name;
+      EXPECT_TRUE(fs::exists(task->reference_source)) << task->name;
+      ASSERT_TRUE(task->baselines.contains("cpu")) << task->name;
+      EXPECT_TRUE(fs::exists(task->baselines.at("cpu").source)) << task->name;
+      for (const auto& shape : task->eval_shapes) {
+        EXPECT_GE(task->Flops(shape), 0) << task->name;
+        EXPECT_GT(task->MinimumBytes(shape), 0) << task->name;
+        EXPECT_GE(task->Accumulation(shape), 1.0) << task->name;
+      }
+    }
+  }
+  EXPECT_GE(loaded, 9u);
+}
+
+TEST_F(TaskLoaderTest, LoadsAValidTaskWithAllItsFields) {
+  auto task = LoadTask(Write(kToyTask));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  EXPECT_EQ(task->name, "toy");
+  EXPECT_EQ(task->category, "elementwise");
+  EXPECT_EQ(task->level, 2);
+  EXPECT_EQ(task->pytorch, "y = x + b");
+  EXPECT_EQ(task->dims, (std::vector<std::string>{"rows", "cols"}));
+  ASSERT_EQ(task->bindings.size(), 5u);
+  EXPECT_EQ(task->bindings[0].role, ParameterRole::kInput);
+  EXPECT_EQ(task->bindings[1].role, ParameterRole::kInput);
+  EXPECT_EQ(task->bindings[1].index, 1u);
+  EXPECT_EQ(task->bindings[2].role, ParameterRole::kOutput);
+  EXPECT_EQ(task->bindings[3].role, ParameterRole::kDim);
+  EXPECT_EQ(task->bindings[4].index, 1u);
+  ASSERT_EQ(task->eval_shapes.size(), 2u);
+  EXPECT_EQ(task->eval_shapes[1].at("cols"), 7);
+  EXPECT_EQ(task->bench_shape.at("rows"), 64);
+  EXPECT_EQ(task->distributions, (std::vector<Distribution>{Distribution::kNormal, Distribution::kTies}));
+  EXPECT_EQ(task->allowed_libraries, (std::vector<std::string>{"blas"}));
+  EXPECT_EQ(task->reference_function, "toy_reference");
+  EXPECT_EQ(task->reference_source, task->directory / "reference.cc");
+  EXPECT_EQ(task->baselines.at("cpu").description, "plain loop");
+  EXPECT_DOUBLE_EQ(task->ToleranceFor(DType::kFloat32).norm, 2e-5);
+  EXPECT_DOUBLE_EQ(task->ToleranceFor(DType::kFloat32).elem, 3e-4);
+}
+
+TEST_F(TaskLoaderTest, MissingTaskFileIsNotFound) {
+  auto task = LoadTask(temp_.path() / "nothing-here");
+  ASSERT_FALSE(task.ok());
+  EXPECT_EQ(task.error().kind, ErrorKind::kNotFound);
+}
+
+TEST_F(TaskLoaderTest, BadTomlSyntaxNamesFileAndLine) {
+  const std::string message = LoadError(Replace(kToyTask, "level = 2", "level = = 2"));
+  EXPECT_TRUE(Contains(message, "task.toml:3:")) << message;
+}
+
+TEST_F(TaskLoaderTest, MissingRequiredKeyIsNamed) {
+  const std::string message = LoadError(Replace(kToyTask, "description = \"y[r, c] = x[r, c] + b[c]\"\n", ""));
+  EXPECT_TRUE(Contains(message, "missing required key 'description'"));
+}
+
+TEST_F(TaskLoaderTest, NameMustEqualTheFolderName) {
+  const std::string message = LoadError(Replace(kToyTask, "name = \"toy\"", "name = \"other\""));
+  EXPECT_TRUE(Contains(message, "name 'other' must equal the folder name 'toy'"));
+  EXPECT_TRUE(Contains(message, "task.toml:1:"));
+}
+
+TEST_F(TaskLoaderTest, ShapeMissingADimIsRefused) {
+  const std::string message = LoadError(Replace(kToyTask, "{ rows = 5, cols = 7 }", "{ rows = 5 }"));
+  EXPECT_TRUE(Contains(message, "shape gives no value for dim 'cols'"));
+  EXPECT_TRUE(Contains(message, "task.toml:30"));
+}
+
+TEST_F(TaskLoaderTest, ShapeNamingAnUnknownDimIsRefused) {
+  const std::string message =
+      LoadError(Replace(kToyTask, "bench = { rows = 64, cols = 64 }", "bench = { rows = 64, cols = 64, depth = 2 }"));
+  EXPECT_TRUE(Contains(message, "shape names 'depth', which is not a dim of the signature"));
+}
+
+TEST_F(TaskLoaderTest, NonPositiveDimIsRefused) {
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "{ rows = 1, cols = 1 }", "{ rows = 0, cols = 1 }")),
+                       "dim 'rows' must be a positive integer"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "{ rows = 1, cols = 1 }", "{ rows = 1, cols = \"1\" }")),
+                       "dim 'cols' must be a positive integer"));
+}
+
+TEST_F(TaskLoaderTest, TensorShapeWithAnUnknownDimIsRefused) {
+  const std::string message = LoadError(Replace(kToyTask, "shape = [\"cols\"]", "shape = [\"cols\", \"depth\"]"));
+  EXPECT_TRUE(Contains(message, "tensor 'b' uses dim 'depth', which is not an int64_t parameter"));
+}
+
+TEST_F(TaskLoaderTest, SignatureParameterThatIsNotDeclaredIsRefused) {
+  const std::string message = LoadError(Replace(kToyTask, "float* y, int64_t rows", "float* y, float* z, int64_t rows"));
+  EXPECT_TRUE(Contains(message, "parameter 'z' is neither a declared input or output nor an int64_t dim"));
+  EXPECT_TRUE(Contains(message, "task.toml:6"));
+}
+
+TEST_F(TaskLoaderTest, DimThatIsNotInt64IsRefused) {
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "int64_t rows", "int rows")), "parameter 'rows' is neither"));
+}
+
+TEST_F(TaskLoaderTest, TensorThatIsNotInTheSignatureIsRefused) {
+  const std::string extra = "[[outputs]]\nname = \"z\"\ndtype = \"fp32\"\nshape = [\"rows\"]\n\n[shapes]";
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "[shapes]", extra)),
+                       "tensor 'z' is not a parameter of the signature"));
+}
+
+TEST_F(TaskLoaderTest, InputsMustBeConstFloatPointersAndOutputsMutable) {
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "const float* x", "float* x")),
+                       "input 'x' must be declared 'const float* x'"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "float* y", "const float* y")),
+                       "output 'y' must be declared 'float* y'"));
+}
+
+TEST_F(TaskLoaderTest, BadSignatureTextIsRefusedWithTheParserMessage) {
+  const std::string message = LoadError(Replace(kToyTask, "void toy(", "int toy("));
+  EXPECT_TRUE(Contains(message, "must start with 'void '"));
+}
+
+TEST_F(TaskLoaderTest, UnknownDistributionIsRefusedOnItsLine) {
+  const std::string message = LoadError(Replace(kToyTask, "[\"normal\", \"ties\"]", "[\"normal\", \"gaussian\"]"));
+  EXPECT_TRUE(Contains(message, "unknown distribution 'gaussian'"));
+  EXPECT_TRUE(Contains(message, "task.toml:10"));
+}
+
+TEST_F(TaskLoaderTest, EmptyDistributionListIsRefused) {
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "[\"normal\", \"ties\"]", "[]")),
+                       "name at least one distribution"));
+}
+
+TEST_F(TaskLoaderTest, Fp16IsRefusedAsNotSupportedYet) {
+  const std::string message = LoadError(Replace(kToyTask, "name = \"x\"\ndtype = \"fp32\"", "name = \"x\"\ndtype = \"fp16\""));
+  EXPECT_TRUE(Contains(message, "dtype 'fp16' is not supported yet; only fp32 is"));
+  EXPECT_TRUE(Contains(message, "task.toml:15"));
+}
+
+TEST_F(TaskLoaderTest, UnknownDtypeIsRefused) {
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "name = \"y\"\ndtype = \"fp32\"", "name = \"y\"\ndtype = \"fp64\"")),
+                       "unknown dtype 'fp64'"));
+}
+
+TEST_F(TaskLoaderTest, CostExpressionWithAnUnknownDimIsRefused) {
+  const std::string message = LoadError(Replace(kToyTask, "flops = \"rows*cols\"", "flops = \"rows*depth\""));
+  EXPECT_TRUE(Contains(message, "'flops'"));
+  EXPECT_TRUE(Contains(message, "unknown dim 'depth'"));
+  EXPECT_TRUE(Contains(message, "column 6"));
+  EXPECT_TRUE(Contains(message, "task.toml:7"));
+}
+
+TEST_F(TaskLoaderTest, NegativeCostIsRefusedWithTheShape) {
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "bytes = \"4*(2*rows*cols + cols)\"", "bytes = \"0-cols\"")),
+                       "'bytes' is negative at rows=1, cols=1"));
+}
+
+TEST_F(TaskLoaderTest, MissingBenchOrEvalShapesAreRefused) {
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "bench = { rows = 64, cols = 64 }\n", "")),
+                       "needs a 'bench' shape"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "eval = [ { rows = 1, cols = 1 }, { rows = 5, cols = 7 } ]", "eval = []")),
+                       "needs a non-empty 'eval' array"));
+}
+
+TEST_F(TaskLoaderTest, MissingSourceFilesAreRefused) {
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "source = \"reference.cc\"", "source = \"missing.cc\"")),
+                       "reference source"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "source = \"baseline_cpu.cc\"", "source = \"gone.cc\"")),
+                       "baseline source"));
+}
+
+TEST_F(TaskLoaderTest, NonPositiveToleranceIsRefused) {
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "norm = 2e-5", "norm = -1.0")),
+                       "tolerances must be positive"));
+}
+
+TEST_F(TaskLoaderTest, OutputWithTheNameOfAnInputIsRefused) {
+  const std::string toml = Replace(Replace(kToyTask, "name = \"y\"", "name = \"x\""), "float* y, ", "");
+  LoadError(toml);
+}
+
+TEST_F(TaskLoaderTest, TaskWithoutOutputsIsRefused) {
+  std::string toml = Replace(kToyTask, "[[outputs]]\nname = \"y\"\ndtype = \"fp32\"\nshape = [\"rows\", \"cols\"]\n",
+                             "");
+  toml = Replace(toml, "allowed_libraries = [\"blas\"]", "allowed_libraries = [\"blas\"]\noutputs = []");
+  toml = Replace(toml, "float* y, ", "");
+  LoadError(toml);
+}
+
+}  // namespace
+}  // namespace ksmith

@@ -1,0 +1,238 @@
+// Comparing kernel outputs with a double-precision reference: exact answers pass, honest fp32
+// rounding passes, and zeros, constants, unwritten elements, NaNs and half precision fail.
+#include "tensor/compare.h"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tensor/random.h"
+
+namespace ksmith {
+namespace {
+
+constexpr double kFp32Epsilon = 0x1p-24;
+
+std::vector<double> NormalReference(size_t count, uint64_t seed) {
+  std::vector<float> values(count);
+  FillRandom(values.data(), count, Distribution::kNormal, seed, 0);
+  return std::vector<double>(values.begin(), values.end());
+}
+
+std::vector<float> ToFloat(const std::vector<double>& values) {
+  return std::vector<float>(values.begin(), values.end());
+}
+
+Comparison Compare(const std::vector<float>& got, const std::vector<double>& ref,
+                   double accumulation = 1.0) {
+  return CompareWithReference(got.data(), ref.data(), ref.size(), Tolerance{}, kFp32Epsilon,
+                              accumulation);
+}
+
+float Poison() { return std::bit_cast<float>(kPoisonBits); }
+
+// Rounds to `bits` significant bits (11 for fp16, 24 for fp32), round to nearest.
+double RoundToSignificantBits(double value, int bits) {
+  if (value == 0 || !std::isfinite(value)) return value;
+  int exponent = 0;
+  const double mantissa = std::frexp(value, &exponent);
+  return std::ldexp(std::nearbyint(std::ldexp(mantissa, bits)), exponent - bits);
+}
+
+TEST(CompareWithReference, ExactMatchPasses) {
+  const auto ref = NormalReference(1000, 1);
+  const Comparison result = Compare(ToFloat(ref), ref);
+  EXPECT_TRUE(result.passed) << result.Describe();
+  EXPECT_EQ(result.count, 1000u);
+  EXPECT_EQ(result.norm_error, 0.0);
+  EXPECT_EQ(result.over_bound, 0u);
+  EXPECT_NE(result.Describe().find("matches"), std::string::npos) << result.Describe();
+}
+
+TEST(CompareWithReference, RejectsAllZeroOutput) {
+  const auto ref = NormalReference(1000, 2);
+  const Comparison result = Compare(std::vector<float>(1000, 0.0f), ref);
+  EXPECT_FALSE(result.passed);
+  EXPECT_NEAR(result.norm_error, 1.0, 1e-12);
+  EXPECT_GT(result.over_bound, 900u);
+}
+
+TEST(CompareWithReference, RejectsConstantOutputEvenAtTheMean) {
+  // Softmax-like reference: positive values summing to one.
+  std::vector<double> ref(256);
+  double sum = 0;
+  for (size_t i = 0; i < ref.size(); ++i) sum += ref[i] = std::exp(std::sin(0.1 * i));
+  for (double& value : ref) value /= sum;
+  const Comparison result = Compare(std::vector<float>(ref.size(), 1.0f / ref.size()), ref);
+  EXPECT_FALSE(result.passed) << result.Describe();
+  EXPECT_GT(result.norm_error, result.norm_bound);
+}
+
+TEST(CompareWithReference, CountsPoisonBitsAsUnwritten) {
+  const auto ref = NormalReference(100, 3);
+  auto got = ToFloat(ref);
+  got[10] = Poison();
+  got[99] = Poison();
+  const Comparison result = Compare(got, ref);
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(result.unwritten, 2u);
+  EXPECT_EQ(result.nonfinite, 0u);
+  EXPECT_NE(result.Describe().find("2 of 100 output elements were never written"), std::string::npos)
+      << result.Describe();
+}
+
+TEST(CompareWithReference, CountsPoisonAsUnwrittenEvenWhereTheReferenceIsNaN) {
+  std::vector<double> ref = {1.0, std::numeric_limits<double>::quiet_NaN()};
+  const Comparison result = Compare({1.0f, Poison()}, ref);
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(result.unwritten, 1u);
+}
+
+TEST(CompareWithReference, RejectsNaNWhereTheReferenceIsFinite) {
+  const auto ref = NormalReference(100, 4);
+  auto got = ToFloat(ref);
+  got[5] = std::numeric_limits<float>::quiet_NaN();
+  const Comparison result = Compare(got, ref);
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(result.nonfinite, 1u);
+  EXPECT_EQ(result.unwritten, 0u);
+  EXPECT_EQ(result.worst_index, 5u);
+}
+
+TEST(CompareWithReference, RejectsInfinityWhereTheReferenceIsFinite) {
+  const auto ref = NormalReference(100, 5);
+  auto got = ToFloat(ref);
+  got[7] = std::numeric_limits<float>::infinity();
+  const Comparison result = Compare(got, ref);
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(result.nonfinite, 1u);
+}
+
+TEST(CompareWithReference, AcceptsMatchingNonFiniteReferenceValues) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> ref = {1.0, std::numeric_limits<double>::quiet_NaN(), inf, -inf, 2.0};
+  const std::vector<float> got = {1.0f, std::numeric_limits<float>::quiet_NaN(),
+                                  std::numeric_limits<float>::infinity(),
+                                  -std::numeric_limits<float>::infinity(), 2.0f};
+  const Comparison result = Compare(got, ref);
+  EXPECT_TRUE(result.passed) << result.Describe();
+}
+
+TEST(CompareWithReference, RejectsInfinityOfTheWrongSign) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Comparison result = Compare({1.0f, -std::numeric_limits<float>::infinity()}, {1.0, inf});
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(result.nonfinite, 1u);
+}
+
+TEST(CompareWithReference, AcceptsFp32RoundingOfTheExactResult) {
+  // A reference that is not representable in fp32: every element carries rounding error.
+  std::vector<double> ref(10'000);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = std::sin(1.0 + static_cast<double>(i)) * 3.0;
+  const Comparison result = Compare(ToFloat(ref), ref);
+  EXPECT_TRUE(result.passed) << result.Describe();
+  EXPECT_GT(result.norm_error, 0.0);
+}
+
+// Dot products of length k: the reference in double, and two kernels' answers.
+struct Accumulation {
+  std::vector<double> ref;
+  std::vector<float> fp32_sum;  // an honest fp32 kernel: sequential fp32 accumulation
+  std::vector<float> fp16_out;  // the exact answer rounded to half precision
+};
+
+Accumulation LongDotProducts(size_t outputs, size_t k) {
+  std::vector<float> a(outputs * k), b(k);
+  FillRandom(a.data(), a.size(), Distribution::kNormal, 77, 0);
+  FillRandom(b.data(), b.size(), Distribution::kNormal, 77, 1);
+  Accumulation result;
+  for (size_t row = 0; row < outputs; ++row) {
+    double exact = 0;
+    float sum = 0;
+    for (size_t p = 0; p < k; ++p) {
+      exact += static_cast<double>(a[row * k + p]) * b[p];
+      sum += a[row * k + p] * b[p];
+    }
+    result.ref.push_back(exact);
+    result.fp32_sum.push_back(sum);
+    result.fp16_out.push_back(static_cast<float>(RoundToSignificantBits(exact, 11)));
+  }
+  return result;
+}
+
+TEST(CompareWithReference, AcceptsAnHonestFp32AccumulationOfALongDotProduct) {
+  const auto data = LongDotProducts(512, 4096);
+  const Comparison result = Compare(data.fp32_sum, data.ref, 4096);
+  EXPECT_TRUE(result.passed) << result.Describe();
+  EXPECT_GT(result.norm_error, 0.0);
+}
+
+TEST(CompareWithReference, RejectsAHalfPrecisionResultOfALongAccumulation) {
+  const auto data = LongDotProducts(512, 4096);
+  const Comparison result = Compare(data.fp16_out, data.ref, 4096);
+  EXPECT_FALSE(result.passed) << result.Describe();
+  EXPECT_GT(result.norm_error, result.norm_bound);
+}
+
+TEST(CompareWithReference, RejectsASingleWrongElementOfALargeOutputViaTheElementwiseBound) {
+  const auto ref = NormalReference(1'000'000, 6);
+  auto got = ToFloat(ref);
+  // Pick an element of ordinary size; an error of 0.005 there is small next to ||ref|| = 1000
+  // (norm-wise 5e-6, inside the norm bound) but far beyond the elementwise bound (~2e-4).
+  size_t index = 0;
+  while (std::fabs(ref[index]) < 0.5 || std::fabs(ref[index]) > 1.5) ++index;
+  got[index] += 0.005f;
+  const Comparison result = Compare(got, ref);
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(result.over_bound, 1u);
+  EXPECT_LE(result.norm_error, result.norm_bound);
+  EXPECT_EQ(result.worst_index, index);
+  EXPECT_NEAR(result.worst_abs_error, 0.005, 1e-6);
+  EXPECT_NE(result.Describe().find("1 of 1000000 elements exceed the elementwise bound"),
+            std::string::npos)
+      << result.Describe();
+}
+
+TEST(CompareWithReference, BoundsGrowWithTheAccumulationLength) {
+  // Given n = 10000: a random-walk term (sqrt n) and a drift term (n) for same-signed sums.
+  const std::vector<double> ref = {1.0};
+  const std::vector<float> got = {1.0f};
+  const Comparison short_sum = Compare(got, ref, 1);
+  const Comparison long_sum = Compare(got, ref, 10'000);
+  EXPECT_NEAR(long_sum.norm_bound - Tolerance{}.norm, kFp32Epsilon * (4 * 100 + 10'000 / 4.0), 1e-15);
+  EXPECT_NEAR(long_sum.elem_bound - Tolerance{}.elem, kFp32Epsilon * (16 * 100 + 10'000), 1e-15);
+  EXPECT_LT(short_sum.norm_bound, long_sum.norm_bound);
+}
+
+TEST(CompareWithReference, HalfPrecisionInputsFailAtModerateAccumulationLengths) {
+  // fp16 rounding costs about 3e-4 relative; the bound at n = 2049 must stay well below it.
+  const Comparison at_2049 = Compare({1.0f}, {1.0}, 2049);
+  EXPECT_LT(at_2049.norm_bound, 1e-4);
+}
+
+TEST(CompareWithReference, ZeroReferenceAcceptsOnlyZeros) {
+  const std::vector<double> ref(64, 0.0);
+  std::vector<float> got(64, 0.0f);
+  got[3] = -0.0f;
+  EXPECT_TRUE(Compare(got, ref).passed);
+  got[4] = 1e-30f;
+  EXPECT_FALSE(Compare(got, ref).passed);
+}
+
+TEST(CompareWithReference, DescribesTheWorstElement) {
+  const std::vector<double> ref = {1.0, 2.0, 3.0, 4.0};
+  const Comparison result = Compare({1.0f, 2.0f, 30.0f, 4.0f}, ref);
+  ASSERT_FALSE(result.passed);
+  EXPECT_EQ(result.worst_index, 2u);
+  EXPECT_EQ(result.worst_got, 30.0);
+  EXPECT_EQ(result.worst_ref, 3.0);
+  EXPECT_NE(result.Describe().find("worst element [2]: got 30, expected 3"), std::string::npos)
+      << result.Describe();
+}
+
+}  // namespace
+}  // namespace ksmith
