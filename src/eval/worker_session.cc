@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "eval/timing_driver.h"
 #include "sandbox/timing_loop.h"
 #include "tensor/random.h"
 
@@ -30,6 +31,7 @@ constexpr size_t kMaxTimingBytes = size_t{2} << 30;  // all rotating sets togeth
 constexpr size_t kMaxTimingSets = 64;
 constexpr uint64_t kRecheckSalt = 0xec4ec4;
 constexpr uint64_t kTimingSalt = 0x7133;
+constexpr uint64_t kOrderSalt = 0x0de5;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -345,60 +347,53 @@ bool WorkerSession::TimeAgainstBaseline() {
   const size_t sets = timing_plan_.sets;
   const size_t set_bytes = timing_plan_.set_bytes;
   const TensorSpec& first_output = task_.outputs.front();
-  Message request;
-  request.header = layout.ToJson();
-  request.header.update({{"type", "time"},
-                         {"sets", sets},
+  TimingSettings settings;
+  settings.bench = layout.ToJson();
+  settings.bench.update({{"sets", sets},
                          {"seed", timing_plan_.seed},
                          {"distribution", DistributionName(task_.distributions.front())},
                          {"mutations", 16},
-                         {"min_rounds", 5},
-                         {"max_rounds", 2000},
-                         {"min_time_s", 0.05},
-                         {"max_time_s", options_.timing_budget_s},
-                         {"target_rse", options_.target_rse},
                          {"tolerance",
                           {{"norm", task_.ToleranceFor(first_output.dtype).norm},
                            {"elem", task_.ToleranceFor(first_output.dtype).elem},
                            {"epsilon", DTypeEpsilon(first_output.dtype)},
                            {"accumulation", task_.Accumulation(task_.bench_shape)}}}});
-  const auto timeout = milliseconds(30'000) + 16 * options_.call_timeout +
-                       milliseconds(static_cast<int64_t>(2000 * options_.timing_budget_s));
-  auto reply = worker_->Request(request, "timing", timeout, "timing", (*inputs)->fd());
+  settings.sets = sets;
+  settings.order_seed = DeriveSeed(secret_seed_, kOrderSalt);
+  settings.budget_s = options_.timing_budget_s;
+  settings.target_rse = options_.target_rse;
+  settings.call_timeout = options_.call_timeout;
+  std::string error;
+  auto outcome = DriveTiming(*worker_, settings, (*inputs)->fd(), &error);
   stage.seconds = SecondsSince(start);
-  if (!reply) return WorkerFailed(stage);
-  const auto& result = reply->header;
-  if (result.contains("error")) return Finish(stage, VerdictStatus::kInfraError, result["error"].get<std::string>());
+  if (!outcome) {
+    return worker_->failure() ? WorkerFailed(stage)
+                              : Finish(stage, VerdictStatus::kInfraError, "worker error: " + error);
+  }
   stage.details["sets"] = sets;
   stage.details["set_bytes"] = set_bytes;
-  if (result.contains("mismatch")) {
-    stage.details["mismatch"] = result["mismatch"];
+  stage.details["request_overhead_us"] = outcome->overhead_us;
+  stage.details["setup_s"] = outcome->setup_s;
+  stage.details["loop_s"] = outcome->loop_s;
+  stage.details["rounds"] = outcome->candidate_us.size();
+  if (outcome->mismatch) {
+    stage.details["mismatch"] = *outcome->mismatch;
     return Finish(stage, VerdictStatus::kIntegrityViolation,
                   fmt::format("a timed call returned a wrong result although every correctness case "
                               "passed (it behaves differently when timed): {}",
-                              result["mismatch"].value("description", std::string())));
+                              *outcome->mismatch));
   }
-  const auto to_us = [](const nlohmann::json& samples) {
-    std::vector<double> values;
-    for (const auto& sample : samples) values.push_back(sample.get<double>() / 1000.0);
-    return values;
-  };
-  const auto candidate_us = to_us(result.at("candidate_ns"));
-  const auto baseline_us = to_us(result.at("baseline_ns"));
-  if (candidate_us.empty() || candidate_us.size() != baseline_us.size()) {
-    return Finish(stage, VerdictStatus::kIntegrityViolation, "the timing reply is inconsistent");
-  }
+  if (outcome->tampering) return Finish(stage, VerdictStatus::kIntegrityViolation, *outcome->tampering);
   Timing timing;
-  timing.candidate_us = MedianWithInterval(candidate_us);
-  timing.baseline_us = MedianWithInterval(baseline_us);
-  timing.speedup = PairedSpeedup(baseline_us, candidate_us);
+  timing.candidate_us = MedianWithInterval(outcome->candidate_us);
+  timing.baseline_us = MedianWithInterval(outcome->baseline_us);
+  timing.speedup = PairedSpeedup(outcome->baseline_us, outcome->candidate_us);
   timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
   verdict_.timing = timing;
-  stage.details["rounds"] = candidate_us.size();
-  stage.details["setup_s"] = result.value("setup_s", 0.0);
-  stage.details["loop_s"] = result.value("loop_s", 0.0);
-  stage.details["summary"] = fmt::format("{} rounds over {} rotating input sets of {:.1f} MiB",
-                                         candidate_us.size(), sets, set_bytes / 1048576.0);
+  stage.details["candidate_inner_median_us"] = MedianWithInterval(outcome->candidate_inner_us).median;
+  stage.details["summary"] = fmt::format(
+      "{} rounds over {} rotating input sets of {:.1f} MiB, timed from outside the worker",
+      outcome->candidate_us.size(), sets, set_bytes / 1048576.0);
   return true;
 }
 

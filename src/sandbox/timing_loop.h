@@ -1,15 +1,23 @@
-// Timing candidate against baseline inside the worker, interleaved in one process.
+// The worker's side of timing: rotating input sets, one kernel call per request, and a check of
+// each round's outputs. The evaluator drives it call by call and times every call with its own
+// clock (eval/timing_driver.h), so nothing the candidate does to this process's memory, stack or
+// clocks changes the times that count; the time measured here is kept only as a cross-check.
 //
-// Rotating input sets whose total exceeds the last-level cache keep every call cold. Before each
-// round a few input elements of the set change, so no call ever sees inputs it has seen before,
-// and every timed candidate output is checked against the baseline's output for the same inputs:
-// a kernel that caches, counts calls, or skips work when timed is caught in the act.
+// Before each round a few input elements of the set change, so no call ever sees inputs it has
+// seen before, and the candidate's output is checked against the baseline's for the same
+// inputs: a kernel that caches, counts calls, or skips work when timed is caught in the act.
 #pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/shared_library.h"
+#include "core/result.h"
 #include "sandbox/layout.h"
+#include "tensor/compare.h"
 #include "tensor/random.h"
 
 namespace ksmith {
@@ -22,11 +30,42 @@ size_t TimingInputBytes(const CaseLayout& layout, size_t sets);
 void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distribution,
                       uint64_t seed, float* inputs);
 
-/// `request` holds the layout (see CaseLayout), "sets", "seed", "distribution", "mutations",
-/// "min_rounds", "max_rounds", "min_time_s", "max_time_s", "target_rse", and "tolerance"
-/// {norm, elem, epsilon, accumulation}; `inputs` is TimingInputBytes long. Returns
-/// {candidate_ns, baseline_ns, rounds, sets, setup_s, loop_s, mismatch?}.
-nlohmann::json RunTimingLoop(const nlohmann::json& request, float* inputs, KernelEntry candidate,
-                             KernelEntry baseline);
+class TimingBench {
+ public:
+  /// `request` holds the layout (see CaseLayout), "sets", "seed", "distribution", "mutations"
+  /// and "tolerance" {norm, elem, epsilon, accumulation}; `inputs` is TimingInputBytes long.
+  /// Runs one untimed call of each kernel first (page faults, OpenMP start-up).
+  static Result<std::unique_ptr<TimingBench>> Create(const nlohmann::json& request, float* inputs,
+                                                     KernelEntry candidate, KernelEntry baseline);
+
+  /// Changes a few inputs of `set` for `round` when `mutate`, then calls `target` ("candidate",
+  /// "baseline" or "none") on the set. Returns the call's time in this process [ns].
+  Result<double> Call(const std::string& target, size_t set, size_t round, bool mutate);
+
+  /// Compares the candidate's output on `set` with the baseline's.
+  Comparison Check(size_t set) const;
+
+ private:
+  struct SetBuffers {
+    std::vector<std::pair<float*, size_t>> inputs;  // into the shared input block
+    std::vector<std::vector<float>> candidate_outputs;
+    std::vector<std::vector<float>> baseline_outputs;
+    std::vector<void*> candidate_pointers;
+    std::vector<void*> baseline_pointers;
+  };
+
+  TimingBench() = default;
+
+  CaseLayout layout_;
+  std::vector<SetBuffers> sets_;
+  KernelEntry candidate_ = nullptr;
+  KernelEntry baseline_ = nullptr;
+  Distribution distribution_ = Distribution::kNormal;
+  uint64_t seed_ = 0;
+  size_t mutations_ = 16;
+  Tolerance tolerance_;
+  double epsilon_ = 0x1p-24;
+  double accumulation_ = 1;
+};
 
 }  // namespace ksmith

@@ -87,77 +87,83 @@ TEST(FillTimingInputs, IsReproducibleAndDiffersBetweenSetsAndTensors) {
   }
 }
 
-TEST(RunTimingLoop, TimesAnHonestKernelAgainstItself) {
+// Drives the bench as the evaluator does: per round, the first call mutates, then both sides
+// run and the outputs are compared. Returns the first round whose check failed, or -1.
+int FirstMismatch(TimingBench& bench, size_t sets, size_t rounds) {
+  for (size_t round = 0; round < rounds; ++round) {
+    const size_t set = round % sets;
+    EXPECT_TRUE(bench.Call("candidate", set, round, true).ok());
+    EXPECT_TRUE(bench.Call("baseline", set, round, false).ok());
+    if (!bench.Check(set).passed) return static_cast<int>(round);
+  }
+  return -1;
+}
+
+TEST(TimingBench, TimesAnHonestKernelAgainstItself) {
   auto inputs = Inputs(2);
-  const nlohmann::json result = RunTimingLoop(Request(2), inputs.data(), HonestAdd, HonestAdd);
-  ASSERT_FALSE(result.contains("error")) << result.dump();
-  EXPECT_FALSE(result.contains("mismatch")) << result.dump();
-  const auto& candidate = result.at("candidate_ns");
-  const auto& baseline = result.at("baseline_ns");
-  EXPECT_GE(candidate.size(), 5u);
-  EXPECT_LE(candidate.size(), 40u);
-  EXPECT_EQ(candidate.size(), baseline.size());
-  EXPECT_EQ(result.at("rounds"), candidate.size());
-  EXPECT_EQ(result.at("sets"), 2);
-  for (const auto& sample : candidate) EXPECT_GT(sample.get<double>(), 0.0);
-  EXPECT_GE(result.at("setup_s").get<double>(), 0.0);
-  EXPECT_GE(result.at("loop_s").get<double>(), 0.0);
+  auto bench = TimingBench::Create(Request(2), inputs.data(), HonestAdd, HonestAdd);
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  auto elapsed = (*bench)->Call("candidate", 1, 0, true);
+  ASSERT_TRUE(elapsed.ok());
+  EXPECT_GT(*elapsed, 0.0);
+  EXPECT_EQ(FirstMismatch(**bench, 2, 20), -1);
 }
 
-TEST(RunTimingLoop, StopsAtMaxRounds) {
-  auto inputs = Inputs(1);
-  nlohmann::json request = Request(1, 7);
-  request["max_time_s"] = 60.0;
-  request["min_time_s"] = 60.0;
-  const nlohmann::json result = RunTimingLoop(request, inputs.data(), HonestAdd, HonestAdd);
-  EXPECT_EQ(result.at("rounds"), 7);
-}
-
-TEST(RunTimingLoop, CatchesAKernelThatReturnsCachedResults) {
+TEST(TimingBench, CatchesAKernelThatReturnsCachedResults) {
   g_calls_per_output.clear();
   auto inputs = Inputs(2);
-  const nlohmann::json result = RunTimingLoop(Request(2), inputs.data(), CachingAdd, HonestAdd);
-  ASSERT_TRUE(result.contains("mismatch")) << result.dump();
-  EXPECT_LE(result["mismatch"].at("round").get<int>(), 2);
-  EXPECT_EQ(result["mismatch"].at("output"), 0);
-  EXPECT_FALSE(result["mismatch"].value("description", std::string()).empty());
+  auto bench = TimingBench::Create(Request(2), inputs.data(), CachingAdd, HonestAdd);
+  ASSERT_TRUE(bench.ok());
+  const int round = FirstMismatch(**bench, 2, 20);
+  EXPECT_GE(round, 0);
+  EXPECT_LE(round, 2);
 }
 
-TEST(RunTimingLoop, CatchesAKernelThatWritesNothing) {
+TEST(TimingBench, CatchesAKernelThatWritesNothing) {
   auto inputs = Inputs(1);
-  const nlohmann::json result = RunTimingLoop(Request(1), inputs.data(), WritesNothing, HonestAdd);
-  ASSERT_TRUE(result.contains("mismatch")) << result.dump();
-  EXPECT_EQ(result["mismatch"].at("round"), 0);
-  EXPECT_NE(result["mismatch"].value("description", std::string()).find("never written"), std::string::npos)
-      << result.dump();
+  auto bench = TimingBench::Create(Request(1), inputs.data(), WritesNothing, HonestAdd);
+  ASSERT_TRUE(bench.ok());
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 0, true).ok());
+  ASSERT_TRUE((*bench)->Call("baseline", 0, 0, false).ok());
+  const Comparison check = (*bench)->Check(0);
+  EXPECT_FALSE(check.passed);
+  EXPECT_NE(check.Describe().find("never written"), std::string::npos) << check.Describe();
 }
 
-TEST(RunTimingLoop, CatchesAKernelThatChangesBehaviourAfterWarmUp) {
+TEST(TimingBench, CatchesAKernelThatChangesBehaviourAfterWarmUp) {
   g_lazy_calls = 0;
   auto inputs = Inputs(2);
-  const nlohmann::json result = RunTimingLoop(Request(2), inputs.data(), LazyWhenTimed, HonestAdd);
-  ASSERT_TRUE(result.contains("mismatch")) << result.dump();
-  EXPECT_EQ(result["mismatch"].at("round"), 1);
+  auto bench = TimingBench::Create(Request(2), inputs.data(), LazyWhenTimed, HonestAdd);
+  ASSERT_TRUE(bench.ok());
+  EXPECT_EQ(FirstMismatch(**bench, 2, 20), 1);
 }
 
-TEST(RunTimingLoop, MutatesInputsBetweenRounds) {
+TEST(TimingBench, MutatesInputsOnlyWhenAsked) {
   auto inputs = Inputs(1);
   const auto before = inputs;
-  const nlohmann::json result = RunTimingLoop(Request(1, 10), inputs.data(), HonestAdd, HonestAdd);
-  ASSERT_FALSE(result.contains("mismatch"));
+  auto bench = TimingBench::Create(Request(1), inputs.data(), HonestAdd, HonestAdd);
+  ASSERT_TRUE(bench.ok());
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 0, false).ok());
+  EXPECT_EQ(inputs, before);
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 1, true).ok());
   size_t changed = 0;
   for (size_t i = 0; i < inputs.size(); ++i) changed += inputs[i] != before[i];
   EXPECT_GT(changed, 0u);
-  EXPECT_LT(changed, inputs.size() / 2);
+  EXPECT_LE(changed, 32u);  // 16 mutations in each of the two inputs
 }
 
-TEST(RunTimingLoop, RefusesMissingKernelsAndBadLayouts) {
+TEST(TimingBench, RefusesMissingKernelsBadLayoutsAndUnknownTargets) {
   auto inputs = Inputs(1);
-  EXPECT_TRUE(RunTimingLoop(Request(1), inputs.data(), nullptr, HonestAdd).contains("error"));
-  EXPECT_TRUE(RunTimingLoop(Request(1), inputs.data(), HonestAdd, nullptr).contains("error"));
+  EXPECT_FALSE(TimingBench::Create(Request(1), inputs.data(), nullptr, HonestAdd).ok());
+  EXPECT_FALSE(TimingBench::Create(Request(1), inputs.data(), HonestAdd, nullptr).ok());
   nlohmann::json bad = Request(1);
   bad.erase("scalars");
-  EXPECT_TRUE(RunTimingLoop(bad, inputs.data(), HonestAdd, HonestAdd).contains("error"));
+  EXPECT_FALSE(TimingBench::Create(bad, inputs.data(), HonestAdd, HonestAdd).ok());
+  auto bench = TimingBench::Create(Request(1), inputs.data(), HonestAdd, HonestAdd);
+  ASSERT_TRUE(bench.ok());
+  EXPECT_FALSE((*bench)->Call("someone", 0, 0, false).ok());
+  EXPECT_FALSE((*bench)->Call("candidate", 5, 0, false).ok());
+  EXPECT_TRUE((*bench)->Call("none", 0, 0, false).ok());
 }
 
 }  // namespace

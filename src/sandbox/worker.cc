@@ -21,6 +21,11 @@
 namespace ksmith {
 namespace {
 
+struct TimingState {
+  std::unique_ptr<SharedMemory> inputs;
+  std::unique_ptr<TimingBench> bench;
+};
+
 struct Kernels {
   std::unique_ptr<SharedLibrary> candidate_library;
   std::unique_ptr<SharedLibrary> baseline_library;
@@ -114,7 +119,8 @@ Message HandleRun(const Message& request, const Kernels& kernels,
 }
 
 // The evaluator generated the timing inputs while correctness ran; they arrive as shared memory.
-Message HandleTime(const Message& request, int channel_fd, const Kernels& kernels) {
+Message HandleTimeSetup(const Message& request, int channel_fd, const Kernels& kernels,
+                        TimingState& timing) {
   auto layout = CaseLayout::FromJson(request.header);
   auto fd = ReceiveDescriptor(channel_fd, std::nullopt);
   if (!fd.ok()) return Reply("error", {{"message", fd.error().message}});
@@ -125,8 +131,28 @@ Message HandleTime(const Message& request, int channel_fd, const Kernels& kernel
   const size_t bytes = TimingInputBytes(*layout, request.header.value("sets", size_t{1}));
   auto memory = SharedMemory::Map(*fd, std::max<size_t>(bytes, 1));
   if (!memory.ok()) return Reply("error", {{"message", memory.error().message}});
-  return Reply("timing", RunTimingLoop(request.header, reinterpret_cast<float*>((*memory)->data()),
-                                       kernels.candidate, kernels.baseline));
+  auto bench = TimingBench::Create(request.header, reinterpret_cast<float*>((*memory)->data()),
+                                   kernels.candidate, kernels.baseline);
+  if (!bench.ok()) return Reply("error", {{"message", bench.error().message}});
+  timing.inputs = std::move(memory.value());
+  timing.bench = std::move(bench.value());
+  return Reply("time_ready");
+}
+
+Message HandleTimeCall(const Message& request, TimingState& timing) {
+  if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
+  auto elapsed = timing.bench->Call(request.header.value("target", std::string()),
+                                    request.header.value("set", size_t{0}),
+                                    request.header.value("round", size_t{0}),
+                                    request.header.value("mutate", false));
+  if (!elapsed.ok()) return Reply("error", {{"message", elapsed.error().message}});
+  return Reply("timed", {{"inner_ns", *elapsed}});
+}
+
+Message HandleTimeCheck(const Message& request, const TimingState& timing) {
+  if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
+  const Comparison comparison = timing.bench->Check(request.header.value("set", size_t{0}));
+  return Reply("checked", {{"passed", comparison.passed}, {"description", comparison.Describe()}});
 }
 
 }  // namespace
@@ -134,6 +160,7 @@ Message HandleTime(const Message& request, int channel_fd, const Kernels& kernel
 int RunWorker(int channel_fd) {
   Kernels kernels;
   std::map<std::string, SharedArena> arenas;
+  TimingState timing;
   while (true) {
     auto request = ReadMessage(channel_fd, std::nullopt);
     if (!request.ok()) return request.error().kind == ErrorKind::kNotFound ? 0 : 3;
@@ -145,8 +172,12 @@ int RunWorker(int channel_fd) {
       reply = HandleArena(*request, channel_fd, arenas);
     } else if (type == "run") {
       reply = HandleRun(*request, kernels, arenas);
-    } else if (type == "time") {
-      reply = HandleTime(*request, channel_fd, kernels);
+    } else if (type == "time_setup") {
+      reply = HandleTimeSetup(*request, channel_fd, kernels, timing);
+    } else if (type == "time_call") {
+      reply = HandleTimeCall(*request, timing);
+    } else if (type == "time_check") {
+      reply = HandleTimeCheck(*request, timing);
     } else if (type == "bye") {
       reply = Reply("goodbye");
     } else {

@@ -119,12 +119,15 @@ TEST_F(WorkerLoopTest, TimingWithoutKernelsReportsAnError) {
   auto memory = SharedMemory::Create(4096);
   ASSERT_TRUE(memory.ok());
   nlohmann::json header = SmallLayout().ToJson();
-  header["type"] = "time";
+  header["type"] = "time_setup";
   header["sets"] = 1;
+  header["tolerance"] = nlohmann::json::object();
   const Message reply = Ask(header, (*memory)->fd());
-  EXPECT_EQ(reply.type(), "timing");
-  EXPECT_NE(reply.header.value("error", std::string()).find("kernels not loaded"), std::string::npos)
+  EXPECT_EQ(reply.type(), "error");
+  EXPECT_NE(reply.header.value("message", std::string()).find("kernels not loaded"), std::string::npos)
       << reply.header.dump();
+  // A timed call before a successful setup is refused too.
+  EXPECT_EQ(Ask({{"type", "time_call"}, {"target", "candidate"}}).type(), "error");
 }
 
 TEST_F(WorkerLoopTest, SetupWithAMissingCandidateIsALoadError) {

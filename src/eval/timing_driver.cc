@@ -1,0 +1,150 @@
+#include "eval/timing_driver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "eval/statistics.h"
+#include "tensor/random.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr int kOverheadProbes = 21;
+constexpr auto kSetupTimeout = milliseconds(60'000);
+constexpr auto kCheckTimeout = milliseconds(30'000);
+constexpr double kTamperRelative = 0.2;  // of the candidate's median time
+constexpr double kTamperAbsoluteUs = 50;
+
+double RelativeStandardError(const std::vector<double>& samples) {
+  const double n = static_cast<double>(samples.size());
+  if (n < 2) return INFINITY;
+  double mean = 0;
+  for (double sample : samples) mean += sample;
+  mean /= n;
+  double variance = 0;
+  for (double sample : samples) variance += (sample - mean) * (sample - mean);
+  variance /= n - 1;
+  return mean > 0 ? std::sqrt(variance / n) / mean : INFINITY;
+}
+
+double Median(std::vector<double> values) { return MedianWithInterval(std::move(values)).median; }
+
+class Driver {
+ public:
+  Driver(WorkerProcess& worker, const TimingSettings& settings, std::string* error)
+      : worker_(worker), settings_(settings), error_(error) {}
+
+  // One timed request: returns {outer, inner} in microseconds.
+  std::optional<std::pair<double, double>> Call(const std::string& target, size_t set, size_t round,
+                                                bool mutate) {
+    Message request;
+    request.header = {{"type", "time_call"}, {"target", target}, {"set", set}, {"round", round},
+                      {"mutate", mutate}};
+    const auto start = Clock::now();
+    auto reply = worker_.Request(request, "timed", settings_.call_timeout + milliseconds(2000),
+                                 fmt::format("timing the {} (round {})", target, round));
+    const double outer_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    if (!Accept(reply)) return std::nullopt;
+    return std::pair{outer_us, reply->header.value("inner_ns", 0.0) / 1000.0};
+  }
+
+  bool Accept(const std::optional<Message>& reply) {
+    if (!reply) return false;
+    if (reply->type() == "error") {
+      *error_ = reply->header.value("message", std::string("worker error"));
+      return false;
+    }
+    return true;
+  }
+
+  std::optional<TimingOutcome> Run(int inputs_fd) {
+    TimingOutcome outcome;
+    const auto setup_start = Clock::now();
+    Message setup;
+    setup.header = settings_.bench;
+    setup.header["type"] = "time_setup";
+    if (!Accept(worker_.Request(setup, "time_ready", kSetupTimeout + 2 * settings_.call_timeout,
+                                "setting up timing", inputs_fd))) {
+      return std::nullopt;
+    }
+    std::vector<double> empty_us;
+    for (int i = 0; i < kOverheadProbes; ++i) {
+      auto call = Call("none", 0, 0, false);
+      if (!call) return std::nullopt;
+      empty_us.push_back(call->first);
+    }
+    outcome.overhead_us = Median(empty_us);
+    outcome.setup_s = std::chrono::duration<double>(Clock::now() - setup_start).count();
+
+    const auto loop_start = Clock::now();
+    for (size_t round = 0; round < settings_.max_rounds; ++round) {
+      const size_t set = round % settings_.sets;
+      const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
+      for (int turn = 0; turn < 2; ++turn) {
+        const bool candidate = (turn == 0) == candidate_first;
+        auto call = Call(candidate ? "candidate" : "baseline", set, round, turn == 0);
+        if (!call) return std::nullopt;
+        const double time_us = std::max(call->first - outcome.overhead_us, 0.0);
+        (candidate ? outcome.candidate_us : outcome.baseline_us).push_back(time_us);
+        (candidate ? outcome.candidate_inner_us : outcome.baseline_inner_us).push_back(call->second);
+      }
+      Message check;
+      check.header = {{"type", "time_check"}, {"set", set}};
+      auto checked = worker_.Request(check, "checked", kCheckTimeout, "checking a timed output");
+      if (!Accept(checked)) return std::nullopt;
+      if (!checked->header.value("passed", false)) {
+        outcome.mismatch = fmt::format("round {}: {}", round,
+                                       checked->header.value("description", std::string()));
+        break;
+      }
+      const double elapsed_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
+      const size_t rounds = outcome.candidate_us.size();
+      const bool enough = rounds >= settings_.min_rounds && elapsed_s >= settings_.min_time_s;
+      const bool quiet = RelativeStandardError(outcome.candidate_us) <= settings_.target_rse &&
+                         RelativeStandardError(outcome.baseline_us) <= settings_.target_rse;
+      if ((enough && quiet) || (elapsed_s >= settings_.budget_s && rounds >= settings_.min_rounds)) break;
+    }
+    outcome.loop_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
+    CrossCheckClocks(outcome);
+    return outcome;
+  }
+
+ private:
+  // The gap between the two clocks is the request's cost, the same for both sides; a candidate
+  // whose in-process time is much shorter than the evaluator saw has changed the worker's clock.
+  static void CrossCheckClocks(TimingOutcome& outcome) {
+    if (outcome.mismatch || outcome.candidate_us.empty()) return;
+    auto gaps = [](const std::vector<double>& outer, const std::vector<double>& inner) {
+      std::vector<double> gap;
+      for (size_t i = 0; i < outer.size() && i < inner.size(); ++i) gap.push_back(outer[i] - inner[i]);
+      return Median(gap);
+    };
+    const double candidate_gap = gaps(outcome.candidate_us, outcome.candidate_inner_us);
+    const double baseline_gap = gaps(outcome.baseline_us, outcome.baseline_inner_us);
+    const double allowed = std::max(kTamperAbsoluteUs, kTamperRelative * Median(outcome.candidate_us));
+    if (candidate_gap - baseline_gap > allowed) {
+      outcome.tampering = fmt::format(
+          "the worker's clock saw the candidate take {:.1f} us less than the evaluator's clock did "
+          "(the baseline: {:.1f} us): the candidate changed the in-process timer",
+          candidate_gap, baseline_gap);
+    }
+  }
+
+  WorkerProcess& worker_;
+  const TimingSettings& settings_;
+  std::string* error_;
+};
+
+}  // namespace
+
+std::optional<TimingOutcome> DriveTiming(WorkerProcess& worker, const TimingSettings& settings,
+                                         int inputs_fd, std::string* error) {
+  return Driver(worker, settings, error).Run(inputs_fd);
+}
+
+}  // namespace ksmith

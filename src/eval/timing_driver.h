@@ -1,0 +1,52 @@
+// The evaluator's side of timing: it drives the worker's TimingBench one call at a time and
+// times each call with its own clock, from outside the process the candidate runs in.
+//
+// Each round rotates to the next input set, runs candidate and baseline in a random order (the
+// first call changes a few inputs), then asks the worker to compare their outputs. The cost of
+// a request with no kernel call is measured first and subtracted. The worker's own clock is
+// recorded too: if the candidate's in-process times fall short of this clock by more than the
+// baseline's do, the candidate tampered with the worker's timer.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sandbox/layout.h"
+#include "sandbox/supervisor.h"
+
+namespace ksmith {
+
+struct TimingSettings {
+  nlohmann::json bench;  // the TimingBench request: layout, sets, seed, distribution, tolerance
+  size_t sets = 1;
+  uint64_t order_seed = 0;  // secret: decides which side goes first in each round
+  size_t min_rounds = 5;
+  size_t max_rounds = 2000;
+  double min_time_s = 0.05;
+  double budget_s = 1.0;     // stop by then, once min_rounds are done
+  double target_rse = 0.01;  // stop once both sides' relative standard error is below
+  std::chrono::milliseconds call_timeout{10'000};
+};
+
+struct TimingOutcome {
+  std::vector<double> candidate_us;        // [us] evaluator's clock, request overhead removed
+  std::vector<double> baseline_us;         // [us]
+  std::vector<double> candidate_inner_us;  // [us] worker's clock, for the cross-check
+  std::vector<double> baseline_inner_us;   // [us]
+  double overhead_us = 0;                  // [us] median round trip of an empty request
+  double setup_s = 0;                      // [s]
+  double loop_s = 0;                       // [s]
+  std::optional<std::string> mismatch;     // a timed output that disagreed with the baseline
+  std::optional<std::string> tampering;    // the clocks disagree for the candidate only
+};
+
+/// Runs the timing rounds. Returns nullopt when the worker failed (see worker.failure()), or
+/// when it answered with an error, which `error` then holds.
+std::optional<TimingOutcome> DriveTiming(WorkerProcess& worker, const TimingSettings& settings,
+                                         int inputs_fd, std::string* error);
+
+}  // namespace ksmith
