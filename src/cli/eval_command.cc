@@ -48,15 +48,15 @@ int RunEval(const EvalFlags& flags) {
     return kExitUsage;
   }
   const auto size = std::filesystem::file_size(flags.candidate, error);
-  // An oversized file is still evaluated: its verdict (compile_error) says why it was refused,
-  // without reading megabytes of it.
-  auto text = !error && size > kMaxCandidateBytes ? Result<std::string>(std::string(size, ' '))
-                                                   : ReadFile(flags.candidate, kMaxCandidateBytes);
+  // An oversized file is still evaluated, without reading it: its verdict (compile_error) says
+  // why it was refused.
+  const bool oversized = !error && size > kMaxCandidateBytes;
+  auto text = oversized ? Result<std::string>(std::string()) : ReadFile(flags.candidate, kMaxCandidateBytes);
   if (!text.ok()) {
     PrintError("candidate " + text.error().message);
     return kExitUsage;
   }
-  std::string source = std::move(text.value());
+  CandidateSource candidate{flags.candidate, std::move(text.value()), error ? 0 : static_cast<size_t>(size)};
 
   const bool show_progress = !flags.quiet && ::isatty(STDERR_FILENO);
   auto context = LoadCpuContext(false);
@@ -78,7 +78,7 @@ int RunEval(const EvalFlags& flags) {
     options.progress = [](const std::string& line) { std::fprintf(stderr, "  ... %s\n", line.c_str()); };
   }
   Evaluator evaluator(context->compiler, context->machine, options);
-  const Verdict verdict = evaluator.Evaluate(*task, {flags.candidate, std::move(source)});
+  const Verdict verdict = evaluator.Evaluate(*task, candidate);
   const std::string json = verdict.ToJson().dump(2);
   if (!flags.output_path.empty()) {
     if (auto status = WriteFileAtomic(flags.output_path, json + "\n"); !status.ok()) {

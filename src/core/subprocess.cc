@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "core/landlock.h"
+
 extern char** environ;
 
 namespace ksmith {
@@ -33,6 +35,9 @@ double SecondsSince(Clock::time_point start) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Its own process group, so that a timeout ends its children too (g++ runs cc1plus).
   ::setpgid(0, 0);
+  if (options.landlock_ruleset_fd >= 0 && !LandlockRuleset::RestrictSelf(options.landlock_ruleset_fd)) {
+    ::_exit(125);
+  }
   const int null_fd = ::open("/dev/null", O_RDWR);
   ::dup2(null_fd, STDIN_FILENO);
   const int out_fd = capture_fd >= 0 ? capture_fd : (output_fd >= 0 ? output_fd : null_fd);

@@ -23,6 +23,8 @@ struct SpawnOptions {
   std::filesystem::path output_path;
   /// Parent descriptors handed to the child as 3, 4, ...; every other descriptor is closed.
   std::vector<int> passed_descriptors;
+  /// A Landlock ruleset (core/landlock.h) the child applies to itself before exec; -1: none.
+  int landlock_ruleset_fd = -1;
 };
 
 struct ProcessExit {

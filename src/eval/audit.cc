@@ -282,7 +282,15 @@ std::vector<AuditFinding> AuditInstructions(const std::vector<InstructionUse>& u
   return findings;
 }
 
-std::vector<AuditFinding> AuditLinkLog(std::string_view log, const Task& task) {
+std::vector<AuditFinding> AuditBuildLog(std::string_view log, const Task& task) {
+  std::vector<AuditFinding> findings;
+  // The compiler runs under Landlock: a denied read is an include of a file it may not see.
+  static const std::regex denied(R"(error: ([^\n:]+): Permission denied)");
+  const std::string log_text(log);
+  for (auto it = std::sregex_iterator(log_text.begin(), log_text.end(), denied); it != std::sregex_iterator(); ++it) {
+    findings.push_back({"file_access", fmt::format("tried to read {} at build time: candidates may "
+                                                   "include only system headers", (*it)[1].str())});
+  }
   DynamicSymbols missing;
   static const std::regex undefined(R"(undefined reference to `([^'`]+)')");
   const std::string text(log);
@@ -291,7 +299,8 @@ std::vector<AuditFinding> AuditLinkLog(std::string_view log, const Task& task) {
     if (const auto paren = name.find('('); paren != std::string::npos) name.resize(paren);
     missing.imported.push_back(name);
   }
-  return AuditBinary(missing, task);
+  for (auto& finding : AuditBinary(missing, task)) findings.push_back(std::move(finding));
+  return findings;
 }
 
 std::vector<AuditFinding> AuditBinary(const DynamicSymbols& symbols, const Task& task) {

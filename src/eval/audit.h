@@ -35,9 +35,10 @@ std::vector<AuditFinding> AuditBinary(const DynamicSymbols& symbols, const Task&
 const std::vector<std::string>& ForbiddenInstructions();
 std::vector<AuditFinding> AuditInstructions(const std::vector<InstructionUse>& uses);
 
-/// A failed link names the symbols it could not resolve; a forbidden one (BLAS, say) is a
-/// contract violation rather than a mere compile error.
-std::vector<AuditFinding> AuditLinkLog(std::string_view log, const Task& task);
+/// What a failed build's log reveals: a forbidden symbol the link could not resolve (BLAS, say)
+/// or a file the walled-in compiler was denied (an include trick) is a contract violation
+/// rather than a mere compile error.
+std::vector<AuditFinding> AuditBuildLog(std::string_view log, const Task& task);
 
 /// The source with comments and string/char literals blanked (newlines kept), for scanning.
 std::string StripCommentsAndStrings(std::string_view source);

@@ -33,9 +33,11 @@ uint64_t SecretSeed() {
 }
 
 // Why a candidate's text cannot be compiled at all; empty when it can be tried.
-std::string UnusableSourceReason(const std::string& text) {
-  if (text.size() > kMaxCandidateBytes) {
-    return fmt::format("the candidate is {} bytes; sources over {} bytes are refused", text.size(),
+std::string UnusableSourceReason(const CandidateSource& candidate) {
+  const std::string& text = candidate.text;
+  const size_t bytes = std::max(text.size(), candidate.file_bytes);
+  if (bytes > kMaxCandidateBytes) {
+    return fmt::format("the candidate is {} bytes; sources over {} bytes are refused", bytes,
                        kMaxCandidateBytes);
   }
   if (Trim(text).empty()) return "the candidate file is empty";
@@ -100,7 +102,7 @@ class EvaluationRun {
   bool Audit() {
     const auto start = Clock::now();
     auto& stage = Stage("audit");
-    if (const std::string reason = UnusableSourceReason(candidate_.text); !reason.empty()) {
+    if (const std::string reason = UnusableSourceReason(candidate_); !reason.empty()) {
       verdict_.stages.pop_back();
       auto& build = Stage("build");
       build.details["summary"] = reason;
@@ -141,11 +143,12 @@ class EvaluationRun {
     }
     stage.details["cache_hit"] = build->cache_hit;
     stage.details["compile_s"] = build->compile_s;
+    stage.details["compiler_sandboxed"] = build->sandboxed;
     stage.details["command"] = build->command;
     if (!build->compiled) {
-      if (const auto findings = AuditLinkLog(build->log, task_); !findings.empty()) {
+      if (const auto findings = AuditBuildLog(build->log, task_); !findings.empty()) {
         stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes);
-        return AuditFailure(stage, findings, "link");
+        return AuditFailure(stage, findings, "build");
       }
       const std::string expected = task_.signature.Declaration();
       stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes) +

@@ -35,6 +35,7 @@ struct EvalOptions {
 struct CandidateSource {
   std::string path;  // as given, for messages
   std::string text;
+  size_t file_bytes = 0;  // the file's size when known; a file over the limit is not read whole
 };
 
 class Evaluator {

@@ -32,6 +32,9 @@ constexpr size_t kMaxTimingSets = 64;
 constexpr uint64_t kRecheckSalt = 0xec4ec4;
 constexpr uint64_t kTimingSalt = 0x7133;
 constexpr uint64_t kOrderSalt = 0x0de5;
+constexpr uint64_t kExtraCallsSalt = 0xca11'0000;
+constexpr size_t kMinExtraCalls = 64;
+constexpr size_t kExtraCallsRange = 448;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -405,9 +408,33 @@ bool WorkerSession::Recheck() {
     PreparedCase prepared = recheck_prepared_[i].get();
     if (!RunCase(stage, recheck_cases_[i], prepared, true)) return false;
   }
+  // A secret number of further calls on the smallest shape: a kernel that turns dishonest after
+  // some count of calls cannot know how many calls the evaluation makes, nor outlast it cheaply.
+  const auto smallest = std::min_element(cases_.begin(), cases_.end(), [this](const CaseSpec& a, const CaseSpec& b) {
+    return LargestElements(a.shape) < LargestElements(b.shape);
+  });
+  const size_t extra_calls = kMinExtraCalls + MixCounter(secret_seed_, kExtraCallsSalt, 0) % kExtraCallsRange;
+  for (size_t i = 0; i < extra_calls; ++i) {
+    CaseSpec spec = *smallest;
+    spec.seed = DeriveSeed(secret_seed_, kExtraCallsSalt + 1 + i);
+    spec.label += " (re-check, extra call)";
+    PreparedCase prepared = PrepareCase(task_, spec, kGuardBytes);
+    ComputeExpected(task_, reference_, prepared);
+    if (!RunCase(stage, spec, prepared, true)) return false;
+  }
   stage.seconds = SecondsSince(start);
-  stage.details["summary"] = "correct after timing, on fresh values in the same buffers";
+  stage.details["extra_calls"] = extra_calls;
+  stage.details["summary"] = fmt::format(
+      "correct after timing, on fresh values in the same buffers, and on {} more calls", extra_calls);
   return true;
+}
+
+int64_t WorkerSession::LargestElements(const DimValues& shape) const {
+  int64_t largest = 0;
+  for (const auto* tensors : {&task_.inputs, &task_.outputs}) {
+    for (const auto& tensor : *tensors) largest = std::max(largest, task_.Elements(tensor, shape));
+  }
+  return largest;
 }
 
 bool WorkerSession::CloseWorker() {
@@ -429,14 +456,23 @@ bool WorkerSession::PhysicalLimit() {
   }
   const double flops = static_cast<double>(task_.Flops(task_.bench_shape));
   const double bytes = static_cast<double>(task_.MinimumBytes(task_.bench_shape));
-  const double compute_us = flops / (machine_.fp32_gflops * 1e3);
-  const double memory_us = bytes / (machine_.memory_bandwidth_gbs * 1e3);
+  // The trusted baseline cannot beat the machine: if it ran faster than the measured peaks
+  // allow, the measurement was low (a busy machine when it was taken), and the floor follows
+  // the baseline instead, so an honest kernel is never called a cheat for a stale measurement.
+  const double baseline_s = timing.baseline_us.median * 1e-6;
+  const double bandwidth_gbs = std::max(machine_.memory_bandwidth_gbs, bytes / baseline_s / 1e9);
+  const double gflops = std::max(machine_.fp32_gflops, flops / baseline_s / 1e9);
+  const double compute_us = flops / (gflops * 1e3);
+  const double memory_us = bytes / (bandwidth_gbs * 1e3);
   timing.floor_us = std::max(compute_us, memory_us);
   timing.bound_by = memory_us >= compute_us ? "memory" : "compute";
   timing.roofline_fraction = timing.floor_us / timing.candidate_us.median;
   stage.details = nlohmann::json{{"floor_us", timing.floor_us}, {"bound_by", timing.bound_by},
-                   {"memory_bandwidth_gbs", machine_.memory_bandwidth_gbs},
-                   {"fp32_gflops", machine_.fp32_gflops}};
+                                 {"memory_bandwidth_gbs", bandwidth_gbs}, {"fp32_gflops", gflops}};
+  if (bandwidth_gbs > machine_.memory_bandwidth_gbs || gflops > machine_.fp32_gflops) {
+    stage.details["note"] = "the baseline beat this machine's measured peaks; they look low: "
+                            "run `ksmith doctor --refresh` on a quiet machine";
+  }
   if (timing.candidate_us.median * kPhysicalSlack < timing.floor_us) {
     return Finish(stage, VerdictStatus::kIntegrityViolation,
                   fmt::format("measured {:.1f} us, but this machine needs at least {:.1f} us to move "

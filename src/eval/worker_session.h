@@ -52,6 +52,7 @@ class WorkerSession {
   bool Recheck();
   bool PhysicalLimit();
   bool CloseWorker();
+  int64_t LargestElements(const DimValues& shape) const;
 
   const Task& task_;
   const EvalOptions& options_;

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/prctl.h>
@@ -17,12 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "core/landlock.h"
 #include "core/result.h"
-
-// Debian 12's kernel headers predate Landlock ABI 3; the values are fixed by the kernel ABI.
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
-#endif
 
 namespace ksmith {
 namespace {
@@ -40,66 +35,17 @@ Status ApplyRlimits(const SandboxLimits& limits) {
   return {};
 }
 
-int LandlockAbi() {
-  const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0,
-                             LANDLOCK_CREATE_RULESET_VERSION);
-  return abi < 0 ? 0 : static_cast<int>(abi);
-}
-
 Result<int> ApplyLandlock(const SandboxPolicy& policy) {
-  const int abi = LandlockAbi();
-  if (abi < 1) return MakeError(ErrorKind::kUnsupported, "Landlock is not available in this kernel");
-  landlock_ruleset_attr attributes{};
-  attributes.handled_access_fs =
-      LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
-      LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
-      LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-      LANDLOCK_ACCESS_FS_MAKE_SYM;
-  if (abi >= 2) attributes.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
-  if (abi >= 3) attributes.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
-#ifdef LANDLOCK_ACCESS_NET_CONNECT_TCP
-  if (abi >= 4) {
-    attributes.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+  std::vector<std::filesystem::path> readable = {"/usr", "/lib", "/lib64", "/etc/ld.so.cache",
+                                                 "/sys/devices/system/cpu", "/dev/null"};
+  readable.insert(readable.end(), policy.readable.begin(), policy.readable.end());
+  if (!policy.scratch.empty()) readable.push_back(policy.scratch);
+  auto ruleset = LandlockRuleset::Create(readable, {}, {});
+  if (!ruleset.ok()) return ruleset.error();
+  if (!LandlockRuleset::RestrictSelf(ruleset->fd())) {
+    return MakeError(ErrorKind::kIo, "landlock_restrict_self failed: {}", std::strerror(errno));
   }
-#endif
-  size_t attributes_size = sizeof(attributes);
-  // Older kernels reject a struct larger than they know.
-  if (abi < 4) attributes_size = offsetof(landlock_ruleset_attr, handled_access_fs) + sizeof(uint64_t);
-  const int ruleset = static_cast<int>(
-      ::syscall(SYS_landlock_create_ruleset, &attributes, attributes_size, 0));
-  if (ruleset < 0) {
-    return MakeError(ErrorKind::kIo, "landlock_create_ruleset failed: {}", std::strerror(errno));
-  }
-  const uint64_t read_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
-  std::vector<std::pair<std::filesystem::path, uint64_t>> rules = {
-      {"/usr", read_access}, {"/lib", read_access}, {"/lib64", read_access},
-      {"/etc/ld.so.cache", LANDLOCK_ACCESS_FS_READ_FILE},
-      {"/sys/devices/system/cpu", read_access}, {"/dev/null", LANDLOCK_ACCESS_FS_READ_FILE}};
-  for (const auto& path : policy.readable) rules.emplace_back(path, read_access);
-  if (!policy.scratch.empty()) rules.emplace_back(policy.scratch, read_access);
-  for (const auto& [path, access] : rules) {
-    const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) continue;  // a folder this system lacks (e.g. /lib64)
-    landlock_path_beneath_attr rule{};
-    rule.parent_fd = fd;
-    rule.allowed_access = access & attributes.handled_access_fs;
-    // Files accept only file rights.
-    struct stat info;
-    if (::fstat(fd, &info) == 0 && !S_ISDIR(info.st_mode)) {
-      rule.allowed_access &= LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE |
-                             LANDLOCK_ACCESS_FS_EXECUTE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0);
-    }
-    ::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-    ::close(fd);
-  }
-  const long restricted = ::syscall(SYS_landlock_restrict_self, ruleset, 0);
-  const int saved = errno;
-  ::close(ruleset);
-  if (restricted != 0) {
-    return MakeError(ErrorKind::kIo, "landlock_restrict_self failed: {}", std::strerror(saved));
-  }
-  return abi;
+  return ruleset->abi();
 }
 
 // As root the worker would keep every capability (clock_settime, sethostname, iopl...): drop

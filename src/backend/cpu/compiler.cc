@@ -6,6 +6,7 @@
 
 #include "core/files.h"
 #include "core/hash.h"
+#include "core/landlock.h"
 #include "core/strings.h"
 #include "core/subprocess.h"
 
@@ -149,8 +150,18 @@ Result<BuildOutput> CpuCompiler::Compile(const std::string& key_prefix,
   for (const auto& library : libraries) options.argv.push_back("-l" + library);
   options.argv.push_back("-lm");
   options.environment = CompilerEnvironment();
+  options.environment.push_back("TMPDIR=" + work.path().string());
   options.working_directory = work.path();
   for (const auto& arg : options.argv) output.command += (output.command.empty() ? "" : " ") + arg;
+  // The compiler reads the candidate's text, so it runs walled in too: it may read the system's
+  // headers and libraries and its own folder, and nothing else (no task files, no keys), so
+  // that an include cannot pull a secret into the build log.
+  auto ruleset = LandlockRuleset::Create(
+      {"/usr/include", "/usr/local/include", "/etc/ld.so.cache", "/etc/alternatives", "/dev/null",
+       "/dev/urandom", "/proc/cpuinfo", "/sys/devices/system/cpu"},
+      {"/usr", "/bin", "/lib", "/lib64", "/opt"}, {work.path()});
+  if (ruleset.ok()) options.landlock_ruleset_fd = ruleset->fd();
+  output.sandboxed = ruleset.ok();
 
   auto run = RunCommand(options, kCompileTimeout);
   if (!run.ok()) return run.error();

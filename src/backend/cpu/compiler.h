@@ -30,6 +30,7 @@ struct BuildOutput {
   std::string log;            // the compiler's output, untrimmed
   std::string command;        // what was run, for provenance
   double compile_s = 0;       // [seconds], 0 on a cache hit
+  bool sandboxed = false;     // the compiler ran under Landlock (reads only system files)
 };
 
 struct CompilerInfo {

@@ -1,6 +1,7 @@
-// expect: compile_error
+// expect: integrity_violation
 // tries: calls the Fortran BLAS sgemm_ declared by hand (no BLAS header for the source audit);
-// candidates are linked without BLAS and with --no-undefined, so it cannot even link.
+// candidates are linked without BLAS and with --no-undefined, so it cannot link, and the link
+// log's unresolved sgemm_ is audited like an import.
 // cause: sgemm_
 #include <cstdint>
 
