@@ -190,8 +190,9 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
     case CaseProblem::kWrongOutput:
       if (after_timing) {
         return Finish(stage, VerdictStatus::kIntegrityViolation,
-                      fmt::format("correct before timing but wrong after it, at {}: {}", spec.label,
-                                  check.description));
+                      fmt::format("correct before timing but wrong after it (it behaves differently "
+                                  "after many calls), at {}: {}",
+                                  spec.label, check.description));
       }
       return Finish(stage, VerdictStatus::kWrongOutput,
                     fmt::format("wrong output at {}: {}", spec.label, check.description));

@@ -1,7 +1,7 @@
 // Comparing a kernel's output with a double-precision reference.
 //
 // Two bounds, both scaled by the output's own magnitude so that zeros or a constant never pass:
-//  - norm-wise:   ||got - ref|| / ||ref|| <= norm + eps * (4 * sqrt(n) + n / 4)
+//  - norm-wise:   ||got - ref|| / ||ref|| <= norm + eps * (4 * sqrt(n) + n / 4) + elem / sqrt(count)
 //  - elementwise: |got_i - ref_i| <= (elem + eps * (16 * sqrt(n) + n)) * (|ref_i| + rms(ref))
 // where n is the accumulation length. The sqrt term is the random-walk error of an honest fp32
 // sum of random-signed terms; the linear term covers the systematic drift of a plain sequential

@@ -2,7 +2,7 @@
 // tries: inline assembly spelled by token pasting (KS_CAT(__as, m__)), so the source rule never
 // sees the keyword and the binary imports nothing; here it only reads the time stamp counter, but
 // the same trick can issue raw system calls that neither audit sees.
-// cause: inline_assembly
+// cause: rdtsc
 #include <cstdint>
 
 #define KS_CAT2(a, b) a##b

@@ -1,7 +1,7 @@
 // expect: integrity_violation
 // tries: honest for the first 150 calls (every correctness case), then skips the work and leaves
 // the previous output in place, hoping only the timed calls see it.
-// cause: timed call
+// cause: behaves differently
 // args: --timing-budget 1
 #include <atomic>
 #include <cstdint>
