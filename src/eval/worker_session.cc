@@ -26,7 +26,9 @@ constexpr auto kReplySlack = milliseconds(2000);  // beyond the call itself
 constexpr size_t kCasesPreparedAhead = 2;
 constexpr auto kIdleWindow = milliseconds(150);
 constexpr uint64_t kIdleTicksAllowed = 3;          // [clock ticks] in the idle window
-constexpr double kPhysicalSlack = 1.5;              // measured peaks are not the true peaks
+// Measured peaks are not the true peaks, and a machine busy while they were measured reads low:
+// only times well under the floor are called impossible.
+constexpr double kPhysicalSlack = 2.5;
 constexpr size_t kMaxTimingBytes = size_t{2} << 30;  // all rotating sets together
 constexpr size_t kMaxTimingSets = 64;
 constexpr uint64_t kRecheckSalt = 0xec4ec4;

@@ -116,6 +116,7 @@ Result<Signature> ParseSignature(std::string_view text) {
     signature.parameters.push_back(std::move(parameter.value()));
     if (comma == std::string_view::npos) break;
     list = Trim(list.substr(comma + 1));
+    if (list.empty()) return MakeError(ErrorKind::kParse, "signature '{}' ends with a comma", text);
   }
   return signature;
 }
