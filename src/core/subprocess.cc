@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.h"
 #include "core/landlock.h"
 
 extern char** environ;
@@ -22,12 +23,9 @@ extern char** environ;
 namespace ksmith {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = SteadyClock;
 constexpr size_t kMaxPassedDescriptors = 8;
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void ExecChild(const SpawnOptions& options, char* const* argv, char* const* envp,

@@ -8,6 +8,7 @@
 #include "backend/cpu/disassembly.h"
 #include "backend/cpu/elf_symbols.h"
 #include "backend/cpu/shared_library.h"
+#include "core/clock.h"
 #include "core/files.h"
 #include "core/hash.h"
 #include "core/strings.h"
@@ -18,14 +19,11 @@
 namespace ksmith {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = SteadyClock;
 
 constexpr size_t kMaxLogLines = 40;
 constexpr size_t kMaxLogBytes = 4000;
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 uint64_t SecretSeed() {
   std::random_device device;  // getrandom(2)

@@ -1,6 +1,7 @@
 // The result of one evaluation: a status, what each stage found, and where it came from.
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,7 +47,7 @@ struct Verdict {
   std::string task;
   std::string backend;
   std::string candidate;
-  std::vector<StageRecord> stages;
+  std::deque<StageRecord> stages;  // a deque: references to earlier stages stay valid
   std::optional<Timing> timing;
   nlohmann::json provenance = nlohmann::json::object();
   double total_s = 0;  // [s]

@@ -22,6 +22,10 @@
 
 namespace ksmith {
 
+/// Guard zone on each side of every tensor of a case [bytes].
+inline constexpr size_t kCaseGuardBytes = 256;
+
+/// Runs its stages in order; timing_stage.cc holds the timing ones.
 class WorkerSession {
  public:
   WorkerSession(const Task& task, const EvalOptions& options, const MachineFacts& machine,

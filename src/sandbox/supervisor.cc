@@ -48,7 +48,10 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions&
   // baseline do not steal each other's cores, and an idle worker uses no CPU.
   spawn.environment = {"PATH=/usr/bin:/bin", "OMP_WAIT_POLICY=passive",
                        "OMP_NUM_THREADS=" + std::to_string(threads),
-                       "OPENBLAS_NUM_THREADS=" + std::to_string(threads), "LC_ALL=C"};
+                       "OPENBLAS_NUM_THREADS=" + std::to_string(threads),
+                       // OpenBLAS threads otherwise spin after each call, stealing the cores the
+                       // candidate runs on next: 2^4 cycles, then sleep.
+                       "OPENBLAS_THREAD_TIMEOUT=4", "LC_ALL=C"};
   spawn.working_directory = options.scratch;
   spawn.output_path = options.scratch / "worker.log";
   spawn.passed_descriptors = {sockets[1]};

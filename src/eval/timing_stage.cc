@@ -1,0 +1,145 @@
+// The timing stages of a worker session: inputs made ahead, rounds against the baseline timed
+// from outside the worker, and the physical-limit check.
+#include <algorithm>
+
+#include "core/clock.h"
+#include "eval/timing_driver.h"
+#include "eval/worker_session.h"
+#include "sandbox/timing_loop.h"
+#include "tensor/random.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = SteadyClock;
+
+constexpr size_t kMaxTimingBytes = size_t{2} << 30;  // all rotating sets together
+constexpr size_t kMaxTimingSets = 64;
+constexpr uint64_t kTimingSalt = 0x7133;
+constexpr uint64_t kOrderSalt = 0x0de5;
+// Measured peaks are not the true peaks, and a machine busy while they were measured reads low:
+// only times well under the floor are called impossible.
+constexpr double kPhysicalSlack = 2.5;
+
+}  // namespace
+
+void WorkerSession::StartTimingInputs() {
+  // Rotating sets whose total exceeds the last-level cache keep every timed call cold.
+  timing_plan_.layout = MakeLayout(task_, task_.bench_shape, kCaseGuardBytes);
+  for (const auto& slot : timing_plan_.layout.tensors) {
+    timing_plan_.set_bytes += slot.output ? 2 * slot.bytes : slot.bytes;
+  }
+  const size_t set_bytes = std::max<size_t>(timing_plan_.set_bytes, 1);
+  const size_t wanted = (5 * machine_.llc_bytes / 2 + set_bytes - 1) / set_bytes;
+  const size_t affordable = std::max<size_t>(1, kMaxTimingBytes / set_bytes);
+  timing_plan_.sets = std::min({std::max<size_t>(wanted, 2), kMaxTimingSets, affordable});
+  timing_plan_.seed = DeriveSeed(secret_seed_, kTimingSalt);
+  timing_inputs_ = std::async(std::launch::async, [this]() -> Result<std::unique_ptr<SharedMemory>> {
+    const size_t bytes = TimingInputBytes(timing_plan_.layout, timing_plan_.sets);
+    auto memory = SharedMemory::Create(std::max<size_t>(bytes, 1));
+    if (!memory.ok()) return memory.error();
+    FillTimingInputs(timing_plan_.layout, timing_plan_.sets, task_.distributions.front(),
+                     timing_plan_.seed, reinterpret_cast<float*>((*memory)->data()));
+    return memory;
+  });
+}
+
+bool WorkerSession::TimeAgainstBaseline() {
+  const auto start = Clock::now();
+  auto& stage = Stage("timing");
+  if (options_.progress) options_.progress("timing against the baseline");
+  if (!timing_inputs_.valid()) StartTimingInputs();
+  auto inputs = timing_inputs_.get();
+  if (!inputs.ok()) return Finish(stage, VerdictStatus::kInfraError, inputs.error().message);
+  const CaseLayout& layout = timing_plan_.layout;
+  const size_t sets = timing_plan_.sets;
+  const size_t set_bytes = timing_plan_.set_bytes;
+  const TensorSpec& first_output = task_.outputs.front();
+  TimingSettings settings;
+  settings.bench = layout.ToJson();
+  settings.bench.update({{"sets", sets},
+                         {"seed", timing_plan_.seed},
+                         {"distribution", DistributionName(task_.distributions.front())},
+                         {"mutations", 16},
+                         {"tolerance",
+                          {{"norm", task_.ToleranceFor(first_output.dtype).norm},
+                           {"elem", task_.ToleranceFor(first_output.dtype).elem},
+                           {"epsilon", DTypeEpsilon(first_output.dtype)},
+                           {"accumulation", task_.Accumulation(task_.bench_shape)}}}});
+  settings.sets = sets;
+  settings.order_seed = DeriveSeed(secret_seed_, kOrderSalt);
+  settings.budget_s = options_.timing_budget_s;
+  settings.target_rse = options_.target_rse;
+  settings.call_timeout = options_.call_timeout;
+  std::string error;
+  auto outcome = DriveTiming(*worker_, settings, (*inputs)->fd(), &error);
+  stage.seconds = SecondsSince(start);
+  if (!outcome) {
+    return worker_->failure() ? WorkerFailed(stage)
+                              : Finish(stage, VerdictStatus::kInfraError, "worker error: " + error);
+  }
+  stage.details["sets"] = sets;
+  stage.details["set_bytes"] = set_bytes;
+  stage.details["request_overhead_us"] = outcome->overhead_us;
+  stage.details["setup_s"] = outcome->setup_s;
+  stage.details["loop_s"] = outcome->loop_s;
+  stage.details["rounds"] = outcome->candidate_us.size();
+  if (outcome->mismatch) {
+    stage.details["mismatch"] = *outcome->mismatch;
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("a timed call returned a wrong result although every correctness case "
+                              "passed (it behaves differently when timed): {}",
+                              *outcome->mismatch));
+  }
+  if (outcome->tampering) return Finish(stage, VerdictStatus::kIntegrityViolation, *outcome->tampering);
+  Timing timing;
+  timing.candidate_us = MedianWithInterval(outcome->candidate_us);
+  timing.baseline_us = MedianWithInterval(outcome->baseline_us);
+  timing.speedup = PairedSpeedup(outcome->baseline_us, outcome->candidate_us);
+  timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
+  verdict_.timing = timing;
+  stage.details["candidate_inner_median_us"] = MedianWithInterval(outcome->candidate_inner_us).median;
+  stage.details["summary"] = fmt::format(
+      "{} rounds over {} rotating input sets of {:.1f} MiB, timed from outside the worker",
+      outcome->candidate_us.size(), sets, set_bytes / 1048576.0);
+  return true;
+}
+
+bool WorkerSession::PhysicalLimit() {
+  auto& stage = Stage("physical_limit");
+  Timing& timing = *verdict_.timing;
+  if (machine_.memory_bandwidth_gbs <= 0 || machine_.fp32_gflops <= 0) {
+    stage.details["summary"] = "skipped: no machine measurements (run `ksmith doctor`)";
+    return true;
+  }
+  const double flops = static_cast<double>(task_.Flops(task_.bench_shape));
+  const double bytes = static_cast<double>(task_.MinimumBytes(task_.bench_shape));
+  // The trusted baseline cannot beat the machine: if it ran faster than the measured peaks
+  // allow, the measurement was low (a busy machine when it was taken), and the floor follows
+  // the baseline instead, so an honest kernel is never called a cheat for a stale measurement.
+  const double baseline_s = timing.baseline_us.median * 1e-6;
+  const double bandwidth_gbs = std::max(machine_.memory_bandwidth_gbs, bytes / baseline_s / 1e9);
+  const double gflops = std::max(machine_.fp32_gflops, flops / baseline_s / 1e9);
+  const double compute_us = flops / (gflops * 1e3);
+  const double memory_us = bytes / (bandwidth_gbs * 1e3);
+  timing.floor_us = std::max(compute_us, memory_us);
+  timing.bound_by = memory_us >= compute_us ? "memory" : "compute";
+  timing.roofline_fraction = timing.floor_us / timing.candidate_us.median;
+  stage.details = nlohmann::json{{"floor_us", timing.floor_us}, {"bound_by", timing.bound_by},
+                                 {"memory_bandwidth_gbs", bandwidth_gbs}, {"fp32_gflops", gflops}};
+  if (bandwidth_gbs > machine_.memory_bandwidth_gbs || gflops > machine_.fp32_gflops) {
+    stage.details["note"] = "the baseline beat this machine's measured peaks; they look low: "
+                            "run `ksmith doctor --refresh` on a quiet machine";
+  }
+  if (timing.candidate_us.median * kPhysicalSlack < timing.floor_us) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("measured {:.1f} us, but this machine needs at least {:.1f} us to move "
+                              "{:.0f} bytes and do {:.0f} flops: the time is not real",
+                              timing.candidate_us.median, timing.floor_us, bytes, flops));
+  }
+  stage.details["summary"] = fmt::format("{:.0f}% of the {} limit", 100 * timing.roofline_fraction,
+                                         timing.bound_by);
+  return true;
+}
+
+}  // namespace ksmith
