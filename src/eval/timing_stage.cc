@@ -50,6 +50,9 @@ bool WorkerSession::TimeAgainstBaseline() {
   if (options_.progress) options_.progress("timing against the baseline");
   if (!timing_inputs_.valid()) StartTimingInputs();
   auto inputs = timing_inputs_.get();
+  // The evaluator's own background work (the re-check's inputs and references) must be done
+  // before the clock starts: it would take cores from a parallel kernel, not from the baseline.
+  for (auto& prepared : recheck_prepared_) prepared.wait();
   if (!inputs.ok()) return Finish(stage, VerdictStatus::kInfraError, inputs.error().message);
   const CaseLayout& layout = timing_plan_.layout;
   const size_t sets = timing_plan_.sets;

@@ -81,23 +81,41 @@ struct SharedArena {
   std::unique_ptr<GuardedArena> arena;
 };
 
+// A request that hands over shared memory: its layout, and the memory mapped at the size that
+// `bytes_for` derives from the layout. The descriptor is always taken off the channel.
+struct SharedRequest {
+  CaseLayout layout;
+  std::unique_ptr<SharedMemory> memory;
+};
+
+Result<SharedRequest> ReceiveShared(const Message& request, int channel_fd,
+                                    size_t (*bytes_for)(const CaseLayout&, const nlohmann::json&)) {
+  auto layout = CaseLayout::FromJson(request.header);
+  auto fd = ReceiveDescriptor(channel_fd, std::nullopt);
+  if (!fd.ok()) return fd.error();
+  if (!layout.ok()) {
+    ::close(*fd);
+    return layout.error();
+  }
+  auto memory = SharedMemory::Map(*fd, std::max<size_t>(bytes_for(*layout, request.header), 1));
+  if (!memory.ok()) return memory.error();
+  return SharedRequest{std::move(layout.value()), std::move(memory.value())};
+}
+
 // The evaluator owns the case memory and shares it: it writes inputs, guards and poison, and
 // reads the results in place. The worker only maps it and calls the kernel.
 Message HandleArena(const Message& request, int channel_fd,
                     std::map<std::string, SharedArena>& arenas) {
-  auto layout = CaseLayout::FromJson(request.header);
-  auto fd = ReceiveDescriptor(channel_fd, std::nullopt);
-  if (!fd.ok()) return Reply("error", {{"message", fd.error().message}});
-  if (!layout.ok()) {
-    ::close(*fd);
-    return Reply("error", {{"message", layout.error().message}});
-  }
-  auto memory = SharedMemory::Map(*fd, GuardedArena::RequiredBytes(*layout));
-  if (!memory.ok()) return Reply("error", {{"message", memory.error().message}});
+  auto received = ReceiveShared(request, channel_fd, [](const CaseLayout& layout, const nlohmann::json&) {
+    return GuardedArena::RequiredBytes(layout);
+  });
+  if (!received.ok()) return Reply("error", {{"message", received.error().message}});
+  auto& layout = received->layout;
+  auto& memory = received->memory;
   SharedArena shared;
-  shared.arena = std::make_unique<GuardedArena>(*layout, (*memory)->data());
-  shared.memory = std::move(memory.value());
-  arenas[layout->Key()] = std::move(shared);
+  shared.arena = std::make_unique<GuardedArena>(layout, memory->data());
+  shared.memory = std::move(memory);
+  arenas[layout.Key()] = std::move(shared);
   return Reply("arena_ready");
 }
 
@@ -121,20 +139,14 @@ Message HandleRun(const Message& request, const Kernels& kernels,
 // The evaluator generated the timing inputs while correctness ran; they arrive as shared memory.
 Message HandleTimeSetup(const Message& request, int channel_fd, const Kernels& kernels,
                         TimingState& timing) {
-  auto layout = CaseLayout::FromJson(request.header);
-  auto fd = ReceiveDescriptor(channel_fd, std::nullopt);
-  if (!fd.ok()) return Reply("error", {{"message", fd.error().message}});
-  if (!layout.ok()) {
-    ::close(*fd);
-    return Reply("error", {{"message", layout.error().message}});
-  }
-  const size_t bytes = TimingInputBytes(*layout, request.header.value("sets", size_t{1}));
-  auto memory = SharedMemory::Map(*fd, std::max<size_t>(bytes, 1));
-  if (!memory.ok()) return Reply("error", {{"message", memory.error().message}});
-  auto bench = TimingBench::Create(request.header, reinterpret_cast<float*>((*memory)->data()),
+  auto received = ReceiveShared(request, channel_fd, [](const CaseLayout& layout, const nlohmann::json& header) {
+    return TimingInputBytes(layout, header.value("sets", size_t{1}));
+  });
+  if (!received.ok()) return Reply("error", {{"message", received.error().message}});
+  auto bench = TimingBench::Create(request.header, reinterpret_cast<float*>(received->memory->data()),
                                    kernels.candidate, kernels.baseline);
   if (!bench.ok()) return Reply("error", {{"message", bench.error().message}});
-  timing.inputs = std::move(memory.value());
+  timing.inputs = std::move(received->memory);
   timing.bench = std::move(bench.value());
   return Reply("time_ready");
 }
