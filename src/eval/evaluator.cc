@@ -60,8 +60,7 @@ class EvaluationRun {
     const auto start = Clock::now();
     secret_seed_ = options_.fixed_seed.value_or(SecretSeed());
     FillProvenance();
-    const bool done = !Audit() || !Build() || !BuildTrusted() || !Verify();
-    (void)done;
+    if (Audit() && Build() && BuildTrusted()) Verify();
     verdict_.total_s = SecondsSince(start);
     return std::move(verdict_);
   }
@@ -71,16 +70,9 @@ class EvaluationRun {
     if (options_.progress) options_.progress(line);
   }
 
-  StageRecord& Stage(const std::string& name) {
-    verdict_.stages.push_back({name, "ok", 0, nlohmann::json::object()});
-    return verdict_.stages.back();
-  }
-
+  StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }
   bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
-    stage.outcome = "failed";
-    verdict_.status = status;
-    verdict_.reason = std::move(reason);
-    return false;
+    return recorder_.Finish(stage, status, std::move(reason));
   }
 
   void FillProvenance() {
@@ -215,6 +207,7 @@ class EvaluationRun {
   const Task& task_;
   const CandidateSource& candidate_;
   Verdict verdict_;
+  VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_ = 0;
   std::filesystem::path candidate_object_;
   std::filesystem::path baseline_object_;

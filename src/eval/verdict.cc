@@ -45,6 +45,19 @@ nlohmann::json Verdict::ToJson() const {
   return json;
 }
 
+StageRecord& VerdictRecorder::Stage(const std::string& name) {
+  verdict_.stages.push_back({name, "ok", 0, nlohmann::json::object()});
+  return verdict_.stages.back();
+}
+
+bool VerdictRecorder::Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
+  stage.outcome = "failed";
+  if (!stage.details.contains("summary")) stage.details["summary"] = reason;
+  verdict_.status = status;
+  verdict_.reason = std::move(reason);
+  return false;
+}
+
 std::string Verdict::Render() const {
   std::string text = fmt::format("{}: {} (task {}, {})\n", VerdictStatusName(status), reason,
                                  task, backend);

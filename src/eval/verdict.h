@@ -57,4 +57,22 @@ struct Verdict {
   std::string Render() const;
 };
 
+/// Appends stages to a verdict and ends it with a status: the one way every step of an
+/// evaluation records what it found.
+class VerdictRecorder {
+ public:
+  explicit VerdictRecorder(Verdict& verdict) : verdict_(verdict) {}
+
+  /// A new stage, "ok" until Finish says otherwise. The reference stays valid.
+  StageRecord& Stage(const std::string& name);
+  /// Marks `stage` failed and sets the verdict's status and reason (also the stage's summary,
+  /// unless it has one). Returns false, so that a failing step can `return Finish(...)`.
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason);
+
+  Verdict& verdict() { return verdict_; }
+
+ private:
+  Verdict& verdict_;
+};
+
 }  // namespace ksmith

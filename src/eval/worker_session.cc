@@ -32,18 +32,6 @@ constexpr size_t kExtraCallsRange = 448;
 
 }  // namespace
 
-StageRecord& WorkerSession::Stage(const std::string& name) {
-  verdict_.stages.push_back({name, "ok", 0, nlohmann::json::object()});
-  return verdict_.stages.back();
-}
-
-bool WorkerSession::Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
-  stage.outcome = "failed";
-  stage.details["summary"] = reason;
-  verdict_.status = status;
-  verdict_.reason = std::move(reason);
-  return false;
-}
 
 bool WorkerSession::WorkerFailed(StageRecord& stage) {
   const auto& failure = *worker_->failure();

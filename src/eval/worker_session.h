@@ -38,8 +38,10 @@ class WorkerSession {
            KernelEntry reference);
 
  private:
-  StageRecord& Stage(const std::string& name);
-  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason);
+  StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
+    return recorder_.Finish(stage, status, std::move(reason));
+  }
   /// Turns a failed request into the verdict: timeout, crash, exit or protocol breach.
   bool WorkerFailed(StageRecord& stage);
   bool Start(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
@@ -62,6 +64,7 @@ class WorkerSession {
   const EvalOptions& options_;
   const MachineFacts& machine_;
   Verdict& verdict_;
+  VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_;
   KernelEntry reference_ = nullptr;
   uint32_t canary_ = 0;
