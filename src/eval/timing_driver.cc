@@ -15,6 +15,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr int kOverheadProbes = 21;
+constexpr size_t kMinRoundsForInterval = 10;
 constexpr auto kSetupTimeout = milliseconds(60'000);
 constexpr auto kCheckTimeout = milliseconds(30'000);
 constexpr double kTamperRelative = 0.2;  // of the candidate's median time
@@ -105,8 +106,13 @@ class Driver {
       const double elapsed_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
       const size_t rounds = outcome.candidate_us.size();
       const bool enough = rounds >= settings_.min_rounds && elapsed_s >= settings_.min_time_s;
-      const bool quiet = RelativeStandardError(outcome.candidate_us) <= settings_.target_rse &&
-                         RelativeStandardError(outcome.baseline_us) <= settings_.target_rse;
+      // Either side's own noise is small, or the paired speedup is already pinned down: its 95%
+      // interval spans no more than twice the target (drift that moves both sides cancels there).
+      const Estimate speedup = PairedSpeedup(outcome.baseline_us, outcome.candidate_us);
+      const bool pinned = rounds >= kMinRoundsForInterval && speedup.median > 0 &&
+                          (speedup.high - speedup.low) <= 2 * settings_.target_rse * speedup.median;
+      const bool quiet = pinned || (RelativeStandardError(outcome.candidate_us) <= settings_.target_rse &&
+                                    RelativeStandardError(outcome.baseline_us) <= settings_.target_rse);
       if ((enough && quiet) || (elapsed_s >= settings_.budget_s && rounds >= settings_.min_rounds)) break;
     }
     outcome.loop_s = std::chrono::duration<double>(Clock::now() - loop_start).count();

@@ -28,7 +28,8 @@ struct TimingSettings {
   size_t max_rounds = 2000;
   double min_time_s = 0.05;
   double budget_s = 1.0;     // stop by then, once min_rounds are done
-  double target_rse = 0.01;  // stop once both sides' relative standard error is below
+  double target_rse = 0.01;  // stop once both sides' relative standard error is below, or the
+                             // speedup's 95% interval is within +-target_rse of its median
   std::chrono::milliseconds call_timeout{10'000};
 };
 

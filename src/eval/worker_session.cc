@@ -22,7 +22,7 @@ using std::chrono::milliseconds;
 constexpr auto kSetupTimeout = milliseconds(30'000);
 constexpr auto kReplySlack = milliseconds(2000);  // beyond the call itself
 constexpr size_t kCasesPreparedAhead = 2;
-constexpr auto kIdleWindow = milliseconds(150);
+constexpr auto kIdleWindow = milliseconds(100);
 constexpr uint64_t kIdleTicksAllowed = 3;          // [clock ticks] in the idle window
 constexpr uint64_t kRecheckSalt = 0xec4ec4;
 constexpr uint64_t kExtraCallsSalt = 0xca11'0000;
