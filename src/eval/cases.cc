@@ -135,6 +135,8 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
     return check;
   }
   const size_t guard = prepared.layout.guard_bytes;
+  const double input_rms = RootMeanSquare(reinterpret_cast<const float*>(prepared.inputs.data()),
+                                          prepared.inputs.size() / sizeof(float));
   size_t offset = 0;
   size_t input_offset = 0;
   size_t output_index = 0;
@@ -182,7 +184,8 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
     }
     const Comparison comparison =
         CompareWithReference(got.data(), expected.data(), got.size(), task.ToleranceFor(tensor.dtype),
-                             DTypeEpsilon(tensor.dtype), task.Accumulation(shape));
+                             DTypeEpsilon(tensor.dtype), task.Accumulation(shape),
+                             DTypeEpsilon(tensor.dtype) * input_rms);
     check.worst_norm_error = std::max(check.worst_norm_error, comparison.norm_error);
     if (!comparison.passed) {
       check.problem = CaseProblem::kWrongOutput;

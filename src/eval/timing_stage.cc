@@ -1,8 +1,12 @@
 // The timing stages of a worker session: inputs made ahead, rounds against the baseline timed
 // from outside the worker, and the physical-limit check.
+#include <unistd.h>
+
 #include <algorithm>
+#include <optional>
 
 #include "core/clock.h"
+#include "core/cpu_usage.h"
 #include "eval/timing_driver.h"
 #include "eval/worker_session.h"
 #include "sandbox/timing_loop.h"
@@ -20,6 +24,43 @@ constexpr uint64_t kOrderSalt = 0x0de5;
 // Measured peaks are not the true peaks, and a machine busy while they were measured reads low:
 // only times well under the floor are called impossible.
 constexpr double kPhysicalSlack = 2.5;
+
+constexpr int kTimingAttempts = 2;
+constexpr double kDisturbedCores = 0.3;  // other work, in cores' worth, that calls for a retry
+
+struct Disturbance {
+  double other_cores = 0;  // busy time of everything but the evaluator and its worker
+  double steal_cores = 0;  // time the hypervisor gave to other guests
+  double total() const { return other_cores + steal_cores; }
+};
+
+// CPU accounting around one timing run.
+class DisturbanceProbe {
+ public:
+  explicit DisturbanceProbe(pid_t worker)
+      : worker_(worker), start_(Clock::now()), machine_(ReadMachineCpuTicks()),
+        worker_ticks_(ProcessCpuTicks(worker)), self_ticks_(ProcessCpuTicks(::getpid())) {}
+
+  Disturbance Finish() const {
+    const auto machine = ReadMachineCpuTicks();
+    const auto worker_ticks = ProcessCpuTicks(worker_);
+    const auto self_ticks = ProcessCpuTicks(::getpid());
+    const double ticks = SecondsSince(start_) * ClockTicksPerSecond();
+    if (!machine || !machine_ || !worker_ticks || !worker_ticks_ || !self_ticks || !self_ticks_ || ticks <= 0) {
+      return {};
+    }
+    const double busy = static_cast<double>(machine->busy - machine_->busy);
+    const double ours = static_cast<double>((*worker_ticks - *worker_ticks_) + (*self_ticks - *self_ticks_));
+    return {std::max(0.0, busy - ours) / ticks, static_cast<double>(machine->steal - machine_->steal) / ticks};
+  }
+
+ private:
+  pid_t worker_;
+  Clock::time_point start_;
+  std::optional<MachineCpuTicks> machine_;
+  std::optional<uint64_t> worker_ticks_;
+  std::optional<uint64_t> self_ticks_;
+};
 
 }  // namespace
 
@@ -74,12 +115,33 @@ bool WorkerSession::TimeAgainstBaseline() {
   settings.budget_s = options_.timing_budget_s;
   settings.target_rse = options_.target_rse;
   settings.call_timeout = options_.call_timeout;
+  // Other processes (or the hypervisor) taking a core during timing slow a parallel kernel more
+  // than a serial baseline: measure how much else ran, and time once more if it was a lot.
   std::string error;
-  auto outcome = DriveTiming(*worker_, settings, (*inputs)->fd(), &error);
+  std::optional<TimingOutcome> outcome;
+  Disturbance disturbance;
+  for (int attempt = 0; attempt < kTimingAttempts; ++attempt) {
+    const DisturbanceProbe probe(worker_->pid());
+    auto next = DriveTiming(*worker_, settings, (*inputs)->fd(), &error);
+    if (!next) {
+      stage.seconds = SecondsSince(start);
+      return worker_->failure() ? WorkerFailed(stage)
+                                : Finish(stage, VerdictStatus::kInfraError, "worker error: " + error);
+    }
+    const Disturbance measured = probe.Finish();
+    stage.details["other_load_cores"].push_back(measured.other_cores);
+    stage.details["steal_cores"].push_back(measured.steal_cores);
+    if (!outcome || measured.total() < disturbance.total()) {
+      outcome = std::move(next);
+      disturbance = measured;
+    }
+    if (outcome->mismatch || outcome->tampering || disturbance.total() <= kDisturbedCores) break;
+  }
   stage.seconds = SecondsSince(start);
-  if (!outcome) {
-    return worker_->failure() ? WorkerFailed(stage)
-                              : Finish(stage, VerdictStatus::kInfraError, "worker error: " + error);
+  if (disturbance.total() > kDisturbedCores) {
+    stage.details["note"] = fmt::format(
+        "other work used {:.2f} cores while timing ran (twice): a parallel kernel's speedup may read low",
+        disturbance.total());
   }
   stage.details["sets"] = sets;
   stage.details["set_bytes"] = set_bytes;
@@ -105,6 +167,10 @@ bool WorkerSession::TimeAgainstBaseline() {
   stage.details["summary"] = fmt::format(
       "{} rounds over {} rotating input sets of {:.1f} MiB, timed from outside the worker",
       outcome->candidate_us.size(), sets, set_bytes / 1048576.0);
+  if (stage.details.contains("note")) {
+    stage.details["summary"] = stage.details["summary"].get<std::string>() + "; warning: " +
+                               stage.details["note"].get<std::string>();
+  }
   return true;
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "core/cpu_usage.h"
 #include "core/files.h"
 #include "tensor/random.h"
 
@@ -285,7 +286,7 @@ bool WorkerSession::IdleCheck() {
     return true;
   }
   const uint64_t used = *after - *before;
-  const double used_ms = 1000.0 * static_cast<double>(used) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double used_ms = 1000.0 * static_cast<double>(used) / ClockTicksPerSecond();
   stage.details["cpu_ms_while_idle"] = used_ms;
   if (used > kIdleTicksAllowed) {
     return Finish(stage, VerdictStatus::kIntegrityViolation,

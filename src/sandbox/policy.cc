@@ -121,6 +121,8 @@ Status ApplySeccomp() {
         SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at)}) {
     rule(SCMP_ACT_ERRNO(EACCES), number);
   }
+  // Every thread of the process, should one exist already.
+  if (::seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1) != 0) ++failures;
   const int loaded = failures == 0 ? ::seccomp_load(filter) : -1;
   ::seccomp_release(filter);
   if (failures > 0) return MakeError(ErrorKind::kIo, "{} seccomp rules could not be added", failures);

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/cpu_usage.h"
 #include "core/files.h"
 #include "core/strings.h"
 #include "sandbox/shared_memory.h"
@@ -160,23 +161,6 @@ std::string WorkerProcess::OutputTail(size_t max_bytes) const {
   return log.ok() ? Tail(*log, max_bytes) : std::string();
 }
 
-std::optional<uint64_t> WorkerProcess::CpuTicks() const {
-  std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  // The command name may hold spaces; fields resume after the last ')'.
-  const auto close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  uint64_t user = 0, system = 0;
-  for (int index = 3; fields >> field; ++index) {
-    if (index == 14) user = std::stoull(field);
-    if (index == 15) {
-      system = std::stoull(field);
-      return user + system;
-    }
-  }
-  return std::nullopt;
-}
+std::optional<uint64_t> WorkerProcess::CpuTicks() const { return ProcessCpuTicks(pid_); }
 
 }  // namespace ksmith

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 
 namespace ksmith {
 namespace {
@@ -80,6 +81,14 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
       }
     }
   }
+  double square_sum = 0;
+  size_t input_count = 0;
+  for (const auto& [data, count] : bench->sets_[0].inputs) {
+    const double rms = RootMeanSquare(data, count);
+    square_sum += rms * rms * static_cast<double>(count);
+    input_count += count;
+  }
+  bench->input_rms_ = input_count > 0 ? std::sqrt(square_sum / static_cast<double>(input_count)) : 0;
   candidate(bench->sets_[0].candidate_pointers.data(), scalars.data());
   baseline(bench->sets_[0].baseline_pointers.data(), scalars.data());
   return bench;
@@ -127,8 +136,9 @@ Comparison TimingBench::Check(size_t set_index) const {
   worst.passed = true;
   for (size_t o = 0; o < set.candidate_outputs.size(); ++o) {
     const auto& expected = set.baseline_outputs[o];
-    Comparison comparison = CompareWithReference(set.candidate_outputs[o].data(), expected.data(),
-                                                 expected.size(), doubled, 2 * epsilon_, accumulation_);
+    Comparison comparison =
+        CompareWithReference(set.candidate_outputs[o].data(), expected.data(), expected.size(), doubled,
+                             2 * epsilon_, accumulation_, 2 * epsilon_ * input_rms_);
     if (!comparison.passed) return comparison;
   }
   return worst;

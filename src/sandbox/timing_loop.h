@@ -66,6 +66,7 @@ class TimingBench {
   Tolerance tolerance_;
   double epsilon_ = 0x1p-24;
   double accumulation_ = 1;
+  double input_rms_ = 0;  // of set 0's inputs: the scale of rounding noise where outputs vanish
 };
 
 }  // namespace ksmith

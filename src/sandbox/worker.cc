@@ -39,15 +39,6 @@ Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::o
 }
 
 Message HandleSetup(const Message& request, Kernels& kernels) {
-  const std::string baseline_path = request.header.value("baseline", std::string());
-  if (!baseline_path.empty()) {
-    auto library = SharedLibrary::Open(baseline_path);
-    if (!library.ok()) return Reply("load_error", {{"message", library.error().message}});
-    auto entry = (*library)->Entry();
-    if (!entry.ok()) return Reply("load_error", {{"message", entry.error().message}});
-    kernels.baseline_library = std::move(library.value());
-    kernels.baseline = *entry;
-  }
   Protections protections;
   if (request.header.value("sandbox", true)) {
     SandboxPolicy policy;
@@ -62,6 +53,17 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
     protections = ApplySandbox(policy);
   } else {
     protections.notes.push_back("sandbox disabled by the evaluator");
+  }
+  // Seccomp, Landlock and capabilities bind the calling thread and what it starts: load the
+  // baseline only now, so that its threads (OpenBLAS starts them at load) are walled in too.
+  const std::string baseline_path = request.header.value("baseline", std::string());
+  if (!baseline_path.empty()) {
+    auto library = SharedLibrary::Open(baseline_path);
+    if (!library.ok()) return Reply("load_error", {{"message", library.error().message}});
+    auto entry = (*library)->Entry();
+    if (!entry.ok()) return Reply("load_error", {{"message", entry.error().message}});
+    kernels.baseline_library = std::move(library.value());
+    kernels.baseline = *entry;
   }
   // Candidate code first runs here (static constructors), already inside the walls.
   auto library = SharedLibrary::Open(request.header.at("candidate").get<std::string>());

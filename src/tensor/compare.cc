@@ -11,7 +11,7 @@ namespace {
 
 template <typename Reference>
 Comparison Compare(const float* got, const Reference* ref, size_t count, const Tolerance& tolerance,
-                   double epsilon, double accumulation) {
+                   double epsilon, double accumulation, double magnitude_floor) {
   Comparison result;
   result.count = count;
   const double length = std::max(1.0, accumulation);
@@ -22,7 +22,8 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
   for (size_t i = 0; i < count; ++i) {
     if (std::isfinite(ref[i])) ref_square_sum += ref[i] * ref[i];
   }
-  result.ref_rms = count > 0 ? std::sqrt(ref_square_sum / static_cast<double>(count)) : 0;
+  result.ref_rms = std::max(count > 0 ? std::sqrt(ref_square_sum / static_cast<double>(count)) : 0.0,
+                            magnitude_floor);
   // On a handful of elements the norm-wise error is just the worst element's, so it may reach
   // the elementwise bound (the naive erf-form GELU loses 4e-5 near x = -3); on large outputs
   // this term vanishes.
@@ -64,7 +65,8 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
       result.worst_abs_error = std::fabs(static_cast<double>(value) - expected);
     }
   }
-  const double ref_norm = std::sqrt(ref_square_sum);
+  const double ref_norm = std::max(std::sqrt(ref_square_sum),
+                                   magnitude_floor * std::sqrt(static_cast<double>(count)));
   const double error_norm = std::sqrt(error_square_sum);
   result.norm_error = ref_norm > 0 ? error_norm / ref_norm : (error_norm > 0 ? INFINITY : 0);
   result.passed = result.unwritten == 0 && result.nonfinite == 0 && result.over_bound == 0 &&
@@ -75,13 +77,23 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
 }  // namespace
 
 Comparison CompareWithReference(const float* got, const double* ref, size_t count,
-                                const Tolerance& tolerance, double epsilon, double accumulation) {
-  return Compare(got, ref, count, tolerance, epsilon, accumulation);
+                                const Tolerance& tolerance, double epsilon, double accumulation,
+                                double magnitude_floor) {
+  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor);
 }
 
 Comparison CompareWithReference(const float* got, const float* ref, size_t count,
-                                const Tolerance& tolerance, double epsilon, double accumulation) {
-  return Compare(got, ref, count, tolerance, epsilon, accumulation);
+                                const Tolerance& tolerance, double epsilon, double accumulation,
+                                double magnitude_floor) {
+  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor);
+}
+
+double RootMeanSquare(const float* values, size_t count) {
+  double sum = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (std::isfinite(values[i])) sum += static_cast<double>(values[i]) * values[i];
+  }
+  return count > 0 ? std::sqrt(sum / static_cast<double>(count)) : 0;
 }
 
 std::string Comparison::Describe() const {

@@ -46,10 +46,18 @@ struct Comparison {
 };
 
 /// Compares `count` elements. `epsilon` is the unit roundoff of the kernel's dtype.
+/// `magnitude_floor` keeps the scale from collapsing when the reference is (nearly) all zeros:
+/// rms(ref) is taken as at least this. Callers pass epsilon times the inputs' RMS, the size of
+/// rounding noise an honest kernel leaves where the exact answer underflows to zero.
 Comparison CompareWithReference(const float* got, const double* ref, size_t count,
-                                const Tolerance& tolerance, double epsilon, double accumulation);
+                                const Tolerance& tolerance, double epsilon, double accumulation,
+                                double magnitude_floor = 0);
 /// The same against a float reference (the baseline's output during timing).
 Comparison CompareWithReference(const float* got, const float* ref, size_t count,
-                                const Tolerance& tolerance, double epsilon, double accumulation);
+                                const Tolerance& tolerance, double epsilon, double accumulation,
+                                double magnitude_floor = 0);
+
+/// Root mean square of `count` floats (0 for none).
+double RootMeanSquare(const float* values, size_t count);
 
 }  // namespace ksmith

@@ -218,6 +218,17 @@ TEST(CompareWithReference, HalfPrecisionInputsFailAtModerateAccumulationLengths)
   EXPECT_LT(at_2049.norm_bound, 1e-4);
 }
 
+TEST(CompareWithReference, MagnitudeFloorAcceptsRoundingNoiseWhereTheAnswerUnderflows) {
+  // Given gelu(-6000) = -0 in double and -5.9e-18 from an honest fp32 kernel, with inputs of
+  // magnitude 6000: noise far below eps * 6000 passes, a real value does not.
+  const std::vector<double> ref = {-0.0};
+  const float noise[] = {-5.9e-18f};
+  const float wrong[] = {-1.0f};
+  const double floor = kFp32Epsilon * 6000.0;
+  EXPECT_TRUE(CompareWithReference(noise, ref.data(), 1, Tolerance{}, kFp32Epsilon, 1, floor).passed);
+  EXPECT_FALSE(CompareWithReference(wrong, ref.data(), 1, Tolerance{}, kFp32Epsilon, 1, floor).passed);
+}
+
 TEST(CompareWithReference, ZeroReferenceAcceptsOnlyZeros) {
   const std::vector<double> ref(64, 0.0);
   std::vector<float> got(64, 0.0f);
