@@ -106,23 +106,51 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
   return prepared;
 }
 
-void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared) {
+namespace {
+
+// Runs `reference` on a copy of `inputs` (trusted code still cannot change what a result is
+// compared against), optionally on their absolute values.
+std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference,
+                                              const PreparedCase& prepared, bool absolute) {
   std::vector<void*> pointers(task.bindings.size(), nullptr);
-  // The reference gets its own copy of the inputs: even trusted code should not be able to
-  // change what the candidate's result is compared against.
   std::string inputs = prepared.inputs;
+  if (absolute) {
+    auto* values = reinterpret_cast<float*>(inputs.data());
+    for (size_t i = 0; i < inputs.size() / sizeof(float); ++i) values[i] = std::fabs(values[i]);
+  }
+  std::vector<std::vector<double>> outputs;
   size_t offset = 0;
-  prepared.expected.clear();
   for (const auto& slot : prepared.layout.tensors) {
     if (slot.output) {
-      auto& expected = prepared.expected.emplace_back(slot.bytes / sizeof(float));
-      pointers[slot.parameter] = expected.data();
+      auto& output = outputs.emplace_back(slot.bytes / sizeof(float));
+      pointers[slot.parameter] = output.data();
     } else {
       pointers[slot.parameter] = inputs.data() + offset;
       offset += slot.bytes;
     }
   }
   reference(pointers.data(), prepared.layout.scalars.data());
+  return outputs;
+}
+
+DimValues ShapeOf(const Task& task, const CaseLayout& layout) {
+  DimValues shape;
+  for (size_t i = 0; i < task.bindings.size(); ++i) {
+    if (task.bindings[i].role == ParameterRole::kDim) {
+      shape[task.dims[task.bindings[i].index]] = layout.scalars[i];
+    }
+  }
+  return shape;
+}
+
+}  // namespace
+
+void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared) {
+  prepared.expected = RunReference(task, reference, prepared, false);
+  prepared.magnitude.clear();
+  if (task.Accumulation(ShapeOf(task, prepared.layout)) > 1) {
+    prepared.magnitude = RunReference(task, reference, prepared, true);
+  }
 }
 
 CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::string_view snapshot,
@@ -174,18 +202,13 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
     const TensorSpec& tensor = task.outputs[task.bindings[slot.parameter].index];
     std::vector<float> got(slot.bytes / sizeof(float));
     std::memcpy(got.data(), data.data(), slot.bytes);
-    const auto& expected = prepared.expected.at(output_index++);
-    // The accumulation length needs the case's dims; recover them from the layout's scalars.
-    DimValues shape;
-    for (size_t i = 0; i < task.bindings.size(); ++i) {
-      if (task.bindings[i].role == ParameterRole::kDim) {
-        shape[task.dims[task.bindings[i].index]] = prepared.layout.scalars[i];
-      }
-    }
-    const Comparison comparison =
-        CompareWithReference(got.data(), expected.data(), got.size(), task.ToleranceFor(tensor.dtype),
-                             DTypeEpsilon(tensor.dtype), task.Accumulation(shape),
-                             DTypeEpsilon(tensor.dtype) * input_rms);
+    const size_t index = output_index++;
+    const auto& expected = prepared.expected.at(index);
+    const double* magnitude = index < prepared.magnitude.size() ? prepared.magnitude[index].data() : nullptr;
+    const Comparison comparison = CompareWithReference(
+        got.data(), expected.data(), got.size(), task.ToleranceFor(tensor.dtype),
+        DTypeEpsilon(tensor.dtype), task.Accumulation(ShapeOf(task, prepared.layout)),
+        DTypeEpsilon(tensor.dtype) * input_rms, magnitude);
     check.worst_norm_error = std::max(check.worst_norm_error, comparison.norm_error);
     if (!comparison.passed) {
       check.problem = CaseProblem::kWrongOutput;

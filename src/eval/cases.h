@@ -40,6 +40,10 @@ struct PreparedCase {
   CaseLayout layout;
   std::string inputs;                         // input tensors' bytes, in slot order
   std::vector<std::vector<double>> expected;  // per output tensor, from the reference
+  /// Per output tensor, the reference on the inputs' absolute values: for a sum of products,
+  /// sum |terms|, the scale an honest fp32 sum's rounding error follows when the sum cancels.
+  /// Empty for tasks without accumulation.
+  std::vector<std::vector<double>> magnitude;
 };
 
 /// Where each tensor of `shape` goes; no data.
@@ -48,7 +52,8 @@ CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_byt
 /// Generates the inputs of `spec`. `guard_bytes` pads every tensor on both sides.
 PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes);
 
-/// Runs the trusted reference on the case's inputs (in this process).
+/// Runs the trusted reference on the case's inputs (in this process), and for tasks that
+/// accumulate, once more on their absolute values (PreparedCase::magnitude).
 void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared);
 
 enum class CaseProblem { kNone, kWrongOutput, kInputModified, kGuardDamaged, kMalformed };

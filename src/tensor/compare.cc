@@ -9,9 +9,12 @@
 namespace ksmith {
 namespace {
 
+constexpr double kMagnitudeFactor = 8.0;  // times eps, on sum |terms|
+
 template <typename Reference>
 Comparison Compare(const float* got, const Reference* ref, size_t count, const Tolerance& tolerance,
-                   double epsilon, double accumulation, double magnitude_floor) {
+                   double epsilon, double accumulation, double magnitude_floor,
+                   const double* magnitude) {
   Comparison result;
   result.count = count;
   const double length = std::max(1.0, accumulation);
@@ -39,7 +42,8 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
       // The common case first: both finite.
       const double error = std::fabs(static_cast<double>(value) - expected);
       error_square_sum += error * error;
-      const double bound = result.elem_bound * (std::fabs(expected) + result.ref_rms);
+      const double bound = result.elem_bound * (std::fabs(expected) + result.ref_rms) +
+                           (magnitude ? kMagnitudeFactor * epsilon * std::fabs(magnitude[i]) : 0.0);
       ratio = bound > 0 ? error / bound : (error > 0 ? INFINITY : 0);
       if (error > bound) ++result.over_bound;
     } else if (std::bit_cast<uint32_t>(value) == kPoisonBits) {
@@ -67,10 +71,17 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
   }
   const double ref_norm = std::max(std::sqrt(ref_square_sum),
                                    magnitude_floor * std::sqrt(static_cast<double>(count)));
+  double magnitude_allowance = 0;  // absolute, on ||got - ref||
+  if (magnitude != nullptr) {
+    double magnitude_square_sum = 0;
+    for (size_t i = 0; i < count; ++i) magnitude_square_sum += magnitude[i] * magnitude[i];
+    magnitude_allowance = kMagnitudeFactor * epsilon * std::sqrt(magnitude_square_sum);
+  }
   const double error_norm = std::sqrt(error_square_sum);
+  const bool norm_ok = error_norm <= result.norm_bound * ref_norm + magnitude_allowance;
+  if (ref_norm > 0) result.norm_bound += magnitude_allowance / ref_norm;
   result.norm_error = ref_norm > 0 ? error_norm / ref_norm : (error_norm > 0 ? INFINITY : 0);
-  result.passed = result.unwritten == 0 && result.nonfinite == 0 && result.over_bound == 0 &&
-                  result.norm_error <= result.norm_bound;
+  result.passed = result.unwritten == 0 && result.nonfinite == 0 && result.over_bound == 0 && norm_ok;
   return result;
 }
 
@@ -78,14 +89,14 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
 
 Comparison CompareWithReference(const float* got, const double* ref, size_t count,
                                 const Tolerance& tolerance, double epsilon, double accumulation,
-                                double magnitude_floor) {
-  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor);
+                                double magnitude_floor, const double* magnitude) {
+  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor, magnitude);
 }
 
 Comparison CompareWithReference(const float* got, const float* ref, size_t count,
                                 const Tolerance& tolerance, double epsilon, double accumulation,
                                 double magnitude_floor) {
-  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor);
+  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor, nullptr);
 }
 
 double RootMeanSquare(const float* values, size_t count) {

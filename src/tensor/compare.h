@@ -33,7 +33,7 @@ struct Comparison {
   size_t nonfinite = 0;         // NaN/Inf where the reference is finite
   size_t over_bound = 0;        // finite elements beyond the elementwise bound
   double norm_error = 0;        // ||got - ref|| / ||ref||
-  double norm_bound = 0;
+  double norm_bound = 0;        // includes the magnitude term, relative to ||ref||
   double elem_bound = 0;        // relative factor used for the elementwise bound
   double ref_rms = 0;
   size_t worst_index = 0;       // element with the largest error relative to its bound
@@ -49,9 +49,14 @@ struct Comparison {
 /// `magnitude_floor` keeps the scale from collapsing when the reference is (nearly) all zeros:
 /// rms(ref) is taken as at least this. Callers pass epsilon times the inputs' RMS, the size of
 /// rounding noise an honest kernel leaves where the exact answer underflows to zero.
+///
+/// `magnitude`, when given, holds per element the size of what was summed (sum |terms|): a sum
+/// that cancels keeps the rounding error of its terms, so each element may also be off by
+/// 8 * eps * magnitude_i, and the whole output by 8 * eps * ||magnitude||. For outputs that do
+/// not cancel this is a few eps of slack, far below what half precision costs.
 Comparison CompareWithReference(const float* got, const double* ref, size_t count,
                                 const Tolerance& tolerance, double epsilon, double accumulation,
-                                double magnitude_floor = 0);
+                                double magnitude_floor = 0, const double* magnitude = nullptr);
 /// The same against a float reference (the baseline's output during timing).
 Comparison CompareWithReference(const float* got, const float* ref, size_t count,
                                 const Tolerance& tolerance, double epsilon, double accumulation,

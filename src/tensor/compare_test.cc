@@ -229,6 +229,34 @@ TEST(CompareWithReference, MagnitudeFloorAcceptsRoundingNoiseWhereTheAnswerUnder
   EXPECT_FALSE(CompareWithReference(wrong, ref.data(), 1, Tolerance{}, kFp32Epsilon, 1, floor).passed);
 }
 
+TEST(CompareWithReference, MagnitudeAllowsTheRoundingOfASumThatCancels) {
+  // Given one row summing 1000 terms of size ~1000 to about 47 (the terms' absolute sum is 8e5):
+  // a plain fp32 sum can be off by 0.05, which is 1e-3 relative to 47.
+  const std::vector<double> ref = {47.0};
+  const std::vector<double> magnitude = {8.0e5};
+  const float honest[] = {47.05f};
+  const float wrong[] = {48.0f};
+  EXPECT_FALSE(CompareWithReference(honest, ref.data(), 1, Tolerance{}, kFp32Epsilon, 1000).passed);
+  EXPECT_TRUE(CompareWithReference(honest, ref.data(), 1, Tolerance{}, kFp32Epsilon, 1000, 0,
+                                   magnitude.data()).passed);
+  EXPECT_FALSE(CompareWithReference(wrong, ref.data(), 1, Tolerance{}, kFp32Epsilon, 1000, 0,
+                                    magnitude.data()).passed);
+}
+
+TEST(CompareWithReference, MagnitudeDoesNotLetHalfPrecisionThroughOnOrdinarySums) {
+  // Given 256 row sums of 1000 N(0,1) terms, whose magnitudes are about 25 times their values,
+  // an error of 2.4e-4 relative (fp16 inputs) still fails.
+  std::vector<double> ref(256), magnitude(256);
+  std::vector<float> got(256);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    ref[i] = (i % 2 ? 1.0 : -1.0) * (20.0 + static_cast<double>(i % 17));
+    magnitude[i] = 800.0;
+    got[i] = static_cast<float>(ref[i] * (1 + 2.4e-4));
+  }
+  EXPECT_FALSE(CompareWithReference(got.data(), ref.data(), got.size(), Tolerance{}, kFp32Epsilon,
+                                    1000, 0, magnitude.data()).passed);
+}
+
 TEST(CompareWithReference, ZeroReferenceAcceptsOnlyZeros) {
   const std::vector<double> ref(64, 0.0);
   std::vector<float> got(64, 0.0f);
