@@ -42,7 +42,7 @@ struct PreparedCase {
   std::vector<std::vector<double>> expected;  // per output tensor, from the reference
   /// Per output tensor, the reference on the inputs' absolute values: for a sum of products,
   /// sum |terms|, the scale an honest fp32 sum's rounding error follows when the sum cancels.
-  /// Empty for tasks without accumulation.
+  /// Empty for tasks without accumulation and for outputs over 65536 elements.
   std::vector<std::vector<double>> magnitude;
 };
 

@@ -1,8 +1,12 @@
 #include "sandbox/timing_loop.h"
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <new>
 
 namespace ksmith {
 namespace {
@@ -13,8 +17,18 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kSetStreamBase = 1'000'000;
 constexpr uint64_t kMutationPositionStream = 2'000'000;
 constexpr uint64_t kMutationValueStream = 3'000'000;
+constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 }  // namespace
+
+PrivateMemory::PrivateMemory(size_t bytes) : size_((bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes) {
+  void* data = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) throw std::bad_alloc();
+  ::madvise(data, size_, MADV_HUGEPAGE);  // a hint: without huge pages, plain pages
+  data_ = static_cast<unsigned char*>(data);
+}
+
+PrivateMemory::~PrivateMemory() { ::munmap(data_, size_); }
 
 size_t TimingInputBytes(const CaseLayout& layout, size_t sets) {
   size_t bytes = 0;
@@ -58,6 +72,13 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
   bench->accumulation_ = tolerance.value("accumulation", 1.0);
 
   const size_t sets = std::max<size_t>(1, request.value("sets", size_t{1}));
+  // Inputs are copied out of the shared memory and every buffer lives in one private mapping
+  // backed by huge pages where the kernel has them: each run then sees the same page sizes, and
+  // a memory-bound kernel's speed no longer depends on how a run's pages happened to fall.
+  size_t floats = 0;
+  for (const auto& slot : bench->layout_.tensors) floats += (slot.output ? 2 : 1) * slot.bytes / sizeof(float);
+  bench->memory_ = std::make_unique<PrivateMemory>(std::max<size_t>(floats * sets, 1) * sizeof(float));
+  float* next = reinterpret_cast<float*>(bench->memory_->data());
   bench->sets_.resize(sets);
   const auto& scalars = bench->layout_.scalars;
   for (auto& set : bench->sets_) {
@@ -67,17 +88,22 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
       const size_t count = slot.bytes / sizeof(float);
       if (slot.output) {
         // Poisoned once: a kernel that writes nothing leaves NaN behind and fails the check.
-        auto& got = set.candidate_outputs.emplace_back(count);
-        auto& expected = set.baseline_outputs.emplace_back(count);
-        FillPattern(reinterpret_cast<unsigned char*>(got.data()), slot.bytes, kPoisonBits);
-        FillPattern(reinterpret_cast<unsigned char*>(expected.data()), slot.bytes, kPoisonBits);
-        set.candidate_pointers[slot.parameter] = got.data();
-        set.baseline_pointers[slot.parameter] = expected.data();
+        float* got = next;
+        float* expected = next + count;
+        next += 2 * count;
+        FillPattern(reinterpret_cast<unsigned char*>(got), slot.bytes, kPoisonBits);
+        FillPattern(reinterpret_cast<unsigned char*>(expected), slot.bytes, kPoisonBits);
+        set.candidate_outputs.emplace_back(got, count);
+        set.baseline_outputs.emplace_back(expected, count);
+        set.candidate_pointers[slot.parameter] = got;
+        set.baseline_pointers[slot.parameter] = expected;
       } else {
-        set.inputs.emplace_back(inputs, count);
-        set.candidate_pointers[slot.parameter] = inputs;
-        set.baseline_pointers[slot.parameter] = inputs;
+        std::memcpy(next, inputs, slot.bytes);
+        set.inputs.emplace_back(next, count);
+        set.candidate_pointers[slot.parameter] = next;
+        set.baseline_pointers[slot.parameter] = next;
         inputs += count;
+        next += count;
       }
     }
   }
@@ -135,9 +161,9 @@ Comparison TimingBench::Check(size_t set_index) const {
   Comparison worst;
   worst.passed = true;
   for (size_t o = 0; o < set.candidate_outputs.size(); ++o) {
-    const auto& expected = set.baseline_outputs[o];
+    const auto [expected, count] = set.baseline_outputs[o];
     Comparison comparison =
-        CompareWithReference(set.candidate_outputs[o].data(), expected.data(), expected.size(), doubled,
+        CompareWithReference(set.candidate_outputs[o].first, expected, count, doubled,
                              2 * epsilon_, accumulation_, 2 * epsilon_ * input_rms_);
     if (!comparison.passed) return comparison;
   }

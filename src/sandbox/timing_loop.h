@@ -30,6 +30,20 @@ size_t TimingInputBytes(const CaseLayout& layout, size_t sets);
 void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distribution,
                       uint64_t seed, float* inputs);
 
+/// An anonymous private mapping, advised to use huge pages.
+class PrivateMemory {
+ public:
+  explicit PrivateMemory(size_t bytes);
+  ~PrivateMemory();
+  PrivateMemory(const PrivateMemory&) = delete;
+  PrivateMemory& operator=(const PrivateMemory&) = delete;
+  unsigned char* data() const { return data_; }
+
+ private:
+  size_t size_;
+  unsigned char* data_ = nullptr;
+};
+
 class TimingBench {
  public:
   /// `request` holds the layout (see CaseLayout), "sets", "seed", "distribution", "mutations"
@@ -46,10 +60,10 @@ class TimingBench {
   Comparison Check(size_t set) const;
 
  private:
-  struct SetBuffers {
-    std::vector<std::pair<float*, size_t>> inputs;  // into the shared input block
-    std::vector<std::vector<float>> candidate_outputs;
-    std::vector<std::vector<float>> baseline_outputs;
+  struct SetBuffers {  // all pointing into memory_
+    std::vector<std::pair<float*, size_t>> inputs;
+    std::vector<std::pair<float*, size_t>> candidate_outputs;
+    std::vector<std::pair<float*, size_t>> baseline_outputs;
     std::vector<void*> candidate_pointers;
     std::vector<void*> baseline_pointers;
   };
@@ -57,6 +71,7 @@ class TimingBench {
   TimingBench() = default;
 
   CaseLayout layout_;
+  std::unique_ptr<PrivateMemory> memory_;
   std::vector<SetBuffers> sets_;
   KernelEntry candidate_ = nullptr;
   KernelEntry baseline_ = nullptr;
