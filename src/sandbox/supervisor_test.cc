@@ -20,6 +20,7 @@
 #include "core/files.h"
 #include "sandbox/layout.h"
 #include "sandbox/shared_memory.h"
+#include "testing/shared_object.h"
 
 namespace ksmith {
 namespace {
@@ -29,16 +30,7 @@ using std::chrono::milliseconds;
 
 constexpr uint32_t kCanary = 0x5a5b5c5du;
 
-std::string BuildSharedObject(const fs::path& dir, const std::string& stem, const std::string& source) {
-  std::ofstream(dir / (stem + ".cc")) << source;
-  SpawnOptions options;
-  options.argv = {"g++", "-shared", "-fPIC", "-O1", "-o", (dir / (stem + ".so")).string(),
-                  (dir / (stem + ".cc")).string()};
-  options.inherit_environment = true;
-  auto run = RunCommand(options, std::chrono::seconds(60));
-  if (!run.ok()) return run.error().message;
-  return run->succeeded() ? std::string() : run->Describe() + "\n" + run->output;
-}
+using testing::BuildSharedObject;
 
 // Each kernel binds like vector_add: pointers[0], [1] inputs, [2] output, scalars[3] = n.
 std::string Kernel(const std::string& body, const std::string& preamble = "") {

@@ -3,22 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "core/files.h"
-#include "core/subprocess.h"
+#include "testing/shared_object.h"
 
 namespace ksmith {
 namespace {
 
-// Builds `source` into a shared object with the system compiler.
 std::filesystem::path BuildSharedObject(const ScopedTempDir& folder, const std::string& source) {
-  const auto source_path = folder.path() / "k.cc";
-  const auto object_path = folder.path() / "k.so";
-  EXPECT_TRUE(WriteFileAtomic(source_path, source).ok());
-  SpawnOptions options;
-  options.argv = {"g++", "-O2", "-shared", "-fPIC", "-o", object_path.string(), source_path.string()};
-  options.inherit_environment = true;
-  auto run = RunCommand(options, std::chrono::seconds(60));
-  EXPECT_TRUE(run.ok() && run->succeeded()) << (run.ok() ? run->output : run.error().message);
-  return object_path;
+  const std::string failure = testing::BuildSharedObject(folder.path(), "k", source);
+  EXPECT_TRUE(failure.empty()) << failure;
+  return folder.path() / "k.so";
 }
 
 TEST(FindInstructions, SeesTokenPastedAssemblyAndIntrinsics) {

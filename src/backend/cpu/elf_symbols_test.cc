@@ -13,6 +13,7 @@
 
 #include "core/files.h"
 #include "core/subprocess.h"
+#include "testing/shared_object.h"
 
 namespace ksmith {
 namespace {
@@ -23,17 +24,7 @@ bool Has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// Builds `source` into <dir>/<stem>.so with g++ -shared -fPIC; returns the log on failure.
-std::string BuildSharedObject(const fs::path& dir, const std::string& stem, const std::string& source) {
-  std::ofstream(dir / (stem + ".cc")) << source;
-  SpawnOptions options;
-  options.argv = {"g++", "-shared", "-fPIC", "-O1", "-o", (dir / (stem + ".so")).string(),
-                  (dir / (stem + ".cc")).string()};
-  options.inherit_environment = true;
-  auto run = RunCommand(options, std::chrono::seconds(60));
-  if (!run.ok()) return run.error().message;
-  return run->succeeded() ? std::string() : run->Describe() + "\n" + run->output;
-}
+using testing::BuildSharedObject;
 
 constexpr const char* kLibrarySource = R"(
 #include <cstdio>

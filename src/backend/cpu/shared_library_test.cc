@@ -13,22 +13,14 @@
 
 #include "core/files.h"
 #include "core/subprocess.h"
+#include "testing/shared_object.h"
 
 namespace ksmith {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string BuildSharedObject(const fs::path& dir, const std::string& stem, const std::string& source) {
-  std::ofstream(dir / (stem + ".cc")) << source;
-  SpawnOptions options;
-  options.argv = {"g++", "-shared", "-fPIC", "-O1", "-o", (dir / (stem + ".so")).string(),
-                  (dir / (stem + ".cc")).string()};
-  options.inherit_environment = true;
-  auto run = RunCommand(options, std::chrono::seconds(60));
-  if (!run.ok()) return run.error().message;
-  return run->succeeded() ? std::string() : run->Describe() + "\n" + run->output;
-}
+using testing::BuildSharedObject;
 
 // Names are unique to this test file: the library is loaded RTLD_LOCAL | RTLD_NODELETE and stays
 // in the test process.
