@@ -11,6 +11,7 @@ namespace ksmith {
 namespace {
 
 constexpr size_t kAlignment = 64;
+constexpr size_t kMaxTensorBytes = size_t{1} << 40;
 
 size_t RoundUp(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
@@ -40,6 +41,10 @@ Result<CaseLayout> CaseLayout::FromJson(const nlohmann::json& json) {
     return MakeError(ErrorKind::kProtocol, "guard size must be a multiple of {}", kAlignment);
   }
   for (const auto& slot : layout.tensors) {
+    // Sizes arrive as JSON numbers: a negative one would wrap to a huge size_t.
+    if (slot.bytes > kMaxTensorBytes || slot.bytes % sizeof(float) != 0) {
+      return MakeError(ErrorKind::kProtocol, "tensor size {} is not a plausible size", slot.bytes);
+    }
     if (slot.parameter >= layout.scalars.size()) {
       return MakeError(ErrorKind::kProtocol, "tensor slot names parameter {} of {}", slot.parameter,
                        layout.scalars.size());
