@@ -47,10 +47,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions&
   const int threads = options.threads > 0 ? options.threads : static_cast<int>(cores);
   // Passive waiting: idle OpenMP threads sleep instead of spinning, so the candidate and the
   // baseline do not steal each other's cores, and an idle worker uses no CPU.
-  // Threads bound to distinct cores: left free, the scheduler sometimes wakes both OpenMP
-  // threads on one core and a parallel kernel runs at half speed for a whole evaluation.
-  spawn.environment = {"PATH=/usr/bin:/bin", "OMP_WAIT_POLICY=passive", "OMP_PROC_BIND=close",
-                       "OMP_PLACES=cores",
+  spawn.environment = {"PATH=/usr/bin:/bin", "OMP_WAIT_POLICY=passive",
                        "OMP_NUM_THREADS=" + std::to_string(threads),
                        "OPENBLAS_NUM_THREADS=" + std::to_string(threads),
                        // OpenBLAS threads otherwise spin after each call, stealing the cores the
