@@ -32,7 +32,8 @@ const std::vector<SymbolRule>& SymbolRules() {
        {}},
       {"thread_creation", "candidates may use threads only through OpenMP pragmas",
        {"pthread_create", "thrd_create", "pthread_detach"},
-       {"_ZNSt6thread", "_ZNSt7jthread"}},
+       // Starting or detaching a std::thread; asking std::thread::hardware_concurrency() is fine.
+       {"_ZNSt6thread15_M_start_thread", "_ZNSt6thread6detach", "_ZNSt7jthread"}},
       {"network", "candidates may not use the network",
        {"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "send", "sendto",
         "sendmsg", "recv", "recvfrom", "recvmsg", "getaddrinfo", "gethostbyname", "shutdown"},
@@ -108,9 +109,9 @@ const std::vector<SourceRule>& SourceRules() {
        "only system headers (#include <...>) are allowed; a quoted include can read files at build time"},
       {"include_path", R"(^\s*#\s*include\s*<\s*[/.])",
        "includes by path can read arbitrary files at build time"},
-      {"thread_creation", R"(^\s*#\s*include\s*<\s*(thread|future|pthread\.h|threads\.h)\s*>)",
-       "threads are allowed only through OpenMP pragmas"},
-      {"thread_creation", R"(\bstd\s*::\s*(thread|jthread|async)\b|\bpthread_create\b)",
+      // Headers alone are not flagged (<thread> also gives hardware_concurrency()); using them is.
+      {"thread_creation",
+       R"(\bstd\s*::\s*(thread|jthread|async)\b(?!\s*::\s*hardware_concurrency)|\bpthread_create\b)",
        "threads are allowed only through OpenMP pragmas"},
       {"network", R"(^\s*#\s*include\s*<\s*(sys/socket\.h|netinet/[^>]*|arpa/inet\.h|netdb\.h)\s*>)",
        "candidates may not use the network"},

@@ -73,7 +73,6 @@ struct RuleExample {
 const std::vector<RuleExample> kExamples = {
     {"local_include", "#include \"helpers.h\"", "#include"},
     {"include_path", "#include </etc/passwd>", "#include </etc/passwd>"},
-    {"thread_creation", "#include <thread>", "#include <thread>"},
     {"thread_creation", "std::thread worker(run);", "std::thread"},
     {"thread_creation", "pthread_create(&id, nullptr, run, nullptr);", "pthread_create"},
     {"network", "#include <sys/socket.h>", "#include <sys/socket.h>"},
@@ -147,8 +146,17 @@ TEST(AuditSource, BlasIncludeIsFlaggedOnlyWhenTheTaskDoesNotAllowIt) {
   EXPECT_FALSE(Has(AuditSource(source, task), "library_call"));
 }
 
+TEST(AuditSource, AskingForTheCoreCountIsNotStartingAThread) {
+  const std::string source =
+      "#include <thread>\nconst unsigned cores = std::thread::hardware_concurrency();\n";
+  EXPECT_TRUE(AuditSource(source, VectorAdd()).empty());
+  DynamicSymbols symbols;
+  symbols.imported = {"_ZNSt6thread20hardware_concurrencyEv"};
+  EXPECT_TRUE(AuditBinary(symbols, VectorAdd()).empty());
+}
+
 TEST(AuditSource, LineNumbersCountLinesInsideBlockComments) {
-  const std::string source = "/* one\n two\n three */\n#include <thread>\n";
+  const std::string source = "/* one\n two\n three */\n#include <fstream>\n";
   const auto findings = AuditSource(source, VectorAdd());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].line, 4);
