@@ -169,7 +169,7 @@ TEST_F(EvaluatorTest, EmptySourceIsACompileError) {
 }
 
 TEST_F(EvaluatorTest, ForbiddenIncludeIsAnIntegrityViolationBeforeAnyBuild) {
-  const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];", "#include <thread>\n"));
+  const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];", "#include <fstream>\n"));
   EXPECT_EQ(verdict.status, VerdictStatus::kIntegrityViolation) << Describe(verdict);
   const StageRecord* audit = FindStage(verdict, "audit");
   ASSERT_NE(audit, nullptr);
