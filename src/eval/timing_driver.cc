@@ -90,7 +90,10 @@ class Driver {
         const bool candidate = (turn == 0) == candidate_first;
         auto call = Call(candidate ? "candidate" : "baseline", set, round, turn == 0);
         if (!call) return std::nullopt;
-        const double time_us = std::max(call->first - outcome.overhead_us, 0.0);
+        // The evaluator's clock, less the request's own cost; for calls shorter than the noise in
+        // that cost, never below what the worker's clock saw (a candidate cannot look faster this
+        // way: shrinking the worker's clock only makes the outside time count).
+        const double time_us = std::max(call->first - outcome.overhead_us, call->second);
         (candidate ? outcome.candidate_us : outcome.baseline_us).push_back(time_us);
         (candidate ? outcome.candidate_inner_us : outcome.baseline_inner_us).push_back(call->second);
       }
