@@ -13,6 +13,7 @@
 
 #include "core/files.h"
 #include "task/task_loader.h"
+#include "testing/scoped_env.h"
 
 namespace ksmith {
 namespace {
@@ -70,9 +71,7 @@ class EvaluatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(temp_.ok());
-    const char* previous = std::getenv("KSMITH_CACHE_DIR");
-    if (previous) saved_cache_dir_ = previous;
-    ::setenv("KSMITH_CACHE_DIR", (temp_.path() / "cache").c_str(), 1);
+    cache_env_.emplace("KSMITH_CACHE_DIR", (temp_.path() / "cache").string());
     auto cache = CacheDirectory();
     ASSERT_TRUE(cache.ok());
     auto compiler = CpuCompiler::Create(*cache);
@@ -99,13 +98,7 @@ class EvaluatorTest : public ::testing::Test {
     options_.scratch_parent = temp_.path() / "scratch";
   }
 
-  void TearDown() override {
-    if (saved_cache_dir_) {
-      ::setenv("KSMITH_CACHE_DIR", saved_cache_dir_->c_str(), 1);
-    } else {
-      ::unsetenv("KSMITH_CACHE_DIR");
-    }
-  }
+  void TearDown() override { cache_env_.reset(); }
 
   Verdict Evaluate(const std::string& source) {
     Evaluator evaluator(*compiler_, ProbeMachine(), options_);
@@ -122,7 +115,7 @@ class EvaluatorTest : public ::testing::Test {
   static std::string Describe(const Verdict& verdict) { return verdict.ToJson().dump(2); }
 
   ScopedTempDir temp_{"ksmith-evaluator"};
-  std::optional<std::string> saved_cache_dir_;
+  std::optional<testing::ScopedEnv> cache_env_;
   std::optional<CpuCompiler> compiler_;
   Task task_;
   EvalOptions options_;

@@ -36,15 +36,30 @@ SharedMemory::~SharedMemory() {
   ::close(fd_);
 }
 
-Status SendDescriptor(int socket_fd, int fd) {
+namespace {
+
+// One byte carrying one descriptor (SCM_RIGHTS); not copyable, the header points into it.
+struct DescriptorMessage {
   char byte = 'F';
   iovec io{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
+
+  DescriptorMessage() {
+    message.msg_iov = &io;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+  }
+  DescriptorMessage(const DescriptorMessage&) = delete;
+  DescriptorMessage& operator=(const DescriptorMessage&) = delete;
+};
+
+}  // namespace
+
+Status SendDescriptor(int socket_fd, int fd) {
+  DescriptorMessage frame;
+  msghdr& message = frame.message;
   cmsghdr* header = CMSG_FIRSTHDR(&message);
   header->cmsg_level = SOL_SOCKET;
   header->cmsg_type = SCM_RIGHTS;
@@ -66,14 +81,9 @@ Result<int> ReceiveDescriptor(int socket_fd,
       return MakeError(ErrorKind::kTimeout, "no descriptor in time");
     }
   }
-  char byte = 0;
-  iovec io{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
+  DescriptorMessage frame;
+  frame.byte = 0;
+  msghdr& message = frame.message;
   ssize_t received;
   do {
     received = ::recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC);
@@ -81,7 +91,7 @@ Result<int> ReceiveDescriptor(int socket_fd,
   if (received == 0) return MakeError(ErrorKind::kNotFound, "channel closed");
   if (received < 0) return MakeError(ErrorKind::kIo, "receiving a descriptor failed: {}", std::strerror(errno));
   const cmsghdr* header = CMSG_FIRSTHDR(&message);
-  if (byte != 'F' || header == nullptr || header->cmsg_type != SCM_RIGHTS) {
+  if (frame.byte != 'F' || header == nullptr || header->cmsg_type != SCM_RIGHTS) {
     return MakeError(ErrorKind::kProtocol, "expected a descriptor");
   }
   int fd = -1;

@@ -15,6 +15,7 @@
 #include "backend/cpu/shared_library.h"
 #include "core/files.h"
 #include "task/task_loader.h"
+#include "testing/scoped_env.h"
 
 namespace ksmith {
 namespace {
@@ -37,9 +38,7 @@ class CpuCompilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(temp_.ok());
-    const char* previous = std::getenv("KSMITH_CACHE_DIR");
-    if (previous) saved_cache_dir_ = previous;
-    ::setenv("KSMITH_CACHE_DIR", (temp_.path() / "cache").c_str(), 1);
+    cache_env_.emplace("KSMITH_CACHE_DIR", (temp_.path() / "cache").string());
     auto cache = CacheDirectory();
     ASSERT_TRUE(cache.ok()) << cache.error().message;
     auto compiler = CpuCompiler::Create(*cache);
@@ -50,20 +49,14 @@ class CpuCompilerTest : public ::testing::Test {
     task_ = std::move(task.value());
   }
 
-  void TearDown() override {
-    if (saved_cache_dir_) {
-      ::setenv("KSMITH_CACHE_DIR", saved_cache_dir_->c_str(), 1);
-    } else {
-      ::unsetenv("KSMITH_CACHE_DIR");
-    }
-  }
+  void TearDown() override { cache_env_.reset(); }
 
   Result<BuildOutput> BuildCandidate(const std::string& source, const std::string& name = "candidate.cpp") {
     return compiler_->Build(task_, {source, name, KernelRole::kCandidate, {}});
   }
 
   ScopedTempDir temp_{"ksmith-compiler"};
-  std::optional<std::string> saved_cache_dir_;
+  std::optional<testing::ScopedEnv> cache_env_;
   std::optional<CpuCompiler> compiler_;
   Task task_;
 };
