@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/cuda/gpu_facts.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -32,6 +33,40 @@ std::string ToolVersion(const std::string& tool) {
   return lines.empty() ? "unknown" : std::string(Trim(lines[0]));
 }
 
+// The GPU part never fails the command: a machine without a GPU (or without the CUDA worker)
+// is a normal machine, and doctor says why in one line.
+nlohmann::json GpuJson(const Result<GpuFacts>& gpu) {
+  if (!gpu.ok()) {
+    const std::string& message = gpu.error().message;
+    return {{"available", false}, {"reason", message.starts_with("no ") ? message : "no GPU: " + message}};
+  }
+  nlohmann::json json = gpu->ToJson();
+  json["available"] = true;
+  return json;
+}
+
+std::string GpuText(const Result<GpuFacts>& gpu, const nlohmann::json& gpu_json) {
+  if (!gpu.ok()) return fmt::format("gpu          {}\n", gpu_json["reason"].get<std::string>());
+  const GpuFacts& facts = *gpu;
+  std::string text = fmt::format(
+      "gpu          {}, compute {}, {} SMs, {:.1f} GiB, L2 {} MiB\n"
+      "             shared memory {} KiB per block ({} KiB without opt-in), {} KiB per SM\n",
+      facts.name, facts.compute_capability, facts.sm_count,
+      static_cast<double>(facts.memory_bytes) / (1 << 30), facts.l2_bytes >> 20,
+      facts.shared_memory_per_block_bytes >> 10, facts.shared_memory_per_block_default_bytes >> 10,
+      facts.shared_memory_per_sm_bytes >> 10);
+  text += fmt::format(
+      "gpu peaks    copy {:.0f} GB/s (theoretical {:.0f}), fp32 {:.1f} TFLOP/s, bf16 tensor {:.0f} "
+      "TFLOP/s\n"
+      "             measured at {}{}\n",
+      facts.copy_bandwidth_gbps, facts.theoretical_bandwidth_gbps, facts.fp32_tflops,
+      facts.bf16_tensor_tflops, facts.measured_at,
+      facts.from_cache ? " (cached; --refresh measures again)" : "");
+  for (const auto& error : facts.probe_errors) text += fmt::format("gpu probe    {}\n", error);
+  text += fmt::format("gpu driver   {}, CUDA runtime {}\n", facts.driver_version, facts.runtime_version);
+  return text;
+}
+
 int RunDoctor(const DoctorFlags& flags) {
   auto context = LoadCpuContext(flags.refresh);
   if (!context.ok()) {
@@ -43,6 +78,8 @@ int RunDoctor(const DoctorFlags& flags) {
   json["compilers"] = {{"cxx", context->compiler.info().version}, {"nvcc", ToolVersion("nvcc")}};
   json["cache_directory"] = context->cache_directory.string();
   json["worker"] = WorkerProcess::DefaultExecutable().string();
+  const auto gpu = LoadGpuFacts(DefaultCudaWorkerExecutable(), context->cache_directory, flags.refresh);
+  json["gpu"] = GpuJson(gpu);
   if (flags.json) {
     std::fputs((json.dump(2) + "\n").c_str(), stdout);
     return kExitOk;
@@ -60,6 +97,7 @@ int RunDoctor(const DoctorFlags& flags) {
       machine.measured_at, machine.from_cache ? " (cached; --refresh measures again)" : "",
       context->compiler.info().version, json["compilers"]["nvcc"].get<std::string>(),
       context->cache_directory.string());
+  text += GpuText(gpu, json["gpu"]);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }
@@ -69,7 +107,7 @@ int RunDoctor(const DoctorFlags& flags) {
 CommandHandler AddDoctorCommand(CLI::App& app) {
   auto flags = std::make_shared<DoctorFlags>();
   app.add_flag("--json", flags->json, "Print JSON");
-  app.add_flag("--refresh", flags->refresh, "Measure bandwidth and FLOP rate again instead of using the cache");
+  app.add_flag("--refresh", flags->refresh, "Measure bandwidth and FLOP rates (CPU and GPU) again instead of using the cache");
   return [flags] { return RunDoctor(*flags); };
 }
 

@@ -2,12 +2,19 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "backend/cuda/build_pool.h"
+#include "backend/cuda/gpu_facts.h"
 #include "core/files.h"
+#include "eval/cuda_evaluator.h"
+#include "eval/cuda_profile.h"
 #include "eval/evaluator.h"
 #include "sandbox/supervisor.h"
 #include "task/registry.h"
@@ -18,7 +25,9 @@ namespace {
 struct EvalFlags {
   std::string task;
   std::string backend = "cpu";
-  std::string candidate;
+  std::vector<std::string> candidates;
+  std::string arch;
+  bool profile = false;
   bool json = false;
   std::string output_path;
   int seeds = 3;
@@ -31,39 +40,21 @@ struct EvalFlags {
   bool quiet = false;
 };
 
-int RunEval(const EvalFlags& flags) {
-  if (flags.backend != "cpu") {
-    PrintError("backend '" + flags.backend + "' is not available yet; this build evaluates on 'cpu'");
-    return kExitUsage;
-  }
-  TaskRegistry registry(TaskRegistry::DefaultRoot());
-  auto task = registry.Find(flags.task);
-  if (!task.ok()) {
-    PrintError(task.error().message);
-    return task.error().kind == ErrorKind::kParse ? kExitInfra : kExitUsage;
-  }
+// Reads one candidate; an oversized file is still evaluated without being read, so that its
+// verdict (compile_error) says why it was refused.
+Result<CandidateSource> ReadCandidate(const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(flags.candidate, error)) {
-    PrintError("candidate " + flags.candidate + ": is a directory, not a source file");
-    return kExitUsage;
+  if (std::filesystem::is_directory(path, error)) {
+    return MakeError(ErrorKind::kInvalidArgument, "candidate {}: is a directory, not a source file", path);
   }
-  const auto size = std::filesystem::file_size(flags.candidate, error);
-  // An oversized file is still evaluated, without reading it: its verdict (compile_error) says
-  // why it was refused.
+  const auto size = std::filesystem::file_size(path, error);
   const bool oversized = !error && size > kMaxCandidateBytes;
-  auto text = oversized ? Result<std::string>(std::string()) : ReadFile(flags.candidate, kMaxCandidateBytes);
-  if (!text.ok()) {
-    PrintError("candidate " + text.error().message);
-    return kExitUsage;
-  }
-  CandidateSource candidate{flags.candidate, std::move(text.value()), error ? 0 : static_cast<size_t>(size)};
+  auto text = oversized ? Result<std::string>(std::string()) : ReadFile(path, kMaxCandidateBytes);
+  if (!text.ok()) return MakeError(ErrorKind::kInvalidArgument, "candidate {}", text.error().message);
+  return CandidateSource{path, std::move(text.value()), error ? 0 : static_cast<size_t>(size)};
+}
 
-  const bool show_progress = !flags.quiet && ::isatty(STDERR_FILENO);
-  auto context = LoadCpuContext(false);
-  if (!context.ok()) {
-    PrintError(context.error().message);
-    return kExitInfra;
-  }
+EvalOptions CommonOptions(const EvalFlags& flags, const std::filesystem::path& cache_directory) {
   EvalOptions options;
   options.seeds = flags.seeds;
   options.call_timeout = std::chrono::milliseconds(flags.timeout_ms);
@@ -73,21 +64,135 @@ int RunEval(const EvalFlags& flags) {
   options.sandbox = !flags.no_sandbox;
   if (flags.seed != 0) options.fixed_seed = flags.seed;
   options.worker_executable = WorkerProcess::DefaultExecutable();
-  options.scratch_parent = context->cache_directory / "scratch";
-  if (show_progress) {
+  options.cuda_worker_executable = DefaultCudaWorkerExecutable();
+  options.scratch_parent = cache_directory / "scratch";
+  if (!flags.quiet && ::isatty(STDERR_FILENO)) {
     options.progress = [](const std::string& line) { std::fprintf(stderr, "  ... %s\n", line.c_str()); };
   }
-  Evaluator evaluator(context->compiler, context->machine, options);
-  const Verdict verdict = evaluator.Evaluate(*task, candidate);
-  const std::string json = verdict.ToJson().dump(2);
-  if (!flags.output_path.empty()) {
-    if (auto status = WriteFileAtomic(flags.output_path, json + "\n"); !status.ok()) {
-      PrintError(status.error().message);
-      return kExitInfra;
+  return options;
+}
+
+// Prints each verdict as it comes: the human form, or one JSON object (one per line when
+// several candidates are evaluated).
+class VerdictPrinter {
+ public:
+  VerdictPrinter(const EvalFlags& flags) : flags_(flags), several_(flags.candidates.size() > 1) {}
+
+  bool Print(const Verdict& verdict) {
+    const nlohmann::json json = verdict.ToJson();
+    const std::string text = several_ ? json.dump() : json.dump(2);
+    written_ += text + "\n";
+    if (!flags_.output_path.empty()) {
+      if (auto status = WriteFileAtomic(flags_.output_path, written_); !status.ok()) {
+        PrintError(status.error().message);
+        return false;
+      }
     }
+    std::fputs(flags_.json ? (text + "\n").c_str() : verdict.Render().c_str(), stdout);
+    std::fflush(stdout);
+    infra_ = infra_ || verdict.status == VerdictStatus::kInfraError;
+    return true;
   }
-  std::fputs(flags.json ? (json + "\n").c_str() : verdict.Render().c_str(), stdout);
-  return verdict.status == VerdictStatus::kInfraError ? kExitInfra : kExitOk;
+  int ExitCode() const { return infra_ ? kExitInfra : kExitOk; }
+
+ private:
+  const EvalFlags& flags_;
+  bool several_;
+  std::string written_;
+  bool infra_ = false;
+};
+
+int RunCpuEval(const EvalFlags& flags, const Task& task, const std::vector<CandidateSource>& candidates) {
+  auto context = LoadCpuContext(false);
+  if (!context.ok()) {
+    PrintError(context.error().message);
+    return kExitInfra;
+  }
+  Evaluator evaluator(context->compiler, context->machine, CommonOptions(flags, context->cache_directory));
+  VerdictPrinter printer(flags);
+  for (const auto& candidate : candidates) {
+    if (!printer.Print(evaluator.Evaluate(task, candidate))) return kExitInfra;
+  }
+  return printer.ExitCode();
+}
+
+int RunCudaEval(const EvalFlags& flags, const Task& task, const std::vector<CandidateSource>& candidates) {
+  const auto worker = DefaultCudaWorkerExecutable();
+  if (!std::filesystem::exists(worker)) {
+    PrintError("the cuda backend is not built here: " + worker.string() +
+               " is missing (nvcc was not found when ksmith was configured)");
+    return kExitInfra;
+  }
+  if (!task.cuda || task.baselines.count("cuda") == 0) {
+    PrintError("task '" + task.name + "' has no CUDA version (no [cuda] table or [baseline.cuda] in " +
+               task.toml_path.string() + ")");
+    return kExitUsage;
+  }
+  std::error_code error;
+  if (!std::filesystem::exists("/dev/nvidiactl", error)) {
+    PrintError("no NVIDIA GPU here (/dev/nvidiactl is missing): --backend cuda needs one; --backend cpu runs on this machine");
+    return kExitInfra;
+  }
+  auto cache = CacheDirectory();
+  if (!cache.ok()) {
+    PrintError(cache.error().message);
+    return kExitInfra;
+  }
+  auto target = ResolveCudaTarget(flags.arch.empty() ? std::nullopt : std::optional<std::string>(flags.arch));
+  if (!target.ok()) {
+    PrintError(target.error().message);
+    return kExitUsage;
+  }
+  auto compiler = NvccCompiler::Create(*cache, *target);
+  if (!compiler.ok()) {
+    PrintError(compiler.error().message);
+    return kExitInfra;
+  }
+  CudaBuildPool pool(std::move(compiler.value()));
+  // Measured once per GPU and cached; the first evaluation waits for it only before timing.
+  auto gpu = std::async(std::launch::async, [worker, directory = *cache]() -> std::optional<GpuFacts> {
+               auto facts = LoadGpuFacts(worker, directory, false);
+               if (facts.ok()) return std::move(facts.value());
+               return std::nullopt;
+             }).share();
+  const EvalOptions options = CommonOptions(flags, *cache);
+  CudaEvaluator evaluator(pool, gpu, options);
+  // Every candidate's build is queued at once: later ones compile while earlier ones are timed.
+  std::vector<std::future<Result<CudaBuildOutput>>> builds;
+  for (const auto& candidate : candidates) builds.push_back(evaluator.StartBuild(task, candidate));
+  VerdictPrinter printer(flags);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Verdict verdict = evaluator.Evaluate(task, candidates[i], std::move(builds[i]));
+    if (flags.profile) {
+      if (options.progress) options.progress("profiling one replay with ncu");
+      AttachCudaProfile(verdict, task, worker, options.scratch_parent);
+    }
+    if (!printer.Print(verdict)) return kExitInfra;
+  }
+  return printer.ExitCode();
+}
+
+int RunEval(const EvalFlags& flags) {
+  if (flags.profile && flags.backend != "cuda") {
+    PrintError("--profile needs --backend cuda (it runs Nsight Compute on the GPU)");
+    return kExitUsage;
+  }
+  TaskRegistry registry(TaskRegistry::DefaultRoot());
+  auto task = registry.Find(flags.task);
+  if (!task.ok()) {
+    PrintError(task.error().message);
+    return task.error().kind == ErrorKind::kParse ? kExitInfra : kExitUsage;
+  }
+  std::vector<CandidateSource> candidates;
+  for (const auto& path : flags.candidates) {
+    auto candidate = ReadCandidate(path);
+    if (!candidate.ok()) {
+      PrintError(candidate.error().message);
+      return kExitUsage;
+    }
+    candidates.push_back(std::move(candidate.value()));
+  }
+  return flags.backend == "cuda" ? RunCudaEval(flags, *task, candidates) : RunCpuEval(flags, *task, candidates);
 }
 
 }  // namespace
@@ -96,7 +201,11 @@ CommandHandler AddEvalCommand(CLI::App& app) {
   auto flags = std::make_shared<EvalFlags>();
   app.add_option("--task,-t", flags->task, "Task name (see `ksmith tasks`) or task folder")->required();
   app.add_option("--backend,-b", flags->backend, "Where the kernel runs")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  app.add_option("candidate", flags->candidate, "The candidate's source file (C++ for cpu)")->required();
+  app.add_option("candidates", flags->candidates,
+                 "The candidates' source files (C++ for cpu, CUDA C++ for cuda); several are evaluated in turn, "
+                 "their builds overlapping")->required();
+  app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for, e.g. sm_90a (default: the GPU found)");
+  app.add_flag("--profile", flags->profile, "cuda: profile one replay of a passing candidate with ncu");
   app.add_flag("--json", flags->json, "Print one JSON object instead of the human-readable verdict");
   app.add_option("--output,-o", flags->output_path, "Also write the JSON verdict to this file");
   app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution")->check(CLI::Range(1, 100))->capture_default_str();

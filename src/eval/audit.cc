@@ -97,13 +97,9 @@ bool AllowsLibraries(const Task& task) {
          task.allowed_libraries.end();
 }
 
-struct SourceRule {
-  const char* rule;
-  const char* pattern;
-  const char* why;
-};
+}  // namespace
 
-const std::vector<SourceRule>& SourceRules() {
+const std::vector<SourceRule>& CpuSourceRules() {
   static const std::vector<SourceRule> rules = {
       {"local_include", R"(^\s*#\s*include\s*")",
        "only system headers (#include <...>) are allowed; a quoted include can read files at build time"},
@@ -135,8 +131,6 @@ const std::vector<SourceRule>& SourceRules() {
   };
   return rules;
 }
-
-}  // namespace
 
 nlohmann::json AuditFinding::ToJson() const {
   nlohmann::json json = {{"rule", rule}, {"message", message}};
@@ -177,9 +171,7 @@ void Blank(std::string& text, size_t from, size_t to) {
   }
 }
 
-}  // namespace
-
-std::string StripCommentsAndStrings(std::string_view source) {
+std::string Strip(std::string_view source, bool keep_literals) {
   std::string out(source);
   enum class State { kCode, kLineComment, kBlockComment, kString, kChar } state = State::kCode;
   for (size_t i = 0; i < out.size(); ++i) {
@@ -197,7 +189,7 @@ std::string StripCommentsAndStrings(std::string_view source) {
           if (auto closer = RawStringCloser(out, i)) {
             const size_t end = out.find(*closer, i + 1);
             const size_t stop = end == std::string::npos ? out.size() : end + closer->size() - 1;
-            Blank(out, i + 1, stop);
+            if (!keep_literals) Blank(out, i + 1, stop);
             i = stop;
           } else {
             state = State::kString;
@@ -222,12 +214,14 @@ std::string StripCommentsAndStrings(std::string_view source) {
       case State::kString:
       case State::kChar:
         if (c == '\\' && next != '\0') {
-          out[i] = ' ';
-          if (next != '\n') out[i + 1] = ' ';
+          if (!keep_literals) {
+            out[i] = ' ';
+            if (next != '\n') out[i + 1] = ' ';
+          }
           ++i;
         } else if ((state == State::kString && c == '"') || (state == State::kChar && c == '\'')) {
           state = State::kCode;
-        } else if (c != '\n') {
+        } else if (c != '\n' && !keep_literals) {
           out[i] = ' ';
         }
         break;
@@ -236,31 +230,48 @@ std::string StripCommentsAndStrings(std::string_view source) {
   return out;
 }
 
+}  // namespace
+
+std::string StripCommentsAndStrings(std::string_view source) { return Strip(source, false); }
+
+std::string StripComments(std::string_view source) { return Strip(source, true); }
+
 std::vector<AuditFinding> AuditSource(std::string_view source, const Task& task) {
-  std::vector<AuditFinding> findings;
   // Blanking keeps the quote characters and <...> include targets, so include rules still see them.
-  const std::string stripped = StripCommentsAndStrings(source);
+  std::vector<SourceRule> rules = CpuSourceRules();
+  if (!AllowsLibraries(task)) {
+    rules.push_back({"library_call",
+                     R"(^\s*#\s*include\s*<\s*(cblas\.h|openblas[^>]*|mkl[^>]*|cublas[^>]*|cudnn[^>]*)\s*>)",
+                     BlasRule().why});
+  }
+  return ScanSource(source, StripCommentsAndStrings(source), rules);
+}
+
+std::vector<AuditFinding> ScanSource(std::string_view source, std::string_view scanned,
+                                     const std::vector<SourceRule>& rules) {
+  std::vector<AuditFinding> findings;
+  const std::string stripped(scanned);
   std::vector<std::pair<std::regex, const SourceRule*>> compiled;
-  for (const auto& rule : SourceRules()) {
+  for (const auto& rule : rules) {
     compiled.emplace_back(std::regex(rule.pattern, std::regex::ECMAScript), &rule);
   }
-  static const std::regex blas_include(R"(^\s*#\s*include\s*<\s*(cblas\.h|openblas[^>]*|mkl[^>]*|cublas[^>]*|cudnn[^>]*)\s*>)");
+  // Lines are matched by number, not offset: a scanned line may differ in length from its source.
   size_t start = 0;
+  size_t source_start = 0;
   for (int line = 1; start <= stripped.size(); ++line) {
     size_t end = stripped.find('\n', start);
     if (end == std::string::npos) end = stripped.size();
     const std::string code = stripped.substr(start, end - start);
-    const std::string raw(source.substr(start, end - start));
+    const size_t source_end = std::min(source.find('\n', source_start), source.size());
+    const std::string raw(source_start < source.size() ? source.substr(source_start, source_end - source_start)
+                                                       : std::string_view{});
     for (const auto& [pattern, rule] : compiled) {
       if (std::regex_search(code, pattern)) {
         findings.push_back({rule->rule, fmt::format("line {}: {}: {}", line, std::string(Trim(raw)), rule->why), line});
       }
     }
-    if (!AllowsLibraries(task) && std::regex_search(code, blas_include)) {
-      findings.push_back({"library_call", fmt::format("line {}: {}: {}", line, std::string(Trim(raw)),
-                                                     BlasRule().why), line});
-    }
     start = end + 1;
+    source_start = source_end + 1;
   }
   return findings;
 }
@@ -304,14 +315,20 @@ std::vector<AuditFinding> AuditBuildLog(std::string_view log, const Task& task) 
   return findings;
 }
 
+std::vector<AuditFinding> AuditImportedSymbol(std::string_view name) {
+  std::vector<AuditFinding> findings;
+  for (const auto& rule : SymbolRules()) {
+    if (Matches(rule, name)) {
+      findings.push_back({rule.rule, fmt::format("imports '{}': {}", name, rule.why)});
+    }
+  }
+  return findings;
+}
+
 std::vector<AuditFinding> AuditBinary(const DynamicSymbols& symbols, const Task& task) {
   std::vector<AuditFinding> findings;
   for (const auto& name : symbols.imported) {
-    for (const auto& rule : SymbolRules()) {
-      if (Matches(rule, name)) {
-        findings.push_back({rule.rule, fmt::format("imports '{}': {}", name, rule.why)});
-      }
-    }
+    for (auto& finding : AuditImportedSymbol(name)) findings.push_back(std::move(finding));
     if (!AllowsLibraries(task) && Matches(BlasRule(), name)) {
       findings.push_back({"library_call", fmt::format("imports '{}': {}", name, BlasRule().why)});
     }

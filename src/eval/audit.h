@@ -28,8 +28,28 @@ struct AuditFinding {
 /// Comments and string literals do not count; a finding names the line.
 std::vector<AuditFinding> AuditSource(std::string_view source, const Task& task);
 
+/// A source rule: an ECMAScript regex searched in each line of the scanned text.
+struct SourceRule {
+  const char* rule;
+  const char* pattern;
+  const char* why;
+};
+
+/// The CPU contract's source rules (AuditSource adds the library rule when the task forbids it).
+const std::vector<SourceRule>& CpuSourceRules();
+
+/// A finding for each line of `scanned` (the source with comments, and usually literals,
+/// blanked: same length and line breaks) that a rule matches; the message quotes `source`'s line.
+std::vector<AuditFinding> ScanSource(std::string_view source, std::string_view scanned,
+                                     const std::vector<SourceRule>& rules);
+
 /// `symbols` of the built candidate; `entry_names` are the exports it is expected to have.
 std::vector<AuditFinding> AuditBinary(const DynamicSymbols& symbols, const Task& task);
+
+/// The findings for one imported symbol under the contract's rules shared by every backend
+/// (processes, threads, network, files, dynamic loading, exit, environment, signals, clocks,
+/// page protections, process control); library calls are each backend's own rule.
+std::vector<AuditFinding> AuditImportedSymbol(std::string_view name);
 
 /// The instructions to look for in a built candidate, and the findings for those present.
 const std::vector<std::string>& ForbiddenInstructions();
@@ -42,5 +62,8 @@ std::vector<AuditFinding> AuditBuildLog(std::string_view log, const Task& task);
 
 /// The source with comments and string/char literals blanked (newlines kept), for scanning.
 std::string StripCommentsAndStrings(std::string_view source);
+
+/// The source with only comments blanked: for rules that look inside literals (PTX in asm).
+std::string StripComments(std::string_view source);
 
 }  // namespace ksmith

@@ -30,21 +30,6 @@ uint64_t SecretSeed() {
   return (static_cast<uint64_t>(device()) << 32) ^ device();
 }
 
-// Why a candidate's text cannot be compiled at all; empty when it can be tried.
-std::string UnusableSourceReason(const CandidateSource& candidate) {
-  const std::string& text = candidate.text;
-  const size_t bytes = std::max(text.size(), candidate.file_bytes);
-  if (bytes > kMaxCandidateBytes) {
-    return fmt::format("the candidate is {} bytes; sources over {} bytes are refused", bytes,
-                       kMaxCandidateBytes);
-  }
-  if (Trim(text).empty()) return "the candidate file is empty";
-  if (const auto nul = text.find('\0'); nul != std::string::npos) {
-    return fmt::format("the candidate is not text: it holds a NUL byte at offset {}", nul);
-  }
-  return {};
-}
-
 class EvaluationRun {
  public:
   EvaluationRun(const CpuCompiler& compiler, const MachineFacts& machine, const EvalOptions& options,
@@ -216,6 +201,20 @@ class EvaluationRun {
 };
 
 }  // namespace
+
+std::string UnusableSourceReason(const CandidateSource& candidate) {
+  const std::string& text = candidate.text;
+  const size_t bytes = std::max(text.size(), candidate.file_bytes);
+  if (bytes > kMaxCandidateBytes) {
+    return fmt::format("the candidate is {} bytes; sources over {} bytes are refused", bytes,
+                       kMaxCandidateBytes);
+  }
+  if (Trim(text).empty()) return "the candidate file is empty";
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    return fmt::format("the candidate is not text: it holds a NUL byte at offset {}", nul);
+  }
+  return {};
+}
 
 Verdict Evaluator::Evaluate(const Task& task, const CandidateSource& candidate) const {
   try {

@@ -27,6 +27,7 @@ struct EvalOptions {
   bool sandbox = true;
   std::optional<uint64_t> fixed_seed;  // for reproducing a run; otherwise secret and random
   std::filesystem::path worker_executable;
+  std::filesystem::path cuda_worker_executable;  // ksmith-cuda-worker, for --backend cuda
   std::filesystem::path scratch_parent;  // where workers get their private folders
   /// Progress lines ("correctness 12/40"); may be empty.
   std::function<void(const std::string&)> progress;
@@ -54,5 +55,9 @@ class Evaluator {
 
 /// Size limit for candidate sources [bytes].
 inline constexpr size_t kMaxCandidateBytes = size_t{1} << 20;
+
+/// Why a candidate's text cannot be compiled at all (too big, empty, not text); empty when it
+/// can be tried.
+std::string UnusableSourceReason(const CandidateSource& candidate);
 
 }  // namespace ksmith

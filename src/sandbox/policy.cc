@@ -22,9 +22,10 @@
 namespace ksmith {
 namespace {
 
-Status ApplyRlimits(const SandboxLimits& limits) {
+Status ApplyRlimits(const SandboxLimits& limits, bool gpu) {
+  const uint64_t address_space = gpu ? RLIM_INFINITY : limits.memory_bytes;
   const std::pair<int, uint64_t> settings[] = {
-      {RLIMIT_CPU, limits.cpu_seconds}, {RLIMIT_AS, limits.memory_bytes},
+      {RLIMIT_CPU, limits.cpu_seconds}, {RLIMIT_AS, address_space},
       {RLIMIT_FSIZE, limits.file_bytes}, {RLIMIT_NPROC, limits.processes}, {RLIMIT_CORE, 0}};
   for (const auto& [resource, value] : settings) {
     const rlimit limit{value, value};
@@ -40,7 +41,13 @@ Result<int> ApplyLandlock(const SandboxPolicy& policy) {
                                                  "/sys/devices/system/cpu", "/dev/null"};
   readable.insert(readable.end(), policy.readable.begin(), policy.readable.end());
   if (!policy.scratch.empty()) readable.push_back(policy.scratch);
-  auto ruleset = LandlockRuleset::Create(readable, {}, {});
+  std::vector<std::filesystem::path> writable;
+  if (policy.gpu) {
+    readable.insert(readable.end(), {"/proc", "/sys", "/dev/nvidia-caps", "/etc/nvidia"});
+    writable = {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
+    for (int device = 0; device < 16; ++device) writable.push_back(fmt::format("/dev/nvidia{}", device));
+  }
+  auto ruleset = LandlockRuleset::Create(readable, {}, writable);
   if (!ruleset.ok()) return ruleset.error();
   if (!LandlockRuleset::RestrictSelf(ruleset->fd())) {
     return MakeError(ErrorKind::kIo, "landlock_restrict_self failed: {}", std::strerror(errno));
@@ -63,7 +70,7 @@ Status DropCapabilities() {
   return {};
 }
 
-Status ApplySeccomp() {
+Status ApplySeccomp(bool allow_write_opens) {
   scmp_filter_ctx filter = ::seccomp_init(SCMP_ACT_ALLOW);
   if (filter == nullptr) return MakeError(ErrorKind::kIo, "seccomp_init failed");
   const auto deny = SCMP_ACT_ERRNO(EPERM);
@@ -104,6 +111,7 @@ Status ApplySeccomp() {
   // Files: read-only. Opening for writing or creating, and every call that changes the tree.
   for (scmp_datum_t flag : {scmp_datum_t{O_WRONLY}, scmp_datum_t{O_RDWR}, scmp_datum_t{O_CREAT},
                             scmp_datum_t{O_TRUNC}, scmp_datum_t{O_APPEND}}) {
+    if (allow_write_opens && flag != O_CREAT && flag != O_TRUNC && flag != O_APPEND) continue;
     rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, flag, flag));
     rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, flag, flag));
   }
@@ -158,7 +166,7 @@ Protections ApplySandbox(const SandboxPolicy& policy) {
   } else {
     protections.notes.push_back(fmt::format("no network namespace: {}", std::strerror(errno)));
   }
-  if (auto status = ApplyRlimits(policy.limits); status.ok()) {
+  if (auto status = ApplyRlimits(policy.limits, policy.gpu); status.ok()) {
     protections.rlimits = true;
   } else {
     protections.notes.push_back(status.error().message);
@@ -178,7 +186,12 @@ Protections ApplySandbox(const SandboxPolicy& policy) {
   } else {
     protections.notes.push_back(abi.error().message);
   }
-  if (auto status = ApplySeccomp(); status.ok()) {
+  // Opening files read-write is left to Landlock only where Landlock holds.
+  const bool allow_write_opens = policy.gpu && protections.landlock_abi > 0;
+  if (policy.gpu && !allow_write_opens) {
+    protections.notes.push_back("no Landlock: the GPU driver cannot open its device files read-write");
+  }
+  if (auto status = ApplySeccomp(allow_write_opens); status.ok()) {
     protections.seccomp = true;
   } else {
     protections.notes.push_back(status.error().message);

@@ -21,6 +21,10 @@ struct SandboxPolicy {
   SandboxLimits limits;
   std::vector<std::filesystem::path> readable;  // besides the system library folders
   std::filesystem::path scratch;                // the worker's private working folder
+  /// A CUDA worker: the driver maps device memory through files it opens read-write as it goes
+  /// (/dev/nvidia*) and reserves address space far beyond any RLIMIT_AS, so writes are confined
+  /// by Landlock to the device files instead of by seccomp, and the address space is unlimited.
+  bool gpu = false;
 };
 
 /// Which protections took effect; each one that failed says why.

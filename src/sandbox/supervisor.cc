@@ -53,6 +53,8 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions&
                        // OpenBLAS threads otherwise spin after each call, stealing the cores the
                        // candidate runs on next: 2^4 cycles, then sleep.
                        "OPENBLAS_THREAD_TIMEOUT=4", "LC_ALL=C"};
+  spawn.environment.insert(spawn.environment.end(), options.extra_environment.begin(),
+                           options.extra_environment.end());
   spawn.working_directory = options.scratch;
   spawn.output_path = options.scratch / "worker.log";
   spawn.passed_descriptors = {sockets[1]};
@@ -98,7 +100,8 @@ std::optional<Message> WorkerProcess::Request(Message request, const std::string
                     : Result<Message>(MakeError(ErrorKind::kNotFound, "channel closed"));
   if (reply.ok()) {
     const std::string type = reply->type();
-    const bool expected = type == expected_type || type == "error" || type == "load_error";
+    const bool expected = type == expected_type || type == "error" || type == "load_error" ||
+                          type == "cuda_error";
     if (expected && reply->header.value("nonce", uint64_t{0}) == nonce) return std::move(reply.value());
     reply = MakeError(ErrorKind::kProtocol,
                       "reply '{}' does not answer the request (forged or out of order)", type);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "core/subprocess.h"
@@ -22,6 +23,8 @@ struct WorkerOptions {
   std::filesystem::path executable;  // ksmith-worker
   std::filesystem::path scratch;     // private working folder; the log lands here
   int threads = 0;                   // OMP_NUM_THREADS; 0: all cores
+  /// Also passed to the worker as it is, e.g. "LD_LIBRARY_PATH=..." for the CUDA libraries.
+  std::vector<std::string> extra_environment;
 };
 
 enum class WorkerFailureKind { kTimedOut, kCrashed, kExited, kProtocol, kInfrastructure };

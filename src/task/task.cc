@@ -12,6 +12,20 @@ int64_t MustEvaluate(const std::string& expression, const DimValues& shape) {
   return *value;
 }
 
+Signature WithDoubleOutputs(const Task& task, const std::string& function) {
+  Signature reference = task.signature;
+  reference.function = function;
+  for (size_t i = 0; i < task.bindings.size(); ++i) {
+    if (task.bindings[i].role == ParameterRole::kOutput) reference.parameters[i].base_type = "double";
+  }
+  return reference;
+}
+
+Signature WithStream(Signature signature) {
+  signature.parameters.push_back(SignatureParameter{"stream", "cudaStream_t", false, false});
+  return signature;
+}
+
 }  // namespace
 
 int64_t Task::Elements(const TensorSpec& tensor, const DimValues& shape) const {
@@ -36,12 +50,14 @@ Tolerance Task::ToleranceFor(DType dtype) const {
 }
 
 std::string Task::ReferenceDeclaration() const {
-  Signature reference = signature;
-  reference.function = reference_function;
-  for (size_t i = 0; i < bindings.size(); ++i) {
-    if (bindings[i].role == ParameterRole::kOutput) reference.parameters[i].base_type = "double";
-  }
-  return reference.Declaration();
+  return WithDoubleOutputs(*this, reference_function).Declaration();
+}
+
+std::string Task::CudaDeclaration() const { return WithStream(signature).Declaration(); }
+
+std::string Task::CudaReferenceDeclaration() const {
+  return WithStream(WithDoubleOutputs(*this, cuda ? cuda->reference_function : reference_function))
+      .Declaration();
 }
 
 std::string Task::FormatShape(const DimValues& shape) const {

@@ -36,6 +36,14 @@ struct BaselineSpec {
   std::string description;
 };
 
+/// What the cuda backend needs beyond the CPU task: a GPU reference and GPU-sized shapes.
+struct CudaTaskSpec {
+  std::filesystem::path reference_source;  // reference.cu
+  std::string reference_function;          // e.g. "softmax_reference_cuda"
+  std::vector<DimValues> eval_shapes;      // hidden, sized for a GPU
+  DimValues bench_shape;                   // timing shape (large enough to fill an H100)
+};
+
 struct Task {
   std::filesystem::path directory;
   std::filesystem::path toml_path;
@@ -61,6 +69,7 @@ struct Task {
   std::string reference_function;
   std::map<std::string, BaselineSpec> baselines;  // by backend name
   std::map<DType, Tolerance> tolerances;
+  std::optional<CudaTaskSpec> cuda;  // absent: the task has no cuda version
 
   /// Elements of a tensor at `shape`.
   int64_t Elements(const TensorSpec& tensor, const DimValues& shape) const;
@@ -70,6 +79,11 @@ struct Task {
   Tolerance ToleranceFor(DType dtype) const;
   /// The reference's declaration: the signature with `double*` outputs.
   std::string ReferenceDeclaration() const;
+  /// The candidate's CUDA declaration: the signature plus a trailing `cudaStream_t stream`.
+  std::string CudaDeclaration() const;
+  /// The CUDA reference's declaration: outputs double*, trailing cudaStream_t stream.
+  /// Names `cuda->reference_function`; only meaningful when `cuda` is set.
+  std::string CudaReferenceDeclaration() const;
   /// "rows=4, cols=10" in signature order.
   std::string FormatShape(const DimValues& shape) const;
 };

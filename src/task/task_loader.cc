@@ -63,6 +63,7 @@ class TaskReader {
   Result<std::vector<TensorSpec>> Tensors(std::string_view key);
   Result<DimValues> Shape(const toml::node& node, const Task& task);
   Status Shapes(Task& task);
+  Status Cuda(Task& task);
   Status BindParameters(Task& task);
   Status Expressions(Task& task);
   Status Sources(Task& task);
@@ -210,6 +211,40 @@ Status TaskReader::Shapes(Task& task) {
   return {};
 }
 
+// The optional [cuda] table: a GPU reference and shapes sized for a GPU. The CPU [shapes] stay
+// what the cpu backend uses; a GPU needs far larger shapes to be filled and timed meaningfully.
+Status TaskReader::Cuda(Task& task) {
+  const toml::node* node = root_.get("cuda");
+  if (node == nullptr) return {};
+  const toml::table* table = node->as_table();
+  if (table == nullptr) return Fail(node, "[cuda] must be a table");
+  CudaTaskSpec cuda;
+  auto source = RequiredString(*table, "reference");
+  if (!source.ok()) return source.error();
+  cuda.reference_source = task.directory / *source;
+  if (!fs::exists(cuda.reference_source)) {
+    return Fail(table->get("reference"), "cuda reference source {} does not exist",
+                cuda.reference_source.string());
+  }
+  auto function = RequiredString(*table, "reference_function");
+  if (!function.ok()) return function.error();
+  cuda.reference_function = *function;
+  const toml::array* eval = (*table)["eval"].as_array();
+  if (eval == nullptr || eval->empty()) return Fail(table, "[cuda] needs a non-empty 'eval' array");
+  for (const auto& item : *eval) {
+    auto shape = Shape(item, task);
+    if (!shape.ok()) return shape.error();
+    cuda.eval_shapes.push_back(std::move(shape.value()));
+  }
+  const toml::node* bench = table->get("bench");
+  if (bench == nullptr) return Fail(table, "[cuda] needs a 'bench' shape for timing");
+  auto shape = Shape(*bench, task);
+  if (!shape.ok()) return shape.error();
+  cuda.bench_shape = std::move(shape.value());
+  task.cuda = std::move(cuda);
+  return {};
+}
+
 Status TaskReader::Expressions(Task& task) {
   task.flops_expression = OptionalString(root_, "flops", "");
   task.bytes_expression = OptionalString(root_, "bytes", "");
@@ -218,7 +253,9 @@ Status TaskReader::Expressions(Task& task) {
                                   {"bytes", task.bytes_expression},
                                   {"accumulation", task.accumulation_expression}}) {
     if (text.empty()) return Fail(&root_, "missing required key '{}'", key);
-    for (const auto& shape : task.eval_shapes) {
+    std::vector<DimValues> shapes = task.eval_shapes;
+    if (task.cuda) shapes.insert(shapes.end(), task.cuda->eval_shapes.begin(), task.cuda->eval_shapes.end());
+    for (const auto& shape : shapes) {
       auto value = EvaluateExpression(text, shape);
       if (!value.ok()) return Fail(root_.get(key), "'{}': {}", key, value.error().message);
       if (*value < 0) return Fail(root_.get(key), "'{}' is negative at {}", key, task.FormatShape(shape));
@@ -312,6 +349,7 @@ Result<Task> TaskReader::Read() {
   task.outputs = std::move(outputs.value());
   if (auto status = BindParameters(task); !status.ok()) return status.error();
   if (auto status = Shapes(task); !status.ok()) return status.error();
+  if (auto status = Cuda(task); !status.ok()) return status.error();
   if (auto status = Expressions(task); !status.ok()) return status.error();
 
   auto distributions = StringList(root_, "distributions", true);

@@ -31,8 +31,15 @@ namespace ksmith::it {
 
 namespace fs = std::filesystem;
 
-inline fs::path SourceDir() { return fs::path(KSMITH_SOURCE_DIR); }
-inline fs::path CliPath() { return fs::path(KSMITH_CLI_PATH); }
+// Both can be overridden, for running the built tests from another checkout (the GPU machine).
+inline fs::path SourceDir() {
+  const char* configured = std::getenv("KSMITH_TEST_SOURCE_DIR");
+  return fs::path(configured && *configured ? configured : KSMITH_SOURCE_DIR);
+}
+inline fs::path CliPath() {
+  const char* configured = std::getenv("KSMITH_TEST_CLI");
+  return fs::path(configured && *configured ? configured : KSMITH_CLI_PATH);
+}
 inline fs::path BuildDir() { return CliPath().parent_path(); }
 // Every test shares one cache under the build folder: compiled objects and the machine's facts.
 inline fs::path CacheDir() { return BuildDir() / "integration-cache"; }

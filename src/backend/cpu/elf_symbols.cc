@@ -2,6 +2,7 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/files.h"
@@ -46,13 +47,18 @@ Result<DynamicSymbols> ReadDynamicSymbols(const std::filesystem::path& shared_ob
   for (const auto& section : sections) {
     if (section.sh_link >= sections.size()) continue;
     const Elf64_Shdr& strings = sections[section.sh_link];
-    if (section.sh_type == SHT_DYNSYM) {
+    if (section.sh_type == SHT_SYMTAB || section.sh_type == SHT_DYNSYM) {
       const size_t count = section.sh_entsize ? section.sh_size / section.sh_entsize : 0;
       for (size_t i = 1; i < count; ++i) {
         Elf64_Sym symbol;
         if (!ReadAt(bytes, section.sh_offset + i * sizeof(Elf64_Sym), &symbol)) break;
         std::string name = StringAt(bytes, strings.sh_offset, strings.sh_size, symbol.st_name);
         if (name.empty()) continue;
+        const int type = ELF64_ST_TYPE(symbol.st_info);
+        if (symbol.st_shndx != SHN_UNDEF && type != STT_SECTION && type != STT_FILE) {
+          symbols.defined.push_back(name);
+        }
+        if (section.sh_type == SHT_SYMTAB) continue;
         if (symbol.st_shndx == SHN_UNDEF) {
           symbols.imported.push_back(std::move(name));
         } else if (ELF64_ST_VISIBILITY(symbol.st_other) == STV_DEFAULT &&
@@ -72,6 +78,8 @@ Result<DynamicSymbols> ReadDynamicSymbols(const std::filesystem::path& shared_ob
       }
     }
   }
+  std::sort(symbols.defined.begin(), symbols.defined.end());
+  symbols.defined.erase(std::unique(symbols.defined.begin(), symbols.defined.end()), symbols.defined.end());
   return symbols;
 }
 

@@ -77,6 +77,16 @@ TEST_F(ElfSymbolsTest, LeavesOutHiddenAndStaticFunctions) {
   }
 }
 
+TEST_F(ElfSymbolsTest, DefinedListsHiddenFunctionsFromTheFullSymbolTable) {
+  auto symbols = ReadDynamicSymbols(library_);
+  ASSERT_TRUE(symbols.ok()) << symbols.error().message;
+  EXPECT_TRUE(Has(symbols->defined, "ksmith_hidden_function")) << ::testing::PrintToString(symbols->defined);
+  EXPECT_TRUE(Has(symbols->defined, "ksmith_visible_function"));
+  EXPECT_FALSE(Has(symbols->defined, "fopen"));
+  EXPECT_TRUE(std::is_sorted(symbols->defined.begin(), symbols->defined.end()));
+  EXPECT_EQ(std::adjacent_find(symbols->defined.begin(), symbols->defined.end()), symbols->defined.end());
+}
+
 TEST_F(ElfSymbolsTest, ListsNeededLibraries) {
   auto symbols = ReadDynamicSymbols(library_);
   ASSERT_TRUE(symbols.ok()) << symbols.error().message;

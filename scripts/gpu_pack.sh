@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs into .gpu/ (ignored by git; the device tool carries it):
+# stripped binaries from a build folder made here, and the shared libraries Ubuntu 24.04 lacks.
+# Then, on the GPU machine: scripts/gpu_check.sh. See docs/gpu.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+out=.gpu
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib"
+for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith_gpu_tests ksmith_bench_cuda; do
+  if [[ -x "$build/$binary" ]]; then strip -o "$out/bin/$binary" "$build/$binary"; fi
+done
+for library in libfmt.so.9 libtomlplusplus.so.3; do
+  cp -L "/usr/lib/x86_64-linux-gnu/$library" "$out/lib/"
+done
+du -sh "$out"

@@ -1,0 +1,84 @@
+// What the CUDA toolchain says about a built kernel, read from its text output: ptxas's resource
+// report (`-Xptxas -v`) and the SASS that `cuobjdump -sass` disassembles. Pure parsers, so the
+// verdict and the prompts can show registers, spills and tensor-core use without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ksmith {
+
+/// One function as ptxas compiled it for one architecture.
+struct KernelResources {
+  std::string name;          // demangled ("void tile<64>(float const*, float*)"), else as mangled
+  std::string mangled_name;  // as ptxas printed it
+  std::string arch;          // "sm_90a"
+  bool is_kernel = true;     // false: a device function that was not inlined (listed only when it
+                             // has a stack frame or spills, the only reason to show one)
+  int registers = 0;         // per thread
+  int barriers = 0;          // named barriers used
+  int64_t shared_memory_bytes = 0;     // static __shared__ only: dynamic shared memory is a launch
+                                       // parameter ptxas never sees
+  int64_t stack_frame_bytes = 0;       // per thread, in local memory
+  int64_t spill_store_bytes = 0;
+  int64_t spill_load_bytes = 0;
+  int64_t constant_memory_bytes = 0;   // sum of the cmem[N] banks ptxas lists (nvcc 13 lists none
+                                       // for sm_90 and later)
+  int64_t cumulative_stack_bytes = 0;  // with the stacks of the functions it calls
+
+  nlohmann::json ToJson() const;
+};
+
+/// Every kernel in the `ptxas info` lines of an nvcc log (nvcc 12 and 13 layouts), in log order.
+/// Lines it does not know are skipped; a log without ptxas output gives an empty list.
+std::vector<KernelResources> ParsePtxasInfo(std::string_view log);
+
+nlohmann::json ToJson(const std::vector<KernelResources>& resources);
+
+/// Instruction counts over some SASS. "Wide" loads move 64 bits or more per thread: what a
+/// vectorized (float2/float4) kernel issues.
+struct SassCounts {
+  int64_t instructions = 0;   // every instruction except NOP (cuobjdump pads functions with NOPs)
+  int64_t tensor_core = 0;    // *MMA: HMMA, HGMMA, IMMA, IGMMA, QGMMA, DMMA, QMMA, OMMA, UTC*MMA...
+  int64_t warpgroup = 0;      // WARPGROUP.ARRIVE / .DEPBAR: the fences around Hopper's wgmma
+  int64_t tma = 0;            // UTMALDG, UTMASTG, UTMAPF, UBLKCP...: tensor memory accelerator
+  int64_t fma = 0;            // FFMA, FFMA2, DFMA, HFMA2 (not HFMA2.MMA's register-zeroing idiom)
+  int64_t loads = 0;          // LDG, LDS, LD of any width
+  int64_t wide_loads = 0;     // of those, 64 bits or more
+  int64_t loads_128_bit = 0;  // of those, 128 bits or more
+  int64_t local_loads = 0;    // LDL: spills or stack arrays
+  int64_t local_stores = 0;   // STL
+  std::map<std::string, int64_t> tensor_opcodes;  // full opcode: "HGMMA.64x128x16.F32.BF16"
+
+  void Add(const SassCounts& other);
+  nlohmann::json ToJson() const;
+};
+
+struct KernelSass {
+  std::string name;          // demangled when possible
+  std::string mangled_name;  // as cuobjdump printed it
+  std::string arch;          // "sm_90a"
+  SassCounts counts;
+};
+
+struct SassSummary {
+  SassCounts total;
+  std::vector<KernelSass> kernels;
+  std::string error;  // why there is no summary (no cuobjdump, or it failed); empty when read
+
+  nlohmann::json ToJson() const;
+};
+
+/// Reads `cuobjdump -sass` output (with or without the encoding comments, any architecture).
+/// Instructions outside a "Function :" block are ignored.
+SassSummary SummarizeSass(std::string_view cuobjdump_output);
+
+/// The C++ name behind an Itanium-mangled one; other names come back unchanged.
+std::string DemangleSymbol(const std::string& name);
+
+}  // namespace ksmith

@@ -1,0 +1,123 @@
+// Builds CUDA C++ kernels into shared objects with nvcc, cached by content hash.
+//
+// Mirrors the CPU compiler (backend/cpu/compiler.h): the kernel is compiled inside a generated
+// wrapper that includes it, re-declares the expected CUDA signature (a mismatch is a compile
+// error naming both) and exports `ksmith_entry(pointers, scalars, stream)`, the one symbol the
+// CUDA worker calls. Everything else is hidden. Each build also reports what ptxas said about
+// every kernel (registers, spills, shared memory) and a summary of the SASS cuobjdump reads.
+// The cache is <cache>/cuda-objects/<sha256>.{so,log,sass,json}; the .so is written last.
+//
+// Thread-safe: Build and BuildStandalone may run concurrently (see build_pool.h).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/cpu/compiler.h"
+#include "backend/cuda/cuda_resources.h"
+#include "core/result.h"
+#include "task/task.h"
+
+namespace ksmith {
+
+/// The GPU architecture candidates are compiled for, and how it was chosen.
+struct CudaTarget {
+  std::string arch;    // "sm_90a"
+  std::string origin;  // "--arch flag" | "detected GPU <name>" | "default (no GPU found)"
+
+  /// "-gencode=arch=compute_90a,code=sm_90a": real machine code only, no PTX for the driver to
+  /// JIT, so that what ptxas reported is what runs.
+  std::string Gencode() const;
+  nlohmann::json ToJson() const;
+};
+
+/// "sm_90a", "sm_80" or "90a" → "sm_90a". Anything else ("compute_90", "hopper", "9.0") is
+/// kInvalidArgument with a message that shows the accepted spellings.
+Result<std::string> NormalizeCudaArch(std::string_view flag);
+
+/// A compute capability as nvidia-smi prints it ("9.0") → the arch to build for: the
+/// arch-specific variant on Hopper and Blackwell (9.0 → sm_90a, 10.0 → sm_100a, 12.0 → sm_120a,
+/// so that wgmma / tcgen05 are available), else sm_XY.
+Result<std::string> ArchForComputeCapability(std::string_view capability);
+
+/// The first GPU in `nvidia-smi --query-gpu=compute_cap,name --format=csv,noheader` output, or
+/// nullopt when there is none (no driver prints an error instead of CSV).
+std::optional<CudaTarget> ParseNvidiaSmiQuery(std::string_view output);
+
+/// The --arch flag when given; else the first GPU nvidia-smi reports; else sm_90a. Works with
+/// no GPU and no nvidia-smi (compile-only machines). Fails only on a malformed flag.
+Result<CudaTarget> ResolveCudaTarget(std::optional<std::string> arch_flag);
+
+struct CudaBuildOutput {
+  bool compiled = false;
+  bool cache_hit = false;
+  std::filesystem::path shared_object;
+  std::string log;         // nvcc's output (ptxas -v lines included), untrimmed
+  std::string command;     // what was run, for provenance
+  double compile_s = 0;    // [seconds], 0 on a cache hit
+  bool sandboxed = false;  // nvcc ran under Landlock (reads only the system and the toolkit)
+  std::vector<KernelResources> resources;  // from the ptxas lines of `log`
+  SassSummary sass;                         // from cuobjdump; empty when not compiled
+
+  nlohmann::json ToJson() const;
+};
+
+struct NvccInfo {
+  std::filesystem::path executable;    // absolute path of nvcc
+  std::filesystem::path toolkit_root;  // nvcc's ../.. resolved: "/usr/local/cuda-13.0"
+  std::string version;                 // "Cuda compilation tools, release 13.0, V13.0.88"
+  std::string version_output;          // all of `nvcc --version`, part of the cache key
+  std::filesystem::path cuobjdump;     // empty when the toolkit has none: no SASS summary
+  std::vector<std::string> flags;      // everything but the output, input and libraries
+  CudaTarget target;
+};
+
+class NvccCompiler {
+ public:
+  /// Finds nvcc ($KSMITH_NVCC, else `nvcc` on $PATH, else /usr/local/cuda/bin/nvcc) and reads
+  /// its version; kNotFound when none runs.
+  static Result<NvccCompiler> Create(std::filesystem::path cache_directory, CudaTarget target);
+
+  /// Compile failures are a CudaBuildOutput with compiled == false; an Error means nvcc could
+  /// not be run at all. A role of kReference binds the task's CUDA reference (double* outputs);
+  /// kCandidate and kBaseline bind the task's signature.
+  Result<CudaBuildOutput> Build(const Task& task, const BuildRequest& request) const;
+
+  /// Builds a trusted, self-contained source (no wrapper, no entry point): probes and tools.
+  Result<CudaBuildOutput> BuildStandalone(const std::string& source, const std::string& display_name) const;
+
+  const NvccInfo& info() const { return info_; }
+
+  /// The wrapper that binds `ksmith_entry` to the task's function (public for tests).
+  static std::string WrapperSource(const Task& task, KernelRole role,
+                                   const std::filesystem::path& kernel_path);
+
+ private:
+  struct SandboxState;
+
+  NvccCompiler(NvccInfo info, std::filesystem::path cache_directory);
+
+  /// Compiles `wrapper` (which includes the kernel, written beside it) unless cached under its key.
+  Result<CudaBuildOutput> Compile(const std::string& kernel_source, const std::string& display_name,
+                                  const std::string& wrapper,
+                                  const std::vector<std::string>& libraries) const;
+  /// One nvcc run in a fresh folder; `sandboxed` asks for Landlock.
+  Result<CudaBuildOutput> RunNvcc(const std::string& kernel_source, const std::string& display_name,
+                                  const std::string& wrapper,
+                                  const std::vector<std::string>& libraries, bool sandboxed) const;
+  /// Whether nvcc works under Landlock here: compiles a known-good kernel once per compiler.
+  bool SandboxWorks() const;
+  SassSummary ReadSass(const std::filesystem::path& shared_object, std::string* text) const;
+
+  NvccInfo info_;
+  std::filesystem::path cache_directory_;
+  std::shared_ptr<SandboxState> sandbox_;  // shared by copies, guarded by its own mutex
+};
+
+}  // namespace ksmith

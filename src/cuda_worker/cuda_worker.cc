@@ -1,0 +1,283 @@
+#include "cuda_worker/cuda_worker.h"
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "backend/cpu/shared_library.h"
+#include "cuda_worker/device_case.h"
+#include "cuda_worker/gpu_timing.h"
+#include "cuda_worker/stream_monitor.h"
+#include "sandbox/policy.h"
+#include "sandbox/protocol.h"
+#include "sandbox/shared_memory.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::object()) {
+  fields["type"] = type;
+  return Message{std::move(fields), {}};
+}
+
+std::string CudaText(cudaError_t error) {
+  return fmt::format("{} ({})", cudaGetErrorString(error), cudaGetErrorName(error));
+}
+
+struct WorkerState {
+  int device = 0;
+  cudaStream_t stream = nullptr;       // the one stream candidates are given
+  cudaStream_t copy_stream = nullptr;  // the worker's own copies
+  std::unique_ptr<StreamMonitor> monitor;
+  std::unique_ptr<SharedLibrary> libraries[3];
+  std::map<std::string, CudaEntry> entries;  // "candidate", "baseline", "reference"
+  std::map<std::string, std::unique_ptr<DeviceCase>> cases;
+  bool context_lost = false;
+  nlohmann::json device_facts;
+};
+
+// Everything the driver opens or maps for its first context, streams, pinned and device memory
+// happens here, before the walls go up.
+Result<nlohmann::json> InitCuda(WorkerState& state) {
+  if (auto error = cudaSetDevice(state.device); error != cudaSuccess) {
+    return MakeError(ErrorKind::kUnsupported, "no CUDA device {}: {}", state.device, CudaText(error));
+  }
+  if (auto error = cudaFree(nullptr); error != cudaSuccess) {
+    return MakeError(ErrorKind::kUnsupported, "cannot create a CUDA context: {}", CudaText(error));
+  }
+  // Non-blocking: work a candidate puts on the legacy default stream is not implicitly ordered
+  // with its own stream, so it shows up as what it is.
+  cudaStreamCreateWithFlags(&state.stream, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&state.copy_stream, cudaStreamNonBlocking);
+  auto monitor = StreamMonitor::Start();
+  if (!monitor.ok()) return monitor.error();
+  state.monitor = std::move(monitor.value());
+  void* warm = nullptr;
+  cudaMalloc(&warm, 1 << 20);
+  cudaFree(warm);
+  cudaHostAlloc(&warm, 4096, cudaHostAllocMapped);
+  cudaFreeHost(warm);
+  cudaDeviceProp properties{};
+  cudaGetDeviceProperties(&properties, state.device);
+  char uuid[64];
+  const auto* bytes = reinterpret_cast<const unsigned char*>(properties.uuid.bytes);
+  std::snprintf(uuid, sizeof(uuid), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]);
+  if (auto error = cudaGetLastError(); error != cudaSuccess) {
+    return MakeError(ErrorKind::kUnsupported, "CUDA start-up failed: {}", CudaText(error));
+  }
+  return nlohmann::json{{"name", properties.name}, {"uuid", uuid},
+                        {"l2_bytes", properties.l2CacheSize},
+                        {"compute_capability", fmt::format("{}.{}", properties.major, properties.minor)}};
+}
+
+Message HandleSetup(const Message& request, WorkerState& state, const Result<nlohmann::json>& init) {
+  if (!init.ok()) return Reply("load_error", {{"message", init.error().message}});
+  state.device_facts = *init;
+  Protections protections;
+  if (request.header.value("sandbox", true)) {
+    SandboxPolicy policy;
+    policy.gpu = true;
+    const auto limits = request.header.value("limits", nlohmann::json::object());
+    policy.limits.cpu_seconds = limits.value("cpu_seconds", policy.limits.cpu_seconds);
+    policy.limits.file_bytes = limits.value("file_bytes", policy.limits.file_bytes);
+    for (const auto& path : request.header.value("readable", std::vector<std::string>{})) {
+      policy.readable.emplace_back(path);
+    }
+    policy.scratch = request.header.value("scratch", std::string());
+    protections = ApplySandbox(policy);
+  } else {
+    protections.notes.push_back("sandbox disabled by the evaluator");
+  }
+  // Trusted kernels first; the candidate's static constructors run last, inside the walls.
+  const char* roles[] = {"reference", "baseline", "candidate"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string path = request.header.value(roles[i], std::string());
+    if (path.empty()) continue;
+    auto library = SharedLibrary::Open(path);
+    if (!library.ok()) {
+      return Reply("load_error", {{"message", library.error().message}, {"protections", protections.ToJson()}});
+    }
+    auto symbol = (*library)->Symbol(kKernelEntrySymbol);
+    if (!symbol.ok()) return Reply("load_error", {{"message", symbol.error().message}});
+    state.entries[roles[i]] = reinterpret_cast<CudaEntry>(*symbol);
+    state.libraries[i] = std::move(library.value());
+  }
+  if (auto error = cudaGetLastError(); error != cudaSuccess) {
+    state.context_lost = true;
+    return Reply("cuda_error", {{"message", "loading the kernels: " + CudaText(error)}});
+  }
+  return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}, {"device", state.device_facts}});
+}
+
+Message HandleArena(const Message& request, int channel_fd, WorkerState& state) {
+  auto layout = CaseLayout::FromJson(request.header);
+  auto fd = ReceiveDescriptor(channel_fd, std::nullopt);
+  if (!fd.ok()) return Reply("error", {{"message", fd.error().message}});
+  if (!layout.ok()) {
+    ::close(*fd);
+    return Reply("error", {{"message", layout.error().message}});
+  }
+  auto memory = SharedMemory::Map(*fd, GuardedArena::RequiredBytes(*layout));
+  if (!memory.ok()) return Reply("error", {{"message", memory.error().message}});
+  const std::string key = layout->Key();
+  auto device_case = DeviceCase::Create(std::move(layout.value()), std::move(memory.value()));
+  if (!device_case.ok()) return Reply("error", {{"message", device_case.error().message}});
+  const bool pinned = (*device_case)->pinned();
+  state.cases[key] = std::move(device_case.value());
+  return Reply("arena_ready", {{"pinned", pinned}});
+}
+
+Message CudaError(WorkerState& state, const std::string& when, cudaError_t error) {
+  state.context_lost = true;
+  return Reply("cuda_error", {{"message", fmt::format("{}: {}", when, CudaText(error))},
+                              {"error_name", cudaGetErrorName(error)}});
+}
+
+Result<DeviceCase*> FindCase(const Message& request, WorkerState& state) {
+  auto layout = CaseLayout::FromJson(request.header);
+  if (!layout.ok()) return layout.error();
+  const auto found = state.cases.find(layout->Key());
+  if (found == state.cases.end()) return MakeError(ErrorKind::kProtocol, "no arena for this layout");
+  return found->second.get();
+}
+
+Message HandleRun(const Message& request, WorkerState& state) {
+  auto found = FindCase(request, state);
+  if (!found.ok()) return Reply("error", {{"message", found.error().message}});
+  DeviceCase& device_case = **found;
+  const std::string target = request.header.value("target", std::string("candidate"));
+  const auto entry = state.entries.find(target);
+  if (entry == state.entries.end()) return Reply("error", {{"message", "no " + target + " kernel loaded"}});
+  if (auto error = device_case.Upload(state.copy_stream); error != cudaSuccess) {
+    return CudaError(state, "uploading the case", error);
+  }
+  state.monitor->Begin(state.stream, {state.copy_stream});
+  // Extra calls first (a secret number, in the re-check): a kernel that counts its calls
+  // changes behaviour somewhere in there, and the checked call is the last one.
+  const int repeat = std::clamp(request.header.value("repeat", 0), 0, 100'000);
+  for (int i = 0; i < repeat; ++i) {
+    entry->second(device_case.device_pointers(), device_case.scalars(), state.stream);
+  }
+  const auto start = Clock::now();
+  entry->second(device_case.device_pointers(), device_case.scalars(), state.stream);
+  const auto returned = Clock::now();
+  const cudaError_t launch_error = cudaGetLastError();
+  const cudaError_t stream_error = cudaStreamSynchronize(state.stream);
+  const auto complete = Clock::now();
+  state.monitor->MarkCallComplete();
+  if (stream_error != cudaSuccess) return CudaError(state, "the kernel failed", stream_error);
+  // What the stream left, then what the whole device left: any difference was written by work
+  // still running after the stream completed.
+  if (auto error = device_case.Download(state.copy_stream); error != cudaSuccess) {
+    return CudaError(state, "downloading the outputs", error);
+  }
+  if (auto error = cudaDeviceSynchronize(); error != cudaSuccess) {
+    return CudaError(state, "work left running after the call failed", error);
+  }
+  std::vector<unsigned char> settled(device_case.bytes());
+  if (auto error = device_case.DownloadTo(settled.data(), state.copy_stream); error != cudaSuccess) {
+    return CudaError(state, "downloading the outputs", error);
+  }
+  const bool late_write = std::memcmp(settled.data(), device_case.host_base(), device_case.bytes()) != 0;
+  StreamReport streams = state.monitor->Collect();
+  nlohmann::json reply = {
+      {"elapsed_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(complete - start).count()},
+      {"return_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(returned - start).count()},
+      {"kernels", streams.kernels_on_stream},
+      {"device_ns", streams.device_time_ns},
+      {"violations", streams.violations},
+      {"late_write", late_write}};
+  if (launch_error != cudaSuccess) reply["launch_error"] = CudaText(launch_error);
+  return Reply("result", std::move(reply));
+}
+
+Message HandleTime(const Message& request, WorkerState& state) {
+  auto found = FindCase(request, state);
+  if (!found.ok()) return Reply("error", {{"message", found.error().message}});
+  const auto candidate = state.entries.find("candidate");
+  const auto baseline = state.entries.find("baseline");
+  if (candidate == state.entries.end() || baseline == state.entries.end()) {
+    return Reply("error", {{"message", "timing needs both the candidate and the baseline"}});
+  }
+  DeviceCase& bench = **found;
+  if (auto error = bench.Upload(state.copy_stream); error != cudaSuccess) {
+    return CudaError(state, "uploading the timing case", error);
+  }
+  const auto config = GpuTimingConfig::FromJson(request.header.value("config", nlohmann::json::object()));
+  auto timed = TimeOnGpu(bench, candidate->second, baseline->second, state.stream, state.copy_stream,
+                         *state.monitor, config);
+  if (!timed.ok()) {
+    const cudaError_t error = cudaGetLastError();
+    state.context_lost = true;
+    return Reply("cuda_error", {{"message", timed.error().message},
+                                {"error_name", cudaGetErrorName(error)}});
+  }
+  if (auto error = bench.Download(state.copy_stream); error != cudaSuccess) {
+    return CudaError(state, "downloading the timed outputs", error);
+  }
+  return Reply("timed", std::move(timed.value()));
+}
+
+// Nothing may run once the candidate's calls are over: a thread it left behind that launches
+// later is caught here, after a pause long enough for it to act.
+Message HandleIdle(const Message& request, WorkerState& state) {
+  state.monitor->Begin(state.stream, {state.copy_stream});
+  state.monitor->MarkCallComplete();
+  std::this_thread::sleep_for(std::chrono::milliseconds(request.header.value("wait_ms", 100)));
+  if (auto error = cudaDeviceSynchronize(); error != cudaSuccess) {
+    return CudaError(state, "work launched after the calls failed", error);
+  }
+  StreamReport streams = state.monitor->Collect();
+  return Reply("idle_done", {{"violations", streams.violations}});
+}
+
+}  // namespace
+
+int RunCudaWorker(int channel_fd, int device) {
+  WorkerState state;
+  state.device = device;
+  // The context (0.3 s) is created before the first request, while the evaluator still compiles.
+  const auto init = InitCuda(state);
+  while (true) {
+    auto request = ReadMessage(channel_fd, std::nullopt);
+    if (!request.ok()) return request.error().kind == ErrorKind::kNotFound ? 0 : 3;
+    const std::string type = request->type();
+    Message reply;
+    if (type == "setup") {
+      reply = HandleSetup(*request, state, init);
+    } else if (type == "arena") {
+      reply = HandleArena(*request, channel_fd, state);
+    } else if (type == "run") {
+      reply = HandleRun(*request, state);
+    } else if (type == "time") {
+      reply = HandleTime(*request, state);
+    } else if (type == "idle") {
+      reply = HandleIdle(*request, state);
+    } else if (type == "bye") {
+      reply = Reply("goodbye");
+    } else {
+      reply = Reply("error", {{"message", "unknown request '" + type + "'"}});
+    }
+    if (request->header.contains("nonce")) reply.header["nonce"] = request->header["nonce"];
+    if (!WriteMessage(channel_fd, reply).ok()) return 4;
+    if (type == "bye") return 0;
+    // A lost context cannot run anything else; exit without touching the GPU again.
+    if (state.context_lost) std::_Exit(0);
+  }
+}
+
+}  // namespace ksmith

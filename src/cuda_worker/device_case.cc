@@ -1,0 +1,61 @@
+#include "cuda_worker/device_case.h"
+
+#include <fmt/format.h>
+
+namespace ksmith {
+
+Result<std::unique_ptr<DeviceCase>> DeviceCase::Create(CaseLayout layout,
+                                                       std::unique_ptr<SharedMemory> memory) {
+  std::unique_ptr<DeviceCase> result(new DeviceCase());
+  result->bytes_ = GuardedArena::RequiredBytes(layout);
+  if (memory->size() < result->bytes_) {
+    return MakeError(ErrorKind::kProtocol, "shared arena of {} bytes is smaller than its layout ({})",
+                     memory->size(), result->bytes_);
+  }
+  result->host_ = std::make_unique<GuardedArena>(layout, memory->data());
+  if (auto error = cudaMalloc(&result->device_, result->bytes_); error != cudaSuccess) {
+    return MakeError(ErrorKind::kIo, "cudaMalloc of {} bytes for a case: {}", result->bytes_,
+                     cudaGetErrorString(error));
+  }
+  // Pinned, the copies run at full PCIe speed; pageable they still work, only slower.
+  result->pinned_ = cudaHostRegister(memory->data(), result->bytes_, cudaHostRegisterDefault) == cudaSuccess;
+  if (!result->pinned_) cudaGetLastError();
+  const unsigned char* host_base = memory->data();
+  const auto* host_pointers = result->host_->pointers();
+  result->device_pointers_.assign(layout.scalars.size(), nullptr);
+  for (const auto& slot : layout.tensors) {
+    const auto offset = static_cast<size_t>(static_cast<const unsigned char*>(host_pointers[slot.parameter]) - host_base);
+    result->tensor_offsets_.push_back(offset);
+    result->device_pointers_[slot.parameter] = result->device_ + offset;
+  }
+  result->layout_ = std::move(layout);
+  result->memory_ = std::move(memory);
+  return result;
+}
+
+DeviceCase::~DeviceCase() {
+  if (pinned_) cudaHostUnregister(memory_->data());
+  if (device_) cudaFree(device_);
+}
+
+cudaError_t DeviceCase::Upload(cudaStream_t copy_stream) {
+  if (auto error = cudaMemcpyAsync(device_, memory_->data(), bytes_, cudaMemcpyHostToDevice, copy_stream);
+      error != cudaSuccess) {
+    return error;
+  }
+  return cudaStreamSynchronize(copy_stream);
+}
+
+cudaError_t DeviceCase::Download(cudaStream_t copy_stream) { return DownloadTo(memory_->data(), copy_stream); }
+
+cudaError_t DeviceCase::DownloadTo(unsigned char* out, cudaStream_t copy_stream) const {
+  if (auto error = cudaMemcpyAsync(out, device_, bytes_, cudaMemcpyDeviceToHost, copy_stream);
+      error != cudaSuccess) {
+    return error;
+  }
+  return cudaStreamSynchronize(copy_stream);
+}
+
+unsigned char* DeviceCase::DeviceTensor(size_t index) const { return device_ + tensor_offsets_.at(index); }
+
+}  // namespace ksmith

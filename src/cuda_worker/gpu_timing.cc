@@ -1,0 +1,348 @@
+#include "cuda_worker/gpu_timing.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "cuda_worker/gpu_kernels.h"
+#include "tensor/compare.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kBlockingTimeoutNs = 200'000'000;
+constexpr double kWarmBatchTargetNs = 200'000;
+constexpr int kWarmSamples = 5;
+// nvbench drops samples taken below 75% of the default clock; below 85% of the fastest clock
+// seen in this run is stricter and needs no clock table.
+constexpr double kThrottleFraction = 0.85;
+
+Error CudaFailure(const char* what, cudaError_t error) {
+  return Error{ErrorKind::kIo, fmt::format("{}: {} ({})", what, cudaGetErrorString(error),
+                                           cudaGetErrorName(error))};
+}
+
+#define KS_TRY_CUDA(what, call)                                      \
+  do {                                                              \
+    if (cudaError_t status_ = (call); status_ != cudaSuccess) {     \
+      return CudaFailure(what, status_);                             \
+    }                                                               \
+  } while (0)
+
+uint64_t Mix(uint64_t value) {
+  value += 0x9e3779b97f4a7c15ull;
+  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ull;
+  value = (value ^ (value >> 27)) * 0x94d049bb133111ebull;
+  return value ^ (value >> 31);
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+double RelativeStandardError(const std::vector<double>& values) {
+  if (values.size() < 2) return 1;
+  const double mean = std::accumulate(values.begin(), values.end(), 0.0) / values.size();
+  double squares = 0;
+  for (double value : values) squares += (value - mean) * (value - mean);
+  const double deviation = std::sqrt(squares / (values.size() - 1));
+  return mean > 0 ? deviation / std::sqrt(static_cast<double>(values.size())) / mean : 1;
+}
+
+struct Sample {
+  double ns = 0;
+  double clock_mhz = 0;  // 0: not measured
+  bool blocked = false;  // the blocking kernel timed out: the call waited on its own queue
+};
+
+// Everything one sample needs, allocated once.
+class Sampler {
+ public:
+  ~Sampler() {
+    if (start_) cudaEventDestroy(start_);
+    if (stop_) cudaEventDestroy(stop_);
+    if (probe_) cudaFreeHost(const_cast<BlockingProbe*>(probe_));
+    if (flush_) cudaFree(flush_);
+  }
+
+  Status Init(cudaStream_t stream, size_t flush_bytes, const int64_t* scalars) {
+    stream_ = stream;
+    scalars_ = scalars;
+    flush_bytes_ = flush_bytes;
+    KS_TRY_CUDA("event", cudaEventCreate(&start_));
+    KS_TRY_CUDA("event", cudaEventCreate(&stop_));
+    void* probe = nullptr;
+    KS_TRY_CUDA("pinned probe", cudaHostAlloc(&probe, sizeof(BlockingProbe), cudaHostAllocMapped));
+    probe_ = static_cast<volatile BlockingProbe*>(probe);
+    void* device_probe = nullptr;
+    KS_TRY_CUDA("probe mapping", cudaHostGetDevicePointer(&device_probe, probe, 0));
+    device_probe_ = static_cast<volatile BlockingProbe*>(device_probe);
+    if (flush_bytes_ > 0) KS_TRY_CUDA("L2 flush buffer", cudaMalloc(&flush_, flush_bytes_));
+    return {};
+  }
+
+  Result<Sample> Run(CudaEntry entry, void* const* pointers, int batch, bool flush, uint64_t round) {
+    if (flush) {
+      cudaCtxResetPersistingL2Cache();
+      if (flush_) KS_TRY_CUDA("L2 flush", cudaMemsetAsync(flush_, static_cast<int>(round & 0xff), flush_bytes_, stream_));
+    }
+    probe_->released = 0;
+    probe_->timed_out = 0;
+    probe_->elapsed_ns = 0;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (blocking_) KS_TRY_CUDA("blocking kernel", LaunchBlockingKernel(device_probe_, kBlockingTimeoutNs, stream_));
+    KS_TRY_CUDA("event record", cudaEventRecord(start_, stream_));
+    for (int i = 0; i < batch; ++i) entry(pointers, scalars_, stream_);
+    KS_TRY_CUDA("event record", cudaEventRecord(stop_, stream_));
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    probe_->released = 1;
+    KS_TRY_CUDA("kernel under timing", cudaEventSynchronize(stop_));
+    // Device-wide: work the call left on other streams finishes before the next sample starts.
+    KS_TRY_CUDA("kernel under timing", cudaDeviceSynchronize());
+    Sample sample;
+    sample.blocked = blocking_ && probe_->timed_out != 0;
+    float elapsed_ms = 0;
+    KS_TRY_CUDA("event time", cudaEventElapsedTime(&elapsed_ms, start_, stop_));
+    sample.ns = static_cast<double>(elapsed_ms) * 1e6 / batch;
+    if (blocking_ && probe_->elapsed_ns >= 5'000) {
+      sample.clock_mhz = static_cast<double>(probe_->clock_ticks) * 1e3 / static_cast<double>(probe_->elapsed_ns);
+    }
+    return sample;
+  }
+
+  bool blocking() const { return blocking_; }
+  void DisableBlocking() { blocking_ = false; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  const int64_t* scalars_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+  volatile BlockingProbe* probe_ = nullptr;
+  volatile BlockingProbe* device_probe_ = nullptr;
+  void* flush_ = nullptr;
+  size_t flush_bytes_ = 0;
+  bool blocking_ = true;
+};
+
+struct Side {
+  const char* name;
+  CudaEntry entry;
+  std::vector<void*> pointers;
+  unsigned char* base;
+  std::vector<Sample> samples;
+  double warm_ns = 0;
+  int warm_batch = 1;
+};
+
+// The same tensor of the baseline's private copy.
+void* Translate(void* pointer, const unsigned char* from, unsigned char* to) {
+  return pointer ? to + (static_cast<unsigned char*>(pointer) - from) : nullptr;
+}
+
+}  // namespace
+
+GpuTimingConfig GpuTimingConfig::FromJson(const nlohmann::json& json) {
+  GpuTimingConfig config;
+  config.budget_s = json.value("budget_s", config.budget_s);
+  config.min_rounds = json.value("min_rounds", config.min_rounds);
+  config.max_rounds = json.value("max_rounds", config.max_rounds);
+  config.target_rse = json.value("target_rse", config.target_rse);
+  config.flush_bytes = json.value("flush_bytes", config.flush_bytes);
+  config.mutation_pairs = json.value("mutation_pairs", config.mutation_pairs);
+  config.seed = json.value("seed", config.seed);
+  config.tolerance = json.value("tolerance", config.tolerance);
+  config.scale = json.value("scale", config.scale);
+  config.small_kernel_ns = json.value("small_kernel_ns", config.small_kernel_ns);
+  return config;
+}
+
+Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEntry baseline,
+                                 cudaStream_t stream, cudaStream_t copy_stream,
+                                 StreamMonitor& monitor, const GpuTimingConfig& config) {
+  const auto started = Clock::now();
+  const CaseLayout& layout = bench.layout();
+  unsigned char* baseline_base = nullptr;
+  KS_TRY_CUDA("baseline's timing buffers", cudaMalloc(&baseline_base, bench.bytes()));
+  unsigned long long* mismatches = nullptr;
+  if (auto error = cudaMalloc(&mismatches, sizeof(unsigned long long)); error != cudaSuccess) {
+    cudaFree(baseline_base);
+    return CudaFailure("mismatch counter", error);
+  }
+  struct Cleanup {
+    void* a;
+    void* b;
+    ~Cleanup() { cudaFree(a); cudaFree(b); }
+  } cleanup{baseline_base, mismatches};
+  KS_TRY_CUDA("counter", cudaMemsetAsync(mismatches, 0, sizeof(unsigned long long), stream));
+  KS_TRY_CUDA("baseline copy", cudaMemcpyAsync(baseline_base, bench.device_base(), bench.bytes(),
+                                               cudaMemcpyDeviceToDevice, stream));
+  Side sides[2] = {{"candidate", candidate, {}, bench.device_base(), {}, 0, 1},
+                   {"baseline", baseline, {}, baseline_base, {}, 0, 1}};
+  for (size_t i = 0; i < layout.scalars.size(); ++i) {
+    void* pointer = bench.device_pointers()[i];
+    sides[0].pointers.push_back(pointer);
+    sides[1].pointers.push_back(Translate(pointer, bench.device_base(), baseline_base));
+  }
+  auto tensor = [&](const Side& side, size_t slot) {
+    return side.base + (bench.DeviceTensor(slot) - bench.device_base());
+  };
+  auto for_slots = [&](bool outputs, auto&& action) -> Status {
+    for (size_t slot = 0; slot < layout.tensors.size(); ++slot) {
+      if (layout.tensors[slot].output != outputs) continue;
+      if (auto status = action(slot, layout.tensors[slot].bytes / sizeof(float)); !status.ok()) return status;
+    }
+    return {};
+  };
+  auto poison = [&](const Side& side) {
+    return for_slots(true, [&](size_t slot, uint64_t count) -> Status {
+      KS_TRY_CUDA("poison", LaunchFill(reinterpret_cast<uint32_t*>(tensor(side, slot)), count, kPoisonBits, stream));
+      return {};
+    });
+  };
+  auto mutate = [&](uint64_t round) {
+    return for_slots(false, [&](size_t slot, uint64_t count) -> Status {
+      const uint64_t seed = Mix(config.seed ^ (round * 1315423911ull + slot));
+      for (const Side& side : sides) {
+        KS_TRY_CUDA("input mutation", LaunchSwapMutation(reinterpret_cast<float*>(tensor(side, slot)), count,
+                                                         config.mutation_pairs, seed, stream));
+      }
+      return {};
+    });
+  };
+
+  Sampler sampler;
+  if (auto status = sampler.Init(stream, config.flush_bytes, bench.scalars()); !status.ok()) return status.error();
+  monitor.Begin(stream, {copy_stream});
+
+  // Untimed first calls (lazy module loading, first-touch), then the scale of the outputs.
+  for (const Side& side : sides) side.entry(side.pointers.data(), bench.scalars(), stream);
+  KS_TRY_CUDA("first calls", cudaDeviceSynchronize());
+  std::vector<float> scales;
+  if (auto status = for_slots(true, [&](size_t slot, uint64_t count) -> Status {
+        std::vector<float> host(count);
+        KS_TRY_CUDA("baseline output", cudaMemcpy(host.data(), tensor(sides[1], slot), count * sizeof(float),
+                                                  cudaMemcpyDeviceToHost));
+        scales.push_back(std::max<float>(config.scale, static_cast<float>(RootMeanSquare(host.data(), count))));
+        return {};
+      });
+      !status.ok()) {
+    return status.error();
+  }
+
+  int rounds = 0;
+  std::string blocking_note;
+  while (true) {
+    if (auto status = mutate(rounds); !status.ok()) return status.error();
+    for (const Side& side : sides) {
+      if (auto status = poison(side); !status.ok()) return status.error();
+    }
+    const bool candidate_first = (Mix(config.seed + rounds) & 1) != 0;
+    for (int k = 0; k < 2; ++k) {
+      Side& side = sides[candidate_first ? k : 1 - k];
+      auto sample = sampler.Run(side.entry, side.pointers.data(), 1, true, rounds);
+      if (!sample.ok()) return sample.error();
+      if (sample->blocked) {
+        // The call waited for its own stream (a synchronizing call inside it): the blocking
+        // kernel would deadlock it, so time without one, launch latency included, from scratch.
+        sampler.DisableBlocking();
+        blocking_note = fmt::format("the {} synchronizes inside its call; samples include launch latency", side.name);
+        for (Side& each : sides) each.samples.clear();
+        rounds = 0;
+        break;
+      }
+      side.samples.push_back(*sample);
+    }
+    size_t slot_index = 0;
+    if (auto status = for_slots(true, [&](size_t slot, uint64_t count) -> Status {
+          KS_TRY_CUDA("output comparison",
+                      LaunchCompare(reinterpret_cast<const float*>(tensor(sides[0], slot)),
+                                    reinterpret_cast<const float*>(tensor(sides[1], slot)), count,
+                                    config.tolerance, scales[slot_index++], mismatches, stream));
+          return {};
+        });
+        !status.ok()) {
+      return status.error();
+    }
+    ++rounds;
+    if (sides[0].samples.empty()) continue;
+    const double spent_s = std::chrono::duration<double>(Clock::now() - started).count();
+    std::vector<double> times[2];
+    for (int s = 0; s < 2; ++s) {
+      for (const auto& sample : sides[s].samples) times[s].push_back(sample.ns);
+    }
+    const bool settled = RelativeStandardError(times[0]) <= config.target_rse &&
+                         RelativeStandardError(times[1]) <= config.target_rse;
+    if (rounds >= config.max_rounds) break;
+    if (rounds >= config.min_rounds && (settled || spent_s >= config.budget_s)) break;
+  }
+
+  // Warm time: back-to-back calls without a flush; batched when a call is short.
+  for (Side& side : sides) {
+    std::vector<double> cold;
+    for (const auto& sample : side.samples) cold.push_back(sample.ns);
+    const double cold_median = Median(cold);
+    side.warm_batch = cold_median < config.small_kernel_ns
+                          ? std::clamp(static_cast<int>(std::ceil(kWarmBatchTargetNs / std::max(cold_median, 500.0))), 1, 1000)
+                          : 1;
+    side.entry(side.pointers.data(), bench.scalars(), stream);
+    std::vector<double> warm;
+    for (int i = 0; i < kWarmSamples; ++i) {
+      auto sample = sampler.Run(side.entry, side.pointers.data(), side.warm_batch, false, rounds + i);
+      if (!sample.ok()) return sample.error();
+      warm.push_back(sample->ns);
+    }
+    side.warm_ns = Median(warm);
+  }
+
+  // A last untimed call on fresh inputs, left in place for the evaluator to check against the
+  // reference: the outputs timed must be outputs of the inputs timed.
+  if (auto status = mutate(rounds + kWarmSamples + 1); !status.ok()) return status.error();
+  if (auto status = poison(sides[0]); !status.ok()) return status.error();
+  candidate(sides[0].pointers.data(), bench.scalars(), stream);
+  KS_TRY_CUDA("final call", cudaDeviceSynchronize());
+  unsigned long long mismatch_count = 0;
+  KS_TRY_CUDA("counter", cudaMemcpy(&mismatch_count, mismatches, sizeof(mismatch_count), cudaMemcpyDeviceToHost));
+  StreamReport streams = monitor.Collect();
+
+  double fastest_clock = 0;
+  for (const Side& side : sides) {
+    for (const auto& sample : side.samples) fastest_clock = std::max(fastest_clock, sample.clock_mhz);
+  }
+  nlohmann::json reply = {{"rounds", rounds},
+                          {"mismatched_elements", mismatch_count},
+                          {"violations", streams.violations},
+                          {"blocking_kernel", sampler.blocking()},
+                          {"flush_bytes", config.flush_bytes},
+                          {"elapsed_s", std::chrono::duration<double>(Clock::now() - started).count()}};
+  if (!blocking_note.empty()) reply["note"] = blocking_note;
+  for (const Side& side : sides) {
+    std::vector<double> kept;
+    std::vector<double> clocks;
+    int throttled = 0;
+    for (const auto& sample : side.samples) {
+      if (sample.clock_mhz > 0 && sample.clock_mhz < kThrottleFraction * fastest_clock) {
+        ++throttled;
+        continue;
+      }
+      kept.push_back(sample.ns);
+      if (sample.clock_mhz > 0) clocks.push_back(sample.clock_mhz);
+    }
+    reply[side.name] = {{"cold_ns", kept},
+                        {"throttled_samples", throttled},
+                        {"clock_mhz_median", Median(clocks)},
+                        {"warm_ns", side.warm_ns},
+                        {"warm_batch", side.warm_batch}};
+  }
+  return reply;
+}
+
+}  // namespace ksmith

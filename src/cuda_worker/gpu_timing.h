@@ -1,0 +1,42 @@
+// The nvbench method, candidate and baseline interleaved: before each sample the persisting L2
+// is reset and a buffer of twice the L2 is written; the sample waits behind a blocking kernel
+// until all of it is queued, so launch latency is not counted; CUDA events time it; the SM clock
+// is read during the blocking kernel and throttled samples are dropped; sampling stops once the
+// relative standard error is below target or the budget is spent. Every round first swaps a few
+// input elements and poisons the outputs, and afterwards compares the candidate's output with
+// the baseline's on the GPU, so a kernel that skips, caches or counts calls while timed is seen.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "cuda_worker/device_case.h"
+#include "cuda_worker/stream_monitor.h"
+
+namespace ksmith {
+
+struct GpuTimingConfig {
+  double budget_s = 1.0;
+  int min_rounds = 10;
+  int max_rounds = 5000;
+  double target_rse = 0.005;
+  size_t flush_bytes = 0;      // >= 2x L2
+  int mutation_pairs = 4;      // per input tensor per round
+  uint64_t seed = 0;
+  float tolerance = 0;         // elementwise, relative to |baseline| + scale
+  float scale = 0;             // floor for the output's RMS
+  double small_kernel_ns = 20'000;  // below this, warm time uses back-to-back batches
+
+  static GpuTimingConfig FromJson(const nlohmann::json& json);
+};
+
+/// Times `candidate` on `bench` (its device memory) and `baseline` on a private copy. Leaves
+/// the candidate's last output and the mutated inputs in `bench`'s device memory. The reply
+/// holds per-side samples [ns], clocks, warm times, mismatching rounds and stream violations.
+Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEntry baseline,
+                                 cudaStream_t stream, cudaStream_t copy_stream,
+                                 StreamMonitor& monitor, const GpuTimingConfig& config);
+
+}  // namespace ksmith

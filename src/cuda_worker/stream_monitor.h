@@ -1,0 +1,44 @@
+// Watches every kernel and API call the process makes through CUPTI, so that work launched on
+// another stream, from another thread, or after the candidate's call returned is seen even when
+// its results happen to be right.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace ksmith {
+
+/// Activity seen between Begin() and Collect().
+struct StreamReport {
+  int kernels_on_stream = 0;
+  std::vector<std::string> violations;  // empty when the call kept to its stream and thread
+  uint64_t device_time_ns = 0;          // summed kernel durations on the allowed stream
+};
+
+class StreamMonitor {
+ public:
+  /// Enables CUPTI activity records (kernels, copies, sets) and API callbacks. One per process.
+  static Result<std::unique_ptr<StreamMonitor>> Start();
+  ~StreamMonitor();
+  StreamMonitor(const StreamMonitor&) = delete;
+  StreamMonitor& operator=(const StreamMonitor&) = delete;
+
+  /// Opens a window in which only `allowed` may run candidate work. `trusted_streams` are the
+  /// worker's own (copies, flushes) and never count against the candidate.
+  void Begin(cudaStream_t allowed, const std::vector<cudaStream_t>& trusted_streams);
+  /// Marks the moment the candidate's call was complete: anything that starts later is late work.
+  void MarkCallComplete();
+  /// Flushes CUPTI's buffers and judges every record since Begin(). Call after a device-wide sync.
+  StreamReport Collect();
+
+ private:
+  StreamMonitor() = default;
+};
+
+}  // namespace ksmith

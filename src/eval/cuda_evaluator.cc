@@ -1,0 +1,227 @@
+#include "eval/cuda_evaluator.h"
+
+#include <random>
+
+#include "backend/cpu/disassembly.h"
+#include "backend/cpu/elf_symbols.h"
+#include "core/clock.h"
+#include "core/files.h"
+#include "core/hash.h"
+#include "core/strings.h"
+#include "eval/audit.h"
+#include "eval/cuda_audit.h"
+#include "eval/cuda_session.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = SteadyClock;
+
+constexpr size_t kMaxLogLines = 40;
+constexpr size_t kMaxLogBytes = 4000;
+
+uint64_t SecretSeed() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+std::string DisplayName(const CandidateSource& candidate) {
+  const std::string name = std::filesystem::path(candidate.path).filename().string();
+  return name.empty() ? "candidate.cu" : name;
+}
+
+class CudaEvaluationRun {
+ public:
+  CudaEvaluationRun(CudaBuildPool& pool, const std::shared_future<std::optional<GpuFacts>>& gpu, const EvalOptions& options,
+                    const Task& task, const CandidateSource& candidate)
+      : pool_(pool), gpu_(gpu), options_(options), task_(CudaView(task)), candidate_(candidate) {
+    verdict_.task = task.name;
+    verdict_.backend = "cuda";
+    verdict_.candidate = candidate.path;
+  }
+
+  Verdict Run(std::future<Result<CudaBuildOutput>> build) {
+    const auto start = Clock::now();
+    secret_seed_ = options_.fixed_seed.value_or(SecretSeed());
+    FillProvenance();
+    // The workers create their CUDA contexts while nvcc compiles. They are started from this
+    // thread: a worker dies with the thread that spawned it (PR_SET_PDEATHSIG).
+    CudaWorkers workers = CudaWorkers::Start(options_);
+    if (!build.valid() && UnusableSourceReason(candidate_).empty()) {
+      build = pool_.Submit(task_, {candidate_.text, DisplayName(candidate_), KernelRole::kCandidate, {}});
+    }
+    if (Audit() && Build(build) && BuildTrusted()) {
+      Progress("verifying on the GPU");
+      CudaSession session(task_, options_, gpu_, verdict_, secret_seed_, std::move(workers));
+      session.Run(candidate_object_, baseline_object_, reference_object_);
+    }
+    verdict_.total_s = SecondsSince(start);
+    return std::move(verdict_);
+  }
+
+ private:
+  void Progress(const std::string& line) const {
+    if (options_.progress) options_.progress(line);
+  }
+  StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
+    return recorder_.Finish(stage, status, std::move(reason));
+  }
+
+  void FillProvenance() {
+    const auto& info = pool_.compiler().info();
+    verdict_.provenance = {
+        {"ksmith_version", KSMITH_VERSION},
+        {"compiler", info.version},
+        {"flags", info.flags},
+        {"target", info.target.ToJson()},
+        {"secret_seed_sha256", Sha256Hex(std::to_string(secret_seed_)).substr(0, 16)},
+        {"seed_fixed_by_user", options_.fixed_seed.has_value()},
+        {"task_file", task_.toml_path.string()},
+        {"candidate_sha256", Sha256Hex(candidate_.text)}};
+  }
+
+  bool AuditFailure(StageRecord& stage, const std::vector<AuditFinding>& findings, const std::string& what) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& finding : findings) list.push_back(finding.ToJson());
+    stage.details["findings"] = list;
+    stage.details["summary"] = fmt::format("{} breaks the candidate contract: {}", what, findings.front().message);
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("{} ({} finding{})", findings.front().message, findings.size(),
+                              findings.size() == 1 ? "" : "s"));
+  }
+
+  bool Audit() {
+    const auto start = Clock::now();
+    auto& stage = Stage("audit");
+    if (const std::string reason = UnusableSourceReason(candidate_); !reason.empty()) {
+      verdict_.stages.pop_back();
+      auto& build = Stage("build");
+      build.details["summary"] = reason;
+      return Finish(build, VerdictStatus::kCompileError, reason);
+    }
+    const auto findings = AuditCudaSource(candidate_.text, task_);
+    stage.seconds = SecondsSince(start);
+    if (!findings.empty()) return AuditFailure(stage, findings, "source");
+    stage.details["summary"] = "source follows the candidate contract";
+    return true;
+  }
+
+  bool Build(std::future<Result<CudaBuildOutput>>& pending) {
+    const auto start = Clock::now();
+    auto& stage = Stage("build");
+    Progress("building the candidate with nvcc");
+    auto build = pending.get();
+    stage.seconds = SecondsSince(start);
+    if (!build.ok()) return Finish(stage, VerdictStatus::kInfraError, build.error().message);
+    stage.details["cache_hit"] = build->cache_hit;
+    stage.details["compile_s"] = build->compile_s;
+    stage.details["compiler_sandboxed"] = build->sandboxed;
+    stage.details["command"] = build->command;
+    if (!build->compiled) {
+      if (const auto findings = AuditBuildLog(build->log, task_); !findings.empty()) {
+        stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes);
+        return AuditFailure(stage, findings, "build");
+      }
+      const std::string expected = task_.CudaDeclaration();
+      stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes) +
+                             "\nThe candidate must define, with C linkage:\n  " + expected + "\n";
+      stage.details["expected_signature"] = expected;
+      stage.details["summary"] = "nvcc rejected the candidate";
+      const bool missing = build->log.find("undefined reference to `" + task_.signature.function) != std::string::npos;
+      return Finish(stage, VerdictStatus::kCompileError,
+                    missing ? fmt::format("the candidate does not define {}", expected)
+                            : "nvcc rejected the candidate (see the build log)");
+    }
+    const auto resources = build->ToJson();
+    stage.details["resources"] = resources.value("resources", nlohmann::json::array());
+    stage.details["sass"] = resources.value("sass", nlohmann::json::object());
+    candidate_object_ = build->shared_object;
+    stage.details["shared_object"] = candidate_object_.string();
+    auto symbols = ReadDynamicSymbols(candidate_object_);
+    if (!symbols.ok()) return Finish(stage, VerdictStatus::kInfraError, symbols.error().message);
+    auto findings = AuditCudaBinary(*symbols, task_);
+    auto instructions = FindInstructions(candidate_object_, ForbiddenInstructions());
+    if (!instructions.ok()) return Finish(stage, VerdictStatus::kInfraError, instructions.error().message);
+    for (auto& finding : AuditInstructions(*instructions)) findings.push_back(std::move(finding));
+    stage.details["summary"] = build->cache_hit ? "cached" : fmt::format("compiled in {:.2f} s", build->compile_s);
+    if (!findings.empty()) return AuditFailure(Stage("binary_audit"), findings, "binary");
+    return true;
+  }
+
+  bool BuildTrusted() {
+    const auto start = Clock::now();
+    auto& stage = Stage("trusted_build");
+    const auto baseline_found = task_.baselines.find("cuda");
+    if (!task_.cuda || baseline_found == task_.baselines.end()) {
+      return Finish(stage, VerdictStatus::kInfraError, "the task has no [cuda] reference or [baseline.cuda]");
+    }
+    auto reference_text = ReadFile(task_.cuda->reference_source);
+    auto baseline_text = ReadFile(baseline_found->second.source);
+    if (!reference_text.ok()) return Finish(stage, VerdictStatus::kInfraError, reference_text.error().message);
+    if (!baseline_text.ok()) return Finish(stage, VerdictStatus::kInfraError, baseline_text.error().message);
+    auto reference = pool_.Submit(task_, {*reference_text, "reference.cu", KernelRole::kReference, {}});
+    auto baseline = pool_.Submit(task_, {*baseline_text, "baseline_cuda.cu", KernelRole::kBaseline,
+                                         baseline_found->second.libraries});
+    auto reference_build = reference.get();
+    auto baseline_build = baseline.get();
+    stage.seconds = SecondsSince(start);
+    for (auto* build : {&reference_build, &baseline_build}) {
+      if (!build->ok()) return Finish(stage, VerdictStatus::kInfraError, build->error().message);
+      if (!(*build)->compiled) {
+        stage.details["log"] = TrimLog((*build)->log, kMaxLogLines, kMaxLogBytes);
+        return Finish(stage, VerdictStatus::kInfraError, "the task's own CUDA reference or baseline does not compile");
+      }
+    }
+    reference_object_ = reference_build->shared_object;
+    baseline_object_ = baseline_build->shared_object;
+    stage.details["summary"] = "GPU reference and baseline ready";
+    return true;
+  }
+
+  CudaBuildPool& pool_;
+  const std::shared_future<std::optional<GpuFacts>>& gpu_;
+  const EvalOptions& options_;
+  Task task_;
+  const CandidateSource& candidate_;
+  Verdict verdict_;
+  VerdictRecorder recorder_{verdict_};
+  uint64_t secret_seed_ = 0;
+  std::filesystem::path candidate_object_;
+  std::filesystem::path baseline_object_;
+  std::filesystem::path reference_object_;
+};
+
+}  // namespace
+
+Task CudaView(const Task& task) {
+  Task view = task;
+  if (task.cuda) {
+    view.eval_shapes = task.cuda->eval_shapes;
+    view.bench_shape = task.cuda->bench_shape;
+  }
+  return view;
+}
+
+std::future<Result<CudaBuildOutput>> CudaEvaluator::StartBuild(const Task& task,
+                                                               const CandidateSource& candidate) const {
+  if (!UnusableSourceReason(candidate).empty()) return {};
+  return pool_.Submit(CudaView(task), {candidate.text, DisplayName(candidate), KernelRole::kCandidate, {}});
+}
+
+Verdict CudaEvaluator::Evaluate(const Task& task, const CandidateSource& candidate,
+                                std::future<Result<CudaBuildOutput>> build) const {
+  try {
+    return CudaEvaluationRun(pool_, gpu_, options_, task, candidate).Run(std::move(build));
+  } catch (const std::exception& error) {
+    Verdict verdict;
+    verdict.task = task.name;
+    verdict.backend = "cuda";
+    verdict.candidate = candidate.path;
+    verdict.status = VerdictStatus::kInfraError;
+    verdict.reason = fmt::format("internal error in the evaluator: {}", error.what());
+    return verdict;
+  }
+}
+
+}  // namespace ksmith
