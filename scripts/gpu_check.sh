@@ -2,7 +2,7 @@
 # Runs on the GPU machine, from the repository root, after scripts/gpu_pack.sh made .gpu/ here.
 #   scripts/gpu_check.sh smoke   doctor, one honest kernel, a few red-team kernels
 #   scripts/gpu_check.sh tests   the gpu-labelled tests
-#   scripts/gpu_check.sh bench   the CUDA benchmarks (bench/cuda_bench.sh)
+#   scripts/gpu_check.sh bench [what]   bench/cuda_bench.py (latency, throughput, ...)
 # Logs go to $OUT (the device tool's output folder) or ./gpu-out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +32,6 @@ case "$mode" in
     "$root/.gpu/bin/ksmith_gpu_tests" 2>&1 | tee "$out/gpu_tests.log" | tail -40
     ;;
   bench)
-    bash bench/cuda_bench.sh "$out"
+    python3 bench/cuda_bench.py "${2:-all}" 2>&1 | tee "$out/bench.md"
     ;;
 esac

@@ -151,8 +151,12 @@ int RunCudaEval(const EvalFlags& flags, const Task& task, const std::vector<Cand
   CudaBuildPool pool(std::move(compiler.value()));
   // Measured once per GPU and cached; the first evaluation waits for it only before timing.
   auto gpu = std::async(std::launch::async, [worker, directory = *cache]() -> std::optional<GpuFacts> {
-               auto facts = LoadGpuFacts(worker, directory, false);
-               if (facts.ok()) return std::move(facts.value());
+               try {
+                 auto facts = LoadGpuFacts(worker, directory, false);
+                 if (facts.ok()) return std::move(facts.value());
+               } catch (const std::exception& error) {
+                 PrintError(std::string("reading the GPU's facts failed: ") + error.what());
+               }
                return std::nullopt;
              }).share();
   const EvalOptions options = CommonOptions(flags, *cache);

@@ -32,10 +32,13 @@ class StreamMonitor {
   /// Opens a window in which only `allowed` may run candidate work. `trusted_streams` are the
   /// worker's own (copies, flushes) and never count against the candidate.
   void Begin(cudaStream_t allowed, const std::vector<cudaStream_t>& trusted_streams);
-  /// Marks the moment the candidate's call was complete: anything that starts later is late work.
+  /// Marks the moment the candidate's call was complete: a copy or set on another stream that
+  /// starts well after it is late work. (Kernels on other streams are violations anyway.)
   void MarkCallComplete();
   /// Flushes CUPTI's buffers and judges every record since Begin(). Call after a device-wide sync.
-  StreamReport Collect();
+  /// With `idle`, the window had no call in it: any work at all outside the trusted streams is
+  /// work a candidate left behind.
+  StreamReport Collect(bool idle = false);
 
  private:
   StreamMonitor() = default;

@@ -50,10 +50,17 @@ class CudaEvaluationRun {
     if (!build.valid() && UnusableSourceReason(candidate_).empty()) {
       build = pool_.Submit(task_, {candidate_.text, DisplayName(candidate_), KernelRole::kCandidate, {}});
     }
-    if (Audit() && Build(build) && BuildTrusted()) {
-      Progress("verifying on the GPU");
-      CudaSession session(task_, options_, gpu_, verdict_, secret_seed_, std::move(workers));
-      session.Run(candidate_object_, baseline_object_, reference_object_);
+    try {
+      if (Audit() && Build(build) && BuildTrusted()) {
+        Progress("verifying on the GPU");
+        CudaSession session(task_, options_, gpu_, verdict_, secret_seed_, std::move(workers));
+        session.Run(candidate_object_, baseline_object_, reference_object_);
+      }
+    } catch (const std::exception& error) {
+      // A bug of ours: the stages so far stay in the verdict, and the one running says where.
+      StageRecord& stage = verdict_.stages.empty() ? Stage("internal") : verdict_.stages.back();
+      Finish(stage, VerdictStatus::kInfraError,
+             fmt::format("internal error in the evaluator during {}: {}", stage.name, error.what()));
     }
     verdict_.total_s = SecondsSince(start);
     return std::move(verdict_);

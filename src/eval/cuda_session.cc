@@ -73,6 +73,13 @@ std::string InputsOf(const GuardedArena& arena, const CaseLayout& layout) {
   return inputs;
 }
 
+// Adds `ms` to a running total in `details[group][key]`.
+void AddMilliseconds(nlohmann::json& details, const char* group, const std::string& key, double ms) {
+  auto& totals = details[group];
+  if (!totals.is_object()) totals = nlohmann::json::object();
+  totals[key] = totals.value(key, 0.0) + ms;
+}
+
 std::vector<double> Microseconds(const nlohmann::json& nanoseconds) {
   std::vector<double> values;
   for (const auto& value : nanoseconds) values.push_back(value.get<double>() / 1000.0);
@@ -209,6 +216,9 @@ GuardedArena* CudaSession::ArenaFor(StageRecord& stage, WorkerProcess& worker, A
     Finish(stage, VerdictStatus::kInfraError, "worker error: " + reply->header.value("message", std::string("?")));
     return nullptr;
   }
+  if (!reply->header.value("pinned", true)) {
+    stage.details["unpinned_arenas"] = stage.details.value("unpinned_arenas", 0) + 1;
+  }
   shared.arena = std::make_unique<GuardedArena>(layout, (*memory)->data());
   shared.memory = std::move(memory.value());
   return shared.arena.get();
@@ -307,11 +317,20 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
   request.header["target"] = "candidate";
   request.header["repeat"] = repeat;
   const auto timeout = options_.call_timeout * (1 + repeat / 16) + kReplySlack;
+  const auto sent = Clock::now();
   auto reply = workers_.candidate->Request(request, "result", timeout, "running case " + spec.label);
+  const auto answered = Clock::now();
   const bool reference_ok = !expected.valid() || expected.get();
+  AddMilliseconds(stage.details, "evaluator_ms", "candidate_request",
+                  1000 * std::chrono::duration<double>(answered - sent).count());
+  AddMilliseconds(stage.details, "evaluator_ms", "reference_wait", 1000 * SecondsSince(answered));
   if (!reference_ok) return false;
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
   if (!JudgeReply(stage, *reply, spec.label)) return false;
+  const nlohmann::json phases = reply->header.value("phase_us", nlohmann::json::object());
+  for (const auto& [phase, value] : phases.items()) {
+    AddMilliseconds(stage.details, "worker_phase_ms", phase, value.get<double>() / 1000);
+  }
   const std::string snapshot = arena->Snapshot();
   const CaseCheck check = CheckSnapshot(task_, prepared, snapshot, canary_);
   stage.details["worst_norm_error"] = std::max(stage.details.value("worst_norm_error", 0.0), check.worst_norm_error);
@@ -348,7 +367,9 @@ bool CudaSession::Correctness() {
     if (options_.progress && (i % 8 == 0 || i + 1 == cases_.size())) {
       options_.progress(fmt::format("correctness {}/{}", i + 1, cases_.size()));
     }
+    const auto waiting = Clock::now();
     PreparedCase prepared = next.get();
+    AddMilliseconds(stage.details, "evaluator_ms", "inputs_wait", 1000 * SecondsSince(waiting));
     if (i + 1 < cases_.size()) next = prepare(i + 1);
     if (!RunCase(stage, cases_[i], prepared, false)) {
       if (next.valid()) next.wait();
@@ -476,7 +497,12 @@ bool CudaSession::Time() {
 bool CudaSession::Recheck() {
   const auto start = Clock::now();
   auto& stage = Stage("recheck");
-  std::vector<CaseSpec> specs = {cases_.front(), cases_.back()};
+  // The first case and the largest eval shape, on new values. The bench shape was just checked
+  // on fresh values at the end of timing.
+  const auto largest = std::max_element(cases_.begin(), cases_.end() - 1, [this](const CaseSpec& a, const CaseSpec& b) {
+    return MakeLayout(task_, a.shape, 0).SnapshotBytes() < MakeLayout(task_, b.shape, 0).SnapshotBytes();
+  });
+  std::vector<CaseSpec> specs = {cases_.front(), *largest};
   for (size_t i = 0; i < specs.size(); ++i) {
     specs[i].seed = DeriveSeed(secret_seed_, kRecheckSalt + i);
     specs[i].label += " (re-check, new values)";

@@ -32,6 +32,11 @@ std::map<std::string, nlohmann::json> EvaluateAll(const std::string& task, const
   std::map<std::string, nlohmann::json> verdicts;
   EXPECT_FALSE(run.timed_out) << run.Describe();
   EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  // One candidate: one indented object; several: one object per line.
+  if (auto whole = nlohmann::json::parse(run.out, nullptr, false); whole.is_object()) {
+    verdicts[whole.value("candidate", std::string())] = whole;
+    return verdicts;
+  }
   std::istringstream lines(run.out);
   for (std::string line; std::getline(lines, line);) {
     auto verdict = nlohmann::json::parse(line, nullptr, false);
@@ -63,15 +68,16 @@ void ExpectVerdict(const RedteamKernel& kernel, const nlohmann::json& verdict) {
 // Kernels that need their own flags (`// args:`) get a process of their own.
 TEST_P(CudaTaskKernels, EveryKernelGetsItsVerdictInOneRun) {
   if (const std::string why = WhyNoGpu(); !why.empty()) GTEST_SKIP() << why;
+  const std::vector<RedteamKernel> kernels = CudaKernelsByTask().at(GetParam());
   std::vector<RedteamKernel> plain;
   std::vector<RedteamKernel> own;
-  for (const auto& kernel : CudaKernelsByTask().at(GetParam())) {
+  for (const auto& kernel : kernels) {
     ASSERT_EQ(kernel.problem, "") << kernel.file;
     (kernel.args.empty() ? plain : own).push_back(kernel);
   }
   auto verdicts = EvaluateAll(GetParam(), plain, {});
   for (const auto& kernel : own) verdicts.merge(EvaluateAll(GetParam(), {kernel}, kernel.args));
-  for (const auto& kernel : CudaKernelsByTask().at(GetParam())) ExpectVerdict(kernel, verdicts[kernel.file.string()]);
+  for (const auto& kernel : kernels) ExpectVerdict(kernel, verdicts[kernel.file.string()]);
 }
 
 std::vector<std::string> TasksWithCudaKernels() {

@@ -1,7 +1,7 @@
 // expect: integrity_violation
 // tries: loads cuBLAS at run time with dlopen and calls cublasSgemm through dlsym, so that no
 // cuBLAS header or import appears in the source or the binary's symbol table.
-// cause: dlopen
+// cause: load code at run time
 #include <cstdint>
 
 #include <dlfcn.h>

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Benchmarks of `ksmith eval --backend cuda`, run on the GPU machine; results go into
+docs/benchmarks.md by hand.
+
+  bench/cuda_bench.py latency        a new (uncached) candidate per run: compile / verify / time
+  bench/cuda_bench.py throughput     40 new candidates in one `ksmith eval`: verdicts per minute
+  bench/cuda_bench.py repeatability  one kernel evaluated 5 times: spread of its cold time
+  bench/cuda_bench.py ncu            our cold time against ncu's gpu__time_duration, same kernel
+  bench/cuda_bench.py all            all of the above
+KSMITH names the ksmith binary (default: .gpu/bin/ksmith, see scripts/gpu_env.sh).
+"""
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+KSMITH = os.environ.get("KSMITH", str(ROOT / ".gpu" / "bin" / "ksmith"))
+HONEST = ROOT / "tests" / "kernels" / "cuda" / "honest"
+VERIFY_STAGES = ("sandbox", "correctness", "idle_check", "recheck", "physical_limit", "close")
+
+
+def evaluate(task, kernels, extra=()):
+    """One `ksmith eval` over `kernels`; returns (wall seconds, verdicts)."""
+    start = time.perf_counter()
+    out = subprocess.run([KSMITH, "eval", "--backend", "cuda", "--quiet", "--json", "--task", task,
+                          *extra, *map(str, kernels)], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    text = out.stdout.strip()
+    verdicts = [json.loads(line) for line in text.splitlines()] if len(kernels) > 1 else [json.loads(text)]
+    for verdict in verdicts:
+        if verdict["status"] != "passed":
+            sys.exit(f"{task}: {verdict['status']}: {verdict['reason']}")
+    return wall, verdicts
+
+
+def fresh_variant(kernel, directory, index):
+    """The same kernel with a unique comment: a new source, so nvcc really runs."""
+    path = pathlib.Path(directory) / f"{kernel.stem}_{index}_{time.time_ns()}.cu"
+    path.write_text(kernel.read_text() + f"\n// variant {index} {time.time_ns()}\n")
+    return path
+
+
+def stage_seconds(verdict, names):
+    return sum(stage.get("seconds", 0) for stage in verdict["stages"] if stage["name"] in names)
+
+
+def stage(verdict, name):
+    return next(s for s in verdict["stages"] if s["name"] == name)
+
+
+def latency():
+    print("## Verdict latency, new candidate (median of 5; trusted builds cached)\n")
+    print("| task | wall s | total_s | compile s | verify s | time s |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as directory:
+        for task in ("vector_add", "relu", "softmax"):
+            evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, 0)])  # warm caches
+            rows = []
+            for run in range(5):
+                wall, (verdict,) = evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, run + 1)])
+                rows.append((wall, verdict["total_s"], stage(verdict, "build")["details"]["compile_s"],
+                             stage_seconds(verdict, VERIFY_STAGES), stage_seconds(verdict, ("timing",))))
+            medians = [statistics.median(column) for column in zip(*rows)]
+            print(f"| {task} | " + " | ".join(f"{value:.2f}" for value in medians) + " |")
+    print()
+
+
+def throughput(count=24):
+    print(f"## Sustained verdicts per minute ({count} new candidates, one process)\n")
+    with tempfile.TemporaryDirectory() as directory:
+        for task in ("vector_add", "softmax"):
+            kernels = [fresh_variant(HONEST / f"{task}_{'fast' if i % 2 else 'slow'}.cu", directory, i)
+                       for i in range(count)]
+            wall, verdicts = evaluate(task, kernels)
+            print(f"- {task}: {len(verdicts)} verdicts in {wall:.1f} s = {60 * len(verdicts) / wall:.1f} per minute")
+    print()
+
+
+def repeatability(runs=5):
+    print(f"## Timing repeatability ({runs} evaluations of the same kernel)\n")
+    print("| kernel | cold us per run | spread (max-min)/median | speedup per run |")
+    print("|---|---|---|---|")
+    for task in ("vector_add", "softmax", "row_sum", "transpose", "matmul"):
+        kernel = HONEST / f"{task}_fast.cu"
+        colds, speedups = [], []
+        for _ in range(runs):
+            _, (verdict,) = evaluate(task, [kernel])
+            timing = stage(verdict, "timing")["details"]
+            colds.append(timing["candidate"]["cold_us"])
+            speedups.append(verdict["speedup"]["median"] if isinstance(verdict["speedup"], dict) else verdict["speedup"])
+        spread = (max(colds) - min(colds)) / statistics.median(colds)
+        print(f"| {task}_fast | {', '.join(f'{c:.1f}' for c in colds)} | {100 * spread:.2f}% | "
+              f"{', '.join(f'{s:.3f}' for s in speedups)} |")
+    print()
+
+
+def ncu():
+    print("## Our cold time against ncu's gpu__time_duration (same kernel, bench shape)\n")
+    print("| kernel | ksmith cold us | ncu us | ratio |")
+    print("|---|---|---|---|")
+    for task in ("vector_add", "softmax", "transpose", "matmul"):
+        _, (verdict,) = evaluate(task, [HONEST / f"{task}_fast.cu"], ("--profile",))
+        cold = stage(verdict, "timing")["details"]["candidate"]["cold_us"]
+        profile = stage(verdict, "profile")["details"]
+        kernels = profile.get("kernels", [])
+        ncu_ns = sum(k["metrics"].get("gpu__time_duration.sum", 0) for k in kernels)
+        if not kernels:
+            print(f"| {task}_fast | {cold:.1f} | - | {profile.get('summary')} |")
+            continue
+        print(f"| {task}_fast | {cold:.1f} | {ncu_ns / 1000:.1f} | {cold / (ncu_ns / 1000):.3f} |")
+        for fact in profile.get("facts", [])[:3]:
+            print(f"|  | {fact} | | |")
+    print()
+
+
+def main():
+    what = sys.argv[1] if len(sys.argv) > 1 else "all"
+    steps = {"latency": latency, "throughput": throughput, "repeatability": repeatability, "ncu": ncu}
+    for name, step in steps.items():
+        if what in (name, "all"):
+            step()
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
