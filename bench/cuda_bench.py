@@ -71,13 +71,21 @@ def latency():
 
 
 def throughput(count=24):
-    print(f"## Sustained verdicts per minute ({count} new candidates, one process)\n")
+    print(f"## Sustained verdicts per minute ({count} new candidates in one `ksmith eval`)\n")
+    print("| task | --jobs | verdicts | wall s | per minute | fast kernel's cold us: median (spread) |")
+    print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
         for task in ("vector_add", "softmax"):
-            kernels = [fresh_variant(HONEST / f"{task}_{'fast' if i % 2 else 'slow'}.cu", directory, i)
-                       for i in range(count)]
-            wall, verdicts = evaluate(task, kernels)
-            print(f"- {task}: {len(verdicts)} verdicts in {wall:.1f} s = {60 * len(verdicts) / wall:.1f} per minute")
+            for jobs in (3, 6):
+                kernels = [fresh_variant(HONEST / f"{task}_{'fast' if i % 2 else 'slow'}.cu", directory, i)
+                           for i in range(count)]
+                wall, verdicts = evaluate(task, kernels, ("--jobs", str(jobs)))
+                # Timing takes the GPU alone: the same kernel must time the same under load.
+                colds = [stage(v, "timing")["details"]["candidate"]["cold_us"] for v in verdicts[1::2]]
+                spread = (max(colds) - min(colds)) / statistics.median(colds)
+                print(f"| {task} | {jobs} | {len(verdicts)} | {wall:.1f} | {60 * len(verdicts) / wall:.1f} | "
+                      f"{statistics.median(colds):.1f} ({100 * spread:.2f}%) |")
+                sys.stdout.flush()
     print()
 
 

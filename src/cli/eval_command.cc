@@ -2,7 +2,12 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <future>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -16,6 +21,7 @@
 #include "eval/cuda_evaluator.h"
 #include "eval/cuda_profile.h"
 #include "eval/evaluator.h"
+#include "eval/gpu_gate.h"
 #include "sandbox/supervisor.h"
 #include "task/registry.h"
 
@@ -28,6 +34,7 @@ struct EvalFlags {
   std::vector<std::string> candidates;
   std::string arch;
   bool profile = false;
+  int jobs = 0;
   bool json = false;
   std::string output_path;
   int seeds = 3;
@@ -116,6 +123,8 @@ int RunCpuEval(const EvalFlags& flags, const Task& task, const std::vector<Candi
   return printer.ExitCode();
 }
 
+constexpr size_t kDefaultCudaJobs = 3;
+
 int RunCudaEval(const EvalFlags& flags, const Task& task, const std::vector<CandidateSource>& candidates) {
   const auto worker = DefaultCudaWorkerExecutable();
   if (!std::filesystem::exists(worker)) {
@@ -159,21 +168,48 @@ int RunCudaEval(const EvalFlags& flags, const Task& task, const std::vector<Cand
                }
                return std::nullopt;
              }).share();
-  const EvalOptions options = CommonOptions(flags, *cache);
+  EvalOptions options = CommonOptions(flags, *cache);
+  // Several evaluations at once share the GPU for correctness and take turns to time (a profile
+  // needs the GPU to itself, so --profile evaluates one at a time).
+  const size_t jobs = flags.profile ? 1
+                      : flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
+                                       : std::min<size_t>(kDefaultCudaJobs, candidates.size());
+  GpuGate gate;
+  if (jobs > 1) options.gpu_gate = &gate;
   CudaEvaluator evaluator(pool, gpu, options);
-  // Every candidate's build is queued at once: later ones compile while earlier ones are timed.
+  // Every candidate's build is queued at once: later ones compile while earlier ones are checked.
   std::vector<std::future<Result<CudaBuildOutput>>> builds;
   for (const auto& candidate : candidates) builds.push_back(evaluator.StartBuild(task, candidate));
-  VerdictPrinter printer(flags);
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    Verdict verdict = evaluator.Evaluate(task, candidates[i], std::move(builds[i]));
-    if (flags.profile) {
-      if (options.progress) options.progress("profiling one replay with ncu");
-      AttachCudaProfile(verdict, task, worker, options.scratch_parent);
-    }
-    if (!printer.Print(verdict)) return kExitInfra;
+  std::vector<std::optional<Verdict>> verdicts(candidates.size());
+  std::mutex mutex;
+  std::condition_variable finished;
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> evaluators;
+  for (size_t j = 0; j < jobs; ++j) {
+    evaluators.emplace_back([&] {
+      for (size_t i = next++; i < candidates.size(); i = next++) {
+        Verdict verdict = evaluator.Evaluate(task, candidates[i], std::move(builds[i]));
+        if (flags.profile) {
+          if (options.progress) options.progress("profiling one replay with ncu");
+          AttachCudaProfile(verdict, task, worker, options.scratch_parent);
+        }
+        std::lock_guard lock(mutex);
+        verdicts[i] = std::move(verdict);
+        finished.notify_all();
+      }
+    });
   }
-  return printer.ExitCode();
+  // Printed in the order given, each as soon as it and all before it are done.
+  VerdictPrinter printer(flags);
+  bool printed = true;
+  for (size_t i = 0; i < candidates.size() && printed; ++i) {
+    std::unique_lock lock(mutex);
+    finished.wait(lock, [&] { return verdicts[i].has_value(); });
+    printed = printer.Print(*verdicts[i]);
+  }
+  if (!printed) next = candidates.size();  // the others finish what they started, then stop
+  for (auto& thread : evaluators) thread.join();
+  return printed ? printer.ExitCode() : kExitInfra;
 }
 
 int RunEval(const EvalFlags& flags) {
@@ -210,6 +246,9 @@ CommandHandler AddEvalCommand(CLI::App& app) {
                  "their builds overlapping")->required();
   app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for, e.g. sm_90a (default: the GPU found)");
   app.add_flag("--profile", flags->profile, "cuda: profile one replay of a passing candidate with ncu");
+  app.add_option("--jobs,-j", flags->jobs,
+                 "cuda: candidates evaluated at once; they share the GPU for correctness and take turns to time "
+                 "(default: up to 3)")->check(CLI::Range(1, 16));
   app.add_flag("--json", flags->json, "Print one JSON object instead of the human-readable verdict");
   app.add_option("--output,-o", flags->output_path, "Also write the JSON verdict to this file");
   app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution")->check(CLI::Range(1, 100))->capture_default_str();

@@ -8,6 +8,7 @@
 #include <future>
 
 #include "core/clock.h"
+#include "eval/gpu_gate.h"
 #include "eval/statistics.h"
 #include "tensor/dtype.h"
 #include "tensor/random.h"
@@ -306,6 +307,7 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
   if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
     return Finish(stage, VerdictStatus::kInfraError, status.error().message);
   }
+  std::optional<GpuGate::Shared> gpu_shared(std::in_place, options_.gpu_gate);
   // The reference worker computes the answer while the candidate's worker runs the candidate.
   std::future<bool> expected;
   if (prepared.expected.empty()) {
@@ -324,6 +326,7 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
   AddMilliseconds(stage.details, "evaluator_ms", "candidate_request",
                   1000 * std::chrono::duration<double>(answered - sent).count());
   AddMilliseconds(stage.details, "evaluator_ms", "reference_wait", 1000 * SecondsSince(answered));
+  gpu_shared.reset();  // the rest happens on the host
   if (!reference_ok) return false;
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
   if (!JudgeReply(stage, *reply, spec.label)) return false;
@@ -390,6 +393,7 @@ bool CudaSession::Correctness() {
 bool CudaSession::IdleCheck() {
   const auto start = Clock::now();
   auto& stage = Stage("idle_check");
+  GpuGate::Shared gpu_shared(options_.gpu_gate);
   Message request;
   request.header = {{"type", "idle"}, {"wait_ms", 100}};
   auto reply = workers_.candidate->Request(request, "idle_done", kSetupTimeout, "watching the idle GPU");
@@ -417,6 +421,8 @@ bool CudaSession::Time() {
     if (gpu_) verdict_.provenance["gpu_facts"] = gpu_->ToJson();
   }
   if (options_.progress) options_.progress("timing against the baseline on the GPU");
+  // Nothing else of this process runs on the GPU while a candidate is timed.
+  GpuGate::Exclusive gpu_alone(options_.gpu_gate);
   const CaseSpec& bench = cases_.back();
   const CaseLayout layout = MakeLayout(task_, bench.shape, kGuardBytes);
   GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, layout, false);

@@ -16,6 +16,8 @@
 
 namespace ksmith {
 
+class GpuGate;
+
 struct EvalOptions {
   int seeds = 3;                                   // seeds per eval shape and distribution
   int64_t large_elements = int64_t{1} << 20;       // shapes above this get one seed
@@ -28,6 +30,8 @@ struct EvalOptions {
   std::optional<uint64_t> fixed_seed;  // for reproducing a run; otherwise secret and random
   std::filesystem::path worker_executable;
   std::filesystem::path cuda_worker_executable;  // ksmith-cuda-worker, for --backend cuda
+  /// Shared by evaluations that run at once on one GPU (eval/gpu_gate.h); null when alone.
+  GpuGate* gpu_gate = nullptr;
   std::filesystem::path scratch_parent;  // where workers get their private folders
   /// Progress lines ("correctness 12/40"); may be empty.
   std::function<void(const std::string&)> progress;

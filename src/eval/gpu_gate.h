@@ -1,0 +1,50 @@
+// Who may use the GPU when several candidates are evaluated at once: correctness work of many
+// evaluations shares it (their kernels are tiny next to the host-side work around them), while
+// timing takes it alone, so no other kernel runs while a candidate is timed. Writers are
+// preferred: once timing asks, new shared users wait until it is done.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+
+namespace ksmith {
+
+class GpuGate {
+ public:
+  void LockShared();
+  void UnlockShared();
+  void LockExclusive();
+  void UnlockExclusive();
+
+  /// Holds the gate shared for a scope; a null gate holds nothing.
+  class Shared {
+   public:
+    explicit Shared(GpuGate* gate) : gate_(gate) { if (gate_) gate_->LockShared(); }
+    ~Shared() { if (gate_) gate_->UnlockShared(); }
+    Shared(const Shared&) = delete;
+    Shared& operator=(const Shared&) = delete;
+
+   private:
+    GpuGate* gate_;
+  };
+  /// Holds the gate alone for a scope; a null gate holds nothing.
+  class Exclusive {
+   public:
+    explicit Exclusive(GpuGate* gate) : gate_(gate) { if (gate_) gate_->LockExclusive(); }
+    ~Exclusive() { if (gate_) gate_->UnlockExclusive(); }
+    Exclusive(const Exclusive&) = delete;
+    Exclusive& operator=(const Exclusive&) = delete;
+
+   private:
+    GpuGate* gate_;
+  };
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int readers_ = 0;          // guarded by mutex_
+  int waiting_writers_ = 0;  // guarded by mutex_
+  bool writing_ = false;     // guarded by mutex_
+};
+
+}  // namespace ksmith
