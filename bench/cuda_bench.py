@@ -21,7 +21,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KSMITH = os.environ.get("KSMITH", str(ROOT / ".gpu" / "bin" / "ksmith"))
 HONEST = ROOT / "tests" / "kernels" / "cuda" / "honest"
-VERIFY_STAGES = ("sandbox", "correctness", "idle_check", "recheck", "physical_limit", "close")
+VERIFY_STAGES = ("sandbox", "correctness", "idle_check", "recheck", "physical_limit", "close", "release")
 
 
 def evaluate(task, kernels, extra=()):
@@ -55,8 +55,8 @@ def stage(verdict, name):
 
 def latency():
     print("## Verdict latency, new candidate (median of 5; trusted builds cached)\n")
-    print("| task | wall s | total_s | compile s | verify s | time s |")
-    print("|---|---|---|---|---|---|")
+    print("| task | wall s | total_s | compile s | verify s | time s | of verify: start / correctness / recheck / release s |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
         for task in ("vector_add", "relu", "softmax"):
             evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, 0)])  # warm caches
@@ -64,9 +64,11 @@ def latency():
             for run in range(5):
                 wall, (verdict,) = evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, run + 1)])
                 rows.append((wall, verdict["total_s"], stage(verdict, "build")["details"]["compile_s"],
-                             stage_seconds(verdict, VERIFY_STAGES), stage_seconds(verdict, ("timing",))))
+                             stage_seconds(verdict, VERIFY_STAGES), stage_seconds(verdict, ("timing",)),
+                             *(stage_seconds(verdict, (name,)) for name in ("sandbox", "correctness", "recheck", "release"))))
             medians = [statistics.median(column) for column in zip(*rows)]
-            print(f"| {task} | " + " | ".join(f"{value:.2f}" for value in medians) + " |")
+            print(f"| {task} | " + " | ".join(f"{value:.2f}" for value in medians[:5]) + " | " +
+                  " / ".join(f"{value:.2f}" for value in medians[5:]) + " |")
     print()
 
 

@@ -53,8 +53,15 @@ class CudaEvaluationRun {
     try {
       if (Audit() && Build(build) && BuildTrusted()) {
         Progress("verifying on the GPU");
-        CudaSession session(task_, options_, gpu_, verdict_, secret_seed_, std::move(workers));
-        session.Run(candidate_object_, baseline_object_, reference_object_);
+        auto session = std::make_unique<CudaSession>(task_, options_, gpu_, verdict_, secret_seed_, std::move(workers));
+        session->Run(candidate_object_, baseline_object_, reference_object_);
+        // Releasing the case memory (shared and pinned, gigabytes for large shapes) takes time
+        // of its own: the verdict says how much.
+        const auto releasing = Clock::now();
+        session.reset();
+        StageRecord& release = Stage("release");
+        release.seconds = SecondsSince(releasing);
+        release.details["summary"] = "case memory and workers released";
       }
     } catch (const std::exception& error) {
       // A bug of ours: the stages so far stay in the verdict, and the one running says where.

@@ -460,6 +460,8 @@ bool CudaSession::Time() {
   last.inputs = InputsOf(*arena, layout);
   if (!ComputeExpected(stage, last)) return false;
   const CaseCheck check = CheckSnapshot(task_, last, arena->Snapshot(), canary_);
+  stage.details["final_check_s"] = SecondsSince(start) - stage.seconds;
+  stage.seconds = SecondsSince(start);
   if (check.problem != CaseProblem::kNone) {
     return Finish(stage, VerdictStatus::kIntegrityViolation,
                   "after timing, its output for the last timed inputs is wrong: " + check.description);

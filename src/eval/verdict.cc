@@ -27,7 +27,7 @@ nlohmann::json Verdict::ToJson() const {
   nlohmann::json stage_list = nlohmann::json::array();
   for (const auto& stage : stages) {
     stage_list.push_back({{"name", stage.name}, {"outcome", stage.outcome},
-                          {"seconds", stage.seconds}, {"details", stage.details}});
+                          {"seconds", stage.seconds}, {"started_s", stage.started_s}, {"details", stage.details}});
   }
   json["stages"] = stage_list;
   if (timing) {
@@ -46,7 +46,8 @@ nlohmann::json Verdict::ToJson() const {
 }
 
 StageRecord& VerdictRecorder::Stage(const std::string& name) {
-  verdict_.stages.push_back({name, "ok", 0, nlohmann::json::object()});
+  const double started_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - verdict_.started_at).count();
+  verdict_.stages.push_back({name, "ok", 0, nlohmann::json::object(), started_s});
   return verdict_.stages.back();
 }
 

@@ -1,6 +1,8 @@
 // The result of one evaluation: a status, what each stage found, and where it came from.
 #pragma once
 
+#include <chrono>
+
 #include <deque>
 #include <optional>
 #include <string>
@@ -29,6 +31,7 @@ struct StageRecord {
   std::string outcome;  // "ok" or "failed"
   double seconds = 0;   // [s]
   nlohmann::json details = nlohmann::json::object();
+  double started_s = 0;  // [s] since the evaluation began: gaps between stages show too
 };
 
 struct Timing {
@@ -51,6 +54,7 @@ struct Verdict {
   std::optional<Timing> timing;
   nlohmann::json provenance = nlohmann::json::object();
   double total_s = 0;  // [s]
+  std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
   nlohmann::json ToJson() const;
   /// A few lines for a person at a terminal.
