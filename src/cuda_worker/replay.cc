@@ -40,6 +40,13 @@ int ReplayOnce(const std::string& directory, int device) {
   if ((*device_case)->Upload(stream) != cudaSuccess) return fail("upload failed");
   reinterpret_cast<CudaEntry>(*symbol)((*device_case)->device_pointers(), (*device_case)->scalars(), stream);
   if (auto error = cudaDeviceSynchronize(); error != cudaSuccess) return fail(cudaGetErrorString(error));
+  // The arena as the call left it, for whoever wants the outputs (the reference cross-check).
+  if ((*device_case)->Download(stream) != cudaSuccess) return fail("download failed");
+  const auto* bytes = reinterpret_cast<const char*>((*device_case)->host_base());
+  if (auto status = WriteFileAtomic(directory + "/result.bin", std::string(bytes, (*device_case)->bytes()));
+      !status.ok()) {
+    return fail(status.error().message);
+  }
   return 0;
 }
 

@@ -19,14 +19,8 @@ namespace {
 using Clock = SteadyClock;
 using std::chrono::milliseconds;
 
-constexpr size_t kGuardBytes = 256;
-constexpr auto kSetupTimeout = milliseconds(60'000);  // context creation, module loading
 constexpr auto kReplySlack = milliseconds(5000);      // copies of large cases, beyond the call
 constexpr int64_t kMagnitudeMaxElements = 65536;
-constexpr double kPhysicalSlack = 2.5;
-constexpr double kGpuTargetRse = 0.005;
-constexpr size_t kMinFlushBytes = size_t{64} << 20;
-constexpr uint64_t kTimingSalt = 0x6707;
 constexpr uint64_t kRecheckSalt = 0xec4ec5;
 constexpr uint64_t kExtraCallsSalt = 0xca11'0001;
 constexpr int kMinExtraCalls = 64;
@@ -64,27 +58,12 @@ std::string AbsoluteInputs(const std::string& inputs) {
   return result;
 }
 
-// The input tensors as they now stand in a shared arena, in slot order.
-std::string InputsOf(const GuardedArena& arena, const CaseLayout& layout) {
-  std::string inputs;
-  for (const auto& slot : layout.tensors) {
-    if (slot.output) continue;
-    inputs.append(static_cast<const char*>(arena.pointers()[slot.parameter]), slot.bytes);
-  }
-  return inputs;
-}
 
 // Adds `ms` to a running total in `details[group][key]`.
 void AddMilliseconds(nlohmann::json& details, const char* group, const std::string& key, double ms) {
   auto& totals = details[group];
   if (!totals.is_object()) totals = nlohmann::json::object();
   totals[key] = totals.value(key, 0.0) + ms;
-}
-
-std::vector<double> Microseconds(const nlohmann::json& nanoseconds) {
-  std::vector<double> values;
-  for (const auto& value : nanoseconds) values.push_back(value.get<double>() / 1000.0);
-  return values;
 }
 
 }  // namespace
@@ -160,9 +139,9 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
                   {"readable", {candidate.parent_path().string(), baseline.parent_path().string()}},
                   {"limits", limits}};
   auto trusted_reply = std::async(std::launch::async, [&] {
-    return workers_.reference->Request(trusted, "ready", kSetupTimeout, "starting the reference worker");
+    return workers_.reference->Request(trusted, "ready", kCudaSetupTimeout, "starting the reference worker");
   });
-  auto reply = workers_.candidate->Request(setup, "ready", kSetupTimeout, "loading the candidate");
+  auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
   auto reference_reply = trusted_reply.get();
   stage.seconds = SecondsSince(start);
   if (!reference_reply) return WorkerFailed(stage, *workers_.reference, true);
@@ -208,7 +187,7 @@ GuardedArena* CudaSession::ArenaFor(StageRecord& stage, WorkerProcess& worker, A
   Message announce;
   announce.header = layout.ToJson();
   announce.header["type"] = "arena";
-  auto reply = worker.Request(announce, "arena_ready", kSetupTimeout, "sharing case memory", (*memory)->fd());
+  auto reply = worker.Request(announce, "arena_ready", kCudaSetupTimeout, "sharing case memory", (*memory)->fd());
   if (!reply) {
     WorkerFailed(stage, worker, trusted);
     return nullptr;
@@ -363,7 +342,7 @@ bool CudaSession::Correctness() {
   cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
   // Inputs of the next case are generated while the current one runs.
   auto prepare = [this](size_t index) {
-    return std::async(std::launch::async, [this, index] { return PrepareCase(task_, cases_[index], kGuardBytes); });
+    return std::async(std::launch::async, [this, index] { return PrepareCase(task_, cases_[index], kCudaGuardBytes); });
   };
   std::future<PreparedCase> next = prepare(0);
   for (size_t i = 0; i < cases_.size(); ++i) {
@@ -396,7 +375,7 @@ bool CudaSession::IdleCheck() {
   GpuGate::Shared gpu_shared(options_.gpu_gate);
   Message request;
   request.header = {{"type", "idle"}, {"wait_ms", 100}};
-  auto reply = workers_.candidate->Request(request, "idle_done", kSetupTimeout, "watching the idle GPU");
+  auto reply = workers_.candidate->Request(request, "idle_done", kCudaSetupTimeout, "watching the idle GPU");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
   if (reply->type() == "cuda_error") return JudgeReply(stage, *reply, "the idle check");
@@ -407,98 +386,6 @@ bool CudaSession::IdleCheck() {
                   "work was launched after the kernel's calls had returned: " + violations.front());
   }
   stage.details["summary"] = "no GPU work in the 100 ms after the last call";
-  return true;
-}
-
-bool CudaSession::Time() {
-  const auto start = Clock::now();
-  auto& stage = Stage("timing");
-  if (gpu_future_.valid()) {
-    if (gpu_future_.wait_for(std::chrono::seconds(0)) != std::future_status::ready && options_.progress) {
-      options_.progress("waiting for the GPU's peaks to be measured (once per GPU)");
-    }
-    gpu_ = gpu_future_.get();
-    if (gpu_) verdict_.provenance["gpu_facts"] = gpu_->ToJson();
-  }
-  if (options_.progress) options_.progress("timing against the baseline on the GPU");
-  // Nothing else of this process runs on the GPU while a candidate is timed.
-  GpuGate::Exclusive gpu_alone(options_.gpu_gate);
-  const CaseSpec& bench = cases_.back();
-  const CaseLayout layout = MakeLayout(task_, bench.shape, kGuardBytes);
-  GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, layout, false);
-  if (arena == nullptr) return false;
-  const double accumulation = task_.Accumulation(bench.shape);
-  const double epsilon = DTypeEpsilon(DType::kFloat32);
-  const Tolerance tolerance = task_.ToleranceFor(DType::kFloat32);
-  const double elementwise = tolerance.elem + epsilon * (16 * std::sqrt(accumulation) + accumulation);
-  const double budget_s = options_.timing_budget_s;
-  nlohmann::json config = {{"budget_s", budget_s},
-                           {"target_rse", std::min(options_.target_rse, kGpuTargetRse)},
-                           {"flush_bytes", std::max(2 * l2_bytes_, kMinFlushBytes)},
-                           {"seed", DeriveSeed(secret_seed_, kTimingSalt)},
-                           {"tolerance", 2 * elementwise},
-                           {"scale", 0.0}};
-  Message request;
-  request.header = layout.ToJson();
-  request.header["type"] = "time";
-  request.header["config"] = config;
-  const auto timeout = milliseconds(static_cast<int64_t>(budget_s * 1000)) + options_.call_timeout * 4 + kSetupTimeout;
-  auto reply = workers_.candidate->Request(request, "timed", timeout, "timing on the GPU");
-  stage.seconds = SecondsSince(start);
-  if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
-  if (!JudgeReply(stage, *reply, "the bench shape while timed")) return false;
-  const auto& header = reply->header;
-  const auto mismatched = header.value("mismatched_elements", uint64_t{0});
-  if (mismatched > 0) {
-    return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  fmt::format("while timed, its output differed from the baseline's on {} elements (it "
-                              "skips, caches or changes its work when called repeatedly)", mismatched));
-  }
-  // The outputs left in place are those of the last, mutated inputs: check them for real.
-  PreparedCase last;
-  last.layout = layout;
-  last.inputs = InputsOf(*arena, layout);
-  if (!ComputeExpected(stage, last)) return false;
-  const CaseCheck check = CheckSnapshot(task_, last, arena->Snapshot(), canary_);
-  stage.details["final_check_s"] = SecondsSince(start) - stage.seconds;
-  stage.seconds = SecondsSince(start);
-  if (check.problem != CaseProblem::kNone) {
-    return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  "after timing, its output for the last timed inputs is wrong: " + check.description);
-  }
-  Timing timing;
-  const auto candidate_us = Microseconds(header["candidate"]["cold_ns"]);
-  const auto baseline_us = Microseconds(header["baseline"]["cold_ns"]);
-  if (candidate_us.empty() || baseline_us.empty()) {
-    return Finish(stage, VerdictStatus::kInfraError, "no timing sample survived (all throttled?)");
-  }
-  timing.candidate_us = MedianWithInterval(candidate_us);
-  timing.baseline_us = MedianWithInterval(baseline_us);
-  timing.speedup = PairedSpeedup(baseline_us, candidate_us);
-  timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
-  verdict_.timing = timing;
-  for (const char* side : {"candidate", "baseline"}) {
-    const auto& facts = header[side];
-    const double cold_us = MedianWithInterval(Microseconds(facts["cold_ns"])).median;
-    const double warm_us = facts.value("warm_ns", 0.0) / 1000.0;
-    stage.details[side] = {{"cold_us", cold_us}, {"warm_us", warm_us},
-                           {"warm_batch", facts.value("warm_batch", 1)},
-                           {"samples", facts["cold_ns"].size()},
-                           {"throttled_samples", facts.value("throttled_samples", 0)},
-                           {"sm_clock_mhz", facts.value("clock_mhz_median", 0.0)}};
-  }
-  stage.details["rounds"] = header.value("rounds", 0);
-  stage.details["blocking_kernel"] = header.value("blocking_kernel", true);
-  stage.details["l2_flush_bytes"] = header.value("flush_bytes", size_t{0});
-  stage.details["shape"] = task_.FormatShape(bench.shape);
-  if (header.contains("note")) stage.details["note"] = header["note"];
-  const double warm_us = stage.details["candidate"]["warm_us"].get<double>();
-  const bool warm_differs = std::abs(warm_us - timing.candidate_us.median) > 0.05 * timing.candidate_us.median;
-  stage.details["summary"] = fmt::format(
-      "cold {:.2f} us vs baseline {:.2f} us{} over {} rounds: speedup {:.2f}x [{:.2f}, {:.2f}] ({})",
-      timing.candidate_us.median, timing.baseline_us.median,
-      warm_differs ? fmt::format(" (warm {:.2f} us)", warm_us) : "", header.value("rounds", 0),
-      timing.speedup.median, timing.speedup.low, timing.speedup.high, timing.comparison);
   return true;
 }
 
@@ -514,7 +401,7 @@ bool CudaSession::Recheck() {
   for (size_t i = 0; i < specs.size(); ++i) {
     specs[i].seed = DeriveSeed(secret_seed_, kRecheckSalt + i);
     specs[i].label += " (re-check, new values)";
-    PreparedCase prepared = PrepareCase(task_, specs[i], kGuardBytes);
+    PreparedCase prepared = PrepareCase(task_, specs[i], kCudaGuardBytes);
     if (!RunCase(stage, specs[i], prepared, true)) return false;
   }
   // A secret number of back-to-back calls, then a checked one with fresh values: a kernel that
@@ -526,7 +413,7 @@ bool CudaSession::Recheck() {
   CaseSpec spec = *smallest;
   spec.seed = DeriveSeed(secret_seed_, kExtraCallsSalt + 1);
   spec.label += " (re-check, after extra calls)";
-  PreparedCase prepared = PrepareCase(task_, spec, kGuardBytes);
+  PreparedCase prepared = PrepareCase(task_, spec, kCudaGuardBytes);
   if (!RunCase(stage, spec, prepared, true, extra_calls)) return false;
   stage.seconds = SecondsSince(start);
   stage.details["extra_calls"] = extra_calls;
@@ -535,42 +422,11 @@ bool CudaSession::Recheck() {
   return true;
 }
 
-bool CudaSession::PhysicalLimit() {
-  auto& stage = Stage("physical_limit");
-  Timing& timing = *verdict_.timing;
-  if (!gpu_ || gpu_->copy_bandwidth_gbps <= 0 || gpu_->fp32_tflops <= 0) {
-    stage.details["summary"] = "skipped: no measured GPU peaks (run `ksmith doctor`)";
-    return true;
-  }
-  const DimValues& shape = cases_.back().shape;
-  const double flops = static_cast<double>(task_.Flops(shape));
-  const double bytes = static_cast<double>(task_.MinimumBytes(shape));
-  // As on the CPU: a baseline faster than the measured peaks means the peaks read low.
-  const double baseline_s = timing.baseline_us.median * 1e-6;
-  const double bandwidth_gbps = std::max(gpu_->copy_bandwidth_gbps, bytes / baseline_s / 1e9);
-  const double tflops = std::max(gpu_->fp32_tflops, flops / baseline_s / 1e12);
-  const double compute_us = flops / (tflops * 1e6);
-  const double memory_us = bytes / (bandwidth_gbps * 1e3);
-  timing.floor_us = std::max(compute_us, memory_us);
-  timing.bound_by = memory_us >= compute_us ? "memory" : "compute";
-  timing.roofline_fraction = timing.floor_us / timing.candidate_us.median;
-  stage.details = nlohmann::json{{"floor_us", timing.floor_us}, {"bound_by", timing.bound_by},
-                                 {"copy_bandwidth_gbps", bandwidth_gbps}, {"fp32_tflops", tflops}};
-  if (timing.candidate_us.median * kPhysicalSlack < timing.floor_us) {
-    return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  fmt::format("measured {:.2f} us, but this GPU needs at least {:.2f} us to move {:.0f} bytes "
-                              "and do {:.0f} flops: the time is not real",
-                              timing.candidate_us.median, timing.floor_us, bytes, flops));
-  }
-  stage.details["summary"] = fmt::format("{:.0f}% of the {} limit", 100 * timing.roofline_fraction, timing.bound_by);
-  return true;
-}
-
 bool CudaSession::Close() {
   auto& stage = Stage("close");
   const auto start = Clock::now();
-  const bool reference_closed = workers_.reference->Close(kSetupTimeout);
-  const bool closed = workers_.candidate->Close(kSetupTimeout);
+  const bool reference_closed = workers_.reference->Close(kCudaSetupTimeout);
+  const bool closed = workers_.candidate->Close(kCudaSetupTimeout);
   stage.seconds = SecondsSince(start);
   if (!closed) return WorkerFailed(stage, *workers_.candidate, false);
   if (!reference_closed) return WorkerFailed(stage, *workers_.reference, true);

@@ -5,6 +5,7 @@
 // process can touch the answers it is judged against.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <future>
@@ -24,6 +25,11 @@
 #include "sandbox/supervisor.h"
 
 namespace ksmith {
+
+/// Guard zone on each side of every tensor of a CUDA case [bytes].
+inline constexpr size_t kCudaGuardBytes = 256;
+/// Context creation, module loading, sharing a case's memory.
+inline constexpr std::chrono::milliseconds kCudaSetupTimeout{60'000};
 
 /// Both workers, started before the build so that their CUDA contexts (0.3 s each) are created
 /// while nvcc runs.
@@ -46,7 +52,8 @@ class CudaSession {
       : task_(task), options_(options), gpu_future_(std::move(gpu)), verdict_(verdict),
         secret_seed_(secret_seed), workers_(std::move(workers)) {}
 
-  /// Runs every stage; sets the verdict's status (passed when all pass).
+  /// Runs every stage; sets the verdict's status (passed when all pass). cuda_timing_stage.cc
+  /// holds the timing stages.
   bool Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
            const std::filesystem::path& reference);
 
