@@ -135,7 +135,9 @@ bool WorkerSession::TimeAgainstBaseline() {
       outcome = std::move(next);
       disturbance = measured;
     }
-    if (outcome->mismatch || outcome->tampering || disturbance.total() <= kDisturbedCores) break;
+    // A busy machine can also open a gap between the two clocks for a parallel kernel (its reply
+    // waits for a core): a disagreement seen under load is timed once more before it counts.
+    if (outcome->mismatch || disturbance.total() <= kDisturbedCores) break;
   }
   stage.seconds = SecondsSince(start);
   if (disturbance.total() > kDisturbedCores) {
