@@ -98,6 +98,8 @@ TEST_F(CliTest, TasksShowJsonDescribesOneTaskWithoutItsHiddenShapes) {
             "extern \"C\" void vector_add(const float* a, const float* b, float* c, int64_t n)");
   EXPECT_FALSE(json.contains("eval_shapes"));
   EXPECT_GT(json.value("eval_shape_count", 0), 0);
+  EXPECT_NE(json.value("cuda_signature", std::string()).find("cudaStream_t stream)"), std::string::npos);
+  EXPECT_GT(json.value("cuda_eval_shape_count", 0), 0);
 }
 
 TEST_F(CliTest, TasksShowOfAnUnknownTaskIsAUsageErrorWithASuggestion) {

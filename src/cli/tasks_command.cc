@@ -33,23 +33,29 @@ nlohmann::json TaskJson(const Task& task) {
   for (const auto& shape : task.dev_shapes) dev_shapes.push_back(shape);
   nlohmann::json baselines = nlohmann::json::object();
   for (const auto& [backend, baseline] : task.baselines) baselines[backend] = baseline.description;
-  return {{"name", task.name},
-          {"category", task.category},
-          {"level", task.level},
-          {"description", task.description},
-          {"pytorch", task.pytorch},
-          {"signature", task.signature.Declaration()},
-          {"dims", task.dims},
-          {"inputs", TensorsJson(task.inputs)},
-          {"outputs", TensorsJson(task.outputs)},
-          {"dev_shapes", dev_shapes},
-          {"eval_shape_count", task.eval_shapes.size()},
-          {"distributions", distributions},
-          {"flops", task.flops_expression},
-          {"bytes", task.bytes_expression},
-          {"allowed_libraries", task.allowed_libraries},
-          {"baselines", baselines},
-          {"directory", task.directory.string()}};
+  nlohmann::json json = {{"name", task.name},
+                         {"category", task.category},
+                         {"level", task.level},
+                         {"description", task.description},
+                         {"pytorch", task.pytorch},
+                         {"signature", task.signature.Declaration()},
+                         {"dims", task.dims},
+                         {"inputs", TensorsJson(task.inputs)},
+                         {"outputs", TensorsJson(task.outputs)},
+                         {"dev_shapes", dev_shapes},
+                         {"eval_shape_count", task.eval_shapes.size()},
+                         {"distributions", distributions},
+                         {"flops", task.flops_expression},
+                         {"bytes", task.bytes_expression},
+                         {"allowed_libraries", task.allowed_libraries},
+                         {"baselines", baselines},
+                         {"directory", task.directory.string()}};
+  // The CUDA form of the contract, for candidates (and prompts) that target the GPU.
+  if (task.cuda) {
+    json["cuda_signature"] = task.CudaDeclaration();
+    json["cuda_eval_shape_count"] = task.cuda->eval_shapes.size();
+  }
+  return json;
 }
 
 int ListTasks(const TasksFlags& flags) {
@@ -93,7 +99,9 @@ int ShowTask(const TasksFlags& flags) {
   std::string text = fmt::format("{} ({}, level {})\n\n{}\n\n", task->name, task->category,
                                  task->level, task->description);
   if (!task->pytorch.empty()) text += "PyTorch:\n  " + task->pytorch + "\n\n";
-  text += "Signature:\n  " + task->signature.Declaration() + "\n\n";
+  text += "Signature:\n  " + task->signature.Declaration() + "\n";
+  if (task->cuda) text += "CUDA signature:\n  " + task->CudaDeclaration() + "\n";
+  text += "\n";
   for (const auto& [title, tensors] : {std::pair{"Inputs", &task->inputs}, {"Outputs", &task->outputs}}) {
     text += std::string(title) + ":\n";
     for (const auto& tensor : *tensors) {
@@ -104,7 +112,8 @@ int ShowTask(const TasksFlags& flags) {
   }
   text += "Dev shapes:\n";
   for (const auto& shape : task->dev_shapes) text += "  " + task->FormatShape(shape) + "\n";
-  text += fmt::format("Hidden eval shapes: {}\n", task->eval_shapes.size());
+  text += fmt::format("Hidden eval shapes: {}", task->eval_shapes.size());
+  text += task->cuda ? fmt::format(" (CUDA: {})\n", task->cuda->eval_shapes.size()) : "\n";
   text += fmt::format("Cost: flops = {}, minimum bytes = {}\n", task->flops_expression, task->bytes_expression);
   for (const auto& [backend, baseline] : task->baselines) {
     text += fmt::format("Baseline ({}): {}\n", backend, baseline.description);
