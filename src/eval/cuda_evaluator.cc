@@ -11,6 +11,7 @@
 #include "eval/audit.h"
 #include "eval/cuda_audit.h"
 #include "eval/cuda_session.h"
+#include "eval/pipeline_steps.h"
 
 namespace ksmith {
 namespace {
@@ -96,29 +97,11 @@ class CudaEvaluationRun {
   }
 
   bool AuditFailure(StageRecord& stage, const std::vector<AuditFinding>& findings, const std::string& what) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& finding : findings) list.push_back(finding.ToJson());
-    stage.details["findings"] = list;
-    stage.details["summary"] = fmt::format("{} breaks the candidate contract: {}", what, findings.front().message);
-    return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  fmt::format("{} ({} finding{})", findings.front().message, findings.size(),
-                              findings.size() == 1 ? "" : "s"));
+    return FinishAuditFailure(recorder_, stage, findings, what);
   }
 
   bool Audit() {
-    const auto start = Clock::now();
-    auto& stage = Stage("audit");
-    if (const std::string reason = UnusableSourceReason(candidate_); !reason.empty()) {
-      verdict_.stages.pop_back();
-      auto& build = Stage("build");
-      build.details["summary"] = reason;
-      return Finish(build, VerdictStatus::kCompileError, reason);
-    }
-    const auto findings = AuditCudaSource(candidate_.text, task_);
-    stage.seconds = SecondsSince(start);
-    if (!findings.empty()) return AuditFailure(stage, findings, "source");
-    stage.details["summary"] = "source follows the candidate contract";
-    return true;
+    return AuditCandidateSource(recorder_, candidate_, [this] { return AuditCudaSource(candidate_.text, task_); });
   }
 
   bool Build(std::future<Result<CudaBuildOutput>>& pending) {
@@ -133,19 +116,7 @@ class CudaEvaluationRun {
     stage.details["compiler_sandboxed"] = build->sandboxed;
     stage.details["command"] = build->command;
     if (!build->compiled) {
-      if (const auto findings = AuditBuildLog(build->log, task_); !findings.empty()) {
-        stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes);
-        return AuditFailure(stage, findings, "build");
-      }
-      const std::string expected = task_.CudaDeclaration();
-      stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes) +
-                             "\nThe candidate must define, with C linkage:\n  " + expected + "\n";
-      stage.details["expected_signature"] = expected;
-      stage.details["summary"] = "nvcc rejected the candidate";
-      const bool missing = build->log.find("undefined reference to `" + task_.signature.function) != std::string::npos;
-      return Finish(stage, VerdictStatus::kCompileError,
-                    missing ? fmt::format("the candidate does not define {}", expected)
-                            : "nvcc rejected the candidate (see the build log)");
+      return FinishCompileFailure(recorder_, stage, build->log, task_, task_.CudaDeclaration(), "nvcc");
     }
     const auto resources = build->ToJson();
     stage.details["resources"] = resources.value("resources", nlohmann::json::array());

@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "eval/gpu_gate.h"
+#include "eval/pipeline_steps.h"
 #include "eval/statistics.h"
 #include "tensor/dtype.h"
 #include "tensor/random.h"
@@ -92,20 +93,7 @@ bool CudaSession::WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool t
   if (trusted) {
     return Finish(stage, VerdictStatus::kInfraError, "the reference worker failed: " + failure.description);
   }
-  const std::string output = worker.OutputTail(2000);
-  if (!output.empty()) stage.details["candidate_output"] = output;
-  switch (failure.kind) {
-    case WorkerFailureKind::kTimedOut:
-      return Finish(stage, VerdictStatus::kTimeout, failure.description);
-    case WorkerFailureKind::kCrashed:
-    case WorkerFailureKind::kExited:
-      return Finish(stage, VerdictStatus::kRuntimeError, failure.description);
-    case WorkerFailureKind::kProtocol:
-      return Finish(stage, VerdictStatus::kIntegrityViolation, failure.description + " (forged or corrupted reply)");
-    case WorkerFailureKind::kInfrastructure:
-      return Finish(stage, VerdictStatus::kInfraError, failure.description);
-  }
-  return false;
+  return FinishWorkerFailure(recorder_, stage, worker);
 }
 
 bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,

@@ -14,6 +14,7 @@
 #include "core/strings.h"
 #include "eval/audit.h"
 #include "eval/cases.h"
+#include "eval/pipeline_steps.h"
 #include "eval/worker_session.h"
 
 namespace ksmith {
@@ -75,31 +76,11 @@ class EvaluationRun {
   }
 
   bool Audit() {
-    const auto start = Clock::now();
-    auto& stage = Stage("audit");
-    if (const std::string reason = UnusableSourceReason(candidate_); !reason.empty()) {
-      verdict_.stages.pop_back();
-      auto& build = Stage("build");
-      build.details["summary"] = reason;
-      return Finish(build, VerdictStatus::kCompileError, reason);
-    }
-    const auto findings = AuditSource(candidate_.text, task_);
-    stage.seconds = SecondsSince(start);
-    if (!findings.empty()) return AuditFailure(stage, findings, "source");
-    stage.details["summary"] = "source follows the candidate contract";
-    return true;
+    return AuditCandidateSource(recorder_, candidate_, [this] { return AuditSource(candidate_.text, task_); });
   }
 
-  bool AuditFailure(StageRecord& stage, const std::vector<AuditFinding>& findings,
-                    const std::string& what) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& finding : findings) list.push_back(finding.ToJson());
-    stage.details["findings"] = list;
-    stage.details["summary"] = fmt::format("{} breaks the candidate contract: {}", what,
-                                           findings.front().message);
-    return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  fmt::format("{} ({} finding{})", findings.front().message, findings.size(),
-                              findings.size() == 1 ? "" : "s"));
+  bool AuditFailure(StageRecord& stage, const std::vector<AuditFinding>& findings, const std::string& what) {
+    return FinishAuditFailure(recorder_, stage, findings, what);
   }
 
   bool Build() {
@@ -121,20 +102,7 @@ class EvaluationRun {
     stage.details["compiler_sandboxed"] = build->sandboxed;
     stage.details["command"] = build->command;
     if (!build->compiled) {
-      if (const auto findings = AuditBuildLog(build->log, task_); !findings.empty()) {
-        stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes);
-        return AuditFailure(stage, findings, "build");
-      }
-      const std::string expected = task_.signature.Declaration();
-      stage.details["log"] = TrimLog(build->log, kMaxLogLines, kMaxLogBytes) +
-                             "\nThe candidate must define, with C linkage:\n  " + expected + "\n";
-      stage.details["expected_signature"] = expected;
-      stage.details["summary"] = "the compiler rejected the candidate";
-      const bool missing = build->log.find("undefined reference to `" + task_.signature.function) !=
-                           std::string::npos;
-      return Finish(stage, VerdictStatus::kCompileError,
-                    missing ? fmt::format("the candidate does not define {}", expected)
-                            : "the compiler rejected the candidate (see the build log)");
+      return FinishCompileFailure(recorder_, stage, build->log, task_, task_.signature.Declaration(), "the compiler");
     }
     candidate_object_ = build->shared_object;
     auto symbols = ReadDynamicSymbols(candidate_object_);

@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "core/cpu_usage.h"
 #include "core/files.h"
+#include "eval/pipeline_steps.h"
 #include "tensor/random.h"
 
 namespace ksmith {
@@ -35,22 +36,7 @@ constexpr size_t kExtraCallsRange = 448;
 
 
 bool WorkerSession::WorkerFailed(StageRecord& stage) {
-  const auto& failure = *worker_->failure();
-  const std::string output = worker_->OutputTail(2000);
-  if (!output.empty()) stage.details["candidate_output"] = output;
-  switch (failure.kind) {
-    case WorkerFailureKind::kTimedOut:
-      return Finish(stage, VerdictStatus::kTimeout, failure.description);
-    case WorkerFailureKind::kCrashed:
-    case WorkerFailureKind::kExited:
-      return Finish(stage, VerdictStatus::kRuntimeError, failure.description);
-    case WorkerFailureKind::kProtocol:
-      return Finish(stage, VerdictStatus::kIntegrityViolation,
-                    failure.description + " (forged or corrupted reply)");
-    case WorkerFailureKind::kInfrastructure:
-      return Finish(stage, VerdictStatus::kInfraError, failure.description);
-  }
-  return false;
+  return FinishWorkerFailure(recorder_, stage, *worker_);
 }
 
 bool WorkerSession::Run(const std::filesystem::path& candidate,

@@ -1,0 +1,79 @@
+#include "eval/pipeline_steps.h"
+
+#include <fmt/format.h>
+
+#include "core/clock.h"
+#include "core/strings.h"
+
+namespace ksmith {
+namespace {
+
+constexpr size_t kMaxLogLines = 40;
+constexpr size_t kMaxLogBytes = 4000;
+
+}  // namespace
+
+bool FinishAuditFailure(VerdictRecorder& recorder, StageRecord& stage,
+                        const std::vector<AuditFinding>& findings, const std::string& what) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& finding : findings) list.push_back(finding.ToJson());
+  stage.details["findings"] = list;
+  stage.details["summary"] = fmt::format("{} breaks the candidate contract: {}", what, findings.front().message);
+  return recorder.Finish(stage, VerdictStatus::kIntegrityViolation,
+                         fmt::format("{} ({} finding{})", findings.front().message, findings.size(),
+                                     findings.size() == 1 ? "" : "s"));
+}
+
+bool AuditCandidateSource(VerdictRecorder& recorder, const CandidateSource& candidate,
+                          const std::function<std::vector<AuditFinding>()>& audit) {
+  const auto start = SteadyClock::now();
+  if (const std::string reason = UnusableSourceReason(candidate); !reason.empty()) {
+    auto& build = recorder.Stage("build");
+    build.details["summary"] = reason;
+    return recorder.Finish(build, VerdictStatus::kCompileError, reason);
+  }
+  auto& stage = recorder.Stage("audit");
+  const auto findings = audit();
+  stage.seconds = SecondsSince(start);
+  if (!findings.empty()) return FinishAuditFailure(recorder, stage, findings, "source");
+  stage.details["summary"] = "source follows the candidate contract";
+  return true;
+}
+
+bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const std::string& log,
+                          const Task& task, const std::string& expected_declaration,
+                          const std::string& compiler_name) {
+  if (const auto findings = AuditBuildLog(log, task); !findings.empty()) {
+    stage.details["log"] = TrimLog(log, kMaxLogLines, kMaxLogBytes);
+    return FinishAuditFailure(recorder, stage, findings, "build");
+  }
+  stage.details["log"] = TrimLog(log, kMaxLogLines, kMaxLogBytes) +
+                         "\nThe candidate must define, with C linkage:\n  " + expected_declaration + "\n";
+  stage.details["expected_signature"] = expected_declaration;
+  stage.details["summary"] = "the compiler rejected the candidate";
+  const bool missing = log.find("undefined reference to `" + task.signature.function) != std::string::npos;
+  return recorder.Finish(stage, VerdictStatus::kCompileError,
+                         missing ? fmt::format("the candidate does not define {}", expected_declaration)
+                                 : fmt::format("{} rejected the candidate (see the build log)", compiler_name));
+}
+
+bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker) {
+  const auto& failure = *worker.failure();
+  const std::string output = worker.OutputTail(2000);
+  if (!output.empty()) stage.details["candidate_output"] = output;
+  switch (failure.kind) {
+    case WorkerFailureKind::kTimedOut:
+      return recorder.Finish(stage, VerdictStatus::kTimeout, failure.description);
+    case WorkerFailureKind::kCrashed:
+    case WorkerFailureKind::kExited:
+      return recorder.Finish(stage, VerdictStatus::kRuntimeError, failure.description);
+    case WorkerFailureKind::kProtocol:
+      return recorder.Finish(stage, VerdictStatus::kIntegrityViolation,
+                             failure.description + " (forged or corrupted reply)");
+    case WorkerFailureKind::kInfrastructure:
+      return recorder.Finish(stage, VerdictStatus::kInfraError, failure.description);
+  }
+  return false;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,37 @@
+// Steps that the CPU and the CUDA pipelines take alike, each recording into the verdict: the
+// source audit, what a failed audit or compile says, and what a failed worker means.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "eval/audit.h"
+#include "eval/evaluator.h"
+#include "eval/verdict.h"
+#include "sandbox/supervisor.h"
+#include "task/task.h"
+
+namespace ksmith {
+
+/// Fails `stage` with integrity_violation, listing the findings; returns false.
+bool FinishAuditFailure(VerdictRecorder& recorder, StageRecord& stage,
+                        const std::vector<AuditFinding>& findings, const std::string& what);
+
+/// The "audit" stage: a source that cannot be compiled at all (empty, too big, not text) is a
+/// compile_error of a "build" stage; otherwise `audit` judges it. Returns whether to go on.
+bool AuditCandidateSource(VerdictRecorder& recorder, const CandidateSource& candidate,
+                          const std::function<std::vector<AuditFinding>()>& audit);
+
+/// Fails the build `stage` for a compiler that rejected the candidate: an integrity_violation when
+/// the log shows a forbidden read or link (AuditBuildLog), else a compile_error whose log ends
+/// with the declaration the candidate must define. Returns false.
+bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const std::string& log,
+                          const Task& task, const std::string& expected_declaration,
+                          const std::string& compiler_name);
+
+/// Fails `stage` for a worker that failed a request: timeout, crash or exit (runtime_error), a
+/// forged reply (integrity_violation), or ksmith's own trouble (infra_error). Returns false.
+bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker);
+
+}  // namespace ksmith
