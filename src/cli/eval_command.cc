@@ -249,8 +249,8 @@ CommandHandler AddEvalCommand(CLI::App& app) {
   app.add_option("--jobs,-j", flags->jobs,
                  "cuda: candidates evaluated at once; they share the GPU for correctness and take turns to time "
                  "(default: up to 3)")->check(CLI::Range(1, 16));
-  app.add_flag("--json", flags->json, "Print one JSON object instead of the human-readable verdict");
-  app.add_option("--output,-o", flags->output_path, "Also write the JSON verdict to this file");
+  app.add_flag("--json", flags->json, "Print JSON instead of the human-readable verdict (one object per line for several candidates)");
+  app.add_option("--output,-o", flags->output_path, "Also write the JSON verdict to this file (one per line for several candidates)");
   app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--timeout-ms", flags->timeout_ms, "Limit for one kernel call [ms]")->check(CLI::Range(100, 3'600'000))->capture_default_str();
   app.add_option("--timing-budget", flags->timing_budget_s, "Seconds the timing loop may take")->check(CLI::Range(0.05, 600.0))->capture_default_str();
