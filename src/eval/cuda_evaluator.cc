@@ -1,12 +1,10 @@
 #include "eval/cuda_evaluator.h"
 
-#include <random>
 
 #include "backend/cpu/disassembly.h"
 #include "backend/cpu/elf_symbols.h"
 #include "core/clock.h"
 #include "core/files.h"
-#include "core/hash.h"
 #include "core/strings.h"
 #include "eval/audit.h"
 #include "eval/cuda_audit.h"
@@ -21,10 +19,6 @@ using Clock = SteadyClock;
 constexpr size_t kMaxLogLines = 40;
 constexpr size_t kMaxLogBytes = 4000;
 
-uint64_t SecretSeed() {
-  std::random_device device;
-  return (static_cast<uint64_t>(device()) << 32) ^ device();
-}
 
 std::string DisplayName(const CandidateSource& candidate) {
   const std::string name = std::filesystem::path(candidate.path).filename().string();
@@ -43,7 +37,7 @@ class CudaEvaluationRun {
 
   Verdict Run(std::future<Result<CudaBuildOutput>> build) {
     const auto start = Clock::now();
-    secret_seed_ = options_.fixed_seed.value_or(SecretSeed());
+    secret_seed_ = EvaluationSeed(options_);
     FillProvenance();
     // The workers create their CUDA contexts while nvcc compiles. They are started from this
     // thread: a worker dies with the thread that spawned it (PR_SET_PDEATHSIG).
@@ -84,16 +78,11 @@ class CudaEvaluationRun {
   }
 
   void FillProvenance() {
+    verdict_.provenance = CommonProvenance(options_, secret_seed_, task_, candidate_);
     const auto& info = pool_.compiler().info();
-    verdict_.provenance = {
-        {"ksmith_version", KSMITH_VERSION},
-        {"compiler", info.version},
-        {"flags", info.flags},
-        {"target", info.target.ToJson()},
-        {"secret_seed_sha256", Sha256Hex(std::to_string(secret_seed_)).substr(0, 16)},
-        {"seed_fixed_by_user", options_.fixed_seed.has_value()},
-        {"task_file", task_.toml_path.string()},
-        {"candidate_sha256", Sha256Hex(candidate_.text)}};
+    verdict_.provenance["compiler"] = info.version;
+    verdict_.provenance["flags"] = info.flags;
+    verdict_.provenance["target"] = info.target.ToJson();
   }
 
   bool AuditFailure(StageRecord& stage, const std::vector<AuditFinding>& findings, const std::string& what) {

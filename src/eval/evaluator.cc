@@ -3,14 +3,12 @@
 #include <chrono>
 #include <cstring>
 #include <future>
-#include <random>
 
 #include "backend/cpu/disassembly.h"
 #include "backend/cpu/elf_symbols.h"
 #include "backend/cpu/shared_library.h"
 #include "core/clock.h"
 #include "core/files.h"
-#include "core/hash.h"
 #include "core/strings.h"
 #include "eval/audit.h"
 #include "eval/cases.h"
@@ -26,10 +24,6 @@ constexpr size_t kMaxLogLines = 40;
 constexpr size_t kMaxLogBytes = 4000;
 
 
-uint64_t SecretSeed() {
-  std::random_device device;  // getrandom(2)
-  return (static_cast<uint64_t>(device()) << 32) ^ device();
-}
 
 class EvaluationRun {
  public:
@@ -44,7 +38,7 @@ class EvaluationRun {
 
   Verdict Run() {
     const auto start = Clock::now();
-    secret_seed_ = options_.fixed_seed.value_or(SecretSeed());
+    secret_seed_ = EvaluationSeed(options_);
     FillProvenance();
     if (Audit() && Build() && BuildTrusted()) Verify();
     verdict_.total_s = SecondsSince(start);
@@ -62,17 +56,11 @@ class EvaluationRun {
   }
 
   void FillProvenance() {
-    verdict_.provenance = {
-        {"ksmith_version", KSMITH_VERSION},
-        {"machine", {{"hostname", machine_.hostname}, {"cpu", machine_.cpu_model},
-                     {"cores", machine_.cores}, {"llc_bytes", machine_.llc_bytes}}},
-        {"compiler", compiler_.info().version},
-        {"flags", compiler_.info().flags},
-        // The hash lets two verdicts be matched to one seed without revealing it.
-        {"secret_seed_sha256", Sha256Hex(std::to_string(secret_seed_)).substr(0, 16)},
-        {"seed_fixed_by_user", options_.fixed_seed.has_value()},
-        {"task_file", task_.toml_path.string()},
-        {"candidate_sha256", Sha256Hex(candidate_.text)}};
+    verdict_.provenance = CommonProvenance(options_, secret_seed_, task_, candidate_);
+    verdict_.provenance["machine"] = {{"hostname", machine_.hostname}, {"cpu", machine_.cpu_model},
+                                      {"cores", machine_.cores}, {"llc_bytes", machine_.llc_bytes}};
+    verdict_.provenance["compiler"] = compiler_.info().version;
+    verdict_.provenance["flags"] = compiler_.info().flags;
   }
 
   bool Audit() {

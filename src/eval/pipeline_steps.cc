@@ -1,8 +1,11 @@
 #include "eval/pipeline_steps.h"
 
+#include <random>
+
 #include <fmt/format.h>
 
 #include "core/clock.h"
+#include "core/hash.h"
 #include "core/strings.h"
 
 namespace ksmith {
@@ -12,6 +15,21 @@ constexpr size_t kMaxLogLines = 40;
 constexpr size_t kMaxLogBytes = 4000;
 
 }  // namespace
+
+uint64_t EvaluationSeed(const EvalOptions& options) {
+  if (options.fixed_seed) return *options.fixed_seed;
+  std::random_device device;  // getrandom(2)
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+nlohmann::json CommonProvenance(const EvalOptions& options, uint64_t secret_seed, const Task& task,
+                                const CandidateSource& candidate) {
+  return {{"ksmith_version", KSMITH_VERSION},
+          {"secret_seed_sha256", Sha256Hex(std::to_string(secret_seed)).substr(0, 16)},
+          {"seed_fixed_by_user", options.fixed_seed.has_value()},
+          {"task_file", task.toml_path.string()},
+          {"candidate_sha256", Sha256Hex(candidate.text)}};
+}
 
 bool FinishAuditFailure(VerdictRecorder& recorder, StageRecord& stage,
                         const std::vector<AuditFinding>& findings, const std::string& what) {

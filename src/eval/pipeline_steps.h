@@ -2,6 +2,7 @@
 // source audit, what a failed audit or compile says, and what a failed worker means.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -13,6 +14,14 @@
 #include "task/task.h"
 
 namespace ksmith {
+
+/// The secret seed of one evaluation: `options.fixed_seed` when the user fixed it, else random.
+uint64_t EvaluationSeed(const EvalOptions& options);
+
+/// Provenance both backends record: version, the seed's hash (it matches two verdicts to one seed
+/// without revealing it), whether the user fixed it, the task file and the candidate's hash.
+nlohmann::json CommonProvenance(const EvalOptions& options, uint64_t secret_seed, const Task& task,
+                                const CandidateSource& candidate);
 
 /// Fails `stage` with integrity_violation, listing the findings; returns false.
 bool FinishAuditFailure(VerdictRecorder& recorder, StageRecord& stage,
