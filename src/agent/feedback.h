@@ -1,0 +1,25 @@
+// Verdicts turned into words a model can act on: the first compiler errors with their source
+// lines, which shape and distribution failed and how, integrity violations explained, time and
+// speedup with their interval, roofline position, resources. Works from the verdict's JSON, as
+// `ksmith eval --json` prints it and the store keeps it, so a resumed run renders the same text.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace ksmith {
+
+/// The feedback message for one evaluated candidate. `source` is the candidate's text (for
+/// quoting the lines compiler errors point at). Bounded in size whatever the verdict holds.
+std::string RenderFeedback(const nlohmann::json& verdict, std::string_view source);
+
+/// Feedback for an answer that yielded no kernel (the extraction error, what to do instead).
+std::string RenderExtractionFeedback(const std::string& extraction_error);
+
+/// One line for a summary of older turns: "passed, 1.84x [1.80, 1.88]" or
+/// "wrong_output: rows=37 normal, max error 3.1e-2 at [5, 2]".
+std::string SummarizeVerdict(const nlohmann::json& verdict);
+
+}  // namespace ksmith

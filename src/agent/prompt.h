@@ -1,0 +1,30 @@
+// What a model is told: the task, the contract it must keep, the device it targets, and, on later
+// turns, what the last verdicts said. Pure text rendering; the conversation's budget is elsewhere.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "task/task.h"
+
+namespace ksmith {
+
+struct PromptContext {
+  const Task& task;
+  std::string backend;                // "cpu" or "cuda"
+  nlohmann::json device_facts;        // MachineFacts::ToJson() or GpuFacts::ToJson(); may be null
+};
+
+/// The system prompt: the role, the candidate contract's rules for the backend, and the answer
+/// format (one fenced block that defines the function, a short explanation before it).
+std::string BuildSystemPrompt(const PromptContext& context);
+
+/// The first user message: description, the PyTorch snippet when the task has one, the exact
+/// declaration to define, tensors with dtypes and shapes, dev shapes only (never eval shapes),
+/// tolerance, the baseline it must beat, and the device's facts. `starting_point` (a seed kernel
+/// or the best so far) is shown when not empty.
+std::string BuildTaskPrompt(const PromptContext& context, std::string_view starting_point);
+
+}  // namespace ksmith

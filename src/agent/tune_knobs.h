@@ -1,0 +1,43 @@
+// Knobs declared in a kernel's source (DESIGN.md): `// @tune NAME: v1, v2, v3` followed by an
+// `#ifndef NAME / #define NAME default / #endif` guard. The tuner, a person and a model all read
+// the same declaration; a configuration is applied by defining the knobs ahead of the source.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+
+namespace ksmith {
+
+struct TuneKnob {
+  std::string name;                 // a C identifier
+  std::vector<std::string> values;  // as written, in order
+  size_t line = 0;                  // 1-based, for messages
+};
+
+/// One value per knob, in declaration order.
+using KnobSetting = std::vector<std::pair<std::string, std::string>>;
+
+/// Every @tune declaration. A malformed one (no colon, no values, a bad name, a duplicate) is a
+/// kParse error naming its line. A source with no knobs gives an empty list.
+Result<std::vector<TuneKnob>> ParseTuneKnobs(std::string_view source);
+
+/// `source` with `#define NAME value` lines for the setting placed before its first line, under a
+/// comment saying they came from the tuner, so the result is a self-contained candidate.
+std::string ApplyKnobs(std::string_view source, const KnobSetting& setting);
+
+/// The number of configurations (saturating at SIZE_MAX).
+size_t CountSettings(const std::vector<TuneKnob>& knobs);
+
+/// Up to `limit` distinct settings: all of them in order when they fit, else the first values
+/// (the defaults as written) followed by a random sample drawn with `seed`. Deterministic.
+std::vector<KnobSetting> EnumerateSettings(const std::vector<TuneKnob>& knobs, size_t limit, uint64_t seed);
+
+/// "BLOCK=128 UNROLL=4"
+std::string FormatSetting(const KnobSetting& setting);
+
+}  // namespace ksmith
