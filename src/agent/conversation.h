@@ -32,7 +32,11 @@ int64_t EstimateTokens(std::string_view text);
 /// The messages for the next request: system, task, then the turns, ending with a user message.
 /// `best` (when set and not among the kept turns) is re-stated whole as the candidate to improve.
 /// `instruction` is appended to the last user message (e.g. "the same error three times: ...").
-/// Turns are dropped oldest first into the summary until the estimate fits the budget.
+/// Turns are dropped oldest first into the summary until the estimate fits the budget; a summary
+/// too long for it loses its oldest lines. When even the system prompt, the task and the best do
+/// not fit, the task prompt is cut first, then the best, the system prompt and the instruction,
+/// each keeping its head: the sum of EstimateTokens over the messages never exceeds
+/// context_tokens - output_tokens. Roles alternate user/assistant after the system message.
 std::vector<ChatMessage> BuildConversation(const std::string& system_prompt, const std::string& task_prompt,
                                            const std::vector<Turn>& turns, const std::optional<Turn>& best,
                                            const std::string& best_source, const std::string& instruction,

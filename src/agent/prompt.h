@@ -27,4 +27,13 @@ std::string BuildSystemPrompt(const PromptContext& context);
 /// or the best so far) is shown when not empty.
 std::string BuildTaskPrompt(const PromptContext& context, std::string_view starting_point);
 
+/// The device's facts as a few lines a model can plan with (cores and caches, or SMs, shared
+/// memory and registers, and the measured peaks). A null or empty `facts` says nothing was
+/// measured; unknown fields are skipped.
+std::string RenderDeviceFacts(const nlohmann::json& facts, std::string_view backend);
+
+/// What an input distribution of the task ("normal", "large", "ties"...) draws, in words.
+/// Unknown names come back as they are.
+std::string DescribeDistribution(std::string_view name);
+
 }  // namespace ksmith

@@ -17,13 +17,16 @@ struct TuneKnob {
   std::string name;                 // a C identifier
   std::vector<std::string> values;  // as written, in order
   size_t line = 0;                  // 1-based, for messages
+  // Into values: the one the source's own `#define NAME x` gives, else 0 (the first listed).
+  size_t default_index = 0;
 };
 
 /// One value per knob, in declaration order.
 using KnobSetting = std::vector<std::pair<std::string, std::string>>;
 
-/// Every @tune declaration. A malformed one (no colon, no values, a bad name, a duplicate) is a
-/// kParse error naming its line. A source with no knobs gives an empty list.
+/// Every @tune declaration. A malformed one (no colon, no values, a bad name or value, a duplicate
+/// knob or value, a `#define NAME` without its `#ifndef NAME` guard) is a kParse error naming its
+/// line. A source with no knobs gives an empty list.
 Result<std::vector<TuneKnob>> ParseTuneKnobs(std::string_view source);
 
 /// `source` with `#define NAME value` lines for the setting placed before its first line, under a
@@ -33,8 +36,9 @@ std::string ApplyKnobs(std::string_view source, const KnobSetting& setting);
 /// The number of configurations (saturating at SIZE_MAX).
 size_t CountSettings(const std::vector<TuneKnob>& knobs);
 
-/// Up to `limit` distinct settings: all of them in order when they fit, else the first values
-/// (the defaults as written) followed by a random sample drawn with `seed`. Deterministic.
+/// Up to `limit` distinct settings: all of them in order when they fit (the first knob varying
+/// slowest), else the defaults (each knob's default_index) followed by a random sample drawn with
+/// `seed`. Deterministic for a seed on every platform. No knobs: one empty setting.
 std::vector<KnobSetting> EnumerateSettings(const std::vector<TuneKnob>& knobs, size_t limit, uint64_t seed);
 
 /// "BLOCK=128 UNROLL=4"

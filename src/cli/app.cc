@@ -22,6 +22,11 @@ int RunCli(int argc, char** argv) {
   };
   add("eval", "Evaluate a candidate kernel: audit, build, verify, time; prints a verdict",
       &AddEvalCommand);
+  add("optimize", "Search for a faster kernel: a model proposes, ksmith verifies and times, the model refines "
+      "(or, with no model, tune the seed kernel's knobs); every attempt is kept in the run store",
+      &AddOptimizeCommand);
+  add("runs", "List the recorded runs, or show one (`ksmith runs show <run_id>`)", &AddRunsCommand);
+  add("export", "Write a run as JSONL: trajectories, SFT examples or preference pairs", &AddExportCommand);
   add("tasks", "List the built-in tasks, or show one (`ksmith tasks show softmax`)", &AddTasksCommand);
   add("doctor", "Describe this machine: cores, caches, measured bandwidth and FLOP rate, compilers, "
       "sandbox support", &AddDoctorCommand);

@@ -13,6 +13,9 @@ using CommandHandler = std::function<int()>;
 CommandHandler AddEvalCommand(CLI::App& app);
 CommandHandler AddTasksCommand(CLI::App& app);
 CommandHandler AddDoctorCommand(CLI::App& app);
+CommandHandler AddOptimizeCommand(CLI::App& app);
+CommandHandler AddRunsCommand(CLI::App& app);
+CommandHandler AddExportCommand(CLI::App& app);
 
 /// Prints "ksmith: error: ..." to stderr.
 void PrintError(const std::string& message);

@@ -126,49 +126,15 @@ int RunCpuEval(const EvalFlags& flags, const Task& task, const std::vector<Candi
 constexpr size_t kDefaultCudaJobs = 3;
 
 int RunCudaEval(const EvalFlags& flags, const Task& task, const std::vector<CandidateSource>& candidates) {
-  const auto worker = DefaultCudaWorkerExecutable();
-  if (!std::filesystem::exists(worker)) {
-    PrintError("the cuda backend is not built here: " + worker.string() +
-               " is missing (nvcc was not found when ksmith was configured)");
-    return kExitInfra;
+  auto context = LoadCudaContext(task, flags.arch);
+  if (!context.ok()) {
+    PrintError(context.error().message);
+    return context.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
-  if (!task.cuda || task.baselines.count("cuda") == 0) {
-    PrintError("task '" + task.name + "' has no CUDA version (no [cuda] table or [baseline.cuda] in " +
-               task.toml_path.string() + ")");
-    return kExitUsage;
-  }
-  std::error_code error;
-  if (!std::filesystem::exists("/dev/nvidiactl", error)) {
-    PrintError("no NVIDIA GPU here (/dev/nvidiactl is missing): --backend cuda needs one; --backend cpu runs on this machine");
-    return kExitInfra;
-  }
-  auto cache = CacheDirectory();
-  if (!cache.ok()) {
-    PrintError(cache.error().message);
-    return kExitInfra;
-  }
-  auto target = ResolveCudaTarget(flags.arch.empty() ? std::nullopt : std::optional<std::string>(flags.arch));
-  if (!target.ok()) {
-    PrintError(target.error().message);
-    return kExitUsage;
-  }
-  auto compiler = NvccCompiler::Create(*cache, *target);
-  if (!compiler.ok()) {
-    PrintError(compiler.error().message);
-    return kExitInfra;
-  }
-  CudaBuildPool pool(std::move(compiler.value()));
-  // Measured once per GPU and cached; the first evaluation waits for it only before timing.
-  auto gpu = std::async(std::launch::async, [worker, directory = *cache]() -> std::optional<GpuFacts> {
-               try {
-                 auto facts = LoadGpuFacts(worker, directory, false);
-                 if (facts.ok()) return std::move(facts.value());
-               } catch (const std::exception& error) {
-                 PrintError(std::string("reading the GPU's facts failed: ") + error.what());
-               }
-               return std::nullopt;
-             }).share();
-  EvalOptions options = CommonOptions(flags, *cache);
+  const auto& worker = context->worker_executable;
+  CudaBuildPool& pool = *context->pool;
+  auto gpu = context->gpu;
+  EvalOptions options = CommonOptions(flags, context->cache_directory);
   // Several evaluations at once share the GPU for correctness and take turns to time (a profile
   // needs the GPU to itself, so --profile evaluates one at a time).
   const size_t jobs = flags.profile ? 1

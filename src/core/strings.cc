@@ -89,4 +89,14 @@ std::string Tail(std::string_view text, size_t max_bytes) {
   return "[...]\n" + std::string(tail);
 }
 
+std::string FirstLine(std::string_view text, size_t max_chars) {
+  text = Trim(text);
+  const size_t newline = text.find('\n');
+  std::string line(Trim(text.substr(0, newline)));
+  const bool cut = newline != std::string_view::npos || line.size() > max_chars;
+  if (line.size() > max_chars) line.resize(max_chars);
+  if (cut) line += "...";
+  return line;
+}
+
 }  // namespace ksmith

@@ -20,6 +20,9 @@ std::vector<std::string> NearestNames(std::string_view name, const std::vector<s
 /// error (or linker "undefined reference"), with a note saying how much was cut.
 std::string TrimLog(std::string_view log, size_t max_lines, size_t max_bytes);
 
+/// The first line of `text`, at most `max_chars` long ("..." marks a cut): for one-line messages.
+std::string FirstLine(std::string_view text, size_t max_chars);
+
 /// The last `max_bytes` of `text`, starting at a line boundary when possible.
 std::string Tail(std::string_view text, size_t max_bytes);
 

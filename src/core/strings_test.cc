@@ -151,5 +151,12 @@ TEST(Tail, WithoutANewlineKeepsTheLastBytes) {
   EXPECT_EQ(tail.size(), std::string("[...]\n").size() + 10);
 }
 
+TEST(FirstLine, KeepsOneLineAndMarksWhatItCut) {
+  EXPECT_EQ(FirstLine("  short  ", 20), "short");
+  EXPECT_EQ(FirstLine("first\nsecond", 20), "first...");
+  EXPECT_EQ(FirstLine("abcdefghij", 4), "abcd...");
+  EXPECT_EQ(FirstLine("", 4), "");
+}
+
 }  // namespace
 }  // namespace ksmith

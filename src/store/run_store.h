@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,9 +16,9 @@
 #include "core/result.h"
 #include "llm/provider.h"
 
-struct sqlite3;
-
 namespace ksmith {
+
+class Database;
 
 struct RunRecord {
   std::string id;          // "20261121-103512-3fa9c1": sortable, unique
@@ -27,7 +28,7 @@ struct RunRecord {
   std::string provider;    // "openai", "anthropic", "replay", "" for tune
   std::string model;
   nlohmann::json config = nlohmann::json::object();  // the settings the run started with (no keys)
-  std::string status = "running";  // "running", "finished", "failed"
+  std::string status = "running";  // "running", "finished", "failed", "stopped" (interrupted; resumable)
   std::string stop_reason;         // why it ended ("budget: 20 candidates evaluated")
   std::string created_at;          // ISO 8601, UTC
   std::string finished_at;
@@ -68,6 +69,10 @@ struct CandidateRecord {
   std::optional<double> speedup;          // the verdict's median speedup when timed
 };
 
+/// Thread-safe: calls are serialized on one connection. Several processes may open the same file
+/// (a running optimize and `ksmith runs list`): WAL lets readers read while one writes, and a
+/// writer waits up to a busy timeout for another's write to end. Every Add/Create/Finish call is
+/// one transaction, durable (synchronous=FULL) when it returns.
 class RunStore {
  public:
   /// Opens or creates the file, switches to WAL, applies pending migrations. An unreadable file
@@ -77,21 +82,32 @@ class RunStore {
   RunStore(const RunStore&) = delete;
   RunStore& operator=(const RunStore&) = delete;
 
-  /// A new sortable id from the time and randomness.
+  /// A new sortable id from the time and randomness: "YYYYMMDD-HHMMSS-" (UTC) + 6 hex digits.
   static std::string NewRunId();
+  /// The file's PRAGMA user_version after migrating: the number of schema steps applied.
   int schema_version() const;
 
-  /// Records the run and the task's definition (task.toml's text) it ran on.
+  /// Records the run and the task's definition (task.toml's text) it ran on; identical task
+  /// texts are stored once. `run.id` must be new (kInvalidArgument otherwise); an empty
+  /// created_at is set to now. The totals and finished_at are ignored.
   Status CreateRun(const RunRecord& run, const std::string& task_toml);
+  /// `status` is "finished", "failed" or "stopped"; finished_at becomes now. `best_candidate_id` must be one
+  /// of the run's candidates. kNotFound for an unknown run.
   Status FinishRun(const std::string& run_id, const std::string& status, const std::string& stop_reason,
                    std::optional<int64_t> best_candidate_id);
-  /// Back to "running" for a resume.
+  /// Back to "running" for a resume; clears finished_at and stop_reason.
   Status ReopenRun(const std::string& run_id);
 
+  /// Records the call whole; returns its id. Its sequence is the run's next.
   Result<int64_t> AddLlmCall(const std::string& run_id, const LlmCall& call);
   /// A candidate without a verdict: it is evaluated next. Extraction failures are recorded with
-  /// status "extraction_failed" and never evaluated.
+  /// status "extraction_failed" and never evaluated. The store assigns id and sequence (the
+  /// fields given are ignored) and created_at when empty; parent_id and llm_call_id must belong
+  /// to the same run. Returns the id.
   Result<int64_t> AddCandidate(const CandidateRecord& candidate);
+  /// `verdict` is what `ksmith eval --json` prints: an object with a string "status", and
+  /// "speedup" (the median) when it was timed. A second verdict for one candidate, or one for a
+  /// candidate whose extraction failed, is kInvalidArgument; an unknown candidate is kNotFound.
   Status AddVerdict(int64_t candidate_id, const nlohmann::json& verdict);
 
   Result<std::vector<RunRecord>> ListRuns() const;  // newest first
@@ -101,9 +117,12 @@ class RunStore {
   Result<std::string> TaskToml(const std::string& run_id) const;
 
  private:
-  explicit RunStore(sqlite3* db, std::filesystem::path path);
-  sqlite3* db_;
-  std::filesystem::path path_;
+  RunStore(std::unique_ptr<Database> database, int schema_version);
+  Result<RunRecord> ReadRun(const std::string& run_id) const;  // the caller holds mutex_
+
+  mutable std::mutex mutex_;  // one connection, shared by the strategy's threads
+  std::unique_ptr<Database> database_;  // guarded by mutex_
+  int schema_version_ = 0;
 };
 
 /// The default store: $KSMITH_DB, else <cache directory>/runs.db.

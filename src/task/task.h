@@ -68,6 +68,7 @@ struct Task {
   std::filesystem::path reference_source;
   std::string reference_function;
   std::map<std::string, BaselineSpec> baselines;  // by backend name
+  std::map<std::string, std::filesystem::path> seeds;  // by backend: a kernel with @tune knobs, the tuner's starting point
   std::map<DType, Tolerance> tolerances;
   std::optional<CudaTaskSpec> cuda;  // absent: the task has no cuda version
 

@@ -67,6 +67,7 @@ class TaskReader {
   Status BindParameters(Task& task);
   Status Expressions(Task& task);
   Status Sources(Task& task);
+  Status Seeds(Task& task);
   Status Tolerances(Task& task);
 
   fs::path path_;
@@ -296,6 +297,23 @@ Status TaskReader::Sources(Task& task) {
       baseline.description = OptionalString(*table, "description", "");
       task.baselines[std::string(backend.str())] = std::move(baseline);
     }
+  }
+  return Seeds(task);
+}
+
+// The optional [seed] table: `backend = "file"`, the kernel whose @tune knobs the tuner searches.
+Status TaskReader::Seeds(Task& task) {
+  const toml::node* node = root_.get("seed");
+  if (node == nullptr) return {};
+  const toml::table* seeds = node->as_table();
+  if (seeds == nullptr) return Fail(node, "[seed] must be a table like {{ cpu = \"seed_cpu.cc\" }}");
+  for (const auto& [backend, file] : *seeds) {
+    if (!file.is_string()) return Fail(&file, "[seed] '{}' must be a file name", backend.str());
+    const fs::path source = task.directory / file.as_string()->get();
+    if (!fs::exists(source)) {
+      return Fail(&file, "seed source {} does not exist", source.string());
+    }
+    task.seeds[std::string(backend.str())] = source;
   }
   return {};
 }

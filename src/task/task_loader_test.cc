@@ -122,6 +122,11 @@ TEST(LoadTask, LoadsEveryBuiltInTask) {
       EXPECT_TRUE(fs::exists(task->reference_source)) << task->name;
       ASSERT_TRUE(task->baselines.contains("cpu")) << task->name;
       EXPECT_TRUE(fs::exists(task->baselines.at("cpu").source)) << task->name;
+      // The tuner, the default strategy without a model, starts from these.
+      for (const char* backend : {"cpu", "cuda"}) {
+        ASSERT_TRUE(task->seeds.contains(backend)) << task->name << " has no [seed] " << backend;
+        EXPECT_TRUE(fs::exists(task->seeds.at(backend))) << task->name;
+      }
       for (const auto& shape : task->eval_shapes) {
         EXPECT_GE(task->Flops(shape), 0) << task->name;
         EXPECT_GT(task->MinimumBytes(shape), 0) << task->name;
@@ -157,6 +162,31 @@ TEST_F(TaskLoaderTest, LoadsAValidTaskWithAllItsFields) {
   EXPECT_EQ(task->baselines.at("cpu").description, "plain loop");
   EXPECT_DOUBLE_EQ(task->ToleranceFor(DType::kFloat32).norm, 2e-5);
   EXPECT_DOUBLE_EQ(task->ToleranceFor(DType::kFloat32).elem, 3e-4);
+  EXPECT_TRUE(task->seeds.empty()) << "[seed] is optional";
+}
+
+TEST_F(TaskLoaderTest, LoadsSeedKernelsByBackend) {
+  const fs::path directory =
+      Write(std::string(kToyTask) + "\n[seed]\ncpu = \"seed_cpu.cc\"\ncuda = \"seed_cuda.cu\"\n");
+  std::ofstream(directory / "seed_cpu.cc") << "// @tune BLOCK: 64, 128\n";
+  std::ofstream(directory / "seed_cuda.cu") << "// @tune THREADS: 128, 256\n";
+  auto task = LoadTask(directory);
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  ASSERT_EQ(task->seeds.size(), 2u);
+  EXPECT_EQ(task->seeds.at("cpu"), directory / "seed_cpu.cc");
+  EXPECT_EQ(task->seeds.at("cuda"), directory / "seed_cuda.cu");
+}
+
+TEST_F(TaskLoaderTest, MissingSeedFileIsRefusedByName) {
+  const std::string message = LoadError(std::string(kToyTask) + "\n[seed]\ncpu = \"nowhere.cc\"\n");
+  EXPECT_TRUE(Contains(message, "seed source"));
+  EXPECT_TRUE(Contains(message, "nowhere.cc"));
+  EXPECT_TRUE(Contains(message, "does not exist"));
+}
+
+TEST_F(TaskLoaderTest, SeedThatIsNotAFileNameIsRefused) {
+  EXPECT_TRUE(Contains(LoadError(std::string(kToyTask) + "\n[seed]\ncpu = 3\n"), "'cpu' must be a file name"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "level = 2", "level = 2\nseed = \"seed_cpu.cc\"")), "[seed] must be a table"));
 }
 
 TEST_F(TaskLoaderTest, MissingTaskFileIsNotFound) {

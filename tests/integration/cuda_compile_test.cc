@@ -1,15 +1,17 @@
-// Every CUDA kernel of the project (tasks' references and baselines, honest and red-team
-// kernels) compiles for Hopper as the evaluator would build it. Runs wherever nvcc is installed,
-// GPU or not; alone (RUN_SERIAL), because its nvcc processes would take the cores that the timing
-// tests beside it measure.
+// Every CUDA kernel of the project (tasks' references, baselines and tuner seeds in every knob
+// setting, honest and red-team kernels) compiles for Hopper as the evaluator would build it.
+// Runs wherever nvcc is installed, GPU or not; alone (RUN_SERIAL), because its nvcc processes
+// would take the cores that the timing tests beside it measure.
 #include <gtest/gtest.h>
 
 #include <future>
 
+#include "agent/tune_knobs.h"
 #include "backend/cuda/build_pool.h"
 #include "backend/cuda/nvcc_compiler.h"
 #include "cli_runner.h"
 #include "cuda_kernels.h"
+#include "eval/cuda_audit.h"
 #include "eval/cuda_evaluator.h"
 #include "task/registry.h"
 
@@ -66,6 +68,53 @@ TEST(CudaKernelSuite, EveryKernelCompilesForHopper) {
       if (item.has_kernels) {
         EXPECT_FALSE(build->resources.empty()) << item.what << ": no ptxas resource report";
       }
+    }
+  }
+}
+
+// The tuner builds a seed once per setting it tries; a setting that does not compile, or that the
+// audit refuses, would be a wasted evaluation, or worse, the only one it tries.
+TEST(CudaKernelSuite, EverySeedCompilesAndPassesTheAuditInEveryKnobSetting) {
+  auto compiler = Compiler();
+  if (!compiler) GTEST_SKIP() << "nvcc is not installed here: CUDA kernels cannot be compiled";
+  TaskRegistry registry(SourceDir() / "tasks");
+  CudaBuildPool pool(*compiler);
+  struct Pending {
+    std::string what;
+    Task task;
+    std::future<Result<CudaBuildOutput>> build;
+  };
+  std::vector<Pending> pending;
+  for (const auto& name : TaskNames()) {
+    auto task = registry.Find(name);
+    ASSERT_TRUE(task.ok()) << task.error().message;
+    ASSERT_TRUE(task->seeds.contains("cuda")) << name << " has no [seed] cuda";
+    const std::string source = Slurp(task->seeds.at("cuda"));
+    auto knobs = ParseTuneKnobs(source);
+    ASSERT_TRUE(knobs.ok()) << task->seeds.at("cuda") << ": " << knobs.error().message;
+    const size_t count = CountSettings(*knobs);
+    ASSERT_LE(count, 64u) << name << ": too many settings to compile them all";
+    const Task view = CudaView(*task);
+    for (const auto& setting : EnumerateSettings(*knobs, count, 0)) {
+      const std::string candidate = ApplyKnobs(source, setting);
+      for (const auto& finding : AuditCudaSource(candidate, view)) {
+        ADD_FAILURE() << name << " seed: the audit refuses line " << finding.line << ": "
+                      << finding.message;
+      }
+      pending.push_back({name + " seed with " + FormatSetting(setting), view,
+                         pool.Submit(view, {candidate, "seed_cuda.cu", KernelRole::kCandidate, {}})});
+    }
+  }
+  for (auto& item : pending) {
+    auto build = item.build.get();
+    ASSERT_TRUE(build.ok()) << item.what << ": " << build.error().message;
+    EXPECT_TRUE(build->compiled) << item.what << "\n" << build->log.substr(0, 4000);
+    EXPECT_FALSE(build->resources.empty()) << item.what << ": no ptxas resource report";
+    if (!build->compiled) continue;
+    auto symbols = ReadDynamicSymbols(build->shared_object);
+    ASSERT_TRUE(symbols.ok()) << item.what << ": " << symbols.error().message;
+    for (const auto& finding : AuditCudaBinary(*symbols, item.task)) {
+      ADD_FAILURE() << item.what << ": the audit refuses the built library: " << finding.message;
     }
   }
 }

@@ -1,0 +1,264 @@
+// Feedback rendered from real verdicts: testdata/cpu_*.json are `ksmith eval --json` outputs for
+// vector_add and softmax candidates; testdata/cuda_*.json are hand-made from the CUDA stages'
+// field names (build resources and SASS, cold and warm timing, ncu facts).
+#include "agent/feedback.h"
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/files.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path TestData(const std::string& name) { return fs::path(KSMITH_SOURCE_DIR) / "src/agent/testdata" / name; }
+
+std::string ReadTestFile(const std::string& name) {
+  auto text = ReadFile(TestData(name));
+  if (!text.ok()) throw std::runtime_error(text.error().message);
+  return *text;
+}
+
+nlohmann::json Verdict(const std::string& name) { return nlohmann::json::parse(ReadTestFile(name)); }
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << part << "' not found in:\n" << text;
+}
+
+TEST(Feedback, CompileErrorQuotesTheFirstErrorsWithTheLinesTheyPointAt) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_compile_error.json"), ReadTestFile("cpu_compile_error.cpp"));
+  EXPECT_TRUE(Contains(feedback, "Verdict: compile_error"));
+  EXPECT_TRUE(Contains(feedback, "1. line 6: 'bb' was not declared in this scope; did you mean 'b'?\n"));
+  EXPECT_TRUE(Contains(feedback, "       6 |     c[i] = a[i] + bb[i];\n"));
+  EXPECT_TRUE(Contains(feedback, "2. line 9: expected ',' or ';' before '}' token\n"));
+  // Not a signature problem: the required declaration is not repeated.
+  EXPECT_EQ(feedback.find("must define"), std::string::npos) << feedback;
+}
+
+TEST(Feedback, NvccErrorsAreQuotedTheSameWay) {
+  const std::string feedback =
+      RenderFeedback(Verdict("cuda_compile_error.json"), ReadTestFile("cuda_compile_error.cu"));
+  EXPECT_TRUE(Contains(feedback, "1. line 6: identifier \"bb\" is undefined\n"));
+  EXPECT_TRUE(Contains(feedback, "       6 |   if (i < n) c[i] = a[i] + bb[i];\n"));
+  EXPECT_TRUE(Contains(feedback, "2. line 10: expected a \";\"\n"));
+  EXPECT_TRUE(Contains(feedback, "add_kernel<<<(n + 255) / 256, 256, 0, stream>>>(a, b, c, n)"));
+}
+
+TEST(Feedback, WrongSignatureShowsTheCandidatesDeclarationAndTheRequiredOne) {
+  const std::string source =
+      "// expect: compile_error\n// tries: int n\n// cause: int64_t n\n#include <cstdint>\n\n"
+      "extern \"C\" void vector_add(const float* a, const float* b, float* c, int n) {\n"
+      "  for (int i = 0; i < n; ++i) c[i] = a[i] + b[i];\n}\n";
+  const std::string feedback = RenderFeedback(Verdict("cpu_wrongsig.json"), source);
+  EXPECT_TRUE(Contains(feedback, "against the declaration ksmith requires: conflicting declaration of C function"));
+  EXPECT_TRUE(Contains(feedback, "note, line 6: previous declaration"));
+  EXPECT_TRUE(
+      Contains(feedback, "       6 | extern \"C\" void vector_add(const float* a, const float* b, float* c, int n) {"));
+  EXPECT_TRUE(Contains(feedback,
+                       "exactly these parameter types:\n  extern \"C\" void vector_add(const float* a, const "
+                       "float* b, float* c, int64_t n)\n"));
+}
+
+TEST(Feedback, MissingFunctionNamesTheUndefinedSymbolAndTheDeclaration) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_nodef.json"), "");
+  EXPECT_TRUE(Contains(feedback, "undefined reference to `vector_add`"));
+  EXPECT_TRUE(Contains(feedback, "extern \"C\" void vector_add(const float* a, const float* b, float* c, int64_t n)"));
+  EXPECT_EQ(feedback.find("collect2"), std::string::npos) << "the linker's own noise is left out";
+}
+
+TEST(Feedback, OnlyTheFirstThreeCompilerErrorsAreShown) {
+  nlohmann::json verdict = Verdict("cpu_compile_error.json");
+  std::string log;
+  for (int line = 1; line <= 7; ++line)
+    log += "src/k.cpp:" + std::to_string(line) + ":1: error: problem " + std::to_string(line) + "\n";
+  verdict["stages"][1]["details"]["log"] = log;
+  const std::string feedback = RenderFeedback(verdict, "l1\nl2\nl3\nl4\nl5\nl6\nl7\n");
+  EXPECT_TRUE(Contains(feedback, "3. line 3: problem 3\n"));
+  EXPECT_EQ(feedback.find("problem 4"), std::string::npos);
+  EXPECT_TRUE(Contains(feedback, "(4 more errors not shown"));
+}
+
+TEST(Feedback, UnparsableCompilerOutputIsShownTrimmed) {
+  nlohmann::json verdict = Verdict("cpu_compile_error.json");
+  verdict["stages"][1]["details"]["log"] = "something odd happened\n" + std::string(10000, 'x') + "\n";
+  const std::string feedback = RenderFeedback(verdict, "");
+  EXPECT_TRUE(Contains(feedback, "Compiler output:\n```\nsomething odd happened\n"));
+  EXPECT_LT(feedback.size(), 2000u);
+}
+
+TEST(Feedback, WrongOutputSaysWhichCaseFailedByHowMuchAndWhere) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_wrong.json"), "");
+  EXPECT_TRUE(Contains(feedback, "Verdict: wrong_output"));
+  EXPECT_TRUE(Contains(feedback, "Failing case: shape n=1, inputs normal: standard normal values, seed #1.\n"));
+  EXPECT_TRUE(Contains(feedback, "- output 'c': 1 of 1 elements exceed the elementwise bound\n"));
+  EXPECT_TRUE(Contains(feedback, "- worst element [0]: got -1.18892324, expected -0.846458077 (|error| 0.342)\n"));
+  EXPECT_TRUE(Contains(feedback, "a logic error"));
+  EXPECT_TRUE(Contains(feedback, "tiny shape"));
+}
+
+TEST(Feedback, UnwrittenOutputsAreCalledSo) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_half.json"), "");
+  EXPECT_TRUE(Contains(feedback, "1 of 1 output elements were never written"));
+  EXPECT_TRUE(Contains(feedback, "Nothing was written"));
+  EXPECT_EQ(feedback.find("logic error"), std::string::npos) << "a norm error of 0 over poison is not a logic hint";
+}
+
+TEST(Feedback, NanOnLargeInputsPointsAtOverflow) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_softmax_unstable.json"), "");
+  EXPECT_TRUE(Contains(feedback, "shape rows=1, cols=1, inputs large: normal values scaled by 1000"));
+  EXPECT_TRUE(Contains(feedback, "1 elements are NaN or Inf"));
+  EXPECT_EQ(feedback.find("norm-wise relative error 0 "), std::string::npos) << "a norm that skips NaN says nothing";
+  EXPECT_TRUE(Contains(feedback, "subtracting the maximum"));
+  EXPECT_TRUE(Contains(feedback, "large-magnitude inputs"));
+}
+
+TEST(Feedback, ModifiedInputIsExplainedWithWhatToDoInstead) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_mutate.json"), "");
+  EXPECT_TRUE(Contains(feedback, "Verdict: integrity_violation"));
+  EXPECT_TRUE(Contains(feedback, "modified its input 'a'"));
+  EXPECT_TRUE(Contains(feedback, "Instead: Inputs are read-only"));
+}
+
+TEST(Feedback, AuditFindingsAreListedWithTheirRuleAndAdvice) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_fopen.json"), "");
+  EXPECT_TRUE(
+      Contains(feedback, "- imports 'fopen': candidates may not touch files or file descriptors [file_access]\n"));
+  EXPECT_TRUE(Contains(feedback, "Instead: remove it"));
+}
+
+TEST(Feedback, CrashNamesTheSignalTheCaseAndTheLikelyCause) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_segv.json"), "");
+  EXPECT_TRUE(Contains(feedback, "Verdict: runtime_error"));
+  EXPECT_TRUE(Contains(feedback, "killed by SIGSEGV"));
+  EXPECT_TRUE(Contains(feedback, "invalid memory access"));
+  EXPECT_TRUE(Contains(feedback, "Failing case: shape n=1, inputs normal: standard normal values, seed #1."));
+}
+
+TEST(Feedback, TimeoutSuggestsWhatHangs) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_hang.json"), "");
+  EXPECT_TRUE(Contains(feedback, "Verdict: timeout"));
+  EXPECT_TRUE(Contains(feedback, "no answer within 2.5 s"));
+  EXPECT_TRUE(Contains(feedback, "longer than the limit"));
+}
+
+TEST(Feedback, PassedCpuShowsTimesTheSpeedupIntervalTieAndRoofline) {
+  const std::string feedback = RenderFeedback(Verdict("cpu_passed.json"), "");
+  EXPECT_TRUE(Contains(feedback, "Correct on all 53 verification cases"));
+  EXPECT_TRUE(Contains(feedback, "1170 us [1134, 1191] vs the baseline's 1259 us [1158, 1292], medians of 78 rounds"));
+  EXPECT_TRUE(Contains(feedback, "Speedup: 0.995x [0.967, 1.17]: a tie"));
+  EXPECT_TRUE(Contains(feedback, "Roofline: 56% of the memory limit"));
+  EXPECT_TRUE(Contains(feedback, "some headroom"));
+  EXPECT_EQ(feedback.find("4194304"), std::string::npos);
+}
+
+TEST(Feedback, PassedCudaShowsResourcesSassAndProfilerFactsButNotTheTimedShape) {
+  const std::string feedback = RenderFeedback(Verdict("cuda_passed.json"), "");
+  EXPECT_TRUE(Contains(feedback, "Speedup: 1.84x [1.8, 1.88]: faster than the baseline."));
+  EXPECT_TRUE(Contains(feedback, "warm L2 cache (back-to-back calls) it takes 150.2 us"));
+  EXPECT_TRUE(Contains(feedback, "Roofline: 39% of the memory limit"));
+  EXPECT_TRUE(Contains(feedback, "far from the memory roofline"));
+  EXPECT_TRUE(Contains(feedback, "use all SMs"));
+  EXPECT_TRUE(Contains(feedback,
+                       "- void softmax_rows<256>(float const*, float*, long, long) (sm_90a): 168 registers/thread, "
+                       "2048 bytes static shared memory, spills 96 bytes stored / 112 loaded, 24-byte stack frame"));
+  EXPECT_TRUE(Contains(feedback, "Register spills go to slow local memory"));
+  EXPECT_TRUE(Contains(feedback, "At 168 registers per thread at most 384 threads fit on an SM"));
+  EXPECT_TRUE(Contains(feedback, "SASS: 412 instructions, 36 FMA, 20 loads (0 of 64 bits or more"));
+  EXPECT_TRUE(Contains(feedback, "No vectorized loads"));
+  EXPECT_TRUE(Contains(feedback, "- memory-bound: DRAM at 41% of peak, SM at 22%"));
+  EXPECT_EQ(feedback.find("rows=4096, cols=8192"), std::string::npos) << "the timed shape stays hidden";
+}
+
+TEST(Feedback, InfraErrorIsNotTheKernelsFault) {
+  nlohmann::json verdict = {
+      {"status", "infra_error"}, {"reason", "cannot create a scratch folder"}, {"stages", nlohmann::json::array()}};
+  const std::string feedback = RenderFeedback(verdict, "");
+  EXPECT_TRUE(Contains(feedback, "the evaluator failed, not your kernel"));
+  EXPECT_TRUE(Contains(feedback, "cannot create a scratch folder"));
+}
+
+TEST(Feedback, ImpossibleTimeIsExplained) {
+  nlohmann::json verdict = Verdict("cpu_passed.json");
+  verdict["status"] = "integrity_violation";
+  verdict["reason"] =
+      "measured 1.0 us, but this machine needs at least 654.0 us to move 50331648 bytes and do "
+      "4194304 flops: the time is not real";
+  verdict["stages"][verdict["stages"].size() - 2]["outcome"] = "failed";  // physical_limit
+  verdict["timing"]["candidate_us"]["median"] = 1.0;
+  const std::string feedback = RenderFeedback(verdict, "");
+  EXPECT_TRUE(Contains(feedback, "it measured 1 us, but this machine needs at least 653.8 us"));
+  EXPECT_TRUE(Contains(feedback, "the time is not real"));
+  EXPECT_EQ(feedback.find("50331648"), std::string::npos) << "the bytes would give the timed shape away";
+  EXPECT_TRUE(Contains(feedback, "must do its whole work on every call"));
+}
+
+TEST(Feedback, StaysBoundedWhateverTheVerdictHolds) {
+  nlohmann::json verdict = Verdict("cpu_fopen.json");
+  verdict["reason"] = std::string(100000, 'r');
+  auto& findings = verdict["stages"].back()["details"]["findings"];
+  for (int i = 0; i < 1000; ++i)
+    findings.push_back({{"rule", "network"}, {"message", std::string(5000, 'm')}, {"line", i}});
+  EXPECT_LE(RenderFeedback(verdict, "").size(), 6100u);
+
+  nlohmann::json crash = Verdict("cpu_segv.json");
+  crash["reason"] = std::string(100000, 'r');
+  crash["stages"].back()["details"]["candidate_output"] = std::string(100000, 'o');
+  EXPECT_LE(RenderFeedback(crash, "").size(), 6100u);
+
+  nlohmann::json wrong = Verdict("cpu_wrong.json");
+  wrong["reason"] = std::string(100000, ';') + "; x";
+  EXPECT_LE(RenderFeedback(wrong, "").size(), 6100u);
+}
+
+TEST(Feedback, MalformedVerdictsNeverThrow) {
+  // Fields of other types than ksmith writes (a store edited by hand, another tool's JSON).
+  nlohmann::json passed = Verdict("cuda_passed.json");
+  passed["timing"]["speedup"] = 2.0;
+  passed["timing"]["candidate_us"]["ci95"] = {nullptr, nullptr};
+  passed["stages"][1]["details"]["resources"] = "none";
+  passed["stages"][1]["details"]["sass"] = 7;
+  EXPECT_TRUE(Contains(RenderFeedback(passed, ""), "Verdict: passed."));
+  EXPECT_EQ(SummarizeVerdict(passed).rfind("passed, 0.00x (faster)", 0), 0u) << SummarizeVerdict(passed);
+  const nlohmann::json odd = {{"status", "wrong_output"}, {"reason", 12}, {"stages", "x"}};
+  EXPECT_TRUE(Contains(RenderFeedback(odd, ""), "Verdict: wrong_output."));
+  EXPECT_EQ(SummarizeVerdict(odd), "wrong_output");
+  EXPECT_EQ(RenderFeedback(nlohmann::json::array(), ""), "Verdict: none (the evaluator returned nothing readable).\n");
+  // A log line far longer than any compiler writes must not take std::regex down.
+  nlohmann::json compile = Verdict("cpu_compile_error.json");
+  compile["stages"][1]["details"]["log"] = "src/k.cpp:1:1: error: " + std::string(1 << 20, 'e') + "\n";
+  EXPECT_LE(RenderFeedback(compile, "").size(), 6100u);
+}
+
+TEST(Feedback, ExtractionFailuresSayHowToAnswer) {
+  EXPECT_TRUE(Contains(RenderExtractionFeedback("the answer holds no code block"), "exactly one fenced code block"));
+  EXPECT_TRUE(Contains(RenderExtractionFeedback("the answer was cut off inside the code block that defines relu (the "
+                                                "model ran out of output tokens?)"),
+                       "ran out of output tokens inside the code"));
+}
+
+TEST(SummarizeVerdict, OneLinePerStatus) {
+  EXPECT_EQ(SummarizeVerdict(Verdict("cuda_passed.json")),
+            "passed, 1.84x [1.80, 1.88] (faster), 39% of the memory roofline");
+  EXPECT_EQ(SummarizeVerdict(Verdict("cpu_passed.json")),
+            "passed, 1.00x [0.97, 1.17] (tie), 56% of the memory roofline");
+  EXPECT_EQ(SummarizeVerdict(Verdict("cpu_wrong.json")),
+            "wrong_output: n=1 normal, 1 of 1 elements off, max error 0.342 at [0]");
+  EXPECT_EQ(SummarizeVerdict(Verdict("cpu_half.json")),
+            "wrong_output: n=1 normal, 1 of 1 elements never written, max error nan at [0]");
+  EXPECT_EQ(SummarizeVerdict(Verdict("cpu_compile_error.json")),
+            "compile_error: line 6: 'bb' was not declared in this scope; did you mean 'b'?");
+  EXPECT_EQ(SummarizeVerdict(Verdict("cpu_segv.json")).rfind("runtime_error: the worker ended (killed by SIGSEGV", 0),
+            0u);
+  nlohmann::json long_reason = Verdict("cpu_mutate.json");
+  long_reason["reason"] = std::string(5000, 'x');
+  EXPECT_LE(SummarizeVerdict(long_reason).size(), 220u);
+  EXPECT_EQ(SummarizeVerdict(long_reason).find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ksmith

@@ -1,0 +1,232 @@
+#include "agent/optimize_loop.h"
+
+#include <chrono>
+#include <future>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "agent/code_extraction.h"
+#include "core/strings.h"
+
+namespace ksmith {
+namespace {
+
+constexpr size_t kExplanationChars = 2000;
+
+// The model's words before its code: what it says it did. Bounded; the full answer is in the
+// store anyway.
+std::string Explanation(const std::string& answer) {
+  const size_t fence = answer.find("```");
+  std::string text(Trim(std::string_view(answer).substr(0, fence == std::string::npos ? 0 : fence)));
+  if (text.size() > kExplanationChars) text = text.substr(0, kExplanationChars) + " [...]";
+  return text;
+}
+
+Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
+  Attempt attempt;
+  attempt.candidate_id = record.id;
+  attempt.parent_id = record.parent_id;
+  attempt.origin = record.origin;
+  attempt.role = record.role;
+  attempt.answer = answer;
+  attempt.source = record.source;
+  attempt.extraction_error = record.extraction_error;
+  attempt.knobs = record.knobs;
+  attempt.verdict = record.verdict;
+  attempt.status = record.status;
+  attempt.speedup = record.speedup;
+  return attempt;
+}
+
+nlohmann::json KnobsJson(const KnobSetting& setting) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [name, value] : setting) json[name] = value;
+  return json;
+}
+
+}  // namespace
+
+Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id) {
+  auto candidates = store.Candidates(run_id);
+  if (!candidates.ok()) return candidates.error();
+  auto calls = store.LlmCalls(run_id);
+  if (!calls.ok()) return calls.error();
+  std::map<int64_t, std::string> answers;
+  for (const auto& record : *calls) {
+    if (record.call.reply) answers[record.id] = record.call.reply->content;
+  }
+  RunState state;
+  for (const auto& record : *candidates) {
+    std::string answer;
+    if (record.llm_call_id) {
+      if (auto found = answers.find(*record.llm_call_id); found != answers.end()) answer = found->second;
+    }
+    state.attempts.push_back(FromRecord(record, answer));
+  }
+  return state;
+}
+
+void OptimizeLoop::Report(const std::string& line) {
+  if (!settings_.progress) return;
+  LoopProgress progress;
+  progress.attempts = state_.attempts.size();
+  for (const auto& attempt : state_.attempts) {
+    if (attempt.verdict) ++progress.evaluated;
+    if (attempt.passed()) ++progress.passed;
+  }
+  if (const Attempt* best = state_.Best()) progress.best_speedup = best->speedup;
+  progress.tokens = budget_.tokens();
+  progress.cost_dollars = budget_.dollars();
+  progress.last = line;
+  settings_.progress(progress);
+}
+
+Status OptimizeLoop::Evaluate(Attempt& attempt) {
+  CandidateSource candidate;
+  candidate.path = fmt::format("{} candidate {}", run_id_, attempt.candidate_id);
+  candidate.text = attempt.source;
+  candidate.file_bytes = attempt.source.size();
+  Verdict verdict = evaluator_.Evaluate(candidate);
+  // Ctrl-C reaches the sandboxed workers too; a verdict they ended in is not the candidate's.
+  // Left pending, the candidate is evaluated again on resume.
+  if (StopRequested()) return {};
+  const nlohmann::json json = verdict.ToJson();
+  if (auto recorded = store_.AddVerdict(attempt.candidate_id, json); !recorded.ok()) return recorded;
+  attempt.verdict = json;
+  attempt.status = VerdictStatusName(verdict.status);
+  if (verdict.timing) attempt.speedup = verdict.timing->speedup.median;
+  std::string line = fmt::format("candidate {}: {}", attempt.candidate_id, attempt.status);
+  if (attempt.speedup) line += fmt::format(" {:.2f}x", *attempt.speedup);
+  if (!attempt.passed() && !verdict.reason.empty()) line += " (" + FirstLine(verdict.reason, 100) + ")";
+  Report(line);
+  return {};
+}
+
+Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted) {
+  call.role = step.role;
+  exhausted = call.provider_exhausted;
+  if (exhausted) return Attempt{};
+  auto call_id = store_.AddLlmCall(run_id_, call);
+  if (!call_id.ok()) return call_id.error();
+  if (!call.cached) budget_.ChargeCall(call.input_tokens, call.output_tokens);
+  CandidateRecord record;
+  record.run_id = run_id_;
+  record.parent_id = step.parent_id;
+  record.origin = step.origin;
+  record.role = step.role;
+  record.llm_call_id = *call_id;
+  if (!call.reply) {
+    ++failed_calls_in_row_;
+    last_call_error_ = call.error;
+    record.extraction_error = "the model call failed: " + call.error;
+  } else {
+    failed_calls_in_row_ = 0;
+    auto kernel = ExtractKernel(call.reply->content, task_.signature.function);
+    if (kernel.ok()) {
+      record.source = kernel->source;
+    } else {
+      record.extraction_error = kernel.error().message;
+    }
+    record.explanation = Explanation(call.reply->content);
+  }
+  auto candidate_id = store_.AddCandidate(record);
+  if (!candidate_id.ok()) return candidate_id.error();
+  budget_.ChargeCandidate();
+  record.id = *candidate_id;
+  record.status = record.extraction_error.empty() ? "pending" : "extraction_failed";
+  Attempt attempt = FromRecord(record, call.reply ? call.reply->content : std::string());
+  if (!record.extraction_error.empty()) {
+    Report(fmt::format("candidate {}: no kernel ({})", attempt.candidate_id, FirstLine(record.extraction_error, 100)));
+  }
+  return attempt;
+}
+
+Result<LoopOutcome> OptimizeLoop::Run() {
+  auto loaded = LoadRunState(store_, run_id_);
+  if (!loaded.ok()) return loaded.error();
+  state_ = std::move(loaded.value());
+  LoopOutcome outcome;
+  outcome.status = "finished";
+  // Resume: what was proposed but not yet judged is judged first; nothing judged is redone.
+  for (auto& attempt : state_.attempts) {
+    if (StopRequested()) break;
+    if (attempt.status == "pending") {
+      if (auto status = Evaluate(attempt); !status.ok()) return status.error();
+    }
+  }
+  while (outcome.stop_reason.empty()) {
+    if (StopRequested()) {
+      outcome.status = "stopped";
+      outcome.stop_reason = "interrupted; resume with `ksmith optimize --resume " + run_id_ + "`";
+      break;
+    }
+    if (auto exhausted = budget_.Exhausted(std::chrono::steady_clock::now())) {
+      outcome.stop_reason = *exhausted;
+      break;
+    }
+    if (failed_calls_in_row_ >= settings_.max_failed_calls_in_row) {
+      outcome.status = "failed";
+      outcome.stop_reason = fmt::format("the model failed {} times in a row; last: {}", failed_calls_in_row_,
+                                        last_call_error_);
+      break;
+    }
+    std::vector<Step> steps = strategy_.Next(state_);
+    if (steps.empty()) {
+      outcome.stop_reason = fmt::format("the {} strategy has nothing left to try", strategy_.name());
+      break;
+    }
+    // Every model call of the batch is in flight at once; each answer is recorded and evaluated
+    // as soon as it and those before it are in, while the later calls are still running.
+    std::vector<std::future<LlmCall>> calls;
+    for (const auto& step : steps) {
+      if (!step.asks_model()) continue;
+      if (provider_ == nullptr) return MakeError(ErrorKind::kInternal, "the {} strategy asked for a model, but none is configured", strategy_.name());
+      ChatRequest request = settings_.request;
+      request.messages = step.messages;
+      calls.push_back(std::async(std::launch::async, [this, request] { return provider_->Complete(request); }));
+    }
+    size_t next_call = 0;
+    for (const auto& step : steps) {
+      Attempt attempt;
+      if (step.asks_model()) {
+        bool exhausted = false;
+        auto recorded = RecordModelAnswer(step, calls[next_call++].get(), exhausted);
+        if (!recorded.ok()) return recorded.error();
+        if (exhausted) {
+          outcome.stop_reason = "the replayed run has no more recorded answers";
+          continue;  // the calls still in flight are collected, then the run ends
+        }
+        attempt = std::move(recorded.value());
+      } else {
+        CandidateRecord record;
+        record.run_id = run_id_;
+        record.parent_id = step.parent_id;
+        record.origin = step.origin;
+        record.role = step.role;
+        record.source = step.source;
+        record.knobs = KnobsJson(step.knobs);
+        auto candidate_id = store_.AddCandidate(record);
+        if (!candidate_id.ok()) return candidate_id.error();
+        budget_.ChargeCandidate();
+        record.id = *candidate_id;
+        record.status = "pending";
+        attempt = FromRecord(record, "");
+      }
+      state_.attempts.push_back(std::move(attempt));
+      Attempt& added = state_.attempts.back();
+      if (added.status == "pending" && !StopRequested()) {
+        if (auto status = Evaluate(added); !status.ok()) return status.error();
+      }
+    }
+  }
+  if (const Attempt* best = state_.Best()) outcome.best_candidate_id = best->candidate_id;
+  if (auto finished = store_.FinishRun(run_id_, outcome.status, outcome.stop_reason, outcome.best_candidate_id);
+      !finished.ok()) {
+    return finished.error();
+  }
+  outcome.state = std::move(state_);
+  return outcome;
+}
+
+}  // namespace ksmith

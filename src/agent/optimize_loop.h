@@ -1,0 +1,93 @@
+// The optimize loop: asks the strategy what to try, has the model propose it (several calls in
+// flight when the strategy allows), extracts the kernel, evaluates it, and records every step in
+// the store the moment it finishes. All state lives in the store, so Run() on a run that was
+// killed resumes it: candidates already evaluated are kept, pending ones are evaluated, and the
+// strategy continues from the attempts it finds.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "agent/strategy.h"
+#include "core/result.h"
+#include "eval/evaluator.h"
+#include "eval/verdict.h"
+#include "llm/budget.h"
+#include "llm/provider.h"
+#include "store/run_store.h"
+#include "task/task.h"
+
+namespace ksmith {
+
+/// The evaluation behind the loop: the CPU or the CUDA pipeline, for one task.
+class CandidateEvaluator {
+ public:
+  virtual ~CandidateEvaluator() = default;
+  /// Never throws for anything a candidate does (see Evaluator::Evaluate).
+  virtual Verdict Evaluate(const CandidateSource& candidate) = 0;
+};
+
+struct LoopProgress {
+  size_t attempts = 0;    // candidates made, extraction failures included
+  size_t evaluated = 0;   // candidates with a verdict
+  size_t passed = 0;
+  std::optional<double> best_speedup;
+  int64_t tokens = 0;
+  double cost_dollars = 0;
+  std::string last;       // what just happened, one line
+};
+
+struct LoopSettings {
+  ChatRequest request;   // model, output tokens, temperature; the messages come from each step
+  /// Model calls that fail in a row (no answer at all) before the run gives up: a bad key or a
+  /// dead server fails every call the same way, and retrying the strategy would only repeat it.
+  int max_failed_calls_in_row = 3;
+  std::function<void(const LoopProgress&)> progress;
+  /// Set from a signal handler: the loop stops between steps and the run stays resumable.
+  const std::atomic<bool>* stop_requested = nullptr;
+};
+
+struct LoopOutcome {
+  std::string status;       // "finished", "stopped" (interrupted; resumable), "failed"
+  std::string stop_reason;  // one line
+  RunState state;
+  std::optional<int64_t> best_candidate_id;
+};
+
+/// Reads a run's attempts back from the store (the model's answers joined from its calls).
+Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id);
+
+class OptimizeLoop {
+ public:
+  /// `provider` may be null for strategies that need no model.
+  OptimizeLoop(RunStore& store, std::string run_id, const Task& task, Strategy& strategy,
+               ChatProvider* provider, CandidateEvaluator& evaluator, Budget& budget, LoopSettings settings)
+      : store_(store), run_id_(std::move(run_id)), task_(task), strategy_(strategy), provider_(provider),
+        evaluator_(evaluator), budget_(budget), settings_(std::move(settings)) {}
+
+  /// Runs until the strategy is done, the budget is spent, the model keeps failing, or a stop
+  /// is requested; then marks the run finished (or stopped) in the store. Errors are the store's.
+  Result<LoopOutcome> Run();
+
+ private:
+  Status Evaluate(Attempt& attempt);
+  Result<Attempt> RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted);
+  void Report(const std::string& line);
+  bool StopRequested() const { return settings_.stop_requested != nullptr && settings_.stop_requested->load(); }
+
+  RunStore& store_;
+  std::string run_id_;
+  const Task& task_;
+  Strategy& strategy_;
+  ChatProvider* provider_;
+  CandidateEvaluator& evaluator_;
+  Budget& budget_;
+  LoopSettings settings_;
+  RunState state_;
+  int failed_calls_in_row_ = 0;
+  std::string last_call_error_;
+};
+
+}  // namespace ksmith

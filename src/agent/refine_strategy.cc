@@ -1,0 +1,130 @@
+// The feedback loop: each proposal sees the task, the conversation so far (budgeted by
+// agent/conversation.h) and the verdict of the last attempt. A chain that fails the same way
+// several times in a row is an error cycle: the chain is cut, and the model restarts from the
+// best kernel so far with the cycle named, instead of spending the budget on the same mistake.
+#include <cctype>
+#include <optional>
+
+#include "agent/feedback.h"
+#include "agent/prompt.h"
+#include "agent/strategy.h"
+
+namespace ksmith {
+namespace {
+
+constexpr size_t kCycleLength = 3;
+constexpr size_t kSignatureChars = 96;
+
+// What makes two failures "the same": the status and the reason with its numbers removed (line
+// numbers, error values and sizes change from attempt to attempt while the mistake does not).
+std::string FailureSignature(const Attempt& attempt) {
+  if (attempt.passed()) return {};
+  std::string reason = attempt.extraction_error;
+  if (attempt.verdict) reason = attempt.verdict->value("reason", std::string());
+  std::string signature = attempt.status + ":";
+  for (char c : reason) {
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+') continue;
+    signature.push_back(c);
+    if (signature.size() >= kSignatureChars) break;
+  }
+  return signature;
+}
+
+// Attempts that carry a model answer belong to the conversation; a failed call (no answer) does
+// not: there is nothing the model said to show it.
+bool InConversation(const Attempt& attempt) { return attempt.origin == "llm" && !attempt.answer.empty(); }
+
+Turn MakeTurn(const Attempt& attempt) {
+  Turn turn;
+  turn.candidate_id = attempt.candidate_id;
+  turn.answer = attempt.answer;
+  if (attempt.verdict) {
+    turn.feedback = RenderFeedback(*attempt.verdict, attempt.source);
+    turn.summary = SummarizeVerdict(*attempt.verdict);
+  } else {
+    turn.feedback = RenderExtractionFeedback(attempt.extraction_error);
+    turn.summary = "no kernel: " + attempt.extraction_error.substr(0, 160);
+  }
+  return turn;
+}
+
+class RefineStrategy : public Strategy {
+ public:
+  explicit RefineStrategy(const StrategyContext& context)
+      : max_attempts_(context.max_attempts), budget_(context.conversation) {
+    PromptContext prompt{context.task, context.backend, context.device_facts};
+    system_prompt_ = BuildSystemPrompt(prompt);
+    task_prompt_ = BuildTaskPrompt(prompt, context.starting_point);
+  }
+
+  std::string name() const override { return "refine"; }
+  bool needs_model() const override { return true; }
+
+  std::vector<Step> Next(const RunState& state) override {
+    if (state.attempts.size() >= max_attempts_) return {};
+    // Replaying the cycle detector over the whole history (rather than keeping its state) makes
+    // a resumed run cut its chains exactly where the interrupted one did.
+    size_t chain_start = 0;
+    std::string cycle;
+    for (size_t i = 0; i < state.attempts.size(); ++i) {
+      cycle.clear();
+      if (i + 1 - chain_start < kCycleLength) continue;
+      const std::string signature = FailureSignature(state.attempts[i]);
+      if (signature.empty()) continue;
+      bool repeated = true;
+      for (size_t back = 1; back < kCycleLength && repeated; ++back) {
+        repeated = FailureSignature(state.attempts[i - back]) == signature;
+      }
+      if (!repeated) continue;
+      cycle = signature;
+      chain_start = i + 1;
+    }
+    std::vector<Turn> turns;
+    std::optional<int64_t> last_in_chain;
+    for (size_t i = chain_start; i < state.attempts.size(); ++i) {
+      const Attempt& attempt = state.attempts[i];
+      last_in_chain = attempt.candidate_id;
+      if (InConversation(attempt)) turns.push_back(MakeTurn(attempt));
+    }
+    const Attempt* best = state.Best();
+    std::optional<Turn> best_turn;
+    std::string best_source;
+    if (best != nullptr && best->origin == "llm") {
+      best_turn = MakeTurn(*best);
+      best_source = best->source;
+    }
+    std::string instruction;
+    if (!cycle.empty()) {
+      const Attempt& last = state.attempts.back();
+      instruction = "Your last " + std::to_string(kCycleLength) + " attempts failed the same way (" +
+                    (last.verdict ? SummarizeVerdict(*last.verdict) : last.extraction_error.substr(0, 200)) +
+                    "). That approach is not working: start again from " +
+                    (best_turn ? "the best kernel so far, shown above," : "the task") +
+                    " and take a different approach. Answer with one complete kernel in one code block.";
+    } else if (!turns.empty()) {
+      instruction = state.attempts.back().passed()
+                        ? "Make it faster while keeping it correct. Answer with the complete kernel in one code block."
+                        : "Fix it. Answer with the complete corrected kernel in one code block.";
+    }
+    Step step;
+    step.messages = BuildConversation(system_prompt_, task_prompt_, turns, best_turn, best_source, instruction,
+                                      budget_);
+    step.parent_id = !cycle.empty() ? (best != nullptr ? std::optional(best->candidate_id) : std::nullopt)
+                                    : last_in_chain;
+    return {std::move(step)};
+  }
+
+ private:
+  size_t max_attempts_;
+  ConversationBudget budget_;
+  std::string system_prompt_;
+  std::string task_prompt_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> MakeRefineStrategy(const StrategyContext& context) {
+  return std::make_unique<RefineStrategy>(context);
+}
+
+}  // namespace ksmith

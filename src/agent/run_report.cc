@@ -1,0 +1,65 @@
+#include "agent/run_report.h"
+
+#include <fmt/format.h>
+
+#include "agent/feedback.h"
+#include "core/strings.h"
+
+namespace ksmith {
+namespace {
+
+// A table cell: one line, no pipes.
+std::string Cell(const std::string& text, size_t max_chars = 90) {
+  std::string cell = FirstLine(text, max_chars);
+  for (char& c : cell) {
+    if (c == '|') c = '/';
+  }
+  return cell;
+}
+
+std::string DescribeOutcome(const Attempt& attempt) {
+  if (attempt.verdict) return SummarizeVerdict(*attempt.verdict);
+  if (!attempt.extraction_error.empty()) return "no kernel: " + attempt.extraction_error;
+  return attempt.status;
+}
+
+}  // namespace
+
+std::string RenderRunReport(const RunRecord& run, const RunState& state, const std::string& best_path) {
+  std::string report = fmt::format("# ksmith run {}\n\n", run.id);
+  report += fmt::format("- task: `{}` on `{}`\n- strategy: {}\n", run.task, run.backend, run.strategy);
+  if (!run.provider.empty()) report += fmt::format("- model: {} via {}\n", run.model.empty() ? "(default)" : run.model, run.provider);
+  report += fmt::format("- started: {}, ended: {} ({})\n", run.created_at, run.finished_at.empty() ? "-" : run.finished_at,
+                        run.status);
+  report += fmt::format("- stopped because: {}\n", run.stop_reason.empty() ? "-" : run.stop_reason);
+  report += fmt::format("- attempts: {}, evaluated: {}, passed: {}\n", state.attempts.size(), run.candidates, run.passed);
+  report += fmt::format("- model calls: {}, tokens: {}, cost: ${:.4f}\n\n", run.llm_calls, run.tokens, run.cost_dollars);
+
+  const Attempt* best = state.Best();
+  report += "## Best kernel\n\n";
+  if (best == nullptr) {
+    report += "No candidate passed.\n\n";
+  } else {
+    report += fmt::format("Candidate {} ({}{}): {}.\n\n", best->candidate_id, best->origin,
+                          best->knobs.empty() ? "" : ", " + best->knobs.dump(), SummarizeVerdict(*best->verdict));
+    if (!best_path.empty()) report += fmt::format("Written to `{}`.\n\n", best_path);
+    // The model's own account of the change, when it gave one.
+    for (const auto& line : SplitLines(best->answer.substr(0, best->answer.find("```")))) {
+      if (!Trim(line).empty()) report += "> " + line + "\n";
+    }
+    report += fmt::format("\n```{}\n{}\n```\n\n", run.backend == "cuda" ? "cuda" : "cpp", best->source);
+  }
+
+  report += "## Attempts\n\n| # | candidate | parent | origin | status | speedup | outcome |\n|---|---|---|---|---|---|---|\n";
+  for (size_t i = 0; i < state.attempts.size(); ++i) {
+    const Attempt& attempt = state.attempts[i];
+    report += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", i + 1, attempt.candidate_id,
+                          attempt.parent_id ? std::to_string(*attempt.parent_id) : "-",
+                          attempt.origin + (attempt.knobs.empty() ? "" : " " + Cell(attempt.knobs.dump(), 60)),
+                          attempt.status, attempt.speedup ? fmt::format("{:.2f}x", *attempt.speedup) : "-",
+                          Cell(DescribeOutcome(attempt)));
+  }
+  return report;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,69 @@
+#include "agent/strategy.h"
+
+#include <algorithm>
+
+#include "agent/prompt.h"
+
+namespace ksmith {
+
+const Attempt* RunState::Best() const {
+  const Attempt* best = nullptr;
+  for (const auto& attempt : attempts) {
+    if (!attempt.passed()) continue;
+    // An untimed pass (speedup unknown) still beats having nothing.
+    const double speedup = attempt.speedup.value_or(0);
+    if (best == nullptr || speedup > best->speedup.value_or(0)) best = &attempt;
+  }
+  return best;
+}
+
+namespace {
+
+// Best-of-n: independent proposals from the same prompt, several in flight at once. The
+// pass@k protocol: nothing one proposal learns reaches another.
+class SampleStrategy : public Strategy {
+ public:
+  explicit SampleStrategy(const StrategyContext& context)
+      : max_attempts_(context.max_attempts), parallel_(std::max<size_t>(1, context.parallel)) {
+    PromptContext prompt{context.task, context.backend, context.device_facts};
+    messages_ = {{"system", BuildSystemPrompt(prompt)},
+                 {"user", BuildTaskPrompt(prompt, context.starting_point)}};
+  }
+
+  std::string name() const override { return "sample"; }
+  bool needs_model() const override { return true; }
+
+  std::vector<Step> Next(const RunState& state) override {
+    std::vector<Step> steps;
+    const size_t made = state.attempts.size();
+    const size_t left = made >= max_attempts_ ? 0 : max_attempts_ - made;
+    for (size_t i = 0; i < std::min(left, parallel_); ++i) {
+      Step step;
+      step.messages = messages_;
+      steps.push_back(std::move(step));
+    }
+    return steps;
+  }
+
+ private:
+  size_t max_attempts_;
+  size_t parallel_;
+  std::vector<ChatMessage> messages_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> MakeSampleStrategy(const StrategyContext& context) {
+  return std::make_unique<SampleStrategy>(context);
+}
+
+std::vector<std::string> StrategyNames() { return {"refine", "sample", "tune"}; }
+
+Result<std::unique_ptr<Strategy>> MakeStrategy(const std::string& name, const StrategyContext& context) {
+  if (name == "sample") return MakeSampleStrategy(context);
+  if (name == "refine") return MakeRefineStrategy(context);
+  if (name == "tune") return MakeTuneStrategy(context);
+  return MakeError(ErrorKind::kInvalidArgument, "unknown strategy '{}': choose refine, sample or tune", name);
+}
+
+}  // namespace ksmith

@@ -1,0 +1,94 @@
+// Strategies decide what to try next from everything the run has tried so far. They share one
+// proposer (a model behind llm/provider.h) and one evaluator, both driven by the optimize loop;
+// a strategy only plans steps. Because a strategy reads its whole state from the run's attempts,
+// a run resumed from the store continues exactly where it stopped, and new strategies (evolve:
+// islands and crossover; team: planner, coder, debugger, judge, each a `role` with its own model)
+// plug in here without touching the proposer or the evaluator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/conversation.h"
+#include "agent/tune_knobs.h"
+#include "core/result.h"
+#include "llm/chat_protocol.h"
+#include "task/task.h"
+
+namespace ksmith {
+
+/// One candidate of the run as the store keeps it.
+struct Attempt {
+  int64_t candidate_id = 0;
+  std::optional<int64_t> parent_id;
+  std::string origin;            // "llm", "tune"
+  std::string role;
+  std::string answer;            // the model's whole answer; empty for tune
+  std::string source;            // empty when no kernel could be extracted
+  std::string extraction_error;
+  nlohmann::json knobs = nlohmann::json::object();
+  std::optional<nlohmann::json> verdict;
+  std::string status;            // verdict status, "extraction_failed" or "pending"
+  std::optional<double> speedup;
+
+  bool passed() const { return status == "passed"; }
+};
+
+struct RunState {
+  std::vector<Attempt> attempts;  // in the order they were made
+
+  /// The passing attempt with the highest speedup; null when none passed.
+  const Attempt* Best() const;
+};
+
+/// What to do next: ask a model (messages set), or evaluate a source as it is (tune).
+struct Step {
+  std::string role = "coder";
+  std::string origin = "llm";
+  std::vector<ChatMessage> messages;
+  std::string source;
+  KnobSetting knobs;
+  std::optional<int64_t> parent_id;
+
+  bool asks_model() const { return !messages.empty(); }
+};
+
+/// Everything a strategy may read about the task and the target.
+struct StrategyContext {
+  const Task& task;
+  std::string backend;                     // "cpu" or "cuda"
+  nlohmann::json device_facts;             // for the prompt
+  std::string starting_point;              // a kernel the model may start from (the task's seed); may be empty
+  std::string tune_source;                 // tune: the kernel with @tune knobs
+  ConversationBudget conversation;
+  size_t max_attempts = 20;                // the run stops after this many attempts
+  size_t parallel = 4;                     // sample: proposals in flight at once
+  uint64_t seed = 0;                       // tune: the order of a sampled knob space
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  virtual bool needs_model() const = 0;
+  /// The next steps (at least one), or an empty list when the strategy has nothing left to try.
+  virtual std::vector<Step> Next(const RunState& state) = 0;
+};
+
+std::unique_ptr<Strategy> MakeSampleStrategy(const StrategyContext& context);
+std::unique_ptr<Strategy> MakeRefineStrategy(const StrategyContext& context);
+/// Fails when the tune source declares no knobs or declares them wrongly.
+Result<std::unique_ptr<Strategy>> MakeTuneStrategy(const StrategyContext& context);
+
+/// "sample", "refine" or "tune"; an unknown name or a tune without knobs is an explained error.
+Result<std::unique_ptr<Strategy>> MakeStrategy(const std::string& name, const StrategyContext& context);
+
+/// The strategies this build knows, for --help and error messages.
+std::vector<std::string> StrategyNames();
+
+}  // namespace ksmith

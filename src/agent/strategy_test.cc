@@ -1,0 +1,193 @@
+#include "agent/strategy.h"
+
+#include <filesystem>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "task/registry.h"
+
+namespace ksmith {
+namespace {
+
+Task LoadVectorAdd() {
+  TaskRegistry registry(std::filesystem::path(KSMITH_SOURCE_DIR) / "tasks");
+  auto task = registry.Find("vector_add");
+  EXPECT_TRUE(task.ok()) << task.error().message;
+  return task.value();
+}
+
+constexpr const char* kTunable = R"(#include <cstdint>
+// @tune BLOCK: 64, 128
+#ifndef BLOCK
+#define BLOCK 64
+#endif
+// @tune UNROLL: 1, 2, 4
+#ifndef UNROLL
+#define UNROLL 1
+#endif
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
+}
+)";
+
+Attempt Failed(int64_t id, const std::string& status, const std::string& reason) {
+  Attempt attempt;
+  attempt.candidate_id = id;
+  attempt.origin = "llm";
+  attempt.answer = "```cpp\n// attempt " + std::to_string(id) + "\n```";
+  attempt.source = "// attempt " + std::to_string(id);
+  attempt.status = status;
+  attempt.verdict = nlohmann::json{{"status", status}, {"reason", reason}, {"stages", nlohmann::json::array()}};
+  return attempt;
+}
+
+Attempt Passed(int64_t id, double speedup) {
+  Attempt attempt = Failed(id, "passed", "passed");
+  attempt.speedup = speedup;
+  (*attempt.verdict)["speedup"] = speedup;
+  return attempt;
+}
+
+std::string LastUserMessage(const Step& step) {
+  EXPECT_FALSE(step.messages.empty());
+  return step.messages.empty() ? std::string() : step.messages.back().content;
+}
+
+TEST(RunState, BestIsThePassingAttemptWithTheHighestSpeedup) {
+  RunState state;
+  EXPECT_EQ(state.Best(), nullptr);
+  state.attempts = {Passed(1, 1.5), Failed(2, "wrong_output", "max error 3"), Passed(3, 2.5), Passed(4, 0.9)};
+  ASSERT_NE(state.Best(), nullptr);
+  EXPECT_EQ(state.Best()->candidate_id, 3);
+}
+
+TEST(TuneStrategy, WalksEverySettingOnceAndSkipsThoseAlreadyTried) {
+  const Task task = LoadVectorAdd();
+  StrategyContext context{task, "cpu", nullptr};
+  context.tune_source = kTunable;
+  context.max_attempts = 100;
+  auto strategy = MakeStrategy("tune", context);
+  ASSERT_TRUE(strategy.ok()) << strategy.error().message;
+  EXPECT_FALSE((*strategy)->needs_model());
+  RunState state;
+  std::set<std::string> seen;
+  for (int i = 0; i < 10; ++i) {
+    auto steps = (*strategy)->Next(state);
+    if (steps.empty()) break;
+    ASSERT_EQ(steps.size(), 1u);
+    EXPECT_FALSE(steps[0].asks_model());
+    EXPECT_EQ(steps[0].origin, "tune");
+    EXPECT_NE(steps[0].source.find("#define BLOCK"), std::string::npos);
+    Attempt attempt;
+    attempt.candidate_id = i + 1;
+    for (const auto& [name, value] : steps[0].knobs) attempt.knobs[name] = value;
+    EXPECT_TRUE(seen.insert(attempt.knobs.dump()).second) << "repeated " << attempt.knobs.dump();
+    attempt.status = "passed";
+    state.attempts.push_back(attempt);
+  }
+  EXPECT_EQ(seen.size(), 6u);  // 2 x 3 settings, then nothing left
+  EXPECT_TRUE((*strategy)->Next(state).empty());
+}
+
+TEST(TuneStrategy, RefusesAKernelWithoutKnobs) {
+  const Task task = LoadVectorAdd();
+  StrategyContext context{task, "cpu", nullptr};
+  context.tune_source = "extern \"C\" void vector_add(const float* a, const float* b, float* c, int64_t n) {}";
+  auto strategy = MakeStrategy("tune", context);
+  ASSERT_FALSE(strategy.ok());
+  EXPECT_NE(strategy.error().message.find("@tune"), std::string::npos);
+}
+
+TEST(SampleStrategy, ProposesIndependentBatchesUpToTheLimit) {
+  const Task task = LoadVectorAdd();
+  StrategyContext context{task, "cpu", nullptr};
+  context.max_attempts = 6;
+  context.parallel = 4;
+  auto strategy = MakeStrategy("sample", context);
+  ASSERT_TRUE(strategy.ok());
+  RunState state;
+  auto first = (*strategy)->Next(state);
+  ASSERT_EQ(first.size(), 4u);
+  for (const auto& step : first) {
+    EXPECT_TRUE(step.asks_model());
+    EXPECT_FALSE(step.parent_id.has_value());
+    EXPECT_EQ(step.messages.size(), 2u);  // system and task only: nothing leaks between samples
+  }
+  for (int i = 0; i < 4; ++i) state.attempts.push_back(Failed(i + 1, "wrong_output", "x"));
+  EXPECT_EQ((*strategy)->Next(state).size(), 2u);
+  for (int i = 4; i < 6; ++i) state.attempts.push_back(Failed(i + 1, "wrong_output", "x"));
+  EXPECT_TRUE((*strategy)->Next(state).empty());
+}
+
+TEST(RefineStrategy, ContinuesFromTheLastAttemptWithItsFeedback) {
+  const Task task = LoadVectorAdd();
+  StrategyContext context{task, "cpu", nullptr};
+  auto strategy = MakeStrategy("refine", context);
+  ASSERT_TRUE(strategy.ok());
+  RunState state;
+  auto first = (*strategy)->Next(state);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_FALSE(first[0].parent_id.has_value());
+  state.attempts.push_back(Failed(7, "compile_error", "compile error: 'foo' was not declared in this scope"));
+  auto second = (*strategy)->Next(state);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].parent_id, 7);
+  EXPECT_NE(LastUserMessage(second[0]).find("Fix it"), std::string::npos);
+  bool answer_shown = false;
+  for (const auto& message : second[0].messages) answer_shown |= message.role == "assistant" && message.content.find("attempt 7") != std::string::npos;
+  EXPECT_TRUE(answer_shown);
+}
+
+TEST(RefineStrategy, BreaksAnErrorCycleByRestartingFromTheBest) {
+  const Task task = LoadVectorAdd();
+  StrategyContext context{task, "cpu", nullptr};
+  auto strategy = MakeStrategy("refine", context);
+  ASSERT_TRUE(strategy.ok());
+  RunState state;
+  state.attempts.push_back(Passed(1, 1.2));
+  // The same mistake three times; only the line number changes.
+  for (int i = 0; i < 3; ++i) {
+    state.attempts.push_back(Failed(2 + i, "compile_error", "line " + std::to_string(10 + i) + ": 'tile' was not declared"));
+  }
+  auto steps = (*strategy)->Next(state);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].parent_id, 1);  // back to the best
+  const std::string last = LastUserMessage(steps[0]);
+  EXPECT_NE(last.find("failed the same way"), std::string::npos) << last;
+  EXPECT_NE(last.find("different approach"), std::string::npos);
+  // The failing chain is gone from the conversation; the best kernel is kept.
+  std::string all;
+  for (const auto& message : steps[0].messages) all += message.content;
+  EXPECT_EQ(all.find("attempt 3"), std::string::npos);
+  EXPECT_NE(all.find("attempt 1"), std::string::npos);
+
+  // A different failure after the restart is not a cycle.
+  state.attempts.push_back(Failed(5, "wrong_output", "max error 0.5 at 3"));
+  auto after = (*strategy)->Next(state);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].parent_id, 5);
+  EXPECT_EQ(LastUserMessage(after[0]).find("failed the same way"), std::string::npos);
+}
+
+TEST(RefineStrategy, StopsAtTheAttemptLimit) {
+  const Task task = LoadVectorAdd();
+  StrategyContext context{task, "cpu", nullptr};
+  context.max_attempts = 2;
+  auto strategy = MakeStrategy("refine", context);
+  ASSERT_TRUE(strategy.ok());
+  RunState state;
+  state.attempts = {Failed(1, "wrong_output", "a"), Failed(2, "wrong_output", "b")};
+  EXPECT_TRUE((*strategy)->Next(state).empty());
+}
+
+TEST(MakeStrategy, UnknownNamesAreExplained) {
+  const Task task = LoadVectorAdd();
+  StrategyContext context{task, "cpu", nullptr};
+  auto strategy = MakeStrategy("evolve", context);
+  ASSERT_FALSE(strategy.ok());
+  EXPECT_NE(strategy.error().message.find("refine"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ksmith

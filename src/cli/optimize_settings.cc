@@ -1,0 +1,176 @@
+#include "cli/optimize_settings.h"
+
+#include <functional>
+#include <map>
+
+#include <toml++/toml.h>
+
+namespace ksmith {
+
+nlohmann::json OptimizeSettings::ToJson() const {
+  nlohmann::json json = {
+      {"task", task}, {"backend", backend}, {"strategy", strategy}, {"provider", provider},
+      {"base_url", base_url}, {"model", model}, {"replay_run", replay_run}, {"kernel", kernel},
+      {"max_candidates", max_candidates}, {"parallel", parallel}, {"max_output_tokens", max_output_tokens},
+      {"temperature", temperature}, {"context_tokens", context_tokens}, {"request_timeout_s", request_timeout_s},
+      {"request_attempts", request_attempts},
+      {"price_input_per_million", price_input_per_million},
+      {"price_output_per_million", price_output_per_million}, {"response_cache", response_cache},
+      {"arch", arch}, {"seeds", seeds}, {"timing_budget_s", timing_budget_s}, {"eval_timeout_ms", eval_timeout_ms}};
+  json["budget_tokens"] = budget_tokens ? nlohmann::json(*budget_tokens) : nlohmann::json();
+  json["budget_dollars"] = budget_dollars ? nlohmann::json(*budget_dollars) : nlohmann::json();
+  json["budget_wall_s"] = budget_wall_s ? nlohmann::json(*budget_wall_s) : nlohmann::json();
+  return json;
+}
+
+OptimizeSettings OptimizeSettings::FromJson(const nlohmann::json& json) {
+  OptimizeSettings settings;
+  auto read = [&json](const char* key, auto& field) {
+    if (json.contains(key) && !json[key].is_null()) field = json[key].get<std::decay_t<decltype(field)>>();
+  };
+  read("task", settings.task);
+  read("backend", settings.backend);
+  read("strategy", settings.strategy);
+  read("provider", settings.provider);
+  read("base_url", settings.base_url);
+  read("model", settings.model);
+  read("replay_run", settings.replay_run);
+  read("kernel", settings.kernel);
+  read("max_candidates", settings.max_candidates);
+  read("parallel", settings.parallel);
+  read("max_output_tokens", settings.max_output_tokens);
+  read("temperature", settings.temperature);
+  read("context_tokens", settings.context_tokens);
+  read("request_timeout_s", settings.request_timeout_s);
+  read("request_attempts", settings.request_attempts);
+  read("price_input_per_million", settings.price_input_per_million);
+  read("price_output_per_million", settings.price_output_per_million);
+  read("response_cache", settings.response_cache);
+  read("arch", settings.arch);
+  read("seeds", settings.seeds);
+  read("timing_budget_s", settings.timing_budget_s);
+  read("eval_timeout_ms", settings.eval_timeout_ms);
+  if (json.contains("budget_tokens") && json["budget_tokens"].is_number()) settings.budget_tokens = json["budget_tokens"].get<int64_t>();
+  if (json.contains("budget_dollars") && json["budget_dollars"].is_number()) settings.budget_dollars = json["budget_dollars"].get<double>();
+  if (json.contains("budget_wall_s") && json["budget_wall_s"].is_number()) settings.budget_wall_s = json["budget_wall_s"].get<double>();
+  return settings;
+}
+
+namespace {
+
+// One setter per accepted key; each checks the value's type and range.
+using Setter = std::function<Status(const toml::node&, OptimizeSettings&)>;
+
+template <typename T>
+Setter Field(T OptimizeSettings::*field) {
+  return [field](const toml::node& node, OptimizeSettings& settings) -> Status {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!node.is_string()) return MakeError(ErrorKind::kInvalidArgument, "must be a string");
+      settings.*field = node.value<std::string>().value_or("");
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!node.is_boolean()) return MakeError(ErrorKind::kInvalidArgument, "must be true or false");
+      settings.*field = node.value<bool>().value_or(false);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      auto value = node.value<double>();
+      if (!value || *value < 0) return MakeError(ErrorKind::kInvalidArgument, "must be a number >= 0");
+      settings.*field = *value;
+    } else {
+      auto value = node.value<int64_t>();
+      if (!node.is_integer() || !value || *value < 0) return MakeError(ErrorKind::kInvalidArgument, "must be an integer >= 0");
+      settings.*field = static_cast<T>(*value);
+    }
+    return {};
+  };
+}
+
+template <typename T>
+Setter OptionalField(std::optional<T> OptimizeSettings::*field) {
+  return [field](const toml::node& node, OptimizeSettings& settings) -> Status {
+    auto value = node.value<T>();
+    if (!value || *value <= 0) return MakeError(ErrorKind::kInvalidArgument, "must be a number > 0");
+    settings.*field = *value;
+    return {};
+  };
+}
+
+const std::map<std::string, std::map<std::string, Setter>>& Schema() {
+  static const auto* schema = new std::map<std::string, std::map<std::string, Setter>>{
+      {"llm",
+       {{"provider", Field(&OptimizeSettings::provider)},
+        {"base_url", Field(&OptimizeSettings::base_url)},
+        {"model", Field(&OptimizeSettings::model)},
+        {"max_concurrency", Field(&OptimizeSettings::parallel)},
+        {"max_output_tokens", Field(&OptimizeSettings::max_output_tokens)},
+        {"temperature", Field(&OptimizeSettings::temperature)},
+        {"context_tokens", Field(&OptimizeSettings::context_tokens)},
+        {"request_timeout_s", Field(&OptimizeSettings::request_timeout_s)},
+        {"request_attempts", Field(&OptimizeSettings::request_attempts)},
+        {"price_input_per_million", Field(&OptimizeSettings::price_input_per_million)},
+        {"price_output_per_million", Field(&OptimizeSettings::price_output_per_million)},
+        {"cache", Field(&OptimizeSettings::response_cache)}}},
+      {"optimize",
+       {{"task", Field(&OptimizeSettings::task)},
+        {"backend", Field(&OptimizeSettings::backend)},
+        {"strategy", Field(&OptimizeSettings::strategy)},
+        {"max_candidates", Field(&OptimizeSettings::max_candidates)},
+        {"kernel", Field(&OptimizeSettings::kernel)}}},
+      {"budget",
+       {{"tokens", OptionalField(&OptimizeSettings::budget_tokens)},
+        {"dollars", OptionalField(&OptimizeSettings::budget_dollars)},
+        {"wall_s", OptionalField(&OptimizeSettings::budget_wall_s)}}},
+      {"eval",
+       {{"arch", Field(&OptimizeSettings::arch)},
+        {"seeds", Field(&OptimizeSettings::seeds)},
+        {"timing_budget_s", Field(&OptimizeSettings::timing_budget_s)},
+        {"timeout_ms", Field(&OptimizeSettings::eval_timeout_ms)}}},
+  };
+  return *schema;
+}
+
+bool LooksLikeKey(const std::string& key) {
+  const bool ends_in_key = key.size() >= 4 && key.compare(key.size() - 4, 4, "_key") == 0;
+  return key == "key" || key == "token" || key == "secret" || ends_in_key;
+}
+
+}  // namespace
+
+Status ApplyConfigFile(const std::filesystem::path& path, OptimizeSettings& settings) {
+  toml::table table;
+  try {
+    table = toml::parse_file(path.string());
+  } catch (const toml::parse_error& error) {
+    return MakeError(ErrorKind::kInvalidArgument, "{}:{}:{}: {}", path.string(), error.source().begin.line,
+                     error.source().begin.column, error.description());
+  }
+  for (const auto& [section_key, section_node] : table) {
+    const std::string section(section_key.str());
+    auto known = Schema().find(section);
+    if (known == Schema().end() || !section_node.is_table()) {
+      return MakeError(ErrorKind::kInvalidArgument, "{}: unknown table [{}] (known: [llm], [optimize], [budget], [eval])",
+                       path.string(), section);
+    }
+    for (const auto& [key_name, node] : *section_node.as_table()) {
+      const std::string key(key_name.str());
+      if (LooksLikeKey(key)) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         "{}: [{}] {}: API keys are read only from the environment (OPENAI_API_KEY, "
+                         "ANTHROPIC_API_KEY), never from files; remove it",
+                         path.string(), section, key);
+      }
+      auto setter = known->second.find(key);
+      if (setter == known->second.end()) {
+        std::string names;
+        for (const auto& [name, unused] : known->second) names += (names.empty() ? "" : ", ") + name;
+        return MakeError(ErrorKind::kInvalidArgument, "{}: [{}] has no key '{}' (known: {})", path.string(), section,
+                         key, names);
+      }
+      if (auto status = setter->second(node, settings); !status.ok()) {
+        return MakeError(ErrorKind::kInvalidArgument, "{}: [{}] {} {}", path.string(), section, key,
+                         status.error().message);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace ksmith

@@ -1,0 +1,111 @@
+#include "cli/optimize_settings.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ConfigFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() / ("ksmith-settings-" + std::to_string(::getpid()) + "-" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(directory_);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+
+  fs::path Write(const std::string& text) {
+    const fs::path path = directory_ / "ksmith.toml";
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  fs::path directory_;
+};
+
+TEST_F(ConfigFile, ReadsEveryTable) {
+  OptimizeSettings settings;
+  auto status = ApplyConfigFile(Write(R"(
+[llm]
+provider = "anthropic"
+model = "claude-x"
+base_url = "http://127.0.0.1:9/v1"
+max_concurrency = 2
+request_timeout_s = 1.5
+price_input_per_million = 3
+cache = true
+[optimize]
+task = "softmax"
+strategy = "sample"
+max_candidates = 7
+[budget]
+tokens = 5000
+dollars = 1.25
+wall_s = 60
+[eval]
+seeds = 1
+timing_budget_s = 0.2
+)"), settings);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(settings.provider, "anthropic");
+  EXPECT_EQ(settings.model, "claude-x");
+  EXPECT_EQ(settings.parallel, 2);
+  EXPECT_DOUBLE_EQ(settings.request_timeout_s, 1.5);
+  EXPECT_DOUBLE_EQ(settings.price_input_per_million, 3);
+  EXPECT_TRUE(settings.response_cache);
+  EXPECT_EQ(settings.task, "softmax");
+  EXPECT_EQ(settings.strategy, "sample");
+  EXPECT_EQ(settings.max_candidates, 7);
+  EXPECT_EQ(settings.budget_tokens, 5000);
+  EXPECT_DOUBLE_EQ(settings.budget_dollars.value_or(0), 1.25);
+  EXPECT_DOUBLE_EQ(settings.budget_wall_s.value_or(0), 60);
+  EXPECT_EQ(settings.seeds, 1);
+}
+
+TEST_F(ConfigFile, RefusesAnApiKeyInTheFile) {
+  OptimizeSettings settings;
+  auto status = ApplyConfigFile(Write("[llm]\napi_key = \"sk-secret\"\n"), settings);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("environment"), std::string::npos);
+  EXPECT_EQ(status.error().message.find("sk-secret"), std::string::npos);
+}
+
+TEST_F(ConfigFile, UnknownKeysTablesAndWrongTypesNameTheFileAndKey) {
+  OptimizeSettings settings;
+  auto typo = ApplyConfigFile(Write("[llm]\nmodle = \"x\"\n"), settings);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("modle"), std::string::npos);
+  EXPECT_NE(typo.error().message.find("ksmith.toml"), std::string::npos);
+  auto table = ApplyConfigFile(Write("[llms]\nmodel = \"x\"\n"), settings);
+  ASSERT_FALSE(table.ok());
+  EXPECT_NE(table.error().message.find("[llms]"), std::string::npos);
+  auto type = ApplyConfigFile(Write("[optimize]\nmax_candidates = \"many\"\n"), settings);
+  ASSERT_FALSE(type.ok());
+  EXPECT_NE(type.error().message.find("max_candidates"), std::string::npos);
+  auto syntax = ApplyConfigFile(Write("[llm\nmodel = 1\n"), settings);
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_NE(syntax.error().message.find("ksmith.toml:1"), std::string::npos) << syntax.error().message;
+}
+
+TEST(OptimizeSettings, JsonRoundTripKeepsEverySetting) {
+  OptimizeSettings settings;
+  settings.task = "matmul";
+  settings.backend = "cuda";
+  settings.provider = "openai";
+  settings.model = "m";
+  settings.max_candidates = 3;
+  settings.budget_dollars = 2.5;
+  settings.temperature = 0.1;
+  const OptimizeSettings back = OptimizeSettings::FromJson(settings.ToJson());
+  EXPECT_EQ(back.ToJson(), settings.ToJson());
+  EXPECT_FALSE(back.budget_tokens.has_value());
+  EXPECT_EQ(back.budget_dollars, 2.5);
+}
+
+}  // namespace
+}  // namespace ksmith

@@ -1,0 +1,86 @@
+#include "cli/optimize_summary.h"
+
+#include <fmt/format.h>
+
+#include "agent/feedback.h"
+#include "agent/run_report.h"
+#include "core/files.h"
+#include "core/strings.h"
+
+namespace ksmith {
+
+Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const RunRecord& run, const RunState& state) {
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) return MakeError(ErrorKind::kIo, "cannot create the output folder {}: {}", directory.string(), error.message());
+  RunOutputs outputs;
+  if (const Attempt* best = state.Best()) {
+    outputs.best_kernel = directory / (run.backend == "cuda" ? "best.cu" : "best.cc");
+    if (auto status = WriteFileAtomic(outputs.best_kernel, best->source); !status.ok()) return status.error();
+  }
+  outputs.report = directory / "report.md";
+  if (auto status = WriteFileAtomic(outputs.report, RenderRunReport(run, state, outputs.best_kernel.string()));
+      !status.ok()) {
+    return status.error();
+  }
+  return outputs;
+}
+
+namespace {
+
+std::string Explanation(const Attempt& attempt) {
+  return std::string(Trim(std::string_view(attempt.answer).substr(0, attempt.answer.find("```"))));
+}
+
+}  // namespace
+
+nlohmann::json RunSummaryJson(const RunRecord& run, const RunState& state, const RunOutputs& outputs,
+                              const std::filesystem::path& db_path) {
+  nlohmann::json summary = {{"run_id", run.id},
+                            {"task", run.task},
+                            {"backend", run.backend},
+                            {"strategy", run.strategy},
+                            {"provider", run.provider},
+                            {"model", run.model},
+                            {"status", run.status},
+                            {"stop_reason", run.stop_reason},
+                            {"candidates", run.candidates},
+                            {"attempts", state.attempts.size()},
+                            {"passed", run.passed},
+                            {"llm_calls", run.llm_calls},
+                            {"tokens", run.tokens},
+                            {"cost", run.cost_dollars},
+                            {"report", outputs.report.string()},
+                            {"db", db_path.string()}};
+  summary["best"] = nullptr;
+  if (const Attempt* best = state.Best(); best != nullptr && best->verdict) {
+    nlohmann::json verdict = *best->verdict;
+    verdict["source"] = outputs.best_kernel.string();
+    verdict["candidate_id"] = best->candidate_id;
+    verdict["origin"] = best->origin;
+    verdict["knobs"] = best->knobs;
+    verdict["explanation"] = Explanation(*best);
+    summary["best"] = std::move(verdict);
+  }
+  return summary;
+}
+
+std::string RenderRunSummary(const RunRecord& run, const RunState& state, const RunOutputs& outputs) {
+  std::string text = fmt::format("run {}: {} ({})\n", run.id, run.status, run.stop_reason);
+  text += fmt::format("  {} attempts, {} evaluated, {} passed; {} model calls, {} tokens, ${:.4f}\n",
+                      state.attempts.size(), run.candidates, run.passed, run.llm_calls, run.tokens, run.cost_dollars);
+  if (const Attempt* best = state.Best(); best != nullptr && best->verdict) {
+    text += fmt::format("  best: candidate {} ({}{}): {}\n", best->candidate_id, best->origin,
+                        best->knobs.empty() ? "" : " " + best->knobs.dump(), SummarizeVerdict(*best->verdict));
+    text += fmt::format("  kernel: {}\n", outputs.best_kernel.string());
+    if (const std::string explanation = Explanation(*best); !explanation.empty()) {
+      text += fmt::format("  the model says: {}\n", FirstLine(explanation, 300));
+    }
+  } else {
+    text += "  no candidate passed\n";
+  }
+  text += fmt::format("  report: {}\n  details: ksmith runs show {}\n", outputs.report.string(), run.id);
+  return text;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,187 @@
+// `ksmith runs list|show` and `ksmith export`: reading the run store.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "core/strings.h"
+#include "store/export.h"
+#include "store/run_store.h"
+
+namespace ksmith {
+namespace {
+
+struct RunsFlags {
+  std::string db;
+  std::string run_id;
+  bool json = false;
+  std::string format = "trajectory";
+  std::string output;
+};
+
+Result<std::unique_ptr<RunStore>> OpenStore(const std::string& db) {
+  auto path = db.empty() ? DefaultStorePath() : Result<std::filesystem::path>(std::filesystem::path(db));
+  if (!path.ok()) return path.error();
+  std::error_code error;
+  if (!std::filesystem::exists(*path, error)) {
+    return MakeError(ErrorKind::kNotFound, "no run store at {} (runs are recorded there by `ksmith optimize`)",
+                     path->string());
+  }
+  return RunStore::Open(*path);
+}
+
+nlohmann::json RunJson(const RunRecord& run) {
+  nlohmann::json json = {{"run_id", run.id},           {"task", run.task},         {"backend", run.backend},
+                         {"strategy", run.strategy},   {"provider", run.provider}, {"model", run.model},
+                         {"status", run.status},       {"stop_reason", run.stop_reason},
+                         {"created_at", run.created_at}, {"finished_at", run.finished_at},
+                         {"candidates", run.candidates}, {"passed", run.passed}, {"llm_calls", run.llm_calls},
+                         {"tokens", run.tokens},       {"cost", run.cost_dollars}, {"config", run.config}};
+  json["best_candidate_id"] = run.best_candidate_id ? nlohmann::json(*run.best_candidate_id) : nlohmann::json();
+  json["best_speedup"] = run.best_speedup ? nlohmann::json(*run.best_speedup) : nlohmann::json();
+  return json;
+}
+
+int ListRuns(const RunsFlags& flags) {
+  auto store = OpenStore(flags.db);
+  if (!store.ok()) {
+    PrintError(store.error().message);
+    return store.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+  }
+  auto runs = (*store)->ListRuns();
+  if (!runs.ok()) {
+    PrintError(runs.error().message);
+    return kExitInfra;
+  }
+  if (flags.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& run : *runs) list.push_back(RunJson(run));
+    std::printf("%s\n", list.dump(2).c_str());
+    return kExitOk;
+  }
+  if (runs->empty()) std::printf("no runs yet\n");
+  for (const auto& run : *runs) {
+    std::printf("%s  %-12s %-4s %-7s %-9s %3lld evaluated, %3lld passed, best %s  %s\n", run.id.c_str(), run.task.c_str(),
+                run.backend.c_str(), run.strategy.c_str(), run.status.c_str(), static_cast<long long>(run.candidates),
+                static_cast<long long>(run.passed),
+                run.best_speedup ? fmt::format("{:.2f}x", *run.best_speedup).c_str() : "-",
+                run.model.empty() ? "" : run.model.c_str());
+  }
+  return kExitOk;
+}
+
+int ShowRun(const RunsFlags& flags) {
+  auto store = OpenStore(flags.db);
+  if (!store.ok()) {
+    PrintError(store.error().message);
+    return store.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+  }
+  auto run = (*store)->GetRun(flags.run_id);
+  if (!run.ok()) {
+    PrintError(run.error().message);
+    return run.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+  }
+  auto candidates = (*store)->Candidates(flags.run_id);
+  if (!candidates.ok()) {
+    PrintError(candidates.error().message);
+    return kExitInfra;
+  }
+  if (flags.json) {
+    nlohmann::json json = RunJson(*run);
+    json["candidates_list"] = nlohmann::json::array();
+    for (const auto& candidate : *candidates) {
+      nlohmann::json item = {{"candidate_id", candidate.id}, {"sequence", candidate.sequence},
+                             {"origin", candidate.origin},   {"role", candidate.role},
+                             {"status", candidate.status},   {"knobs", candidate.knobs},
+                             {"extraction_error", candidate.extraction_error}, {"explanation", candidate.explanation}};
+      item["parent_id"] = candidate.parent_id ? nlohmann::json(*candidate.parent_id) : nlohmann::json();
+      item["speedup"] = candidate.speedup ? nlohmann::json(*candidate.speedup) : nlohmann::json();
+      item["verdict"] = candidate.verdict ? *candidate.verdict : nlohmann::json();
+      json["candidates_list"].push_back(std::move(item));
+    }
+    std::printf("%s\n", json.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("run %s: %s on %s, strategy %s%s\n", run->id.c_str(), run->task.c_str(), run->backend.c_str(),
+              run->strategy.c_str(), run->model.empty() ? "" : (", model " + run->model + " via " + run->provider).c_str());
+  std::printf("  %s (%s); started %s, ended %s\n", run->status.c_str(), run->stop_reason.c_str(), run->created_at.c_str(),
+              run->finished_at.empty() ? "-" : run->finished_at.c_str());
+  std::printf("  %lld evaluated, %lld passed, %lld model calls, %lld tokens, $%.4f\n",
+              static_cast<long long>(run->candidates), static_cast<long long>(run->passed),
+              static_cast<long long>(run->llm_calls), static_cast<long long>(run->tokens), run->cost_dollars);
+  for (const auto& candidate : *candidates) {
+    std::string outcome = candidate.extraction_error.empty() ? "" : FirstLine(candidate.extraction_error, 80);
+    if (candidate.verdict) outcome = FirstLine(candidate.verdict->value("reason", std::string()), 80);
+    std::printf("  #%-4lld %-5s %-20s %8s  %s%s\n", static_cast<long long>(candidate.id), candidate.origin.c_str(),
+                candidate.status.c_str(), candidate.speedup ? fmt::format("{:.2f}x", *candidate.speedup).c_str() : "-",
+                candidate.knobs.empty() ? "" : (candidate.knobs.dump() + " ").c_str(), outcome.c_str());
+  }
+  return kExitOk;
+}
+
+int ExportRunCommand(const RunsFlags& flags) {
+  auto format = ParseExportFormat(flags.format);
+  if (!format.ok()) {
+    PrintError(format.error().message);
+    return kExitUsage;
+  }
+  auto store = OpenStore(flags.db);
+  if (!store.ok()) {
+    PrintError(store.error().message);
+    return store.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+  }
+  if (auto run = (*store)->GetRun(flags.run_id); !run.ok()) {
+    PrintError(run.error().message);
+    return run.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+  }
+  std::ofstream file;
+  if (!flags.output.empty()) {
+    file.open(flags.output, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      PrintError("cannot write " + flags.output);
+      return kExitInfra;
+    }
+  }
+  std::ostream& out = flags.output.empty() ? std::cout : file;
+  auto lines = ExportRun(**store, flags.run_id, *format, out);
+  if (!lines.ok()) {
+    PrintError(lines.error().message);
+    return kExitInfra;
+  }
+  out.flush();
+  if (!flags.output.empty()) std::fprintf(stderr, "ksmith: wrote %zu lines to %s\n", *lines, flags.output.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandHandler AddRunsCommand(CLI::App& app) {
+  auto flags = std::make_shared<RunsFlags>();
+  app.require_subcommand(1);
+  CLI::App* list = app.add_subcommand("list", "Every run in the store, newest first");
+  list->add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
+  list->add_flag("--json", flags->json, "Print a JSON array");
+  CLI::App* show = app.add_subcommand("show", "One run: settings, totals, and every candidate with its verdict");
+  show->add_option("run_id", flags->run_id, "The run's id (see `ksmith runs list`)")->required();
+  show->add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
+  show->add_flag("--json", flags->json, "Print one JSON object, verdicts included");
+  return [flags, list] { return list->parsed() ? ListRuns(*flags) : ShowRun(*flags); };
+}
+
+CommandHandler AddExportCommand(CLI::App& app) {
+  auto flags = std::make_shared<RunsFlags>();
+  app.add_option("run_id", flags->run_id, "The run to export (see `ksmith runs list`)")->required();
+  app.add_option("--format,-f", flags->format,
+                 "trajectory (every attempt with its prompt, answer and verdict), sft (prompt and answer of passing "
+                 "candidates), pairs (preferred and rejected answers to the same prompt)")
+      ->capture_default_str();
+  app.add_option("--output,-o", flags->output, "Write the JSONL here instead of stdout");
+  app.add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
+  return [flags] { return ExportRunCommand(*flags); };
+}
+
+}  // namespace ksmith

@@ -1,0 +1,214 @@
+// Exports of one small constructed run in each format, checked line by line.
+#include "store/export.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "store/run_store_test_support.h"
+
+namespace ksmith {
+namespace {
+
+using nlohmann::json;
+using testing::SampleCall;
+using testing::SampleCandidate;
+using testing::SampleRun;
+using testing::SampleVerdict;
+
+std::vector<json> ParseLines(const std::string& text) {
+  std::vector<json> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  return lines;
+}
+
+// Given a seed and LLM answers that started from it (and one from the best answer), with every
+// kind of outcome: the exports must pick exactly the right candidates.
+class ExportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = folder_.Open();
+    ASSERT_NE(store_, nullptr);
+    ASSERT_TRUE(store_->CreateRun(SampleRun("run-x"), testing::kSampleTaskToml).ok());
+    seed_ = Add(std::nullopt, std::nullopt, "passed", 1.0);
+    fast_ = Add(seed_, "A", "passed", 2.0);
+    wrong_ = Add(seed_, "B", "wrong_output");
+    slow_ = Add(seed_, "C", "passed", 1.5);
+    almost_ = Add(seed_, "D", "passed", 1.95);  // within 5% of fast_: no pair between them
+    child_ = Add(fast_, "E", "compile_error", std::nullopt, /*anthropic=*/true);
+    infra_ = Add(seed_, "F", "infra_error");
+    no_reply_ = Add(seed_, std::nullopt, "extraction_failed", std::nullopt, false, /*call_failed=*/true);
+    no_code_ = Add(seed_, "G", "extraction_failed");
+    pending_ = Add(seed_, "H", "pending");
+  }
+
+  // A candidate answering a call with `reply` (none: no LLM call, unless call_failed), then judged
+  // `status`; "extraction_failed" and "pending" get no verdict.
+  int64_t Add(std::optional<int64_t> parent, std::optional<std::string> reply, const std::string& status,
+              std::optional<double> speedup = std::nullopt, bool anthropic = false, bool call_failed = false) {
+    std::optional<int64_t> call_id;
+    if (reply || call_failed) {
+      LlmCall call = SampleCall(reply.value_or(""));
+      if (call_failed) {
+        call.reply.reset();
+        call.error = "HTTP 500";
+      }
+      if (anthropic) {
+        call.provider = "anthropic";
+        call.request = {{"model", "claude-test"},
+                        {"system", json::array({{{"type", "text"}, {"text", "You write kernels."}}})},
+                        {"messages", {{{"role", "user"},
+                                       {"content", {{{"type", "text"}, {"text", "Improve "}},
+                                                    {{"type", "image"}, {"source", "ignored"}},
+                                                    {{"type", "text"}, {"text", "this."}}}}}}}};
+      }
+      call_id = store_->AddLlmCall("run-x", call).value();
+    }
+    CandidateRecord candidate = SampleCandidate("run-x", call_id, parent);
+    candidate.source = "source " + reply.value_or("seed");
+    if (status == "extraction_failed") {
+      candidate.source = "";
+      candidate.extraction_error = call_failed ? "provider failure: HTTP 500" : "no code block";
+    }
+    const int64_t id = store_->AddCandidate(candidate).value();
+    if (status != "extraction_failed" && status != "pending") {
+      EXPECT_TRUE(store_->AddVerdict(id, SampleVerdict(status, speedup)).ok());
+    }
+    return id;
+  }
+
+  std::vector<json> Export(ExportFormat format) {
+    std::ostringstream out;
+    auto lines = ExportRun(*store_, "run-x", format, out);
+    EXPECT_TRUE(lines.ok()) << lines.error().message;
+    auto parsed = ParseLines(out.str());
+    EXPECT_EQ(lines.ok() ? *lines : 0, parsed.size());
+    return parsed;
+  }
+
+  testing::StoreFolder folder_;
+  std::unique_ptr<RunStore> store_;
+  int64_t seed_ = 0, fast_ = 0, wrong_ = 0, slow_ = 0, almost_ = 0, child_ = 0, infra_ = 0, no_reply_ = 0,
+          no_code_ = 0, pending_ = 0;
+};
+
+const json kOpenAiPrompt = json::array({{{"role", "system"}, {"content", "You write kernels."}},
+                                        {{"role", "user"}, {"content", "Make vector_add faster."}}});
+
+TEST_F(ExportTest, TrajectoryHasEveryCandidateInOrder) {
+  const auto lines = Export(ExportFormat::kTrajectory);
+  ASSERT_EQ(lines.size(), 10u);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i]["sequence"], i);
+    EXPECT_EQ(lines[i]["run_id"], "run-x");
+    EXPECT_EQ(lines[i]["task"], "vector_add");
+    EXPECT_EQ(lines[i]["backend"], "cpu");
+  }
+  const json& seed = lines[0];
+  EXPECT_EQ(seed["candidate_id"], seed_);
+  EXPECT_TRUE(seed["parent_id"].is_null());
+  EXPECT_EQ(seed["origin"], "seed");
+  EXPECT_EQ(seed["messages"], json::array());
+  EXPECT_TRUE(seed["response"].is_null());
+  EXPECT_EQ(seed["status"], "passed");
+  EXPECT_EQ(seed["speedup"], 1.0);
+
+  const json& fast = lines[1];
+  EXPECT_EQ(fast["parent_id"], seed_);
+  EXPECT_EQ(fast["origin"], "llm");
+  EXPECT_EQ(fast["role"], "coder");
+  EXPECT_EQ(fast["messages"], kOpenAiPrompt);
+  EXPECT_EQ(fast["response"], "A");
+  EXPECT_EQ(fast["source"], "source A");
+  EXPECT_EQ(fast["knobs"], json::object());
+  EXPECT_EQ(fast["verdict"], SampleVerdict("passed", 2.0));
+
+  const json& child = lines[5];
+  EXPECT_EQ(child["parent_id"], fast_);
+  EXPECT_EQ(child["messages"], json::array({{{"role", "system"}, {"content", "You write kernels."}},
+                                            {{"role", "user"}, {"content", "Improve this."}}}));
+  EXPECT_EQ(child["status"], "compile_error");
+  EXPECT_TRUE(child["speedup"].is_null());
+
+  const json& no_reply = lines[7];
+  EXPECT_EQ(no_reply["messages"], kOpenAiPrompt) << "the prompt was sent even though no reply came";
+  EXPECT_TRUE(no_reply["response"].is_null());
+  EXPECT_EQ(no_reply["status"], "extraction_failed");
+  EXPECT_TRUE(no_reply["verdict"].is_null());
+  EXPECT_EQ(lines[9]["status"], "pending");
+}
+
+TEST_F(ExportTest, SftHasPassedLlmAnswersWithThePromptAndTheReply) {
+  const auto lines = Export(ExportFormat::kSft);
+  ASSERT_EQ(lines.size(), 3u) << "the seed passed too, but no model wrote it";
+  const std::vector<std::pair<int64_t, std::string>> expected = {{fast_, "A"}, {slow_, "C"}, {almost_, "D"}};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    json messages = kOpenAiPrompt;
+    messages.push_back({{"role", "assistant"}, {"content", expected[i].second}});
+    EXPECT_EQ(lines[i]["messages"], messages);
+    EXPECT_EQ(lines[i]["candidate_id"], expected[i].first);
+    EXPECT_EQ(lines[i]["task"], "vector_add");
+    EXPECT_EQ(lines[i]["run_id"], "run-x");
+  }
+  EXPECT_EQ(lines[0]["speedup"], 2.0);
+}
+
+TEST_F(ExportTest, PairsPreferPassedOverFailedAndClearlyFasterOverSlower) {
+  const auto lines = Export(ExportFormat::kPairs);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const json& line : lines) {
+    pairs.emplace_back(line["chosen"].get<std::string>(), line["rejected"].get<std::string>());
+  }
+  // Not: A over D (within 5%), anything over F (infra error), H (pending), the failed call
+  // (no reply), or E (its group, children of A, has no passed answer).
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"A", "B"}, {"A", "C"}, {"A", "G"}, {"C", "B"}, {"C", "G"}, {"D", "B"}, {"D", "C"}, {"D", "G"}};
+  EXPECT_EQ(pairs, expected);
+  ASSERT_FALSE(lines.empty());
+  const json& first = lines[0];
+  EXPECT_EQ(first["prompt"], kOpenAiPrompt);
+  EXPECT_EQ(first["chosen_status"], "passed");
+  EXPECT_EQ(first["rejected_status"], "wrong_output");
+  EXPECT_EQ(first["chosen_speedup"], 2.0);
+  EXPECT_TRUE(first["rejected_speedup"].is_null());
+  EXPECT_EQ(first["task"], "vector_add");
+  EXPECT_EQ(first["run_id"], "run-x");
+  EXPECT_EQ(lines[1]["rejected_speedup"], 1.5);
+  EXPECT_EQ(lines[2]["rejected_status"], "extraction_failed");
+}
+
+TEST_F(ExportTest, UnknownRunIsNotFound) {
+  std::ostringstream out;
+  auto lines = ExportRun(*store_, "nope", ExportFormat::kSft, out);
+  ASSERT_FALSE(lines.ok());
+  EXPECT_EQ(lines.error().kind, ErrorKind::kNotFound);
+  EXPECT_TRUE(out.str().empty());
+}
+
+TEST(ExportFormatNames, ParseKnownNamesAndListThemOnError) {
+  EXPECT_EQ(ParseExportFormat("trajectory").value(), ExportFormat::kTrajectory);
+  EXPECT_EQ(ParseExportFormat("sft").value(), ExportFormat::kSft);
+  EXPECT_EQ(ParseExportFormat("pairs").value(), ExportFormat::kPairs);
+  auto unknown = ParseExportFormat("dpo");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(unknown.error().message.find("'dpo' (valid: trajectory, sft, pairs)"), std::string::npos)
+      << unknown.error().message;
+  for (ExportFormat format : {ExportFormat::kTrajectory, ExportFormat::kSft, ExportFormat::kPairs}) {
+    EXPECT_EQ(ParseExportFormat(ExportFormatName(format)).value(), format);
+  }
+}
+
+TEST(ExportPromptMessages, MissingOrOddShapesGiveWhatCanBeRead) {
+  EXPECT_EQ(PromptMessages(json::object()), json::array());
+  EXPECT_EQ(PromptMessages("not an object"), json::array());
+  EXPECT_EQ(PromptMessages({{"messages", "not a list"}}), json::array());
+  EXPECT_EQ(PromptMessages({{"system", ""}, {"messages", {{{"role", "user"}, {"content", 7}}, "junk"}}}),
+            json::array({{{"role", "user"}, {"content", ""}}}));
+}
+
+}  // namespace
+}  // namespace ksmith

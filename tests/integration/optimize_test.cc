@@ -1,0 +1,357 @@
+// End-to-end runs of `ksmith optimize` against a scripted model server on loopback (the model is
+// the only fake: HTTP, the evaluator, the sandbox and the SQLite store are real), then the store's
+// rows, replay without the server, export, resume after SIGKILL, and the errors a user meets first.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "cli_runner.h"
+#include "store/run_store.h"
+#include "testing/scripted_llm_server.h"
+
+namespace ksmith::it {
+namespace {
+
+constexpr const char* kKey = "sk-test-e2e-0123456789";
+
+const std::string kCorrect = R"(#include <cstdint>
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
+}
+)";
+const std::string kDoesNotCompile = R"(#include <cstdint>
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i] + undefined_thing;
+}
+)";
+const std::string kWrong = R"(#include <cstdint>
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];
+}
+)";
+
+std::string Answer(const std::string& words, const std::string& code) { return words + "\n\n```cpp\n" + code + "```\n"; }
+
+class Optimize : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() /
+                 ("ksmith-optimize-" + std::to_string(::getpid()) + "-" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(directory_);
+    fs::create_directories(directory_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(directory_);
+  }
+
+  std::string Db() const { return (directory_ / "runs.db").string(); }
+  std::string Out(const std::string& name) const { return (directory_ / name).string(); }
+
+  // The flags every run shares: a fast evaluation, its own store and output folder.
+  std::vector<std::string> Flags(std::vector<std::string> extra, const std::string& out = "out") const {
+    std::vector<std::string> args = {"optimize", "--task", "vector_add", "--db", Db(), "--output-dir", Out(out),
+                                     "--timing-budget", "0.1", "--seeds", "1", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  std::unique_ptr<testing::ScriptedLlmServer> Serve(const nlohmann::json& steps) {
+    auto server = testing::ScriptedLlmServer::Start({{"steps", steps}});
+    EXPECT_TRUE(server.ok()) << server.error().message;
+    return server.ok() ? std::move(server.value()) : nullptr;
+  }
+
+  nlohmann::json ShowRun(const std::string& run_id) {
+    const CliResult shown = RunKsmith({"runs", "show", run_id, "--db", Db(), "--json"});
+    EXPECT_EQ(shown.exit_code, 0) << shown.Describe();
+    return shown.Json();
+  }
+
+  static std::vector<std::string> Statuses(const nlohmann::json& shown) {
+    std::vector<std::string> statuses;
+    for (const auto& candidate : shown["candidates_list"]) statuses.push_back(candidate["status"]);
+    return statuses;
+  }
+
+  fs::path directory_;
+};
+
+TEST_F(Optimize, RefineAgainstAnOpenAiServerRecordsEveryAttemptAndFindsTheCorrectKernel) {
+  auto server = Serve(nlohmann::json::array({
+      {{"status", 429}, {"headers", {{"Retry-After", "1"}}}, {"content", "rate limited"}},
+      {{"status", 500}, {"content", "overloaded"}},
+      {{"content", Answer("First try.", kDoesNotCompile)}},
+      {{"raw", "<html><body><h1>502 Bad Gateway</h1></body></html>"}},
+      {{"content", "I am sorry, I cannot write that kernel."}},
+      {{"content", Answer("Fixed the typo.", kWrong)}},
+      {{"content", Answer("Use addition, not subtraction.", kCorrect)}},
+  }));
+  ASSERT_NE(server, nullptr);
+  std::ofstream(directory_ / "ksmith.toml") << "[llm]\nprice_input_per_million = 1.0\nprice_output_per_million = 2.0\n";
+  const CliResult run = RunKsmith(Flags({"--provider", "openai", "--base-url", server->base_url(), "--model",
+                                         "scripted", "--max-candidates", "5", "--config",
+                                         (directory_ / "ksmith.toml").string()}),
+                                  {std::string("OPENAI_API_KEY=") + kKey});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const auto summary = run.Json();
+  ASSERT_TRUE(summary.is_object()) << run.Describe();
+  EXPECT_EQ(summary["attempts"], 5);
+  EXPECT_EQ(summary["candidates"], 3);  // the two answers without a kernel were never evaluated
+  ASSERT_TRUE(summary["best"].is_object()) << run.Describe();
+  EXPECT_EQ(summary["best"]["status"], "passed");
+  EXPECT_EQ(summary["best"]["explanation"], "Use addition, not subtraction.");
+  EXPECT_GT(summary["tokens"].get<int64_t>(), 0);
+  EXPECT_GT(summary["cost"].get<double>(), 0);
+  std::ifstream best(summary["best"]["source"].get<std::string>());
+  std::stringstream best_text;
+  best_text << best.rdbuf();
+  EXPECT_EQ(best_text.str(), kCorrect);
+  EXPECT_TRUE(fs::exists(summary["report"].get<std::string>()));
+
+  // The server saw the key in the header; every request after the first carried feedback.
+  const auto requests = server->requests();
+  ASSERT_EQ(requests.size(), 7u);
+  for (const auto& request : requests) {
+    EXPECT_EQ(request["headers"].value("authorization", ""), std::string("Bearer ") + kKey);
+  }
+  EXPECT_NE(requests[3]["body"].dump().find("undefined_thing"), std::string::npos)
+      << "the compile error was not fed back";
+
+  // The store has every attempt in order, each the child of the one before.
+  const std::string run_id = summary["run_id"];
+  const auto shown = ShowRun(run_id);
+  EXPECT_EQ(Statuses(shown), (std::vector<std::string>{"compile_error", "extraction_failed", "extraction_failed",
+                                                        "wrong_output", "passed"}));
+  const auto& candidates = shown["candidates_list"];
+  for (size_t i = 1; i < candidates.size(); ++i) EXPECT_EQ(candidates[i]["parent_id"], candidates[i - 1]["candidate_id"]);
+  EXPECT_NE(candidates[1]["extraction_error"].get<std::string>().find("HTML"), std::string::npos)
+      << candidates[1]["extraction_error"];
+  EXPECT_EQ(shown["llm_calls"], 5);
+
+  // The key is nowhere in the store.
+  for (const auto& file : {Db(), Db() + "-wal"}) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    EXPECT_EQ(bytes.str().find(kKey), std::string::npos) << file;
+  }
+  const CliResult list = RunKsmith({"runs", "list", "--db", Db(), "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.Describe();
+  ASSERT_EQ(list.Json().size(), 1u);
+  EXPECT_EQ(list.Json()[0]["run_id"], run_id);
+
+  // Replay: the same candidates from the recorded answers, with the server gone.
+  server.reset();
+  const CliResult replay = RunKsmith(Flags({"--provider", "replay", "--replay-run", run_id}, "replay-out"));
+  ASSERT_EQ(replay.exit_code, 0) << replay.Describe();
+  const auto replayed = ShowRun(replay.Json()["run_id"]);
+  EXPECT_EQ(Statuses(replayed), Statuses(shown));
+  ASSERT_EQ(replayed["candidates_list"].size(), candidates.size());
+  EXPECT_EQ(replayed["provider"], "replay");
+
+  // Export: one trajectory line per attempt, one SFT example, preference pairs from failures.
+  for (const auto& [format, expected_lines] : std::vector<std::pair<std::string, int>>{{"trajectory", 5}, {"sft", 1}}) {
+    const CliResult exported = RunKsmith({"export", run_id, "--format", format, "--db", Db()});
+    ASSERT_EQ(exported.exit_code, 0) << exported.Describe();
+    int lines = 0;
+    std::istringstream in(exported.out);
+    for (std::string line; std::getline(in, line);) {
+      ASSERT_TRUE(nlohmann::json::parse(line, nullptr, false).is_object()) << line;
+      ++lines;
+    }
+    EXPECT_EQ(lines, expected_lines) << format;
+  }
+}
+
+TEST_F(Optimize, SampleProposesInParallelAndExportsPreferencePairs) {
+  auto server = Serve(nlohmann::json::array({
+      {{"delay_ms", 300}, {"content", Answer("Subtract.", kWrong)}},
+      {{"delay_ms", 300}, {"content", Answer("Add.", kCorrect)}},
+      {{"delay_ms", 300}, {"content", Answer("Add, with a typo.", kDoesNotCompile)}},
+  }));
+  ASSERT_NE(server, nullptr);
+  const CliResult run = RunKsmith(Flags({"--provider", "openai", "--base-url", server->base_url(), "--model", "scripted",
+                                         "--strategy", "sample", "--max-candidates", "3", "--parallel", "3"}),
+                                  {"OPENAI_API_KEY="});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_EQ(server->max_in_flight(), 3);  // all three proposals were asked for at once
+  const std::string run_id = run.Json()["run_id"];
+  auto statuses = Statuses(ShowRun(run_id));
+  std::sort(statuses.begin(), statuses.end());
+  EXPECT_EQ(statuses, (std::vector<std::string>{"compile_error", "passed", "wrong_output"}));
+  const CliResult pairs = RunKsmith({"export", run_id, "--format", "pairs", "--db", Db()});
+  ASSERT_EQ(pairs.exit_code, 0) << pairs.Describe();
+  std::istringstream in(pairs.out);
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    const auto pair = nlohmann::json::parse(line);
+    EXPECT_NE(pair["chosen"].get<std::string>().find("a[i] + b[i];"), std::string::npos) << line;
+    EXPECT_EQ(pair["chosen_status"], "passed");
+    EXPECT_NE(pair["rejected_status"], "passed");
+  }
+  EXPECT_EQ(lines, 2);  // the correct answer against each failed one
+}
+
+TEST_F(Optimize, AnthropicProtocolWithASlowAnswerPastTheTimeout) {
+  auto server = Serve(nlohmann::json::array({
+      {{"delay_ms", 2500}, {"content", Answer("Too late.", kWrong)}},
+      {{"content", Answer("A plain loop.", kCorrect)}},
+  }));
+  ASSERT_NE(server, nullptr);
+  std::ofstream(directory_ / "ksmith.toml") << "[llm]\nrequest_timeout_s = 1\n";
+  const CliResult run = RunKsmith(Flags({"--provider", "anthropic", "--base-url", server->base_url(), "--model",
+                                         "scripted", "--max-candidates", "1", "--config",
+                                         (directory_ / "ksmith.toml").string()}),
+                                  {std::string("ANTHROPIC_API_KEY=") + kKey});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const auto summary = run.Json();
+  EXPECT_EQ(summary["attempts"], 1);
+  ASSERT_TRUE(summary["best"].is_object()) << run.Describe();
+  EXPECT_EQ(summary["best"]["status"], "passed");
+  const auto requests = server->requests();
+  ASSERT_EQ(requests.size(), 2u);  // the slow one was abandoned and retried
+  EXPECT_NE(requests[0]["path"].get<std::string>().find("/messages"), std::string::npos);
+  EXPECT_EQ(requests[0]["headers"].value("x-api-key", ""), kKey);
+  EXPECT_TRUE(requests[0]["headers"].contains("anthropic-version"));
+}
+
+TEST_F(Optimize, WithoutAProviderItTunesTheSeedKernelAndSaysSo) {
+  const CliResult run = RunKsmith(Flags({"--max-candidates", "3"}), {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_NE(run.err.find("running the tune strategy"), std::string::npos) << run.err;
+  const auto summary = run.Json();
+  EXPECT_EQ(summary["strategy"], "tune");
+  EXPECT_EQ(summary["candidates"], 3);
+  EXPECT_EQ(summary["tokens"], 0);
+  ASSERT_TRUE(summary["best"].is_object()) << run.Describe();
+  EXPECT_EQ(summary["best"]["status"], "passed");
+  EXPECT_FALSE(summary["best"]["knobs"].empty());
+  std::set<std::string> settings;
+  const auto shown = ShowRun(summary["run_id"]);
+  for (const auto& candidate : shown["candidates_list"]) settings.insert(candidate["knobs"].dump());
+  EXPECT_EQ(settings.size(), 3u);
+}
+
+// Starts `ksmith args...` in the background; stdout and stderr go to files.
+pid_t Spawn(const std::vector<std::string>& args, const fs::path& log) {
+  std::vector<std::string> argv_strings = {CliPath().string()};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& item : argv_strings) argv.push_back(item.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("KSMITH_CACHE_DIR", CacheDir().c_str(), 1);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST_F(Optimize, AResumedRunAfterSigkillKeepsEveryFinishedEvaluation) {
+  const auto args = Flags({"--max-candidates", "6", "--strategy", "tune"});
+  const pid_t pid = Spawn(args, directory_ / "killed.log");
+  ASSERT_GT(pid, 0);
+  // Kill it once two evaluations are in the store: mid-run, likely mid-evaluation.
+  std::string run_id;
+  std::map<int64_t, std::string> verdicts_before;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  int status = 0;
+  bool exited = false;
+  while (std::chrono::steady_clock::now() < deadline && verdicts_before.size() < 2) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    if (!fs::exists(Db())) continue;
+    auto store = RunStore::Open(Db());
+    if (!store.ok()) continue;
+    auto runs = (*store)->ListRuns();
+    if (!runs.ok() || runs->empty()) continue;
+    run_id = runs->front().id;
+    auto candidates = (*store)->Candidates(run_id);
+    if (!candidates.ok()) continue;
+    verdicts_before.clear();
+    for (const auto& candidate : *candidates) {
+      if (candidate.verdict) verdicts_before[candidate.id] = candidate.verdict->dump();
+    }
+  }
+  if (!exited) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  std::ifstream log(directory_ / "killed.log");
+  std::stringstream log_text;
+  log_text << log.rdbuf();
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the run ended before it could be killed:\n" << log_text.str();
+  ASSERT_GE(verdicts_before.size(), 2u);
+  {
+    auto store = RunStore::Open(Db());
+    ASSERT_TRUE(store.ok());
+    auto run = (*store)->GetRun(run_id);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->status, "running");
+    auto candidates = (*store)->Candidates(run_id);
+    ASSERT_TRUE(candidates.ok());
+    verdicts_before.clear();  // what finished just before the kill counts too
+    for (const auto& candidate : *candidates) {
+      if (candidate.verdict) verdicts_before[candidate.id] = candidate.verdict->dump();
+    }
+    ASSERT_LT(verdicts_before.size(), 6u);
+  }
+
+  const CliResult resumed = RunKsmith({"optimize", "--resume", run_id, "--db", Db(), "--output-dir", Out("resumed"), "--json"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_EQ(resumed.Json()["run_id"], run_id);
+  EXPECT_EQ(resumed.Json()["candidates"], 6);
+  const auto shown = ShowRun(run_id);
+  EXPECT_EQ(shown["status"], "finished");
+  std::set<std::string> settings;
+  for (const auto& candidate : shown["candidates_list"]) {
+    settings.insert(candidate["knobs"].dump());
+    const int64_t id = candidate["candidate_id"];
+    if (verdicts_before.count(id) != 0) {
+      EXPECT_EQ(candidate["verdict"].dump(), verdicts_before[id]) << "candidate " << id << " was evaluated again";
+    }
+  }
+  EXPECT_EQ(settings.size(), 6u) << "a setting was tried twice or skipped";
+}
+
+TEST_F(Optimize, ErrorsAUserMeetsFirstAreClear) {
+  const CliResult no_key = RunKsmith(Flags({"--provider", "openai", "--model", "gpt-x"}), {"OPENAI_API_KEY="});
+  EXPECT_EQ(no_key.exit_code, 2) << no_key.Describe();
+  EXPECT_NE(no_key.err.find("OPENAI_API_KEY is not set"), std::string::npos) << no_key.err;
+
+  const CliResult no_model = RunKsmith(Flags({"--strategy", "refine"}), {"OPENAI_API_KEY="});
+  EXPECT_EQ(no_model.exit_code, 2) << no_model.Describe();
+  EXPECT_NE(no_model.err.find("needs a model"), std::string::npos) << no_model.err;
+
+  const CliResult unknown_run = RunKsmith({"optimize", "--resume", "19700101-000000-000000", "--db", Db()});
+  EXPECT_EQ(unknown_run.exit_code, 2) << unknown_run.Describe();
+  EXPECT_NE(unknown_run.err.find("19700101-000000-000000"), std::string::npos) << unknown_run.err;
+
+  std::ofstream(directory_ / "keyed.toml") << "[llm]\nprovider = \"openai\"\napi_key = \"sk-in-file\"\n";
+  const CliResult keyed = RunKsmith(Flags({"--config", (directory_ / "keyed.toml").string()}));
+  EXPECT_EQ(keyed.exit_code, 2) << keyed.Describe();
+  EXPECT_NE(keyed.err.find("environment"), std::string::npos) << keyed.err;
+
+  // A dead server: every call fails the same way, and the run says so instead of looping.
+  std::ofstream(directory_ / "impatient.toml") << "[llm]\nrequest_attempts = 2\n";
+  const CliResult dead = RunKsmith(Flags({"--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                                          "--max-candidates", "10", "--config", (directory_ / "impatient.toml").string()}),
+                                   {"OPENAI_API_KEY="}, 300);
+  EXPECT_EQ(dead.exit_code, 3) << dead.Describe();
+  EXPECT_NE(dead.Json().value("stop_reason", "").find("failed 3 times in a row"), std::string::npos) << dead.Describe();
+}
+
+}  // namespace
+}  // namespace ksmith::it
