@@ -3,6 +3,8 @@
 #   scripts/gpu_check.sh smoke   doctor, one honest kernel, a few red-team kernels
 #   scripts/gpu_check.sh tests   the gpu-labelled tests
 #   scripts/gpu_check.sh bench [what]   bench/cuda_bench.py (latency, throughput, ...)
+#   scripts/gpu_check.sh optimize [tasks]   `ksmith optimize --backend cuda`: tune every task's seed
+#                                kernel, then refine against a scripted model server
 # Logs go to $OUT (the device tool's output folder) or ./gpu-out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,5 +35,37 @@ case "$mode" in
     ;;
   bench)
     python3 bench/cuda_bench.py "${2:-all}" 2>&1 | tee "$out/bench.md"
+    ;;
+  optimize)
+    tasks=${2:-"vector_add relu gelu transpose matmul layernorm rmsnorm softmax row_sum"}
+    for task in $tasks; do
+      echo "== tune $task" | tee -a "$out/optimize.log"
+      /usr/bin/time -f "%e s wall" "$K" optimize --backend cuda --task "$task" --max-candidates 12 --json \
+        --db "$out/runs.db" --output-dir "$out/$task" > "$out/tune-$task.json" 2>> "$out/optimize.log"
+      python3 -c "import json,sys; s=json.load(open(sys.argv[1])); b=s['best'] or {}; print(s['task'], s['status'], s['candidates'], 'passed', s['passed'], 'best', b.get('speedup'), b.get('knobs'), s['stop_reason'])" \
+        "$out/tune-$task.json" | tee -a "$out/optimize.log"
+    done
+    "$K" runs list --db "$out/runs.db" > "$out/runs.txt" 2>&1
+    # The loop with a model on the GPU: a scripted server answers a wrong kernel, then the seed.
+    python3 - "$out" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+seed = pathlib.Path("tasks/elementwise/vector_add/seed_cuda.cu").read_text()
+wrong = seed.replace("return p + q;", "return p - q;")
+assert wrong != seed
+steps = [{"content": "Subtract.\n```cuda\n" + wrong + "\n```"}, {"content": "The seed.\n```cuda\n" + seed + "\n```"}]
+(out / "script.json").write_text(json.dumps({"steps": steps, "after_end": "repeat_last"}))
+PY
+    "$root/.gpu/bin/ksmith-fake-llm" --script "$out/script.json" --log "$out/fake-llm.jsonl" > "$out/fake-llm.port" &
+    fake=$!
+    sleep 1
+    port=$(awk '{print $2}' "$out/fake-llm.port")
+    OPENAI_API_KEY= "$K" optimize --backend cuda --task vector_add --provider openai --base-url "http://127.0.0.1:$port/v1" \
+      --model scripted --max-candidates 3 --json --db "$out/runs.db" --output-dir "$out/refine" \
+      > "$out/refine.json" 2>> "$out/optimize.log"
+    echo "refine exit $?" >> "$out/optimize.log"
+    kill $fake
+    "$K" runs show "$(python3 -c "import json; print(json.load(open('$out/refine.json'))['run_id'])")" --db "$out/runs.db" \
+      > "$out/refine-show.txt" 2>&1
     ;;
 esac

@@ -8,10 +8,10 @@ build=${1:-build}
 out=.gpu
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith_gpu_tests ksmith_bench_cuda; do
+for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith_gpu_tests ksmith_bench_cuda ksmith-fake-llm; do
   if [[ -x "$build/$binary" ]]; then strip -o "$out/bin/$binary" "$build/$binary"; fi
 done
-for library in libfmt.so.9 libtomlplusplus.so.3; do
+for library in libfmt.so.9 libtomlplusplus.so.3 libcpp-httplib.so.0.11; do
   cp -L "/usr/lib/x86_64-linux-gnu/$library" "$out/lib/"
 done
 du -sh "$out"

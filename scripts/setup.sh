@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up ksmith on Debian 12 (installs missing packages, configures, builds), then:
-#   setup.sh demo   evaluates the example softmax kernel and prints its verdict
+#   setup.sh demo   optimizes the built-in softmax task (with no model configured: tunes its seed
+#                   kernel's knobs) and prints the best kernel's verdict
 #   setup.sh test   runs the unit and integration tests
 #   setup.sh build  only builds
 set -euo pipefail
@@ -29,7 +30,7 @@ case "$mode" in
   demo)
     ./build/ksmith doctor
     echo
-    ./build/ksmith eval --task softmax examples/softmax_omp.cpp
+    ./build/ksmith optimize --task softmax --max-candidates 8
     ;;
   test)
     cd build && ctest -L 'unit|integration' --output-on-failure -j2

@@ -1,16 +1,15 @@
 #include "agent/feedback.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
-#include <cstdlib>
-#include <optional>
-#include <regex>
 #include <set>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "agent/prompt.h"
+#include "agent/verdict_facts.h"
 #include "core/strings.h"
 
 namespace ksmith {
@@ -31,64 +30,6 @@ constexpr size_t kMaxKernelsShown = 4;
 constexpr size_t kMaxProfileFacts = 6;
 constexpr size_t kMaxSummaryChars = 220;   // SummarizeVerdict's whole line
 constexpr double kRegistersPerSm = 65536;  // every GPU from Kepler to Blackwell
-// std::regex recurses per character: only bounded text goes through it.
-constexpr size_t kMaxParsedBytes = 16000;
-constexpr size_t kMaxParsedLineChars = 2000;
-
-std::string Str(const Json& object, const char* key) {
-  const auto found = object.is_object() ? object.find(key) : object.end();
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
-
-double Num(const Json& object, const char* key, double fallback = 0) {
-  const auto found = object.is_object() ? object.find(key) : object.end();
-  return found != object.end() && found->is_number() ? found->get<double>() : fallback;
-}
-
-const Json& EmptyObject() {
-  static const Json empty = Json::object();
-  return empty;
-}
-
-// Verdicts come from the store too, written by older versions: a missing field, or one of
-// another type, reads as empty rather than throwing.
-const Json& Member(const Json& object, const char* key) {
-  const auto found = object.is_object() ? object.find(key) : object.end();
-  return found != object.end() && found->is_object() ? *found : EmptyObject();
-}
-
-const Json& Array(const Json& object, const char* key) {
-  static const Json empty = Json::array();
-  const auto found = object.is_object() ? object.find(key) : object.end();
-  return found != object.end() && found->is_array() ? *found : empty;
-}
-
-// The [low, high] of an estimate's 95% interval, when both ends are numbers (NaN is stored as null).
-std::optional<std::pair<double, double>> Interval95(const Json& estimate) {
-  const Json& ci = Array(estimate, "ci95");
-  if (ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number()) return std::nullopt;
-  return std::pair(ci[0].get<double>(), ci[1].get<double>());
-}
-
-int64_t ToInt(const std::string& digits) { return std::strtoll(digits.c_str(), nullptr, 10); }
-
-const Json& Stage(const Json& verdict, std::string_view name) {
-  for (const auto& stage : Array(verdict, "stages")) {
-    if (stage.is_object() && Str(stage, "name") == name) return stage;
-  }
-  return EmptyObject();
-}
-
-const Json& Details(const Json& stage) { return Member(stage, "details"); }
-
-// The stage that ended the evaluation (the last one marked failed).
-const Json& FailedStage(const Json& verdict) {
-  const Json& stages = Array(verdict, "stages");
-  for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
-    if (it->is_object() && Str(*it, "outcome") == "failed") return *it;
-  }
-  return EmptyObject();
-}
 
 // At most `max_bytes`, cut at a line boundary when one is near, with a note that it was cut.
 std::string Capped(std::string_view text, size_t max_bytes) {
@@ -112,49 +53,6 @@ std::string SourceLine(std::string_view source, int line) {
 }
 
 // --- Compiler logs ---------------------------------------------------------------------------
-
-struct Diagnostic {
-  std::string file;  // as the compiler printed it; empty for linker and ptxas messages
-  int line = 0;
-  std::string message;
-  std::vector<Diagnostic> notes;  // notes that point into the candidate
-};
-
-// The wrappers ksmith compiles around a candidate name the required declaration
-// "ksmith-expected-signature"; absolute paths are system and toolkit headers.
-bool InCandidate(const std::string& file) {
-  if (file.empty() || file == "ksmith-expected-signature" || file.front() == '/') return false;
-  const std::string name = file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1);
-  return !name.starts_with("ksmith_wrapper");
-}
-
-// gcc/clang ("file:12:5: error: ...") and nvcc ("file(12): error: ...") diagnostics, linker
-// "undefined reference" lines and ptxas errors; errors in order, each with the candidate notes
-// that follow it.
-std::vector<Diagnostic> ParseDiagnostics(std::string_view log) {
-  static const std::regex gcc(R"(^(.+?):(\d+):(?:\d+:)? (fatal error|error|note): (.*)$)");
-  static const std::regex nvcc(R"(^(.+?)\((\d+)\): (catastrophic error|error)[^:]*: (.*)$)");
-  static const std::regex undefined(R"(undefined reference to `([^']+)')");
-  std::vector<Diagnostic> errors;
-  for (const auto& line : SplitLines(log.substr(0, kMaxParsedBytes))) {
-    if (line.size() > kMaxParsedLineChars) continue;
-    std::smatch match;
-    if (std::regex_match(line, match, gcc) || std::regex_match(line, match, nvcc)) {
-      Diagnostic diagnostic{match[1], static_cast<int>(std::min<int64_t>(ToInt(match[2]), 1 << 30)), match[4], {}};
-      if (match[3] != "note") {
-        errors.push_back(std::move(diagnostic));
-      } else if (!errors.empty() && InCandidate(diagnostic.file) && errors.back().notes.empty()) {
-        errors.back().notes.push_back(std::move(diagnostic));
-      }
-    } else if (std::regex_search(line, match, undefined)) {
-      errors.push_back(
-          {"", 0, fmt::format("undefined reference to `{}` (the linker found no such function)", match[1].str()), {}});
-    } else if (line.starts_with("ptxas error") || line.starts_with("ptxas fatal")) {
-      errors.push_back({"", 0, std::string(Trim(line.substr(line.find(':') + 1))), {}});
-    }
-  }
-  return errors;
-}
 
 std::string DescribeDiagnostic(const Diagnostic& diagnostic, std::string_view source, bool with_source) {
   std::string text;
@@ -206,75 +104,6 @@ std::string CompileErrorBody(const Json& verdict, std::string_view source) {
 }
 
 // --- Failing cases ---------------------------------------------------------------------------
-
-// "rows=37, cols=5, large, seed #2 (random shape)" taken apart.
-struct CaseLabel {
-  std::string shape;         // "rows=37, cols=5"
-  std::string distribution;  // "large"
-  std::string rest;          // "seed #2 (random shape)"
-  int64_t smallest_dim = 0;
-};
-
-CaseLabel ParseCaseLabel(const std::string& label) {
-  CaseLabel parsed;
-  size_t start = 0;
-  while (start <= label.size()) {
-    size_t end = label.find(", ", start);
-    if (end == std::string::npos) end = label.size();
-    const std::string part = label.substr(start, end - start);
-    const size_t equals = part.find('=');
-    if (parsed.distribution.empty() && equals != std::string::npos) {
-      parsed.shape += (parsed.shape.empty() ? "" : ", ") + part;
-      const int64_t value = std::atoll(part.c_str() + equals + 1);
-      parsed.smallest_dim = parsed.smallest_dim == 0 ? value : std::min(parsed.smallest_dim, value);
-    } else if (parsed.distribution.empty()) {
-      parsed.distribution = part;
-    } else {
-      parsed.rest += (parsed.rest.empty() ? "" : ", ") + part;
-    }
-    start = end + 2;
-  }
-  return parsed;
-}
-
-// The numbers of Comparison::Describe().
-struct Mismatch {
-  int64_t unwritten = 0, nonfinite = 0, over_bound = 0, count = 0;
-  double norm_error = 0, norm_bound = 0;
-  std::string worst_index, worst_error;
-};
-
-Mismatch ParseMismatch(const std::string& found) {
-  const std::string text = found.substr(0, kMaxParsedLineChars);
-  Mismatch mismatch;
-  std::smatch match;
-  if (std::regex_search(text, match, std::regex(R"((\d+) of (\d+) output elements were never written)"))) {
-    mismatch.unwritten = ToInt(match[1]);
-    mismatch.count = ToInt(match[2]);
-  }
-  if (std::regex_search(text, match, std::regex(R"((\d+) elements are NaN or Inf)")))
-    mismatch.nonfinite = ToInt(match[1]);
-  if (std::regex_search(text, match, std::regex(R"((\d+) of (\d+) elements exceed)"))) {
-    mismatch.over_bound = ToInt(match[1]);
-    mismatch.count = ToInt(match[2]);
-  }
-  if (std::regex_search(text, match, std::regex(R"(norm-wise relative error (\S+) \(bound (\S+)\))"))) {
-    mismatch.norm_error = std::atof(match[1].str().c_str());
-    mismatch.norm_bound = std::atof(match[2].str().c_str());
-  }
-  if (std::regex_search(text, match, std::regex(R"(worst element \[(\d+)\].*\(\|error\| ([^)]+)\))"))) {
-    mismatch.worst_index = match[1];
-    mismatch.worst_error = match[2];
-  }
-  return mismatch;
-}
-
-// The part of the reason after the case label: what the check found.
-std::string WhatWasFound(const std::string& reason, const std::string& label) {
-  if (label.empty()) return reason;
-  const size_t at = reason.find(label + ": ");
-  return at == std::string::npos ? reason : reason.substr(at + label.size() + 2);
-}
 
 std::string FailingCaseLine(const CaseLabel& label) {
   std::string text = fmt::format("Failing case: shape {}", label.shape.empty() ? "?" : label.shape);
@@ -390,7 +219,7 @@ std::string IntegrityBody(const Json& verdict) {
   if (findings == details.end() || !findings->is_array() || findings->empty()) {
     // The physical-limit reason counts the timed shape's bytes and flops, which would give the
     // hidden shape away: only the times are told.
-    const auto timing = Member(verdict, "timing");
+    const Json& timing = Member(verdict, "timing");
     const bool physical = Str(FailedStage(verdict), "name") == "physical_limit" && !timing.empty();
     text += "What happened: " +
             (physical ? fmt::format("it measured {:.4g} us, but this machine needs at least {:.4g} us for the "
@@ -422,10 +251,7 @@ std::string CrashBody(const Json& verdict, bool timed_out) {
   std::string text = "What happened: " + FirstLine(reason, kMaxReasonChars) + "\n";
   // A worker that died says which case it was running only in the reason.
   std::string label = Str(details, "failed_case");
-  const std::string first_line = FirstLine(reason, kMaxParsedLineChars);
-  std::smatch match;
-  if (label.empty() && std::regex_search(first_line, match, std::regex(R"(while running case (.+)$)")))
-    label = match[1];
+  if (label.empty()) label = RunningCase(reason);
   const CaseLabel parsed = ParseCaseLabel(label);
   if (!label.empty()) text += FailingCaseLine(parsed);
   if (const std::string output = Str(details, "candidate_output"); !Trim(output).empty()) {
@@ -659,6 +485,8 @@ std::string SummaryLine(const Json& verdict) {
     std::string log = Str(Details(Stage(verdict, "build")), "log");
     const auto errors = ParseDiagnostics(log.substr(0, log.find("\nThe candidate must define")));
     line = "compile_error: " + (errors.empty() ? reason : DescribeDiagnostic(errors.front(), {}, false));
+  } else if (status == "integrity_violation" && Str(FailedStage(verdict), "name") == "physical_limit") {
+    line = "integrity_violation: timed faster than this machine's physical limit allows";  // bytes would tell the shape
   } else {
     line = (status.empty() ? "unknown" : status) + (reason.empty() ? "" : ": " + reason);
   }

@@ -194,6 +194,7 @@ TEST(Feedback, ImpossibleTimeIsExplained) {
   EXPECT_TRUE(Contains(feedback, "it measured 1 us, but this machine needs at least 653.8 us"));
   EXPECT_TRUE(Contains(feedback, "the time is not real"));
   EXPECT_EQ(feedback.find("50331648"), std::string::npos) << "the bytes would give the timed shape away";
+  EXPECT_EQ(SummarizeVerdict(verdict), "integrity_violation: timed faster than this machine's physical limit allows");
   EXPECT_TRUE(Contains(feedback, "must do its whole work on every call"));
 }
 
