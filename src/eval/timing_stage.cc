@@ -158,13 +158,7 @@ bool WorkerSession::TimeAgainstBaseline() {
                               "passed (it behaves differently when timed): {}",
                               *outcome->mismatch));
   }
-  // The clocks' disagreement only convicts on a quiet machine: under load the reply itself waits
-  // for a core. Letting it pass then costs nothing, as the time counted is never below what the
-  // evaluator's own clock saw (DriveTiming), so a shrunken worker clock cannot buy a speedup.
-  if (outcome->tampering && disturbance.total() <= kDisturbedCores) {
-    return Finish(stage, VerdictStatus::kIntegrityViolation, *outcome->tampering);
-  }
-  if (outcome->tampering) stage.details["clock_disagreement_under_load"] = *outcome->tampering;
+  if (outcome->tampering) return Finish(stage, VerdictStatus::kIntegrityViolation, *outcome->tampering);
   Timing timing;
   timing.candidate_us = MedianWithInterval(outcome->candidate_us);
   timing.baseline_us = MedianWithInterval(outcome->baseline_us);

@@ -326,6 +326,42 @@ TEST_F(Optimize, AResumedRunAfterSigkillKeepsEveryFinishedEvaluation) {
   EXPECT_EQ(settings.size(), 6u) << "a setting was tried twice or skipped";
 }
 
+TEST_F(Optimize, CtrlCStopsBetweenStepsAndTheRunResumes) {
+  const pid_t pid = Spawn(Flags({"--max-candidates", "4", "--strategy", "tune"}), directory_ / "interrupted.log");
+  ASSERT_GT(pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool evaluated = false;
+  while (!evaluated && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fs::exists(Db())) continue;
+    auto store = RunStore::Open(Db());
+    if (!store.ok()) continue;
+    auto runs = (*store)->ListRuns();
+    if (!runs.ok() || runs->empty()) continue;
+    auto candidates = (*store)->Candidates(runs->front().id);
+    evaluated = candidates.ok() && !candidates->empty() && candidates->front().verdict.has_value();
+  }
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::ifstream log(directory_ / "interrupted.log");
+  std::stringstream log_text;
+  log_text << log.rdbuf();
+  ASSERT_TRUE(WIFEXITED(status)) << log_text.str();
+  ASSERT_EQ(WEXITSTATUS(status), 130) << log_text.str();
+  const auto summary = nlohmann::json::parse(log_text.str().substr(log_text.str().find("{\n")), nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << log_text.str();
+  EXPECT_EQ(summary["status"], "stopped");
+  EXPECT_NE(summary["stop_reason"].get<std::string>().find("--resume"), std::string::npos);
+  EXPECT_LT(summary["candidates"].get<int>(), 4);
+
+  const CliResult resumed = RunKsmith({"optimize", "--resume", summary["run_id"], "--db", Db(), "--output-dir",
+                                       Out("resumed"), "--json"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_EQ(resumed.Json()["status"], "finished");
+  EXPECT_EQ(resumed.Json()["candidates"], 4);
+}
+
 TEST_F(Optimize, ErrorsAUserMeetsFirstAreClear) {
   const CliResult no_key = RunKsmith(Flags({"--provider", "openai", "--model", "gpt-x"}), {"OPENAI_API_KEY="});
   EXPECT_EQ(no_key.exit_code, 2) << no_key.Describe();
