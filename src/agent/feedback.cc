@@ -73,12 +73,12 @@ std::string DescribeDiagnostic(const Diagnostic& diagnostic, std::string_view so
 
 std::string CompileErrorBody(const Json& verdict, std::string_view source) {
   const Json& details = Details(Stage(verdict, "build"));
-  std::string log = Str(details, "log");
+  std::string log = JsonString(details, "log");
   // ksmith appends the required declaration to the log; it is restated below when it matters.
   if (const size_t appended = log.find("\nThe candidate must define, with C linkage:"); appended != std::string::npos) {
     log.resize(appended);
   }
-  const std::string expected = Str(details, "expected_signature");
+  const std::string expected = JsonString(details, "expected_signature");
   const auto errors = ParseDiagnostics(log);
   std::string text;
   bool about_signature = false;
@@ -114,9 +114,9 @@ std::string FailingCaseLine(const CaseLabel& label) {
 
 std::string WrongOutputBody(const Json& verdict) {
   const Json& details = Details(FailedStage(verdict));
-  const std::string label_text = Str(details, "failed_case");
+  const std::string label_text = JsonString(details, "failed_case");
   const CaseLabel label = ParseCaseLabel(label_text);
-  const std::string found = WhatWasFound(Str(verdict, "reason"), label_text);
+  const std::string found = WhatWasFound(JsonString(verdict, "reason"), label_text);
   const Mismatch mismatch = ParseMismatch(found);
   std::string text = "The kernel ran, but its output does not match the reference.\n";
   if (!label_text.empty()) text += FailingCaseLine(label);
@@ -213,30 +213,30 @@ std::string IntegrityAdvice(const std::string& reason) {
 std::string IntegrityBody(const Json& verdict) {
   const Json& details = Details(FailedStage(verdict));
   std::string text = "The kernel breaks the candidate contract, so it was not " +
-                     std::string(Str(FailedStage(verdict), "name") == "physical_limit" ? "credited" : "run further") +
+                     std::string(JsonString(FailedStage(verdict), "name") == "physical_limit" ? "credited" : "run further") +
                      ".\n";
   const auto findings = details.find("findings");
   if (findings == details.end() || !findings->is_array() || findings->empty()) {
     // The physical-limit reason counts the timed shape's bytes and flops, which would give the
     // hidden shape away: only the times are told.
-    const Json& timing = Member(verdict, "timing");
-    const bool physical = Str(FailedStage(verdict), "name") == "physical_limit" && !timing.empty();
+    const Json& timing = JsonObject(verdict, "timing");
+    const bool physical = JsonString(FailedStage(verdict), "name") == "physical_limit" && !timing.empty();
     text += "What happened: " +
             (physical ? fmt::format("it measured {:.4g} us, but this machine needs at least {:.4g} us for the "
                                     "work at the timed shape: the time is not real",
-                                    Num(Member(timing, "candidate_us"), "median"), Num(timing, "floor_us"))
-                      : FirstLine(Str(verdict, "reason"), kMaxReasonChars)) +
+                                    JsonNumber(JsonObject(timing, "candidate_us"), "median"), JsonNumber(timing, "floor_us"))
+                      : FirstLine(JsonString(verdict, "reason"), kMaxReasonChars)) +
             "\n";
-    return text + "Instead: " + IntegrityAdvice(Str(verdict, "reason")) + "\n";
+    return text + "Instead: " + IntegrityAdvice(JsonString(verdict, "reason")) + "\n";
   }
   std::vector<std::string> advice;
   text += "Findings:\n";
   for (size_t i = 0; i < findings->size() && i < kMaxFindings; ++i) {
     const Json& finding = (*findings)[i];
-    const int line = static_cast<int>(Num(finding, "line"));
+    const int line = static_cast<int>(JsonNumber(finding, "line"));
     text += fmt::format("- {}{} [{}]\n", line > 0 ? fmt::format("line {}: ", line) : "",
-                        FirstLine(Str(finding, "message"), 300), Str(finding, "rule"));
-    const std::string rule_advice = RuleAdvice(Str(finding, "rule"));
+                        FirstLine(JsonString(finding, "message"), 300), JsonString(finding, "rule"));
+    const std::string rule_advice = RuleAdvice(JsonString(finding, "rule"));
     if (std::find(advice.begin(), advice.end(), rule_advice) == advice.end()) advice.push_back(rule_advice);
   }
   if (findings->size() > kMaxFindings)
@@ -247,14 +247,14 @@ std::string IntegrityBody(const Json& verdict) {
 
 std::string CrashBody(const Json& verdict, bool timed_out) {
   const Json& details = Details(FailedStage(verdict));
-  const std::string reason = Str(verdict, "reason");
+  const std::string reason = JsonString(verdict, "reason");
   std::string text = "What happened: " + FirstLine(reason, kMaxReasonChars) + "\n";
   // A worker that died says which case it was running only in the reason.
-  std::string label = Str(details, "failed_case");
+  std::string label = JsonString(details, "failed_case");
   if (label.empty()) label = RunningCase(reason);
   const CaseLabel parsed = ParseCaseLabel(label);
   if (!label.empty()) text += FailingCaseLine(parsed);
-  if (const std::string output = Str(details, "candidate_output"); !Trim(output).empty()) {
+  if (const std::string output = JsonString(details, "candidate_output"); !Trim(output).empty()) {
     text += "The kernel's output (last lines):\n```\n" +
             Capped(Tail(Trim(output), kMaxProgramOutputBytes), kMaxProgramOutputBytes) + "```\n";
   }
@@ -293,7 +293,7 @@ std::string CrashBody(const Json& verdict, bool timed_out) {
 // "1170 us [1134, 1191]": the median and its 95% interval, to `digits` significant digits.
 std::string Interval(const Json& estimate, const char* unit, int digits) {
   auto number = [digits](double value) { return fmt::format("{:.{}g}", value, digits); };
-  std::string text = number(Num(estimate, "median")) + unit;
+  std::string text = number(JsonNumber(estimate, "median")) + unit;
   if (const auto ci = Interval95(estimate)) text += fmt::format(" [{}, {}]", number(ci->first), number(ci->second));
   return text;
 }
@@ -340,14 +340,14 @@ std::string ResourcesSection(const Json& build) {
     int most_registers = 0;
     for (size_t i = 0; i < resources->size() && i < kMaxKernelsShown; ++i) {
       const Json& kernel = (*resources)[i];
-      const int registers = static_cast<int>(Num(kernel, "registers"));
+      const int registers = static_cast<int>(JsonNumber(kernel, "registers"));
       most_registers = std::max(most_registers, registers);
       text += fmt::format("- {} ({}): {} registers/thread, {} bytes static shared memory",
-                          FirstLine(Str(kernel, "name"), 100), Str(kernel, "arch"), registers,
-                          Num(kernel, "shared_memory_bytes"));
-      const double stored = Num(kernel, "spill_store_bytes"), loaded = Num(kernel, "spill_load_bytes");
+                          FirstLine(JsonString(kernel, "name"), 100), JsonString(kernel, "arch"), registers,
+                          JsonNumber(kernel, "shared_memory_bytes"));
+      const double stored = JsonNumber(kernel, "spill_store_bytes"), loaded = JsonNumber(kernel, "spill_load_bytes");
       if (stored > 0 || loaded > 0) text += fmt::format(", spills {} bytes stored / {} loaded", stored, loaded);
-      if (const double frame = Num(kernel, "stack_frame_bytes"); frame > 0)
+      if (const double frame = JsonNumber(kernel, "stack_frame_bytes"); frame > 0)
         text += fmt::format(", {}-byte stack frame", frame);
       text += "\n";
       spills = spills || stored > 0 || loaded > 0;
@@ -364,13 +364,13 @@ std::string ResourcesSection(const Json& build) {
                           most_registers, ThreadsPerSmAt(most_registers));
     }
   }
-  if (const Json& total = Member(Member(build, "sass"), "total"); !total.empty()) {
+  if (const Json& total = JsonObject(JsonObject(build, "sass"), "total"); !total.empty()) {
     text += fmt::format(
         "SASS: {} instructions, {} FMA, {} loads ({} of 64 bits or more, {} of 128), {} tensor-core, "
         "{} local-memory loads and {} stores\n",
-        Num(total, "instructions"), Num(total, "fma"), Num(total, "loads"), Num(total, "wide_loads"),
-        Num(total, "loads_128_bit"), Num(total, "tensor_core"), Num(total, "local_loads"), Num(total, "local_stores"));
-    if (Num(total, "loads") > 0 && Num(total, "wide_loads") == 0) {
+        JsonNumber(total, "instructions"), JsonNumber(total, "fma"), JsonNumber(total, "loads"), JsonNumber(total, "wide_loads"),
+        JsonNumber(total, "loads_128_bit"), JsonNumber(total, "tensor_core"), JsonNumber(total, "local_loads"), JsonNumber(total, "local_stores"));
+    if (JsonNumber(total, "loads") > 0 && JsonNumber(total, "wide_loads") == 0) {
       text +=
           "Hint: No vectorized loads: float2/float4 loads move more bytes per instruction where alignment allows.\n";
     }
@@ -382,36 +382,36 @@ std::string PassedBody(const Json& verdict) {
   std::string text;
   const Json& correctness = Details(Stage(verdict, "correctness"));
   text += fmt::format("Correct on all {} verification cases (worst norm-wise error {:.2g}).\n",
-                      Num(correctness, "cases"), Num(correctness, "worst_norm_error"));
+                      JsonNumber(correctness, "cases"), JsonNumber(correctness, "worst_norm_error"));
   const auto timing = verdict.find("timing");
   if (timing == verdict.end() || !timing->is_object()) return text + "It was not timed.\n";
-  const Json& candidate = Member(*timing, "candidate_us");
+  const Json& candidate = JsonObject(*timing, "candidate_us");
   text += fmt::format("Time at the timed shape: {} vs the baseline's {}, medians of {} rounds with 95% intervals.\n",
-                      Interval(candidate, " us", 4), Interval(Member(*timing, "baseline_us"), " us", 4),
-                      Num(candidate, "samples"));
-  const Json& gpu_side = Member(Details(Stage(verdict, "timing")), "candidate");
-  if (const double warm = Num(gpu_side, "warm_us"); warm > 0) {
+                      Interval(candidate, " us", 4), Interval(JsonObject(*timing, "baseline_us"), " us", 4),
+                      JsonNumber(candidate, "samples"));
+  const Json& gpu_side = JsonObject(Details(Stage(verdict, "timing")), "candidate");
+  if (const double warm = JsonNumber(gpu_side, "warm_us"); warm > 0) {
     text += fmt::format("With a warm L2 cache (back-to-back calls) it takes {:.4g} us.\n", warm);
   }
-  const std::string comparison = Str(*timing, "comparison");
-  text += fmt::format("Speedup: {}: ", Interval(Member(*timing, "speedup"), "x", 3));
+  const std::string comparison = JsonString(*timing, "comparison");
+  text += fmt::format("Speedup: {}: ", Interval(JsonObject(*timing, "speedup"), "x", 3));
   text += comparison == "faster"   ? "faster than the baseline.\n"
           : comparison == "slower" ? "slower than the baseline.\n"
                                    : "a tie: the interval contains 1, so it cannot be told apart from the baseline.\n";
-  if (const std::string note = Str(Details(Stage(verdict, "timing")), "note"); !note.empty()) {
+  if (const std::string note = JsonString(Details(Stage(verdict, "timing")), "note"); !note.empty()) {
     text += "Warning: " + FirstLine(note, 300) + "\n";
   }
-  const double fraction = Num(verdict, "roofline_fraction");
-  const std::string bound = Str(*timing, "bound_by");
+  const double fraction = JsonNumber(verdict, "roofline_fraction");
+  const std::string bound = JsonString(*timing, "bound_by");
   if (fraction > 0 && !bound.empty()) {
     text +=
         fmt::format("Roofline: {:.0f}% of the {} limit (nothing can take less than {:.4g} us at the timed shape); {}\n",
-                    100 * fraction, bound, Num(*timing, "floor_us"),
-                    RooflineAdvice(fraction, bound, Str(verdict, "backend") == "cuda"));
+                    100 * fraction, bound, JsonNumber(*timing, "floor_us"),
+                    RooflineAdvice(fraction, bound, JsonString(verdict, "backend") == "cuda"));
   }
   text += ResourcesSection(Details(Stage(verdict, "build")));
   const Json& profile = Details(Stage(verdict, "profile"));
-  if (const Json& facts = Array(profile, "facts"); !facts.empty()) {
+  if (const Json& facts = JsonArray(profile, "facts"); !facts.empty()) {
     text += "Profiler (ncu, one call at the timed shape):\n";
     for (size_t i = 0; i < facts.size() && i < kMaxProfileFacts; ++i) {
       if (facts[i].is_string()) text += "- " + FirstLine(facts[i].get<std::string>(), 240) + "\n";
@@ -432,14 +432,14 @@ const char* Headline(const std::string& status) {
 }
 
 std::string RenderVerdict(const Json& verdict, std::string_view source) {
-  const std::string status = Str(verdict, "status");
+  const std::string status = JsonString(verdict, "status");
   std::string text = fmt::format("Verdict: {}.\n", Headline(status));
   if (status == "passed") {
     text += PassedBody(verdict);
   } else if (status == "compile_error") {
     text += CompileErrorBody(verdict, source);
     if (text.find('\n') == text.size() - 1)
-      text += "What happened: " + FirstLine(Str(verdict, "reason"), kMaxReasonChars) + "\n";
+      text += "What happened: " + FirstLine(JsonString(verdict, "reason"), kMaxReasonChars) + "\n";
   } else if (status == "wrong_output") {
     text += WrongOutputBody(verdict);
   } else if (status == "integrity_violation") {
@@ -447,7 +447,7 @@ std::string RenderVerdict(const Json& verdict, std::string_view source) {
   } else if (status == "runtime_error" || status == "timeout") {
     text += CrashBody(verdict, status == "timeout");
   } else {
-    text += "What happened: " + FirstLine(Str(verdict, "reason"), kMaxReasonChars) + "\n";
+    text += "What happened: " + FirstLine(JsonString(verdict, "reason"), kMaxReasonChars) + "\n";
     if (status == "infra_error")
       text += "Nothing is known about this kernel yet; it may be submitted again as it is.\n";
   }
@@ -456,21 +456,21 @@ std::string RenderVerdict(const Json& verdict, std::string_view source) {
 
 // SummarizeVerdict without its guard.
 std::string SummaryLine(const Json& verdict) {
-  const std::string status = Str(verdict, "status");
-  const std::string reason = Str(verdict, "reason");
+  const std::string status = JsonString(verdict, "status");
+  const std::string reason = JsonString(verdict, "reason");
   std::string line;
   if (status == "passed") {
     const auto timing = verdict.find("timing");
     if (timing == verdict.end() || !timing->is_object()) return "passed (not timed)";
-    const Json& speedup = Member(*timing, "speedup");
-    line = fmt::format("passed, {:.2f}x", Num(speedup, "median"));
+    const Json& speedup = JsonObject(*timing, "speedup");
+    line = fmt::format("passed, {:.2f}x", JsonNumber(speedup, "median"));
     if (const auto ci = Interval95(speedup)) line += fmt::format(" [{:.2f}, {:.2f}]", ci->first, ci->second);
-    line += fmt::format(" ({})", Str(*timing, "comparison"));
-    if (const double fraction = Num(verdict, "roofline_fraction"); fraction > 0) {
-      line += fmt::format(", {:.0f}% of the {} roofline", 100 * fraction, Str(*timing, "bound_by"));
+    line += fmt::format(" ({})", JsonString(*timing, "comparison"));
+    if (const double fraction = JsonNumber(verdict, "roofline_fraction"); fraction > 0) {
+      line += fmt::format(", {:.0f}% of the {} roofline", 100 * fraction, JsonString(*timing, "bound_by"));
     }
   } else if (status == "wrong_output") {
-    const std::string label_text = Str(Details(FailedStage(verdict)), "failed_case");
+    const std::string label_text = JsonString(Details(FailedStage(verdict)), "failed_case");
     const CaseLabel label = ParseCaseLabel(label_text);
     const Mismatch mismatch = ParseMismatch(WhatWasFound(reason, label_text));
     line = fmt::format("wrong_output: {} {}", label.shape, label.distribution);
@@ -482,10 +482,10 @@ std::string SummaryLine(const Json& verdict) {
       line += fmt::format(", max error {} at [{}]", mismatch.worst_error, mismatch.worst_index);
     if (label_text.empty()) line = reason.empty() ? "wrong_output" : "wrong_output: " + reason;
   } else if (status == "compile_error") {
-    std::string log = Str(Details(Stage(verdict, "build")), "log");
+    std::string log = JsonString(Details(Stage(verdict, "build")), "log");
     const auto errors = ParseDiagnostics(log.substr(0, log.find("\nThe candidate must define")));
     line = "compile_error: " + (errors.empty() ? reason : DescribeDiagnostic(errors.front(), {}, false));
-  } else if (status == "integrity_violation" && Str(FailedStage(verdict), "name") == "physical_limit") {
+  } else if (status == "integrity_violation" && JsonString(FailedStage(verdict), "name") == "physical_limit") {
     line = "integrity_violation: timed faster than this machine's physical limit allows";  // bytes would tell the shape
   } else {
     line = (status.empty() ? "unknown" : status) + (reason.empty() ? "" : ": " + reason);
@@ -501,8 +501,8 @@ std::string RenderFeedback(const Json& verdict, std::string_view source) {
     return RenderVerdict(verdict, source);
   } catch (const std::exception&) {
     // A bug of ours, or a verdict of a shape never seen: the model still gets the gist.
-    return Capped(fmt::format("Verdict: {}.\nWhat happened: {}\n", Str(verdict, "status"),
-                              FirstLine(Str(verdict, "reason"), kMaxReasonChars)),
+    return Capped(fmt::format("Verdict: {}.\nWhat happened: {}\n", JsonString(verdict, "status"),
+                              FirstLine(JsonString(verdict, "reason"), kMaxReasonChars)),
                   kMaxFeedbackBytes);
   }
 }
@@ -526,7 +526,7 @@ std::string SummarizeVerdict(const Json& verdict) {
   try {
     return SummaryLine(verdict);
   } catch (const std::exception&) {
-    return FirstLine(Str(verdict, "status") + ": " + Str(verdict, "reason"), kMaxSummaryChars - 3);
+    return FirstLine(JsonString(verdict, "status") + ": " + JsonString(verdict, "reason"), kMaxSummaryChars - 3);
   }
 }
 

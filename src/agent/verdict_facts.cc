@@ -28,46 +28,46 @@ int64_t ToInt(const std::string& digits) { return std::strtoll(digits.c_str(), n
 
 // --- Accessors -------------------------------------------------------------------------------
 
-std::string Str(const Json& object, const char* key) {
+std::string JsonString(const Json& object, const char* key) {
   const auto found = object.is_object() ? object.find(key) : object.end();
   return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
 }
 
-double Num(const Json& object, const char* key, double fallback) {
+double JsonNumber(const Json& object, const char* key, double fallback) {
   const auto found = object.is_object() ? object.find(key) : object.end();
   return found != object.end() && found->is_number() ? found->get<double>() : fallback;
 }
 
-const Json& Member(const Json& object, const char* key) {
+const Json& JsonObject(const Json& object, const char* key) {
   const auto found = object.is_object() ? object.find(key) : object.end();
   return found != object.end() && found->is_object() ? *found : EmptyObject();
 }
 
-const Json& Array(const Json& object, const char* key) {
+const Json& JsonArray(const Json& object, const char* key) {
   static const Json empty = Json::array();
   const auto found = object.is_object() ? object.find(key) : object.end();
   return found != object.end() && found->is_array() ? *found : empty;
 }
 
 std::optional<std::pair<double, double>> Interval95(const Json& estimate) {
-  const Json& ci = Array(estimate, "ci95");
+  const Json& ci = JsonArray(estimate, "ci95");
   if (ci.size() != 2 || !ci[0].is_number() || !ci[1].is_number()) return std::nullopt;
   return std::pair(ci[0].get<double>(), ci[1].get<double>());
 }
 
 const Json& Stage(const Json& verdict, std::string_view name) {
-  for (const auto& stage : Array(verdict, "stages")) {
-    if (stage.is_object() && Str(stage, "name") == name) return stage;
+  for (const auto& stage : JsonArray(verdict, "stages")) {
+    if (stage.is_object() && JsonString(stage, "name") == name) return stage;
   }
   return EmptyObject();
 }
 
-const Json& Details(const Json& stage) { return Member(stage, "details"); }
+const Json& Details(const Json& stage) { return JsonObject(stage, "details"); }
 
 const Json& FailedStage(const Json& verdict) {
-  const Json& stages = Array(verdict, "stages");
+  const Json& stages = JsonArray(verdict, "stages");
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
-    if (it->is_object() && Str(*it, "outcome") == "failed") return *it;
+    if (it->is_object() && JsonString(*it, "outcome") == "failed") return *it;
   }
   return EmptyObject();
 }

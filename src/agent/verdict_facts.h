@@ -20,16 +20,16 @@ namespace ksmith {
 // type, reads as empty (or `fallback`) rather than throwing.
 
 /// `object[key]` when it is a string, else "".
-std::string Str(const nlohmann::json& object, const char* key);
+std::string JsonString(const nlohmann::json& object, const char* key);
 
 /// `object[key]` when it is a number, else `fallback`.
-double Num(const nlohmann::json& object, const char* key, double fallback = 0);
+double JsonNumber(const nlohmann::json& object, const char* key, double fallback = 0);
 
 /// `object[key]` when it is an object, else an empty object.
-const nlohmann::json& Member(const nlohmann::json& object, const char* key);
+const nlohmann::json& JsonObject(const nlohmann::json& object, const char* key);
 
 /// `object[key]` when it is an array, else an empty array.
-const nlohmann::json& Array(const nlohmann::json& object, const char* key);
+const nlohmann::json& JsonArray(const nlohmann::json& object, const char* key);
 
 /// The [low, high] of an estimate's 95% interval, when both ends are numbers (NaN is stored as null).
 std::optional<std::pair<double, double>> Interval95(const nlohmann::json& estimate);

@@ -21,15 +21,15 @@ nlohmann::json Verdict(const std::string& name) {
   return nlohmann::json::parse(*text);
 }
 
-std::string BuildLog(const std::string& name) { return Str(Details(Stage(Verdict(name), "build")), "log"); }
+std::string BuildLog(const std::string& name) { return JsonString(Details(Stage(Verdict(name), "build")), "log"); }
 
 TEST(VerdictFacts, AccessorsReadMissingOrMistypedFieldsAsEmpty) {
   const nlohmann::json odd = {{"status", 3}, {"timing", "fast"}, {"stages", {{"name", "build"}}}};
-  EXPECT_EQ(Str(odd, "status"), "");
-  EXPECT_EQ(Num(odd, "status"), 3);
-  EXPECT_EQ(Num(odd, "missing", -1), -1);
-  EXPECT_TRUE(Member(odd, "timing").is_object() && Member(odd, "timing").empty());
-  EXPECT_TRUE(Array(odd, "status").is_array() && Array(odd, "status").empty());
+  EXPECT_EQ(JsonString(odd, "status"), "");
+  EXPECT_EQ(JsonNumber(odd, "status"), 3);
+  EXPECT_EQ(JsonNumber(odd, "missing", -1), -1);
+  EXPECT_TRUE(JsonObject(odd, "timing").is_object() && JsonObject(odd, "timing").empty());
+  EXPECT_TRUE(JsonArray(odd, "status").is_array() && JsonArray(odd, "status").empty());
   EXPECT_TRUE(Stage(odd, "build").empty());  // "stages" holds an object, not stage objects
   EXPECT_TRUE(FailedStage(nlohmann::json("not an object")).empty());
   EXPECT_FALSE(Interval95(nlohmann::json::object({{"ci95", {1.0, nullptr}}})).has_value());
@@ -37,11 +37,11 @@ TEST(VerdictFacts, AccessorsReadMissingOrMistypedFieldsAsEmpty) {
 
 TEST(VerdictFacts, StagesAndIntervalsComeFromARealVerdict) {
   const nlohmann::json wrong = Verdict("cpu_wrong.json");
-  EXPECT_EQ(Str(FailedStage(wrong), "name"), "correctness");
-  EXPECT_EQ(Str(Details(FailedStage(wrong)), "failed_case"), "n=1, normal, seed #1");
+  EXPECT_EQ(JsonString(FailedStage(wrong), "name"), "correctness");
+  EXPECT_EQ(JsonString(Details(FailedStage(wrong)), "failed_case"), "n=1, normal, seed #1");
   EXPECT_TRUE(FailedStage(Verdict("cpu_passed.json")).empty());
 
-  const auto speedup = Interval95(Member(Member(Verdict("cuda_passed.json"), "timing"), "speedup"));
+  const auto speedup = Interval95(JsonObject(JsonObject(Verdict("cuda_passed.json"), "timing"), "speedup"));
   ASSERT_TRUE(speedup.has_value());
   EXPECT_DOUBLE_EQ(speedup->first, 1.8);
   EXPECT_DOUBLE_EQ(speedup->second, 1.88);
@@ -60,14 +60,14 @@ TEST(VerdictFacts, CaseLabelSplitsShapeDistributionAndTheRest) {
 }
 
 TEST(VerdictFacts, RunningCaseIsTakenFromADeadWorkersReason) {
-  EXPECT_EQ(RunningCase(Str(Verdict("cpu_segv.json"), "reason")), "n=1, normal, seed #1");
-  EXPECT_EQ(RunningCase(Str(Verdict("cpu_hang.json"), "reason")), "n=1, normal, seed #1");
+  EXPECT_EQ(RunningCase(JsonString(Verdict("cpu_segv.json"), "reason")), "n=1, normal, seed #1");
+  EXPECT_EQ(RunningCase(JsonString(Verdict("cpu_hang.json"), "reason")), "n=1, normal, seed #1");
   EXPECT_EQ(RunningCase("the worker ended (killed by SIGSEGV (signal 11))"), "");
 }
 
 TEST(VerdictFacts, MismatchNumbersAreReadFromWhatTheCheckFound) {
   const nlohmann::json wrong = Verdict("cpu_wrong.json");
-  const std::string found = WhatWasFound(Str(wrong, "reason"), "n=1, normal, seed #1");
+  const std::string found = WhatWasFound(JsonString(wrong, "reason"), "n=1, normal, seed #1");
   EXPECT_TRUE(found.starts_with("output 'c': 1 of 1 elements exceed")) << found;
   const Mismatch mismatch = ParseMismatch(found);
   EXPECT_EQ(mismatch.over_bound, 1);
@@ -78,8 +78,8 @@ TEST(VerdictFacts, MismatchNumbersAreReadFromWhatTheCheckFound) {
   EXPECT_EQ(mismatch.worst_index, "0");
   EXPECT_EQ(mismatch.worst_error, "0.342");
 
-  EXPECT_EQ(ParseMismatch(Str(Verdict("cpu_half.json"), "reason")).unwritten, 1);
-  EXPECT_EQ(ParseMismatch(Str(Verdict("cpu_softmax_unstable.json"), "reason")).nonfinite, 1);
+  EXPECT_EQ(ParseMismatch(JsonString(Verdict("cpu_half.json"), "reason")).unwritten, 1);
+  EXPECT_EQ(ParseMismatch(JsonString(Verdict("cpu_softmax_unstable.json"), "reason")).nonfinite, 1);
   EXPECT_EQ(WhatWasFound("no label here", "n=1"), "no label here");
 }
 

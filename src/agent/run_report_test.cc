@@ -1,0 +1,65 @@
+#include "agent/run_report.h"
+
+#include <gtest/gtest.h>
+
+namespace ksmith {
+namespace {
+
+RunRecord SampleRun() {
+  RunRecord run;
+  run.id = "20261121-120000-abcdef";
+  run.task = "softmax";
+  run.backend = "cpu";
+  run.strategy = "refine";
+  run.provider = "openai";
+  run.model = "m";
+  run.status = "finished";
+  run.stop_reason = "3 candidates were evaluated, the most allowed";
+  run.candidates = 2;
+  run.passed = 1;
+  return run;
+}
+
+TEST(RunReport, ShowsTheBestKernelTheModelsWordsAndEveryAttempt) {
+  RunState state;
+  Attempt failed;
+  failed.candidate_id = 1;
+  failed.origin = "llm";
+  failed.status = "extraction_failed";
+  failed.extraction_error = "the answer has no code | block";
+  Attempt best;
+  best.candidate_id = 2;
+  best.parent_id = 1;
+  best.origin = "llm";
+  best.status = "passed";
+  best.speedup = 2.5;
+  best.answer = "Vectorized the exp.\n```cpp\nextern \"C\" void softmax() {}\n```";
+  best.source = "extern \"C\" void softmax() {}";
+  best.verdict = nlohmann::json{{"status", "passed"}, {"reason", "passed"}, {"speedup", 2.5}};
+  state.attempts = {failed, best};
+  const std::string report = RenderRunReport(SampleRun(), state, "out/best.cc");
+  EXPECT_NE(report.find("# ksmith run 20261121-120000-abcdef"), std::string::npos);
+  EXPECT_NE(report.find("3 candidates were evaluated"), std::string::npos);
+  EXPECT_NE(report.find("Written to `out/best.cc`"), std::string::npos);
+  EXPECT_NE(report.find("> Vectorized the exp."), std::string::npos);
+  EXPECT_NE(report.find("```cpp\nextern \"C\" void softmax() {}\n```"), std::string::npos);
+  EXPECT_NE(report.find("| 2 | 2 | 1 | llm | passed | 2.50x |"), std::string::npos) << report;
+  // A pipe inside a cell would break the table.
+  EXPECT_NE(report.find("no code / block"), std::string::npos) << report;
+}
+
+TEST(RunReport, SaysSoWhenNothingPassed) {
+  RunState state;
+  Attempt failed;
+  failed.candidate_id = 1;
+  failed.origin = "tune";
+  failed.status = "compile_error";
+  failed.verdict = nlohmann::json{{"status", "compile_error"}, {"reason", "compile error: x"}};
+  state.attempts = {failed};
+  const std::string report = RenderRunReport(SampleRun(), state, "");
+  EXPECT_NE(report.find("No candidate passed."), std::string::npos);
+  EXPECT_EQ(report.find("Written to"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ksmith
