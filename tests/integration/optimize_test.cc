@@ -220,6 +220,22 @@ TEST_F(Optimize, AnthropicProtocolWithASlowAnswerPastTheTimeout) {
   EXPECT_TRUE(requests[0]["headers"].contains("anthropic-version"));
 }
 
+TEST_F(Optimize, ATokenBudgetStopsTheRunCleanly) {
+  auto server = testing::ScriptedLlmServer::Start(
+      {{"steps", {{{"content", Answer("A plain loop.", kCorrect)}, {"input_tokens", 900}, {"output_tokens", 200}}}},
+       {"after_end", "repeat_last"}});
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const CliResult run = RunKsmith(Flags({"--provider", "openai", "--base-url", (*server)->base_url(), "--model",
+                                         "scripted", "--max-candidates", "10", "--max-tokens", "2000"}),
+                                  {"OPENAI_API_KEY="});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const auto summary = run.Json();
+  EXPECT_EQ(summary["status"], "finished");
+  EXPECT_EQ(summary["attempts"], 2);  // 1100 tokens each: the second call crosses 2000
+  EXPECT_EQ(summary["tokens"], 2200);
+  EXPECT_NE(summary["stop_reason"].get<std::string>().find("token"), std::string::npos) << summary["stop_reason"];
+}
+
 TEST_F(Optimize, WithoutAProviderItTunesTheSeedKernelAndSaysSo) {
   const CliResult run = RunKsmith(Flags({"--max-candidates", "3"}), {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
