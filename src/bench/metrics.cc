@@ -1,0 +1,110 @@
+#include "bench/metrics.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <random>
+
+namespace ksmith {
+
+double PassAtK(int64_t n, int64_t c, int64_t k) {
+  assert(n >= 1 && c >= 0 && c <= n && k >= 1 && k <= n);
+  if (n - c < k) return 1.0;
+  // C(n-c, k) / C(n, k) as a product, which neither overflows nor loses precision.
+  double all_fail = 1.0;
+  for (int64_t i = n - c + 1; i <= n; ++i) all_fail *= 1.0 - static_cast<double>(k) / static_cast<double>(i);
+  return 1.0 - all_fail;
+}
+
+double ExpectedMaxAtK(std::vector<double> values, int64_t k) {
+  const auto n = static_cast<int64_t>(values.size());
+  assert(k >= 1 && k <= n);
+  std::sort(values.begin(), values.end());
+  // weight(i) = C(i-1, k-1) / C(n, k) for the i-th smallest (1-based); zero below i = k. Built up
+  // as a ratio: weight(i+1) = weight(i) * i / (i - k + 1), starting from weight(k) = 1 / C(n, k).
+  double weight = 1.0;
+  for (int64_t j = 0; j < k; ++j) weight *= static_cast<double>(k - j) / static_cast<double>(n - j);
+  double expected = 0;
+  for (int64_t i = k; i <= n; ++i) {
+    expected += weight * values[static_cast<size_t>(i - 1)];
+    if (i < n) weight *= static_cast<double>(i) / static_cast<double>(i - k + 1);
+  }
+  return expected;
+}
+
+TaskMetrics ComputeTaskMetrics(const std::vector<SampleOutcome>& samples) {
+  TaskMetrics metrics;
+  metrics.samples = static_cast<int64_t>(samples.size());
+  if (samples.empty()) return metrics;
+  int64_t compiled = 0, correct = 0;
+  std::vector<double> speedups, efficiencies;
+  const SampleOutcome* best = nullptr;
+  for (const auto& sample : samples) {
+    compiled += sample.compiled ? 1 : 0;
+    correct += sample.correct ? 1 : 0;
+    speedups.push_back(sample.correct ? sample.speedup.value_or(0) : 0);
+    efficiencies.push_back(sample.correct ? sample.roofline_fraction.value_or(0) : 0);
+    if (sample.correct && sample.speedup && (best == nullptr || *sample.speedup > *best->speedup)) best = &sample;
+  }
+  const double n = static_cast<double>(samples.size());
+  metrics.compile_rate = static_cast<double>(compiled) / n;
+  metrics.correct_rate = static_cast<double>(correct) / n;
+  for (int64_t k = 1; k <= metrics.samples; ++k) {
+    metrics.pass_at_k.push_back(PassAtK(metrics.samples, correct, k));
+    metrics.speedup_at_k.push_back(ExpectedMaxAtK(speedups, k));
+    metrics.efficiency_at_k.push_back(ExpectedMaxAtK(efficiencies, k));
+  }
+  if (best != nullptr) {
+    metrics.best_speedup = best->speedup;
+    metrics.best_speedup_low = best->speedup_low;
+    metrics.best_roofline_fraction = best->roofline_fraction;
+  }
+  return metrics;
+}
+
+double FastP(const std::vector<TaskMetrics>& tasks, double p) {
+  if (tasks.empty()) return 0;
+  int64_t wins = 0;
+  for (const auto& task : tasks) {
+    if (p <= 0) {
+      wins += task.correct_rate > 0 ? 1 : 0;
+    } else if (task.best_speedup_low && *task.best_speedup_low > p) {
+      ++wins;
+    }
+  }
+  return static_cast<double>(wins) / static_cast<double>(tasks.size());
+}
+
+std::optional<GeomeanEstimate> GeomeanSpeedup(const std::vector<TaskMetrics>& tasks, int resamples, uint64_t seed) {
+  std::vector<double> logs;
+  for (const auto& task : tasks) {
+    if (task.best_speedup && *task.best_speedup > 0) logs.push_back(std::log(*task.best_speedup));
+  }
+  if (logs.empty()) return std::nullopt;
+  auto mean_exp = [](const std::vector<double>& values) {
+    double sum = 0;
+    for (double value : values) sum += value;
+    return std::exp(sum / static_cast<double>(values.size()));
+  };
+  GeomeanEstimate estimate;
+  estimate.value = mean_exp(logs);
+  estimate.tasks = static_cast<int64_t>(logs.size());
+  std::mt19937_64 random(seed);
+  std::uniform_int_distribution<size_t> pick(0, logs.size() - 1);
+  std::vector<double> means;
+  std::vector<double> resample(logs.size());
+  for (int r = 0; r < resamples; ++r) {
+    for (auto& value : resample) value = logs[pick(random)];
+    means.push_back(mean_exp(resample));
+  }
+  std::sort(means.begin(), means.end());
+  auto quantile = [&means](double q) {
+    const auto index = static_cast<size_t>(q * static_cast<double>(means.size() - 1) + 0.5);
+    return means[std::min(index, means.size() - 1)];
+  };
+  estimate.low = resamples > 0 ? quantile(0.025) : estimate.value;
+  estimate.high = resamples > 0 ? quantile(0.975) : estimate.value;
+  return estimate;
+}
+
+}  // namespace ksmith
