@@ -27,6 +27,8 @@ int RunCli(int argc, char** argv) {
       &AddOptimizeCommand);
   add("runs", "List the recorded runs, or show one (`ksmith runs show <run_id>`)", &AddRunsCommand);
   add("export", "Write a run as JSONL: trajectories, SFT examples or preference pairs", &AddExportCommand);
+  add("bench", "Run a strategy over a suite of tasks and report pass@k, fast_p, speedup@k, efficiency@k and "
+      "the geometric-mean speedup", &AddBenchCommand);
   add("tasks", "List the built-in tasks, or show one (`ksmith tasks show softmax`)", &AddTasksCommand);
   add("doctor", "Describe this machine: cores, caches, measured bandwidth and FLOP rate, compilers, "
       "sandbox support", &AddDoctorCommand);

@@ -16,6 +16,7 @@ CommandHandler AddDoctorCommand(CLI::App& app);
 CommandHandler AddOptimizeCommand(CLI::App& app);
 CommandHandler AddRunsCommand(CLI::App& app);
 CommandHandler AddExportCommand(CLI::App& app);
+CommandHandler AddBenchCommand(CLI::App& app);
 
 /// Prints "ksmith: error: ..." to stderr.
 void PrintError(const std::string& message);

@@ -1,0 +1,163 @@
+#include "bench/bench_summary.h"
+
+#include <fmt/format.h>
+
+namespace ksmith {
+namespace {
+
+std::optional<double> NumberAt(const nlohmann::json& json, const char* key) {
+  if (json.contains(key) && json[key].is_number()) return json[key].get<double>();
+  return std::nullopt;
+}
+
+nlohmann::json Optional(const std::optional<double>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); }
+
+double Mean(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  for (double value : values) sum += value;
+  return sum / static_cast<double>(values.size());
+}
+
+std::string Percent(const nlohmann::json& value) {
+  return value.is_number() ? fmt::format("{:.0f}%", 100 * value.get<double>()) : "-";
+}
+
+std::string Times(const nlohmann::json& value) {
+  return value.is_number() ? fmt::format("{:.2f}x", value.get<double>()) : "-";
+}
+
+}  // namespace
+
+SampleOutcome SampleFromVerdict(const nlohmann::json& verdict) {
+  SampleOutcome sample;
+  sample.correct = verdict.value("status", std::string()) == "passed";
+  if (verdict.contains("stages") && verdict["stages"].is_array()) {
+    for (const auto& stage : verdict["stages"]) {
+      if (stage.value("name", std::string()) == "build") sample.compiled = stage.value("outcome", std::string()) == "ok";
+    }
+  }
+  sample.compiled = sample.compiled || sample.correct;
+  sample.speedup = NumberAt(verdict, "speedup");
+  if (verdict.contains("speedup_ci95") && verdict["speedup_ci95"].is_array() && !verdict["speedup_ci95"].empty() &&
+      verdict["speedup_ci95"][0].is_number()) {
+    sample.speedup_low = verdict["speedup_ci95"][0].get<double>();
+  }
+  sample.roofline_fraction = NumberAt(verdict, "roofline_fraction");
+  return sample;
+}
+
+nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchTaskResult>& results) {
+  nlohmann::json tasks = nlohmann::json::array();
+  std::vector<TaskMetrics> all;
+  std::vector<double> compile_rates, correct_rates, efficiency_at_1;
+  int64_t candidates = 0, tokens = 0;
+  double cost = 0, device_s = 0, wall_s = 0;
+  // pass@k over tasks for every k each task that ran reached; a task that could not run counts 0.
+  size_t common_k = SIZE_MAX;
+  for (const auto& result : results) {
+    const TaskMetrics metrics = ComputeTaskMetrics(result.samples);
+    nlohmann::json task = {{"task", result.task},
+                           {"run_id", result.run_id},
+                           {"error", result.error},
+                           {"samples", metrics.samples},
+                           {"compile_rate", metrics.compile_rate},
+                           {"correct_rate", metrics.correct_rate},
+                           {"pass_at_k", metrics.pass_at_k},
+                           {"speedup_at_k", metrics.speedup_at_k},
+                           {"efficiency_at_k", metrics.efficiency_at_k},
+                           {"best_speedup", Optional(metrics.best_speedup)},
+                           {"best_speedup_low", Optional(metrics.best_speedup_low)},
+                           {"best_roofline_fraction", Optional(metrics.best_roofline_fraction)},
+                           {"tokens", result.tokens},
+                           {"cost", result.cost_dollars},
+                           {"device_s", result.device_s},
+                           {"wall_s", result.wall_s}};
+    tasks.push_back(std::move(task));
+    // A task that could not run counts as failed everywhere: it is in the denominator.
+    all.push_back(metrics);
+    compile_rates.push_back(metrics.compile_rate);
+    correct_rates.push_back(metrics.correct_rate);
+    efficiency_at_1.push_back(metrics.efficiency_at_k.empty() ? 0 : metrics.efficiency_at_k[0]);
+    if (metrics.samples > 0) common_k = std::min(common_k, metrics.pass_at_k.size());
+    candidates += metrics.samples;
+    tokens += result.tokens;
+    cost += result.cost_dollars;
+    device_s += result.device_s;
+    wall_s += result.wall_s;
+  }
+  if (common_k == SIZE_MAX) common_k = 0;
+  nlohmann::json pass_at_k = nlohmann::json::array();
+  for (size_t k = 0; k < common_k; ++k) {
+    std::vector<double> values;
+    for (const auto& metrics : all) values.push_back(metrics.samples > 0 ? metrics.pass_at_k[k] : 0.0);
+    pass_at_k.push_back(Mean(values));
+  }
+  nlohmann::json fast = nlohmann::json::object();
+  for (double p : kFastThresholds) fast[fmt::format("{:g}", p)] = FastP(all, p);
+  nlohmann::json summary = {{"tasks", results.size()},
+                            {"candidates", candidates},
+                            {"pass_at_1", pass_at_k.empty() ? nlohmann::json(0.0) : pass_at_k[0]},
+                            {"pass_at_k", pass_at_k},
+                            {"fast_p", fast},
+                            {"fast_1", FastP(all, 1)},
+                            {"efficiency_at_1", Mean(efficiency_at_1)},
+                            {"compile_rate", Mean(compile_rates)},
+                            {"correct_rate", Mean(correct_rates)},
+                            {"tokens", tokens},
+                            {"cost", cost},
+                            {"device_s", device_s},
+                            {"wall_s", wall_s}};
+  if (auto geomean = GeomeanSpeedup(all)) {
+    summary["geomean_speedup"] = geomean->value;
+    summary["geomean_speedup_ci95"] = {geomean->low, geomean->high};
+    summary["geomean_tasks"] = geomean->tasks;
+  } else {
+    summary["geomean_speedup"] = nullptr;
+    summary["geomean_tasks"] = 0;
+  }
+  return {{"settings",
+           {{"suite", settings.suite}, {"backend", settings.backend}, {"strategy", settings.strategy},
+            {"samples", settings.samples}}},
+          {"tasks", tasks},
+          {"summary", summary}};
+}
+
+std::string BenchMarkdown(const nlohmann::json& bench) {
+  const auto& settings = bench["settings"];
+  const auto& summary = bench["summary"];
+  std::string text = fmt::format("# ksmith bench: suite {}, {} backend, {} strategy, {} samples per task\n\n",
+                                 settings.value("suite", ""), settings.value("backend", ""),
+                                 settings.value("strategy", ""), settings.value("samples", 0));
+  text += fmt::format("- tasks: {}, candidates: {}\n", summary["tasks"].get<int64_t>(), summary["candidates"].get<int64_t>());
+  text += fmt::format("- pass@1: {}; compile rate {}, correct rate {}\n", Percent(summary["pass_at_1"]),
+                      Percent(summary["compile_rate"]), Percent(summary["correct_rate"]));
+  std::string fast;
+  for (const auto& [p, value] : summary["fast_p"].items()) fast += fmt::format("{}fast_{} {}", fast.empty() ? "" : ", ", p, Percent(value));
+  text += "- " + fast + " (a speedup counts only when its 95% interval clears p)\n";
+  if (summary["geomean_speedup"].is_number()) {
+    text += fmt::format("- geometric-mean speedup: {} [{:.2f}, {:.2f}] over the {} tasks with a correct kernel\n",
+                        Times(summary["geomean_speedup"]), summary["geomean_speedup_ci95"][0].get<double>(),
+                        summary["geomean_speedup_ci95"][1].get<double>(), summary["geomean_tasks"].get<int64_t>());
+  } else {
+    text += "- geometric-mean speedup: no task has a correct kernel\n";
+  }
+  text += fmt::format("- efficiency@1 (fraction of the measured roofline): {}\n", Percent(summary["efficiency_at_1"]));
+  text += fmt::format("- tokens {}, cost ${:.4f}, evaluator time {:.1f} s, wall time {:.1f} s\n\n",
+                      summary["tokens"].get<int64_t>(), summary["cost"].get<double>(),
+                      summary["device_s"].get<double>(), summary["wall_s"].get<double>());
+  text += "| task | samples | correct | pass@1 | best speedup | speedup@1 | efficiency@1 | run |\n";
+  text += "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& task : bench["tasks"]) {
+    auto first = [](const nlohmann::json& list) { return list.empty() ? nlohmann::json() : list[0]; };
+    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", task["task"].get<std::string>(),
+                        task["samples"].get<int64_t>(), Percent(task["correct_rate"]), Percent(first(task["pass_at_k"])),
+                        Times(task["best_speedup"]), Times(first(task["speedup_at_k"])),
+                        Percent(first(task["efficiency_at_k"])),
+                        task["error"].get<std::string>().empty() ? task["run_id"].get<std::string>()
+                                                                  : "error: " + task["error"].get<std::string>());
+  }
+  return text;
+}
+
+}  // namespace ksmith

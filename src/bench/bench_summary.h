@@ -1,0 +1,48 @@
+// `ksmith bench`'s figures: per task from the candidates of its optimize run, and over the suite.
+// Works from verdict JSON as the store keeps it, so a summary can be recomputed from any store.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/metrics.h"
+
+namespace ksmith {
+
+/// One evaluated candidate's verdict (as `ksmith eval --json` prints it) as a metrics sample.
+/// compiled: the build stage ran and did not fail; correct: status passed.
+SampleOutcome SampleFromVerdict(const nlohmann::json& verdict);
+
+struct BenchTaskResult {
+  std::string task;
+  std::string run_id;         // the optimize run in the store; empty when it could not run
+  std::string error;          // why the task has no figures
+  std::vector<SampleOutcome> samples;
+  int64_t tokens = 0;
+  double cost_dollars = 0;
+  double device_s = 0;        // [s] the evaluator's time over the task's candidates
+  double wall_s = 0;          // [s] the task's run, end to end
+};
+
+struct BenchSettings {
+  std::string suite;
+  std::string backend;
+  std::string strategy;
+  int64_t samples = 0;
+};
+
+/// Fractions p of fast_p reported, as the issue asks.
+inline const std::vector<double> kFastThresholds = {0, 0.5, 0.8, 1, 1.5, 2};
+
+/// {"settings", "tasks": [per task: run_id, samples, compile_rate, correct_rate, pass_at_k,
+/// speedup_at_k, efficiency_at_k, best_speedup (+ interval low), tokens, cost, device_s, wall_s,
+/// error], "summary": {pass_at_1, pass_at_k, fast_p, fast_1, geomean_speedup (+ interval, tasks),
+/// efficiency_at_1, compile_rate, correct_rate, candidates, tokens, cost, device_s, wall_s}}.
+nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchTaskResult>& results);
+
+/// The same as a Markdown report.
+std::string BenchMarkdown(const nlohmann::json& bench);
+
+}  // namespace ksmith
