@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench_html.h"
 #include "bench/bench_summary.h"
 #include "bench/suite.h"
 #include "cli/app.h"
@@ -133,6 +134,10 @@ int RunBench(const BenchFlags& flags) {
     PrintError(written.error().message);
     return kExitInfra;
   }
+  if (auto written = WriteFileAtomic(report_dir / "report.html", BenchHtml(bench)); !written.ok()) {
+    PrintError(written.error().message);
+    return kExitInfra;
+  }
   if (auto written = WriteFileAtomic(report_dir / "bench.json", bench.dump(2)); !written.ok()) {
     PrintError(written.error().message);
     return kExitInfra;
@@ -164,7 +169,7 @@ CommandHandler AddBenchCommand(CLI::App& app) {
   app.add_option("--timing-budget", flags->timing_budget_s, "Seconds each candidate's timing may take")->check(CLI::Range(0.05, 600.0));
   app.add_option("--seeds", flags->seeds, "Input seeds per eval shape and distribution")->check(CLI::Range(1, 100));
   app.add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
-  app.add_option("--report", flags->report_dir, "Where report.md, bench.json and each task's run go (default ksmith-bench/<id>)");
+  app.add_option("--report", flags->report_dir, "Where report.md, report.html, bench.json and each task's run go (default ksmith-bench/<id>)");
   app.add_flag("--json", flags->json, "Print one JSON object: settings, tasks, summary");
   app.add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
   return [flags] { return RunBench(*flags); };

@@ -35,6 +35,7 @@ TEST(BenchCli, RunsASmallSuiteAndWritesTheReport) {
   text << report.rdbuf();
   EXPECT_NE(text.str().find("| vector_add | 2 |"), std::string::npos) << text.str();
   EXPECT_TRUE(fs::exists(directory / "report" / "bench.json"));
+  EXPECT_TRUE(fs::exists(directory / "report" / "report.html"));
   if (!::testing::Test::HasFailure()) fs::remove_all(directory);
 }
 
