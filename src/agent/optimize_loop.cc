@@ -30,6 +30,7 @@ Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   attempt.origin = record.origin;
   attempt.role = record.role;
   attempt.answer = answer;
+  attempt.explanation = record.explanation;
   attempt.source = record.source;
   attempt.extraction_error = record.extraction_error;
   attempt.knobs = record.knobs;
@@ -37,12 +38,6 @@ Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   attempt.status = record.status;
   attempt.speedup = record.speedup;
   return attempt;
-}
-
-nlohmann::json KnobsJson(const KnobSetting& setting) {
-  nlohmann::json json = nlohmann::json::object();
-  for (const auto& [name, value] : setting) json[name] = value;
-  return json;
 }
 
 }  // namespace
@@ -205,7 +200,7 @@ Result<LoopOutcome> OptimizeLoop::Run() {
         record.origin = step.origin;
         record.role = step.role;
         record.source = step.source;
-        record.knobs = KnobsJson(step.knobs);
+        record.knobs = KnobsToJson(step.knobs);
         auto candidate_id = store_.AddCandidate(record);
         if (!candidate_id.ok()) return candidate_id.error();
         budget_.ChargeCandidate();

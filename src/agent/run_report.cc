@@ -44,7 +44,7 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
                           best->knobs.empty() ? "" : ", " + best->knobs.dump(), SummarizeVerdict(*best->verdict));
     if (!best_path.empty()) report += fmt::format("Written to `{}`.\n\n", best_path);
     // The model's own account of the change, when it gave one.
-    for (const auto& line : SplitLines(best->answer.substr(0, best->answer.find("```")))) {
+    for (const auto& line : SplitLines(best->explanation)) {
       if (!Trim(line).empty()) report += "> " + line + "\n";
     }
     report += fmt::format("\n```{}\n{}\n```\n\n", run.backend == "cuda" ? "cuda" : "cpp", best->source);

@@ -34,6 +34,7 @@ TEST(RunReport, ShowsTheBestKernelTheModelsWordsAndEveryAttempt) {
   best.status = "passed";
   best.speedup = 2.5;
   best.answer = "Vectorized the exp.\n```cpp\nextern \"C\" void softmax() {}\n```";
+  best.explanation = "Vectorized the exp.";
   best.source = "extern \"C\" void softmax() {}";
   best.verdict = nlohmann::json{{"status", "passed"}, {"reason", "passed"}, {"speedup", 2.5}};
   state.attempts = {failed, best};

@@ -29,6 +29,7 @@ struct Attempt {
   std::string origin;            // "llm", "tune"
   std::string role;
   std::string answer;            // the model's whole answer; empty for tune
+  std::string explanation;       // the model's words before its code, as the store keeps them
   std::string source;            // empty when no kernel could be extracted
   std::string extraction_error;
   nlohmann::json knobs = nlohmann::json::object();

@@ -289,4 +289,10 @@ std::string FormatSetting(const KnobSetting& setting) {
   return text;
 }
 
+nlohmann::json KnobsToJson(const KnobSetting& setting) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [name, value] : setting) json[name] = value;
+  return json;
+}
+
 }  // namespace ksmith

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/result.h"
 
 namespace ksmith {
@@ -43,5 +45,8 @@ std::vector<KnobSetting> EnumerateSettings(const std::vector<TuneKnob>& knobs, s
 
 /// "BLOCK=128 UNROLL=4"
 std::string FormatSetting(const KnobSetting& setting);
+
+/// {"BLOCK": "128", "UNROLL": "4"}: how the store keeps a setting (and compares settings tried).
+nlohmann::json KnobsToJson(const KnobSetting& setting);
 
 }  // namespace ksmith

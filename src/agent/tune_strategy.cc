@@ -8,12 +8,6 @@
 namespace ksmith {
 namespace {
 
-nlohmann::json KnobsJson(const KnobSetting& setting) {
-  nlohmann::json json = nlohmann::json::object();
-  for (const auto& [name, value] : setting) json[name] = value;
-  return json;
-}
-
 class TuneStrategy : public Strategy {
  public:
   TuneStrategy(std::string source, std::vector<KnobSetting> settings)
@@ -27,7 +21,7 @@ class TuneStrategy : public Strategy {
     std::set<std::string> tried;
     for (const auto& attempt : state.attempts) tried.insert(attempt.knobs.dump());
     for (const auto& setting : settings_) {
-      if (tried.count(KnobsJson(setting).dump()) != 0) continue;
+      if (tried.count(KnobsToJson(setting).dump()) != 0) continue;
       Step step;
       step.role.clear();
       step.origin = "tune";

@@ -26,14 +26,6 @@ Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const
   return outputs;
 }
 
-namespace {
-
-std::string Explanation(const Attempt& attempt) {
-  return std::string(Trim(std::string_view(attempt.answer).substr(0, attempt.answer.find("```"))));
-}
-
-}  // namespace
-
 nlohmann::json RunSummaryJson(const RunRecord& run, const RunState& state, const RunOutputs& outputs,
                               const std::filesystem::path& db_path) {
   nlohmann::json summary = {{"run_id", run.id},
@@ -59,7 +51,7 @@ nlohmann::json RunSummaryJson(const RunRecord& run, const RunState& state, const
     verdict["candidate_id"] = best->candidate_id;
     verdict["origin"] = best->origin;
     verdict["knobs"] = best->knobs;
-    verdict["explanation"] = Explanation(*best);
+    verdict["explanation"] = best->explanation;
     summary["best"] = std::move(verdict);
   }
   return summary;
@@ -73,8 +65,8 @@ std::string RenderRunSummary(const RunRecord& run, const RunState& state, const 
     text += fmt::format("  best: candidate {} ({}{}): {}\n", best->candidate_id, best->origin,
                         best->knobs.empty() ? "" : " " + best->knobs.dump(), SummarizeVerdict(*best->verdict));
     text += fmt::format("  kernel: {}\n", outputs.best_kernel.string());
-    if (const std::string explanation = Explanation(*best); !explanation.empty()) {
-      text += fmt::format("  the model says: {}\n", FirstLine(explanation, 300));
+    if (!best->explanation.empty()) {
+      text += fmt::format("  the model says: {}\n", FirstLine(best->explanation, 300));
     }
   } else {
     text += "  no candidate passed\n";
