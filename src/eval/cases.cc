@@ -31,14 +31,18 @@ std::optional<DimValues> RandomShape(const Task& task, uint64_t seed) {
   for (int draw = 0; draw < kRandomShapeDraws; ++draw) {
     DimValues shape;
     for (size_t d = 0; d < task.dims.size(); ++d) {
+      if (task.IsDerived(task.dims[d])) continue;
       int64_t largest = 1;
       for (const auto& eval : task.eval_shapes) largest = std::max(largest, eval.at(task.dims[d]));
       const double u = UniformOpen01(seed, draw, d);
       shape[task.dims[d]] = std::clamp<int64_t>(
           static_cast<int64_t>(std::exp(u * std::log(static_cast<double>(largest) + 1.0))), 1, largest);
     }
-    if (LargestTensor(task, shape) <= kRandomShapeMaxElements && task.Flops(shape) <= kRandomShapeMaxFlops) {
-      return shape;
+    auto complete = task.WithDerivedDims(std::move(shape));
+    if (!complete.ok()) continue;  // e.g. a pooling window larger than the drawn input
+    if (LargestTensor(task, *complete) <= kRandomShapeMaxElements &&
+        task.Flops(*complete) <= kRandomShapeMaxFlops) {
+      return complete.value();
     }
   }
   return std::nullopt;

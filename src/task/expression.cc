@@ -68,7 +68,10 @@ class Parser {
         auto right = ParseFactor();
         if (!right.ok()) return right;
         if (*right == 0) return Fail("division by zero");
-        left = *left / *right;
+        // Rounds down, not toward zero: "(h - k) / s + 1" is then below 1 whenever the window
+        // does not fit, which is what a derived dim's check needs.
+        const int64_t quotient = *left / *right;
+        left = (*left % *right != 0 && (*left < 0) != (*right < 0)) ? quotient - 1 : quotient;
       } else {
         break;
       }

@@ -55,10 +55,15 @@ TEST(EvaluateExpression, SubtractionAndDivisionAssociateToTheLeft) {
   EXPECT_EQ(Eval("m-n+k"), 5);
 }
 
-TEST(EvaluateExpression, DividesIntegersTowardZero) {
+// Rounding down keeps "(h - k) / s + 1" below 1 whenever a window does not fit: toward zero,
+// (2 - 3) / 2 + 1 would be 1.
+TEST(EvaluateExpression, DividesIntegersRoundingDown) {
   EXPECT_EQ(Eval("7/2"), 3);
   EXPECT_EQ(Eval("cols/3"), 3);
-  EXPECT_EQ(Eval("-7/2"), -3);
+  EXPECT_EQ(Eval("-7/2"), -4);
+  EXPECT_EQ(Eval("-8/2"), -4);
+  EXPECT_EQ(Eval("7/(0-2)"), -4);
+  EXPECT_EQ(Eval("(2 - 3) / 2 + 1"), 0);
 }
 
 TEST(EvaluateExpression, AcceptsUnaryMinus) {

@@ -28,6 +28,27 @@ Signature WithStream(Signature signature) {
 
 }  // namespace
 
+Result<DimValues> Task::WithDerivedDims(DimValues free_dims) const {
+  DimValues shape = free_dims;
+  for (const auto& derived : derived_dims) {
+    auto value = EvaluateExpression(derived.expression, free_dims);
+    if (!value.ok()) return value.error();
+    if (*value < 1) {
+      return MakeError(ErrorKind::kInvalidArgument, "derived dim {} = {} is {} at {}", derived.name,
+                       derived.expression, *value, FormatShape(free_dims));
+    }
+    shape[derived.name] = *value;
+  }
+  return shape;
+}
+
+bool Task::IsDerived(std::string_view dim) const {
+  for (const auto& derived : derived_dims) {
+    if (derived.name == dim) return true;
+  }
+  return false;
+}
+
 int64_t Task::Elements(const TensorSpec& tensor, const DimValues& shape) const {
   int64_t count = 1;
   for (const auto& dim : tensor.shape) count *= shape.at(dim);
@@ -63,8 +84,10 @@ std::string Task::CudaReferenceDeclaration() const {
 std::string Task::FormatShape(const DimValues& shape) const {
   std::string text;
   for (const auto& dim : dims) {
+    const auto value = shape.find(dim);
+    if (value == shape.end()) continue;  // a derived dim not yet computed
     if (!text.empty()) text += ", ";
-    text += dim + "=" + std::to_string(shape.at(dim));
+    text += dim + "=" + std::to_string(value->second);
   }
   return text;
 }

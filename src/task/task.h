@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "task/expression.h"
 #include "task/signature.h"
 #include "tensor/compare.h"
@@ -44,6 +45,13 @@ struct CudaTaskSpec {
   DimValues bench_shape;                   // timing shape (large enough to fill an H100)
 };
 
+/// A dim computed from the others ("oh" = "(h - kh) / stride + 1"): shapes give only the free dims,
+/// so that no shape, written or drawn at random, can be inconsistent.
+struct DerivedDim {
+  std::string name;
+  std::string expression;  // over free dims only; integer division rounds down
+};
+
 struct Task {
   std::filesystem::path directory;
   std::filesystem::path toml_path;
@@ -54,7 +62,8 @@ struct Task {
   std::string pytorch;
   Signature signature;
   std::vector<ParameterBinding> bindings;  // one per signature parameter
-  std::vector<std::string> dims;           // in signature order
+  std::vector<std::string> dims;           // in signature order, derived ones included
+  std::vector<DerivedDim> derived_dims;    // computed from the free dims, in this order
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::string flops_expression;
@@ -72,6 +81,10 @@ struct Task {
   std::map<DType, Tolerance> tolerances;
   std::optional<CudaTaskSpec> cuda;  // absent: the task has no cuda version
 
+  /// `free_dims` plus the derived dims; an error names a derived dim below 1 (a pooling window
+  /// larger than its input, say).
+  Result<DimValues> WithDerivedDims(DimValues free_dims) const;
+  bool IsDerived(std::string_view dim) const;
   /// Elements of a tensor at `shape`.
   int64_t Elements(const TensorSpec& tensor, const DimValues& shape) const;
   int64_t Flops(const DimValues& shape) const;

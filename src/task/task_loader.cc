@@ -63,6 +63,7 @@ class TaskReader {
   Result<std::vector<TensorSpec>> Tensors(std::string_view key);
   Result<DimValues> Shape(const toml::node& node, const Task& task);
   Status Shapes(Task& task);
+  Status Derived(Task& task);
   Status Cuda(Task& task);
   Status BindParameters(Task& task);
   Status Expressions(Task& task);
@@ -178,6 +179,9 @@ Result<DimValues> TaskReader::Shape(const toml::node& node, const Task& task) {
     if (std::find(task.dims.begin(), task.dims.end(), key.str()) == task.dims.end()) {
       return Fail(&value, "shape names '{}', which is not a dim of the signature", key.str());
     }
+    if (task.IsDerived(key.str())) {
+      return Fail(&value, "dim '{}' is derived (see [derived]); give only the free dims", key.str());
+    }
     const auto* integer = value.as_integer();
     if (integer == nullptr || integer->get() < 1) {
       return Fail(&value, "dim '{}' must be a positive integer", key.str());
@@ -185,9 +189,43 @@ Result<DimValues> TaskReader::Shape(const toml::node& node, const Task& task) {
     shape[std::string(key.str())] = integer->get();
   }
   for (const auto& dim : task.dims) {
-    if (!shape.contains(dim)) return Fail(&node, "shape gives no value for dim '{}'", dim);
+    if (!shape.contains(dim) && !task.IsDerived(dim)) {
+      return Fail(&node, "shape gives no value for dim '{}'", dim);
+    }
   }
-  return shape;
+  auto complete = task.WithDerivedDims(std::move(shape));
+  if (!complete.ok()) return Fail(&node, "{}", complete.error().message);
+  return complete;
+}
+
+// The optional [derived] table: dims computed from the free ones, e.g. oh = "(h - kh) / stride + 1".
+Status TaskReader::Derived(Task& task) {
+  const toml::node* node = root_.get("derived");
+  if (node == nullptr) return {};
+  const toml::table* table = node->as_table();
+  if (table == nullptr) return Fail(node, "[derived] must be a table of dim = \"expression\"");
+  for (const auto& [key, value] : *table) {
+    const std::string name(key.str());
+    if (std::find(task.dims.begin(), task.dims.end(), name) == task.dims.end()) {
+      return Fail(&value, "[derived] names '{}', which is not a dim of the signature", name);
+    }
+    const auto* text = value.as_string();
+    if (text == nullptr) return Fail(&value, "derived dim '{}' must be an expression string", name);
+    task.derived_dims.push_back({name, text->get()});
+  }
+  // Expressions may use free dims only: check with every free dim at 1 and every derived one absent.
+  DimValues ones;
+  for (const auto& dim : task.dims) {
+    if (!task.IsDerived(dim)) ones[dim] = 1;
+  }
+  for (const auto& derived : task.derived_dims) {
+    auto checked = EvaluateExpression(derived.expression, ones);
+    if (!checked.ok()) {
+      return Fail(table->get(derived.name), "derived dim '{}': {} (only free dims may be used)",
+                  derived.name, checked.error().message);
+    }
+  }
+  return {};
 }
 
 Status TaskReader::Shapes(Task& task) {
@@ -366,6 +404,7 @@ Result<Task> TaskReader::Read() {
   if (!outputs.ok()) return outputs.error();
   task.outputs = std::move(outputs.value());
   if (auto status = BindParameters(task); !status.ok()) return status.error();
+  if (auto status = Derived(task); !status.ok()) return status.error();
   if (auto status = Shapes(task); !status.ok()) return status.error();
   if (auto status = Cuda(task); !status.ok()) return status.error();
   if (auto status = Expressions(task); !status.ok()) return status.error();

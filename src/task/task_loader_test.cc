@@ -165,6 +165,38 @@ TEST_F(TaskLoaderTest, LoadsAValidTaskWithAllItsFields) {
   EXPECT_TRUE(task->seeds.empty()) << "[seed] is optional";
 }
 
+// A pooling-like task: the output width is derived from the input width and the window.
+std::string WithDerivedWidth(const std::string& shapes) {
+  std::string toml = Replace(kToyTask, "int64_t rows, int64_t cols)", "int64_t rows, int64_t cols, int64_t out)");
+  toml = Replace(toml, "[[outputs]]\nname = \"y\"\ndtype = \"fp32\"\nshape = [\"rows\", \"cols\"]",
+                 "[[outputs]]\nname = \"y\"\ndtype = \"fp32\"\nshape = [\"rows\", \"out\"]");
+  toml = Replace(toml, "[shapes]", "[derived]\nout = \"(cols - 3) / 2 + 1\"\n\n[shapes]");
+  return Replace(toml, "eval = [ { rows = 1, cols = 1 }, { rows = 5, cols = 7 } ]", shapes);
+}
+
+TEST_F(TaskLoaderTest, DerivedDimsAreComputedForEveryShape) {
+  auto task = LoadTask(Write(WithDerivedWidth("eval = [ { rows = 1, cols = 3 }, { rows = 5, cols = 8 } ]")));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  ASSERT_EQ(task->derived_dims.size(), 1u);
+  EXPECT_TRUE(task->IsDerived("out"));
+  EXPECT_FALSE(task->IsDerived("cols"));
+  EXPECT_EQ(task->eval_shapes[0].at("out"), 1);
+  EXPECT_EQ(task->eval_shapes[1].at("out"), 3);
+  EXPECT_EQ(task->dev_shapes[0].at("out"), 1);
+  EXPECT_EQ(task->bench_shape.at("out"), 31);
+  auto drawn = task->WithDerivedDims({{"rows", 2}, {"cols", 2}});
+  EXPECT_FALSE(drawn.ok()) << "a window wider than its input has no output";
+}
+
+TEST_F(TaskLoaderTest, ShapesThatGiveADerivedDimOrLeaveItBelowOneAreRefused) {
+  EXPECT_TRUE(Contains(LoadError(WithDerivedWidth("eval = [ { rows = 1, cols = 3, out = 1 } ]")),
+                       "dim 'out' is derived"));
+  EXPECT_TRUE(Contains(LoadError(WithDerivedWidth("eval = [ { rows = 1, cols = 2 } ]")), "derived dim out"));
+  const std::string unknown = Replace(WithDerivedWidth("eval = [ { rows = 1, cols = 3 } ]"),
+                                      "out = \"(cols - 3) / 2 + 1\"", "out = \"(cols - window) / 2 + 1\"");
+  EXPECT_TRUE(Contains(LoadError(unknown), "only free dims"));
+}
+
 TEST_F(TaskLoaderTest, LoadsSeedKernelsByBackend) {
   const fs::path directory =
       Write(std::string(kToyTask) + "\n[seed]\ncpu = \"seed_cpu.cc\"\ncuda = \"seed_cuda.cu\"\n");

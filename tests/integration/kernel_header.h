@@ -27,15 +27,26 @@ struct RedteamKernel {
   std::string problem;  // why the header is unusable; empty when fine
 };
 
+// KSMITH_TEST_TASKS (a comma-separated list of task names) narrows every per-task test to those
+// tasks: checking one new task should not cost a run over the whole suite.
+inline bool TaskSelected(const std::string& name) {
+  const char* selection = std::getenv("KSMITH_TEST_TASKS");
+  if (selection == nullptr || *selection == '\0') return true;
+  const std::string list = "," + std::string(selection) + ",";
+  return list.find("," + name + ",") != std::string::npos;
+}
+
 inline std::vector<std::string> TaskNames() {
   std::vector<std::string> names;
   std::error_code error;
   for (const auto& category : fs::directory_iterator(SourceDir() / "tasks", error)) {
     if (!category.is_directory()) continue;
     for (const auto& task : fs::directory_iterator(category.path(), error)) {
-      if (fs::exists(task.path() / "task.toml")) names.push_back(task.path().filename().string());
+      const std::string name = task.path().filename().string();
+      if (fs::exists(task.path() / "task.toml") && TaskSelected(name)) names.push_back(name);
     }
   }
+  std::sort(names.begin(), names.end());
   return names;
 }
 

@@ -8,6 +8,7 @@
 
 #include "agent/tune_knobs.h"
 #include "cli_runner.h"
+#include "kernel_header.h"
 #include "task/registry.h"
 
 namespace ksmith::it {
@@ -22,7 +23,9 @@ std::vector<std::string> BuiltInTaskNames() {
   std::vector<std::string> names;
   auto entries = BuiltInRegistry().List();
   if (!entries.ok()) return names;
-  for (const auto& entry : *entries) names.push_back(entry.name);
+  for (const auto& entry : *entries) {
+    if (TaskSelected(entry.name)) names.push_back(entry.name);
+  }
   return names;
 }
 
