@@ -240,6 +240,16 @@ std::string BuildTaskPrompt(const PromptContext& context, std::string_view start
     }
   }
   text += fmt::format("Sizes are int64_t parameters: {}.\n", fmt::join(task.dims, ", "));
+  std::set<DType> types;
+  for (const auto* list : {&task.inputs, &task.outputs}) {
+    for (const auto& tensor : *list) types.insert(tensor.dtype);
+  }
+  if (types.contains(DType::kFloat16) || types.contains(DType::kBFloat16)) {
+    text += cuda ? "fp16 is `__half` (cuda_fp16.h) and bf16 is `__nv_bfloat16` (cuda_bf16.h). "
+                 : "fp16 is GCC's `_Float16`; bf16 arrives as its raw 16 bits in a `uint16_t` (the upper half of "
+                   "an IEEE fp32: widen with `bits << 16`, round to nearest even when narrowing). ";
+    text += "Accumulate in fp32: outputs are held to fp32 accumulation plus one rounding to their type.\n";
+  }
 
   text += "\n## Shapes and inputs\n";
   std::vector<std::string> dev_shapes;
@@ -269,6 +279,10 @@ std::string BuildTaskPrompt(const PromptContext& context, std::string_view start
   std::set<DType> output_types;
   for (const auto& tensor : task.outputs) output_types.insert(tensor.dtype);
   for (const DType dtype : output_types) {
+    if (!IsFloatingPoint(dtype)) {
+      text += fmt::format("Outputs of type {} are indices and must match the reference exactly.\n", DTypeName(dtype));
+      continue;
+    }
     const Tolerance tolerance = task.ToleranceFor(dtype);
     text += fmt::format(
         "Tolerance ({}): against the double-precision reference, a norm-wise relative error "

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 namespace ksmith {
 namespace {
 
@@ -37,33 +40,50 @@ __device__ uint64_t Mix(uint64_t value) {
 }
 
 // One thread per pair; pairs that collide only swap twice, which is still a permutation.
-__global__ void SwapMutationKernel(float* data, uint64_t count, int pairs, uint64_t seed) {
+template <typename Element>
+__global__ void SwapMutationKernel(Element* data, uint64_t count, int pairs, uint64_t seed) {
   const int pair = blockIdx.x * blockDim.x + threadIdx.x;
   if (pair >= pairs || count < 2) return;
   const uint64_t a = Mix(seed + 2 * pair) % count;
   const uint64_t b = Mix(seed + 2 * pair + 1) % count;
-  const float kept = data[a];
+  const Element kept = data[a];
   data[a] = data[b];
   data[b] = kept;
 }
 
-__global__ void CompareKernel(const float* got, const float* want, uint64_t count, float tolerance,
+template <GpuElement kElement>
+__device__ float LoadElement(const void* data, uint64_t i) {
+  if constexpr (kElement == GpuElement::kFloat32) return static_cast<const float*>(data)[i];
+  if constexpr (kElement == GpuElement::kFloat16) return __half2float(static_cast<const __half*>(data)[i]);
+  if constexpr (kElement == GpuElement::kBFloat16) {
+    return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]);
+  }
+  if constexpr (kElement == GpuElement::kInt32) return static_cast<float>(static_cast<const int32_t*>(data)[i]);
+  return 0.0f;
+}
+
+template <GpuElement kElement>
+__global__ void CompareKernel(const void* got, const void* want, uint64_t count, float tolerance,
                               float scale, unsigned long long* mismatches) {
   unsigned long long local = 0;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += uint64_t{gridDim.x} * blockDim.x) {
-    const float w = want[i];
-    const float g = got[i];
+    const float w = LoadElement<kElement>(want, i);
+    const float g = LoadElement<kElement>(got, i);
     if (!isfinite(w)) continue;
     if (!(fabsf(g - w) <= tolerance * (fabsf(w) + scale))) ++local;
   }
   if (local != 0) atomicAdd(mismatches, local);
 }
 
-__global__ void FillKernel(uint32_t* data, uint64_t count, uint32_t pattern) {
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+// `words` 4-byte words, then the 2-byte tail of a 16-bit tensor with an odd element count.
+__global__ void FillKernel(uint32_t* data, uint64_t words, bool half_tail, uint32_t pattern) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < words;
        i += uint64_t{gridDim.x} * blockDim.x) {
     data[i] = pattern;
+  }
+  if (half_tail && blockIdx.x == 0 && threadIdx.x == 0) {
+    reinterpret_cast<uint16_t*>(data + words)[0] = static_cast<uint16_t>(pattern & 0xffffu);
   }
 }
 
@@ -80,21 +100,43 @@ cudaError_t LaunchBlockingKernel(volatile BlockingProbe* probe, uint64_t timeout
   return cudaGetLastError();
 }
 
-cudaError_t LaunchSwapMutation(float* data, uint64_t count, int pairs, uint64_t seed, cudaStream_t stream) {
+cudaError_t LaunchSwapMutation(void* data, uint64_t count, size_t element_bytes, int pairs, uint64_t seed,
+                               cudaStream_t stream) {
   if (pairs <= 0) return cudaSuccess;
-  SwapMutationKernel<<<(pairs + 127) / 128, 128, 0, stream>>>(data, count, pairs, seed);
+  const unsigned blocks = (pairs + 127) / 128;
+  if (element_bytes == 2) {
+    SwapMutationKernel<<<blocks, 128, 0, stream>>>(static_cast<uint16_t*>(data), count, pairs, seed);
+  } else {
+    SwapMutationKernel<<<blocks, 128, 0, stream>>>(static_cast<uint32_t*>(data), count, pairs, seed);
+  }
   return cudaGetLastError();
 }
 
-cudaError_t LaunchCompare(const float* got, const float* want, uint64_t count, float tolerance,
+cudaError_t LaunchCompare(GpuElement element, const void* got, const void* want, uint64_t count, float tolerance,
                           float scale, unsigned long long* mismatches, cudaStream_t stream) {
-  CompareKernel<<<GridFor(count, 256), 256, 0, stream>>>(got, want, count, tolerance, scale, mismatches);
+  const unsigned grid = GridFor(count, 256);
+  switch (element) {
+    case GpuElement::kFloat32:
+      CompareKernel<GpuElement::kFloat32><<<grid, 256, 0, stream>>>(got, want, count, tolerance, scale, mismatches);
+      break;
+    case GpuElement::kFloat16:
+      CompareKernel<GpuElement::kFloat16><<<grid, 256, 0, stream>>>(got, want, count, tolerance, scale, mismatches);
+      break;
+    case GpuElement::kBFloat16:
+      CompareKernel<GpuElement::kBFloat16><<<grid, 256, 0, stream>>>(got, want, count, tolerance, scale, mismatches);
+      break;
+    case GpuElement::kInt32:
+      CompareKernel<GpuElement::kInt32><<<grid, 256, 0, stream>>>(got, want, count, tolerance, scale, mismatches);
+      break;
+  }
   return cudaGetLastError();
 }
 
-cudaError_t LaunchFill(uint32_t* data, uint64_t count, uint32_t pattern, cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  FillKernel<<<GridFor(count, 256), 256, 0, stream>>>(data, count, pattern);
+cudaError_t LaunchFill(void* data, uint64_t bytes, uint32_t pattern, cudaStream_t stream) {
+  const uint64_t words = bytes / 4;
+  const bool half_tail = bytes % 4 == 2;
+  if (words == 0 && !half_tail) return cudaSuccess;
+  FillKernel<<<GridFor(words, 256), 256, 0, stream>>>(static_cast<uint32_t*>(data), words, half_tail, pattern);
   return cudaGetLastError();
 }
 

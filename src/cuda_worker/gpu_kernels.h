@@ -23,14 +23,18 @@ cudaError_t LaunchBlockingKernel(volatile BlockingProbe* probe, uint64_t timeout
 
 /// Swaps `pairs` pairs of 4-byte elements of `data` (`count` elements), positions drawn from
 /// `seed`: every round sees inputs no earlier round saw, with the same distribution of values.
-cudaError_t LaunchSwapMutation(float* data, uint64_t count, int pairs, uint64_t seed, cudaStream_t stream);
+/// The element types of task tensors, as the comparison kernel reads them.
+enum class GpuElement { kFloat32, kFloat16, kBFloat16, kInt32 };
 
-/// Counts elements where |got - want| > tolerance * (|want| + scale), or got is not finite
-/// while want is; adds the count to *mismatches.
-cudaError_t LaunchCompare(const float* got, const float* want, uint64_t count, float tolerance,
+/// Swaps `pairs` random pairs among `count` elements of `element_bytes` (2 or 4) each.
+cudaError_t LaunchSwapMutation(void* data, uint64_t count, size_t element_bytes, int pairs, uint64_t seed,
+                               cudaStream_t stream);
+
+/// Counts elements where |got - want| > tolerance * (|want| + scale), both read as `element`.
+cudaError_t LaunchCompare(GpuElement element, const void* got, const void* want, uint64_t count, float tolerance,
                           float scale, unsigned long long* mismatches, cudaStream_t stream);
 
-/// Fills `count` 4-byte words with `pattern`.
-cudaError_t LaunchFill(uint32_t* data, uint64_t count, uint32_t pattern, cudaStream_t stream);
+/// Fills `bytes` (a multiple of 2) with the 4-byte `pattern` repeated.
+cudaError_t LaunchFill(void* data, uint64_t bytes, uint32_t pattern, cudaStream_t stream);
 
 }  // namespace ksmith

@@ -148,6 +148,16 @@ void* Translate(void* pointer, const unsigned char* from, unsigned char* to) {
   return pointer ? to + (static_cast<unsigned char*>(pointer) - from) : nullptr;
 }
 
+GpuElement ElementOf(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return GpuElement::kFloat32;
+    case DType::kFloat16: return GpuElement::kFloat16;
+    case DType::kBFloat16: return GpuElement::kBFloat16;
+    case DType::kInt32: return GpuElement::kInt32;
+  }
+  return GpuElement::kFloat32;
+}
+
 }  // namespace
 
 GpuTimingConfig GpuTimingConfig::FromJson(const nlohmann::json& json) {
@@ -198,13 +208,15 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   auto for_slots = [&](bool outputs, auto&& action) -> Status {
     for (size_t slot = 0; slot < layout.tensors.size(); ++slot) {
       if (layout.tensors[slot].output != outputs) continue;
-      if (auto status = action(slot, layout.tensors[slot].bytes / sizeof(float)); !status.ok()) return status;
+      if (auto status = action(slot, layout.tensors[slot].Elements()); !status.ok()) return status;
     }
     return {};
   };
   auto poison = [&](const Side& side) {
-    return for_slots(true, [&](size_t slot, uint64_t count) -> Status {
-      KS_TRY_CUDA("poison", LaunchFill(reinterpret_cast<uint32_t*>(tensor(side, slot)), count, kPoisonBits, stream));
+    return for_slots(true, [&](size_t slot, uint64_t) -> Status {
+      const TensorSlot& tensor_slot = layout.tensors[slot];
+      KS_TRY_CUDA("poison", LaunchFill(tensor(side, slot), tensor_slot.bytes, DTypePoisonPattern(tensor_slot.dtype),
+                                       stream));
       return {};
     });
   };
@@ -212,7 +224,8 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     return for_slots(false, [&](size_t slot, uint64_t count) -> Status {
       const uint64_t seed = Mix(config.seed ^ (round * 1315423911ull + slot));
       for (const Side& side : sides) {
-        KS_TRY_CUDA("input mutation", LaunchSwapMutation(reinterpret_cast<float*>(tensor(side, slot)), count,
+        KS_TRY_CUDA("input mutation", LaunchSwapMutation(tensor(side, slot), count,
+                                                         DTypeBytes(layout.tensors[slot].dtype),
                                                          config.mutation_pairs, seed, stream));
       }
       return {};
@@ -228,9 +241,12 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   KS_TRY_CUDA("first calls", cudaDeviceSynchronize());
   std::vector<float> scales;
   if (auto status = for_slots(true, [&](size_t slot, uint64_t count) -> Status {
-        std::vector<float> host(count);
-        KS_TRY_CUDA("baseline output", cudaMemcpy(host.data(), tensor(sides[1], slot), count * sizeof(float),
+        const TensorSlot& tensor_slot = layout.tensors[slot];
+        std::vector<unsigned char> raw(tensor_slot.bytes);
+        KS_TRY_CUDA("baseline output", cudaMemcpy(raw.data(), tensor(sides[1], slot), raw.size(),
                                                   cudaMemcpyDeviceToHost));
+        std::vector<float> host(count);
+        LoadAsFloat(tensor_slot.dtype, raw.data(), count, host.data());
         scales.push_back(std::max<float>(config.scale, static_cast<float>(RootMeanSquare(host.data(), count))));
         return {};
       });
@@ -264,8 +280,8 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     size_t slot_index = 0;
     if (auto status = for_slots(true, [&](size_t slot, uint64_t count) -> Status {
           KS_TRY_CUDA("output comparison",
-                      LaunchCompare(reinterpret_cast<const float*>(tensor(sides[0], slot)),
-                                    reinterpret_cast<const float*>(tensor(sides[1], slot)), count,
+                      LaunchCompare(ElementOf(layout.tensors[slot].dtype), tensor(sides[0], slot),
+                                    tensor(sides[1], slot), count,
                                     config.tolerance, scales[slot_index++], mismatches, stream));
           return {};
         });

@@ -1,6 +1,7 @@
 #include "eval/cases.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -90,7 +91,7 @@ CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_byt
     const bool output = binding.role == ParameterRole::kOutput;
     const TensorSpec& tensor = output ? task.outputs[binding.index] : task.inputs[binding.index];
     const size_t bytes = static_cast<size_t>(task.Elements(tensor, shape)) * DTypeBytes(tensor.dtype);
-    layout.tensors.push_back({i, bytes, output});
+    layout.tensors.push_back({i, bytes, output, tensor.dtype});
   }
   return layout;
 }
@@ -102,10 +103,14 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
   for (const auto& slot : prepared.layout.tensors) input_bytes += slot.output ? 0 : slot.bytes;
   prepared.inputs.resize(input_bytes);
   size_t offset = 0;
+  std::vector<float> values;
   for (const auto& slot : prepared.layout.tensors) {
     if (slot.output) continue;
-    FillRandom(reinterpret_cast<float*>(prepared.inputs.data() + offset), slot.bytes / sizeof(float),
-               spec.distribution, spec.seed, slot.parameter);
+    // Drawn in fp32 and rounded to the tensor's dtype: a half-precision kernel and the reference
+    // read the same rounded values.
+    values.resize(slot.Elements());
+    FillRandom(values.data(), values.size(), spec.distribution, spec.seed, slot.parameter);
+    StoreAs(slot.dtype, values.data(), values.size(), prepared.inputs.data() + offset);
     offset += slot.bytes;
   }
   return prepared;
@@ -119,23 +124,78 @@ std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry refe
                                               const PreparedCase& prepared, bool absolute) {
   std::vector<void*> pointers(task.bindings.size(), nullptr);
   std::string inputs = prepared.inputs;
-  if (absolute) {
-    auto* values = reinterpret_cast<float*>(inputs.data());
-    for (size_t i = 0; i < inputs.size() / sizeof(float); ++i) values[i] = std::fabs(values[i]);
-  }
   std::vector<std::vector<double>> outputs;
   size_t offset = 0;
   for (const auto& slot : prepared.layout.tensors) {
     if (slot.output) {
-      auto& output = outputs.emplace_back(slot.bytes / sizeof(float));
+      auto& output = outputs.emplace_back(slot.Elements());
       pointers[slot.parameter] = output.data();
     } else {
+      if (absolute) MakeAbsolute(slot.dtype, inputs.data() + offset, slot.Elements());
       pointers[slot.parameter] = inputs.data() + offset;
       offset += slot.bytes;
     }
   }
   reference(pointers.data(), prepared.layout.scalars.data());
   return outputs;
+}
+
+// RMS over every input element, read in its own dtype.
+double InputRms(const PreparedCase& prepared) {
+  double square_sum = 0;
+  size_t count = 0;
+  size_t offset = 0;
+  std::vector<float> values;
+  for (const auto& slot : prepared.layout.tensors) {
+    if (slot.output) continue;
+    values.resize(slot.Elements());
+    LoadAsFloat(slot.dtype, prepared.inputs.data() + offset, values.size(), values.data());
+    const double rms = RootMeanSquare(values.data(), values.size());
+    square_sum += rms * rms * static_cast<double>(values.size());
+    count += values.size();
+    offset += slot.bytes;
+  }
+  return count > 0 ? std::sqrt(square_sum / static_cast<double>(count)) : 0;
+}
+
+// A 16-bit output widened to fp32, its unwritten (poisoned) elements carried over as the fp32
+// poison so that the comparison reports them as unwritten, not as NaNs the kernel produced.
+std::vector<float> WidenOutput(const TensorSlot& slot, std::string_view data) {
+  std::vector<float> got(slot.Elements());
+  LoadAsFloat(slot.dtype, data.data(), got.size(), got.data());
+  if (DTypeBytes(slot.dtype) == 2) {
+    const auto poison = static_cast<uint16_t>(DTypePoisonPattern(slot.dtype) & 0xffff);
+    for (size_t i = 0; i < got.size(); ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, data.data() + 2 * i, 2);
+      if (bits == poison) got[i] = std::bit_cast<float>(kPoisonBits);
+    }
+  }
+  return got;
+}
+
+// Index outputs (argmax) must match exactly; empty when they do.
+std::string CompareIndices(std::string_view data, const std::vector<double>& expected) {
+  size_t wrong = 0;
+  size_t unwritten = 0;
+  size_t first = expected.size();
+  int32_t first_got = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    int32_t got;
+    std::memcpy(&got, data.data() + 4 * i, 4);
+    if (static_cast<uint32_t>(got) == kPoisonBits) {
+      ++unwritten;
+    } else if (static_cast<double>(got) == expected[i]) {
+      continue;
+    }
+    if (wrong++ == 0) {
+      first = i;
+      first_got = got;
+    }
+  }
+  if (wrong == 0) return {};
+  return fmt::format("{} of {} indices wrong ({} never written); first at element {}: got {}, expected {}",
+                     wrong, expected.size(), unwritten, first, first_got, expected[first]);
 }
 
 DimValues ShapeOf(const Task& task, const CaseLayout& layout) {
@@ -173,8 +233,7 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
     return check;
   }
   const size_t guard = prepared.layout.guard_bytes;
-  const double input_rms = RootMeanSquare(reinterpret_cast<const float*>(prepared.inputs.data()),
-                                          prepared.inputs.size() / sizeof(float));
+  const double input_rms = InputRms(prepared);
   size_t offset = 0;
   size_t input_offset = 0;
   size_t output_index = 0;
@@ -204,20 +263,27 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
         while (first < slot.bytes && data[first] == sent[first]) ++first;
         check.problem = CaseProblem::kInputModified;
         check.description = fmt::format("modified its input '{}' (first change at element {})",
-                                         name, first / sizeof(float));
+                                         name, first / DTypeBytes(slot.dtype));
         return check;
       }
       continue;
     }
     const TensorSpec& tensor = task.outputs[task.bindings[slot.parameter].index];
-    std::vector<float> got(slot.bytes / sizeof(float));
-    std::memcpy(got.data(), data.data(), slot.bytes);
     const size_t index = output_index++;
     const auto& expected = prepared.expected.at(index);
+    if (!IsFloatingPoint(slot.dtype)) {
+      if (std::string wrong = CompareIndices(data, expected); !wrong.empty()) {
+        check.problem = CaseProblem::kWrongOutput;
+        check.description = fmt::format("output '{}': {}", name, wrong);
+        return check;
+      }
+      continue;
+    }
+    const std::vector<float> got = WidenOutput(slot, data);
     const double* magnitude = index < prepared.magnitude.size() ? prepared.magnitude[index].data() : nullptr;
     const Comparison comparison = CompareWithReference(
         got.data(), expected.data(), got.size(), task.ToleranceFor(tensor.dtype),
-        DTypeEpsilon(tensor.dtype), task.Accumulation(ShapeOf(task, prepared.layout)),
+        ComparisonEpsilon(tensor.dtype), task.Accumulation(ShapeOf(task, prepared.layout)),
         DTypeEpsilon(tensor.dtype) * input_rms, magnitude);
     check.worst_norm_error = std::max(check.worst_norm_error, comparison.norm_error);
     if (!comparison.passed) {

@@ -39,22 +39,25 @@ std::vector<std::string> WorkerEnvironment() {
   return environment;
 }
 
-// The reference writes doubles: the same layout with every output twice as wide.
+// The reference writes doubles: the same layout with every output 8 bytes an element.
 CaseLayout ReferenceLayout(const CaseLayout& layout) {
   CaseLayout wide = layout;
   for (auto& slot : wide.tensors) {
-    if (slot.output) slot.bytes *= 2;
+    if (!slot.output) continue;
+    slot.bytes = slot.Elements() * sizeof(double);
+    slot.dtype = DType::kFloat32;  // poisoned and sized in 4-byte words, read back as doubles
   }
   return wide;
 }
 
-std::string AbsoluteInputs(const std::string& inputs) {
+// The inputs with every element's sign cleared, each in its own dtype.
+std::string AbsoluteInputs(const CaseLayout& layout, const std::string& inputs) {
   std::string result = inputs;
-  for (size_t offset = 0; offset + sizeof(float) <= result.size(); offset += sizeof(float)) {
-    float value;
-    std::memcpy(&value, result.data() + offset, sizeof(float));
-    value = std::fabs(value);
-    std::memcpy(result.data() + offset, &value, sizeof(float));
+  size_t offset = 0;
+  for (const auto& slot : layout.tensors) {
+    if (slot.output) continue;
+    MakeAbsolute(slot.dtype, result.data() + offset, slot.Elements());
+    offset += slot.bytes;
   }
   return result;
 }
@@ -237,7 +240,7 @@ bool CudaSession::ComputeExpected(StageRecord& stage, PreparedCase& prepared) {
   bool small = true;
   for (const auto& output : prepared.expected) small = small && static_cast<int64_t>(output.size()) <= kMagnitudeMaxElements;
   if (task_.Accumulation(shape) > 1 && small) {
-    return RunReference(stage, layout, AbsoluteInputs(prepared.inputs), prepared.magnitude);
+    return RunReference(stage, layout, AbsoluteInputs(prepared.layout, prepared.inputs), prepared.magnitude);
   }
   return true;
 }

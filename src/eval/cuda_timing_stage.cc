@@ -59,8 +59,9 @@ bool CudaSession::Time() {
   GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, layout, false);
   if (arena == nullptr) return false;
   const double accumulation = task_.Accumulation(bench.shape);
-  const double epsilon = DTypeEpsilon(DType::kFloat32);
-  const Tolerance tolerance = task_.ToleranceFor(DType::kFloat32);
+  const DType output_dtype = task_.outputs.front().dtype;
+  const double epsilon = ComparisonEpsilon(output_dtype);
+  const Tolerance tolerance = task_.ToleranceFor(output_dtype);
   const double elementwise = tolerance.elem + epsilon * (16 * std::sqrt(accumulation) + accumulation);
   const double budget_s = options_.timing_budget_s;
   nlohmann::json config = {{"budget_s", budget_s},

@@ -81,7 +81,7 @@ void WorkerSession::StartTimingInputs() {
     auto memory = SharedMemory::Create(std::max<size_t>(bytes, 1));
     if (!memory.ok()) return memory.error();
     FillTimingInputs(timing_plan_.layout, timing_plan_.sets, task_.distributions.front(),
-                     timing_plan_.seed, reinterpret_cast<float*>((*memory)->data()));
+                     timing_plan_.seed, (*memory)->data());
     return memory;
   });
 }
@@ -109,7 +109,7 @@ bool WorkerSession::TimeAgainstBaseline() {
                          {"tolerance",
                           {{"norm", task_.ToleranceFor(first_output.dtype).norm},
                            {"elem", task_.ToleranceFor(first_output.dtype).elem},
-                           {"epsilon", DTypeEpsilon(first_output.dtype)},
+                           {"epsilon", ComparisonEpsilon(first_output.dtype)},
                            {"accumulation", task_.Accumulation(task_.bench_shape)}}}});
   settings.sets = sets;
   settings.order_seed = DeriveSeed(secret_seed_, kOrderSalt);

@@ -20,7 +20,9 @@ size_t RoundUp(size_t value, size_t multiple) { return (value + multiple - 1) / 
 nlohmann::json CaseLayout::ToJson() const {
   nlohmann::json tensors_json = nlohmann::json::array();
   for (const auto& slot : tensors) {
-    tensors_json.push_back({{"parameter", slot.parameter}, {"bytes", slot.bytes}, {"output", slot.output}});
+    nlohmann::json slot_json = {{"parameter", slot.parameter}, {"bytes", slot.bytes}, {"output", slot.output}};
+    if (slot.dtype != DType::kFloat32) slot_json["dtype"] = DTypeName(slot.dtype);
+    tensors_json.push_back(std::move(slot_json));
   }
   return {{"scalars", scalars}, {"tensors", tensors_json}, {"guard_bytes", guard_bytes}};
 }
@@ -31,8 +33,14 @@ Result<CaseLayout> CaseLayout::FromJson(const nlohmann::json& json) {
     layout.scalars = json.at("scalars").get<std::vector<int64_t>>();
     layout.guard_bytes = json.at("guard_bytes").get<size_t>();
     for (const auto& slot : json.at("tensors")) {
-      layout.tensors.push_back({slot.at("parameter").get<size_t>(), slot.at("bytes").get<size_t>(),
-                                slot.at("output").get<bool>()});
+      TensorSlot parsed{slot.at("parameter").get<size_t>(), slot.at("bytes").get<size_t>(),
+                        slot.at("output").get<bool>()};
+      if (slot.contains("dtype")) {
+        auto dtype = ParseDType(slot.at("dtype").get<std::string>());
+        if (!dtype.ok()) return MakeError(ErrorKind::kProtocol, "bad case layout: {}", dtype.error().message);
+        parsed.dtype = *dtype;
+      }
+      layout.tensors.push_back(parsed);
     }
   } catch (const nlohmann::json::exception& error) {
     return MakeError(ErrorKind::kProtocol, "bad case layout: {}", error.what());
@@ -42,7 +50,7 @@ Result<CaseLayout> CaseLayout::FromJson(const nlohmann::json& json) {
   }
   for (const auto& slot : layout.tensors) {
     // Sizes arrive as JSON numbers: a negative one would wrap to a huge size_t.
-    if (slot.bytes > kMaxTensorBytes || slot.bytes % sizeof(float) != 0) {
+    if (slot.bytes > kMaxTensorBytes || slot.bytes % DTypeBytes(slot.dtype) != 0) {
       return MakeError(ErrorKind::kProtocol, "tensor size {} is not a plausible size", slot.bytes);
     }
     if (slot.parameter >= layout.scalars.size()) {
@@ -102,7 +110,7 @@ Status GuardedArena::Prepare(std::string_view inputs, uint32_t canary) {
     FillPattern(region + layout_.guard_bytes + slot.bytes, layout_.guard_bytes, canary);
     unsigned char* data = region + layout_.guard_bytes;
     if (slot.output) {
-      FillPattern(data, slot.bytes, kPoisonBits);
+      FillPattern(data, slot.bytes, DTypePoisonPattern(slot.dtype));
     } else {
       if (inputs.size() - consumed < slot.bytes) {
         return MakeError(ErrorKind::kProtocol, "input data shorter than the layout");

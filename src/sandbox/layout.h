@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "tensor/dtype.h"
 
 namespace ksmith {
 
@@ -16,6 +17,9 @@ struct TensorSlot {
   size_t parameter = 0;  // index in the signature
   size_t bytes = 0;
   bool output = false;
+  DType dtype = DType::kFloat32;  // what workers generate, poison and compare it as
+
+  size_t Elements() const { return bytes / DTypeBytes(dtype); }
 };
 
 /// What a "run" request describes: the scalars of every parameter and the tensors' slots.
@@ -47,7 +51,7 @@ class GuardedArena {
   GuardedArena& operator=(const GuardedArena&) = delete;
 
   /// Fills guards with `canary`, copies `inputs` (input tensors, in slot order) and poisons
-  /// the outputs with the NaN pattern of tensor/compare.h.
+  /// the outputs with their dtype's NaN pattern (DTypePoisonPattern).
   Status Prepare(std::string_view inputs, uint32_t canary);
   /// Every tensor with its guards, in slot order.
   std::string Snapshot() const;

@@ -19,7 +19,15 @@ constexpr uint64_t kMutationPositionStream = 2'000'000;
 constexpr uint64_t kMutationValueStream = 3'000'000;
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
+size_t RoundUp64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
 }  // namespace
+
+std::vector<float> TimingBench::Widen(const Buffer& buffer) {
+  std::vector<float> values(buffer.count);
+  LoadAsFloat(buffer.dtype, buffer.data, buffer.count, values.data());
+  return values;
+}
 
 PrivateMemory::PrivateMemory(size_t bytes) : size_((bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes) {
   void* data = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -37,20 +45,23 @@ size_t TimingInputBytes(const CaseLayout& layout, size_t sets) {
 }
 
 void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distribution,
-                      uint64_t seed, float* inputs) {
+                      uint64_t seed, void* inputs) {
+  auto* next = static_cast<unsigned char*>(inputs);
+  std::vector<float> values;
   for (size_t set = 0; set < sets; ++set) {
     for (size_t t = 0; t < layout.tensors.size(); ++t) {
       const auto& slot = layout.tensors[t];
       if (slot.output) continue;
-      const size_t count = slot.bytes / sizeof(float);
-      FillRandom(inputs, count, distribution, seed, kSetStreamBase + set * 64 + t);
-      inputs += count;
+      values.resize(slot.Elements());
+      FillRandom(values.data(), values.size(), distribution, seed, kSetStreamBase + set * 64 + t);
+      StoreAs(slot.dtype, values.data(), values.size(), next);
+      next += slot.bytes;
     }
   }
 }
 
 Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& request,
-                                                         float* inputs, KernelEntry candidate,
+                                                         const void* inputs, KernelEntry candidate,
                                                          KernelEntry baseline) {
   auto layout = CaseLayout::FromJson(request);
   if (!layout.ok()) return layout.error();
@@ -75,44 +86,46 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
   // Inputs are copied out of the shared memory and every buffer lives in one private mapping
   // backed by huge pages where the kernel has them: each run then sees the same page sizes, and
   // a memory-bound kernel's speed no longer depends on how a run's pages happened to fall.
-  size_t floats = 0;
-  for (const auto& slot : bench->layout_.tensors) floats += (slot.output ? 2 : 1) * slot.bytes / sizeof(float);
-  bench->memory_ = std::make_unique<PrivateMemory>(std::max<size_t>(floats * sets, 1) * sizeof(float));
-  float* next = reinterpret_cast<float*>(bench->memory_->data());
+  // Every buffer starts on a 64-byte boundary, as in the correctness arena.
+  size_t set_bytes = 0;
+  for (const auto& slot : bench->layout_.tensors) set_bytes += (slot.output ? 2 : 1) * RoundUp64(slot.bytes);
+  bench->memory_ = std::make_unique<PrivateMemory>(std::max<size_t>(set_bytes * sets, 64));
+  unsigned char* next = bench->memory_->data();
+  const auto* source = static_cast<const unsigned char*>(inputs);
   bench->sets_.resize(sets);
   const auto& scalars = bench->layout_.scalars;
   for (auto& set : bench->sets_) {
     set.candidate_pointers.assign(scalars.size(), nullptr);
     set.baseline_pointers.assign(scalars.size(), nullptr);
     for (const auto& slot : bench->layout_.tensors) {
-      const size_t count = slot.bytes / sizeof(float);
+      const Buffer buffer{next, slot.Elements(), slot.dtype};
+      next += RoundUp64(slot.bytes);
       if (slot.output) {
         // Poisoned once: a kernel that writes nothing leaves NaN behind and fails the check.
-        float* got = next;
-        float* expected = next + count;
-        next += 2 * count;
-        FillPattern(reinterpret_cast<unsigned char*>(got), slot.bytes, kPoisonBits);
-        FillPattern(reinterpret_cast<unsigned char*>(expected), slot.bytes, kPoisonBits);
-        set.candidate_outputs.emplace_back(got, count);
-        set.baseline_outputs.emplace_back(expected, count);
-        set.candidate_pointers[slot.parameter] = got;
-        set.baseline_pointers[slot.parameter] = expected;
+        const Buffer expected{next, slot.Elements(), slot.dtype};
+        next += RoundUp64(slot.bytes);
+        FillPattern(buffer.data, slot.bytes, DTypePoisonPattern(slot.dtype));
+        FillPattern(expected.data, slot.bytes, DTypePoisonPattern(slot.dtype));
+        set.candidate_outputs.push_back(buffer);
+        set.baseline_outputs.push_back(expected);
+        set.candidate_pointers[slot.parameter] = buffer.data;
+        set.baseline_pointers[slot.parameter] = expected.data;
       } else {
-        std::memcpy(next, inputs, slot.bytes);
-        set.inputs.emplace_back(next, count);
-        set.candidate_pointers[slot.parameter] = next;
-        set.baseline_pointers[slot.parameter] = next;
-        inputs += count;
-        next += count;
+        std::memcpy(buffer.data, source, slot.bytes);
+        source += slot.bytes;
+        set.inputs.push_back(buffer);
+        set.candidate_pointers[slot.parameter] = buffer.data;
+        set.baseline_pointers[slot.parameter] = buffer.data;
       }
     }
   }
   double square_sum = 0;
   size_t input_count = 0;
-  for (const auto& [data, count] : bench->sets_[0].inputs) {
-    const double rms = RootMeanSquare(data, count);
-    square_sum += rms * rms * static_cast<double>(count);
-    input_count += count;
+  for (const auto& input : bench->sets_[0].inputs) {
+    const std::vector<float> values = Widen(input);
+    const double rms = RootMeanSquare(values.data(), values.size());
+    square_sum += rms * rms * static_cast<double>(values.size());
+    input_count += values.size();
   }
   bench->input_rms_ = input_count > 0 ? std::sqrt(square_sum / static_cast<double>(input_count)) : 0;
   candidate(bench->sets_[0].candidate_pointers.data(), scalars.data());
@@ -126,12 +139,14 @@ Result<double> TimingBench::Call(const std::string& target, size_t set_index, si
   SetBuffers& set = sets_[set_index];
   if (mutate) {
     for (size_t i = 0; i < set.inputs.size(); ++i) {
-      auto [data, count] = set.inputs[i];
-      for (size_t m = 0; m < mutations_ && count > 0; ++m) {
+      const Buffer& input = set.inputs[i];
+      const size_t element_bytes = DTypeBytes(input.dtype);
+      for (size_t m = 0; m < mutations_ && input.count > 0; ++m) {
         const uint64_t index = round * mutations_ + m;
-        const size_t position = MixCounter(seed_, kMutationPositionStream + i, index) % count;
-        FillRandom(data + position, 1, distribution_,
-                   MixCounter(seed_, kMutationValueStream + i, index), 0);
+        const size_t position = MixCounter(seed_, kMutationPositionStream + i, index) % input.count;
+        float value;
+        FillRandom(&value, 1, distribution_, MixCounter(seed_, kMutationValueStream + i, index), 0);
+        StoreAs(input.dtype, &value, 1, input.data + position * element_bytes);
       }
     }
   }
@@ -161,10 +176,15 @@ Comparison TimingBench::Check(size_t set_index) const {
   Comparison worst;
   worst.passed = true;
   for (size_t o = 0; o < set.candidate_outputs.size(); ++o) {
-    const auto [expected, count] = set.baseline_outputs[o];
-    Comparison comparison =
-        CompareWithReference(set.candidate_outputs[o].first, expected, count, doubled,
-                             2 * epsilon_, accumulation_, 2 * epsilon_ * input_rms_);
+    const std::vector<float> got = Widen(set.candidate_outputs[o]);
+    const std::vector<float> expected = Widen(set.baseline_outputs[o]);
+    // A 16-bit output carries one rounding to its type on each side.
+    const double rounding = DTypeBytes(set.candidate_outputs[o].dtype) == 2
+                                ? DTypeEpsilon(set.candidate_outputs[o].dtype) : 0.0;
+    const Tolerance bounds{doubled.norm + 2 * rounding, doubled.elem + 2 * rounding};
+    Comparison comparison = CompareWithReference(got.data(), expected.data(), got.size(), bounds,
+                                                 2 * epsilon_, accumulation_,
+                                                 2 * std::max(epsilon_, rounding) * input_rms_);
     if (!comparison.passed) return comparison;
   }
   return worst;

@@ -27,8 +27,9 @@ size_t TimingInputBytes(const CaseLayout& layout, size_t sets);
 
 /// Fills the timing inputs. The evaluator does this ahead of time, while correctness runs, in
 /// memory it then shares with the worker.
+/// Each tensor is drawn in fp32 and stored in its slot's dtype.
 void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distribution,
-                      uint64_t seed, float* inputs);
+                      uint64_t seed, void* inputs);
 
 /// An anonymous private mapping, advised to use huge pages.
 class PrivateMemory {
@@ -49,7 +50,7 @@ class TimingBench {
   /// `request` holds the layout (see CaseLayout), "sets", "seed", "distribution", "mutations"
   /// and "tolerance" {norm, elem, epsilon, accumulation}; `inputs` is TimingInputBytes long.
   /// Runs one untimed call of each kernel first (page faults, OpenMP start-up).
-  static Result<std::unique_ptr<TimingBench>> Create(const nlohmann::json& request, float* inputs,
+  static Result<std::unique_ptr<TimingBench>> Create(const nlohmann::json& request, const void* inputs,
                                                      KernelEntry candidate, KernelEntry baseline);
 
   /// Changes a few inputs of `set` for `round` when `mutate`, then calls `target` ("candidate",
@@ -60,15 +61,21 @@ class TimingBench {
   Comparison Check(size_t set) const;
 
  private:
-  struct SetBuffers {  // all pointing into memory_
-    std::vector<std::pair<float*, size_t>> inputs;
-    std::vector<std::pair<float*, size_t>> candidate_outputs;
-    std::vector<std::pair<float*, size_t>> baseline_outputs;
+  struct Buffer {  // one tensor of a set, in memory_
+    unsigned char* data = nullptr;
+    size_t count = 0;  // elements
+    DType dtype = DType::kFloat32;
+  };
+  struct SetBuffers {
+    std::vector<Buffer> inputs;
+    std::vector<Buffer> candidate_outputs;
+    std::vector<Buffer> baseline_outputs;
     std::vector<void*> candidate_pointers;
     std::vector<void*> baseline_pointers;
   };
 
   TimingBench() = default;
+  static std::vector<float> Widen(const Buffer& buffer);
 
   CaseLayout layout_;
   std::unique_ptr<PrivateMemory> memory_;

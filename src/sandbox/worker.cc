@@ -145,7 +145,7 @@ Message HandleTimeSetup(const Message& request, int channel_fd, const Kernels& k
     return TimingInputBytes(layout, header.value("sets", size_t{1}));
   });
   if (!received.ok()) return Reply("error", {{"message", received.error().message}});
-  auto bench = TimingBench::Create(request.header, reinterpret_cast<float*>(received->memory->data()),
+  auto bench = TimingBench::Create(request.header, received->memory->data(),
                                    kernels.candidate, kernels.baseline);
   if (!bench.ok()) return Reply("error", {{"message", bench.error().message}});
   timing.inputs = std::move(received->memory);

@@ -21,6 +21,18 @@ Signature WithDoubleOutputs(const Task& task, const std::string& function) {
   return reference;
 }
 
+// The task's signature spells tensors with their CPU types (_Float16, uint16_t for bf16); a
+// CUDA kernel sees __half and __nv_bfloat16.
+Signature WithCudaTypes(const Task& task, Signature signature) {
+  for (size_t i = 0; i < task.bindings.size(); ++i) {
+    const auto& binding = task.bindings[i];
+    if (binding.role == ParameterRole::kDim) continue;
+    const auto& tensor = binding.role == ParameterRole::kInput ? task.inputs[binding.index] : task.outputs[binding.index];
+    signature.parameters[i].base_type = DTypeCudaType(tensor.dtype);
+  }
+  return signature;
+}
+
 Signature WithStream(Signature signature) {
   signature.parameters.push_back(SignatureParameter{"stream", "cudaStream_t", false, false});
   return signature;
@@ -67,18 +79,28 @@ double Task::Accumulation(const DimValues& shape) const {
 
 Tolerance Task::ToleranceFor(DType dtype) const {
   const auto found = tolerances.find(dtype);
-  return found != tolerances.end() ? found->second : Tolerance{};
+  if (found != tolerances.end()) return found->second;
+  if (DTypeBytes(dtype) == 2) {
+    // One rounding of the result to the 16-bit type (half an ulp, doubled for margin) on top of
+    // the fp32 accumulation bounds (ComparisonEpsilon): what PyTorch's half kernels deliver.
+    const double epsilon = DTypeEpsilon(dtype);
+    return Tolerance{epsilon, 2 * epsilon};
+  }
+  return Tolerance{};
 }
 
 std::string Task::ReferenceDeclaration() const {
   return WithDoubleOutputs(*this, reference_function).Declaration();
 }
 
-std::string Task::CudaDeclaration() const { return WithStream(signature).Declaration(); }
+std::string Task::CudaDeclaration() const { return WithStream(WithCudaTypes(*this, signature)).Declaration(); }
 
 std::string Task::CudaReferenceDeclaration() const {
-  return WithStream(WithDoubleOutputs(*this, cuda ? cuda->reference_function : reference_function))
-      .Declaration();
+  Signature reference = WithCudaTypes(*this, WithDoubleOutputs(*this, cuda ? cuda->reference_function : reference_function));
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    if (bindings[i].role == ParameterRole::kOutput) reference.parameters[i].base_type = "double";
+  }
+  return WithStream(std::move(reference)).Declaration();
 }
 
 std::string Task::FormatShape(const DimValues& shape) const {

@@ -95,9 +95,10 @@ Result<std::vector<TensorSpec>> TaskReader::Tensors(std::string_view key) {
     if (!dtype_name.ok()) return dtype_name.error();
     auto dtype = ParseDType(*dtype_name);
     if (!dtype.ok()) return Fail(table->get("dtype"), "{}", dtype.error().message);
-    if (*dtype != DType::kFloat32) {
-      return Fail(table->get("dtype"), "dtype '{}' is not supported yet; only fp32 is",
-                  *dtype_name);
+    if (*dtype == DType::kInt32 && key == "inputs") {
+      return Fail(table->get("dtype"),
+                  "int32 inputs are not supported (no input distribution draws integers); int32 "
+                  "is for index outputs such as argmax");
     }
     tensor.dtype = *dtype;
     auto shape = StringList(*table, "shape", true);
@@ -126,18 +127,20 @@ Status TaskReader::BindParameters(Task& task) {
     bool found = false;
     for (size_t i = 0; i < task.inputs.size() && !found; ++i) {
       if (task.inputs[i].name != parameter.name) continue;
-      if (!parameter.is_pointer || !parameter.is_const || parameter.base_type != "float") {
-        return Fail(where, "input '{}' must be declared 'const float* {}'", parameter.name,
-                    parameter.name);
+      const char* type = DTypeCType(task.inputs[i].dtype);
+      if (!parameter.is_pointer || !parameter.is_const || parameter.base_type != type) {
+        return Fail(where, "input '{}' must be declared 'const {}* {}' (its dtype is {})", parameter.name,
+                    type, parameter.name, DTypeName(task.inputs[i].dtype));
       }
       binding = {ParameterRole::kInput, i};
       found = true;
     }
     for (size_t i = 0; i < task.outputs.size() && !found; ++i) {
       if (task.outputs[i].name != parameter.name) continue;
-      if (!parameter.is_pointer || parameter.is_const || parameter.base_type != "float") {
-        return Fail(where, "output '{}' must be declared 'float* {}'", parameter.name,
-                    parameter.name);
+      const char* type = DTypeCType(task.outputs[i].dtype);
+      if (!parameter.is_pointer || parameter.is_const || parameter.base_type != type) {
+        return Fail(where, "output '{}' must be declared '{}* {}' (its dtype is {})", parameter.name, type,
+                    parameter.name, DTypeName(task.outputs[i].dtype));
       }
       binding = {ParameterRole::kOutput, i};
       found = true;

@@ -63,7 +63,9 @@ TEST_F(MatmulTask, ToleranceDefaultsWhenTheTaskGivesNone) {
   copy.tolerances[DType::kFloat32] = Tolerance{3e-5, 7e-4};
   EXPECT_DOUBLE_EQ(copy.ToleranceFor(DType::kFloat32).norm, 3e-5);
   EXPECT_DOUBLE_EQ(copy.ToleranceFor(DType::kFloat32).elem, 7e-4);
-  EXPECT_DOUBLE_EQ(copy.ToleranceFor(DType::kFloat16).norm, Tolerance{}.norm);
+  // A 16-bit output's default adds one rounding to its own type.
+  EXPECT_DOUBLE_EQ(copy.ToleranceFor(DType::kFloat16).norm, 0x1p-11);
+  EXPECT_DOUBLE_EQ(copy.ToleranceFor(DType::kBFloat16).elem, 2 * 0x1p-8);
 }
 
 TEST_F(MatmulTask, EvalShapesIncludeSizesThatAreNotMultiplesOfTheVectorWidth) {

@@ -15,11 +15,13 @@
 #include <cstdint>
 #include <string>
 
+#include "tensor/dtype.h"
+
 namespace ksmith {
 
 /// Output buffers are filled with this NaN before each call; an element still holding exactly
 /// these bits afterwards was never written.
-inline constexpr uint32_t kPoisonBits = 0x7fc0dead;
+inline constexpr uint32_t kPoisonBits = kPoisonPattern32;
 
 struct Tolerance {
   double norm = 1e-5;  // norm-wise relative error at accumulation length 1

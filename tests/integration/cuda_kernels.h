@@ -26,6 +26,7 @@ inline std::vector<RedteamKernel> AllCudaKernels() {
     kernel.task = name.substr(0, name.rfind('_'));
     kernels.push_back(kernel);
   }
+  std::erase_if(kernels, [](const RedteamKernel& kernel) { return !kernel.task.empty() && !TaskSelected(kernel.task); });
   return kernels;
 }
 

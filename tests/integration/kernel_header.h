@@ -36,14 +36,15 @@ inline bool TaskSelected(const std::string& name) {
   return list.find("," + name + ",") != std::string::npos;
 }
 
-inline std::vector<std::string> TaskNames() {
+// Every built-in task, or with `selected_only` those KSMITH_TEST_TASKS names.
+inline std::vector<std::string> TaskNames(bool selected_only = true) {
   std::vector<std::string> names;
   std::error_code error;
   for (const auto& category : fs::directory_iterator(SourceDir() / "tasks", error)) {
     if (!category.is_directory()) continue;
     for (const auto& task : fs::directory_iterator(category.path(), error)) {
       const std::string name = task.path().filename().string();
-      if (fs::exists(task.path() / "task.toml") && TaskSelected(name)) names.push_back(name);
+      if (fs::exists(task.path() / "task.toml") && (!selected_only || TaskSelected(name))) names.push_back(name);
     }
   }
   std::sort(names.begin(), names.end());
@@ -66,7 +67,7 @@ inline RedteamKernel ParseKernel(const fs::path& file, const std::string& extens
   RedteamKernel kernel;
   kernel.file = file;
   const std::string name = file.filename().string();
-  for (const auto& task : TaskNames()) {
+  for (const auto& task : TaskNames(false)) {
     const std::string suffix = "_" + task + extension;
     if (name.size() > suffix.size() && name.ends_with(suffix) && task.size() > kernel.task.size()) {
       kernel.task = task;

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 constexpr auto kCompileTimeout = std::chrono::seconds(120);
 constexpr auto kVersionTimeout = std::chrono::seconds(20);
 // Bump when the wrapper's text or the cache layout changes.
-constexpr const char* kWrapperVersion = "ksmith-wrapper-1";
+constexpr const char* kWrapperVersion = "ksmith-wrapper-2";
 
 std::string CompilerExecutable() {
   const char* configured = std::getenv("KSMITH_CXX");
@@ -70,10 +70,10 @@ std::string CpuCompiler::WrapperSource(const Task& task, KernelRole role,
     const auto& parameter = task.signature.parameters[i];
     switch (task.bindings[i].role) {
       case ParameterRole::kInput:
-        call += fmt::format("static_cast<const float*>(pointers[{}])", i);
+        call += fmt::format("static_cast<const {}*>(pointers[{}])", parameter.base_type, i);
         break;
       case ParameterRole::kOutput:
-        call += fmt::format("static_cast<{}*>(pointers[{}])", is_reference ? "double" : "float", i);
+        call += fmt::format("static_cast<{}*>(pointers[{}])", is_reference ? "double" : parameter.base_type, i);
         break;
       case ParameterRole::kDim:
         call += fmt::format("static_cast<{}>(scalars[{}])", parameter.base_type, i);

@@ -1,0 +1,63 @@
+// Tuner seed for tanh on a GPU: each block covers THREADS x PER_THREAD x VECTOR consecutive
+// elements; with VECTOR 4 (and every pointer 16-byte aligned) a thread moves float4s, so a warp
+// issues a quarter of the memory instructions. A vector that would cross n is done element by
+// element, so every setting handles every n.
+#include <algorithm>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+// @tune THREADS: 128, 256, 512
+#ifndef THREADS
+#define THREADS 256
+#endif
+
+// @tune PER_THREAD: 1, 4
+#ifndef PER_THREAD
+#define PER_THREAD 1
+#endif
+
+// @tune VECTOR: 1, 4
+#ifndef VECTOR
+#define VECTOR 4
+#endif
+
+namespace {
+
+// tanhf (2 ulp) saturates to +-1 for large |x| without overflow.
+__device__ __forceinline__ float Op(float v) { return tanhf(v); }
+
+template <int kVector>
+__global__ void __launch_bounds__(THREADS) Tanh(const float* x, float* y, int64_t n) {
+  constexpr int64_t kPerBlock = int64_t{THREADS} * PER_THREAD * kVector;
+  const int64_t blocks = (n + kPerBlock - 1) / kPerBlock;
+  for (int64_t block = blockIdx.x; block < blocks; block += gridDim.x) {
+#pragma unroll
+    for (int e = 0; e < PER_THREAD; ++e) {
+      const int64_t i = block * kPerBlock + (int64_t{e} * THREADS + threadIdx.x) * kVector;
+      if (kVector == 4 && i + 4 <= n) {
+        const float4 v = *reinterpret_cast<const float4*>(x + i);
+        *reinterpret_cast<float4*>(y + i) = make_float4(Op(v.x), Op(v.y), Op(v.z), Op(v.w));
+      } else {
+        for (int64_t j = i; j < i + kVector && j < n; ++j) y[j] = Op(x[j]);
+      }
+    }
+  }
+}
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+}  // namespace
+
+extern "C" void tanh_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  const bool vector = VECTOR == 4 && Aligned(x) && Aligned(y);
+  const int64_t per_block = int64_t{THREADS} * PER_THREAD * (vector ? 4 : 1);
+  const int64_t needed = (n + per_block - 1) / per_block;
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+  if (vector) {
+    Tanh<4><<<blocks, THREADS, 0, stream>>>(x, y, n);
+  } else {
+    Tanh<1><<<blocks, THREADS, 0, stream>>>(x, y, n);
+  }
+}

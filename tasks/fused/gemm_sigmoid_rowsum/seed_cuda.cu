@@ -1,0 +1,121 @@
+// Tuner seed for gemm_sigmoid_rowsum on a GPU, fused, in full FP32 (FMA on CUDA cores; no TF32,
+// no library): a block of 16 x 16 threads owns ROW_TILE rows of x and walks all of z's columns,
+// COL_TILE at a time. For each tile of z it steps through k K_STEP columns at a time staged in
+// shared memory (x [m, k] and w [n, k] are both read along k and staged the same way, rows of
+// the tile in padded shared-memory columns), each thread keeping ROW_TILE/16 x COL_TILE/16 sums
+// in registers; then each thread adds the sigmoids of its sums per row, the 16 threads of a row
+// combine theirs with warp shuffles, and the row's running sum grows. z never goes to memory, and
+// y needs no atomics: a row belongs to one block. Loads outside the matrices read zero and
+// columns past n are left out of the sums, so every shape is handled.
+#include <algorithm>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+// @tune ROW_TILE: 64, 32
+#ifndef ROW_TILE
+#define ROW_TILE 64
+#endif
+
+// @tune COL_TILE: 128, 64
+#ifndef COL_TILE
+#define COL_TILE 128
+#endif
+
+// @tune K_STEP: 8, 16
+#ifndef K_STEP
+#define K_STEP 8
+#endif
+
+namespace {
+
+constexpr int kEdge = 16;                 // threads along each side of the block
+constexpr int kThreads = kEdge * kEdge;   // 256
+constexpr int kRowTile = ROW_TILE;
+constexpr int kColTile = COL_TILE;
+constexpr int kStep = K_STEP;
+constexpr int kRowsPerThread = kRowTile / kEdge;
+constexpr int kColsPerThread = kColTile / kEdge;
+static_assert(kRowTile % kEdge == 0 && kColTile % kEdge == 0, "tiles are multiples of 16");
+
+// 1 / (1 + exp(-v)): exp(-v) = inf gives 0, not NaN.
+__device__ __forceinline__ float Sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
+
+__global__ void __launch_bounds__(kThreads)
+    GemmSigmoidRowsum(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
+                      int64_t m, int64_t n, int64_t k) {
+  __shared__ float xs[kStep][kRowTile + 4];  // xs[p][i] = x[row0 + i, k0 + p], padded: no conflicts
+  __shared__ float ws[kStep][kColTile + 4];  // ws[p][j] = w[col0 + j, k0 + p]
+  const int tx = threadIdx.x % kEdge;  // the 16 threads of a row group are lanes of one half-warp
+  const int ty = threadIdx.x / kEdge;
+  const int64_t row_tiles = (m + kRowTile - 1) / kRowTile;
+  for (int64_t tile_row = blockIdx.x; tile_row < row_tiles; tile_row += gridDim.x) {
+    const int64_t row0 = tile_row * kRowTile;
+    float row_sum[kRowsPerThread] = {};
+    for (int64_t col0 = 0; col0 < n; col0 += kColTile) {
+      float acc[kRowsPerThread][kColsPerThread] = {};
+      for (int64_t k0 = 0; k0 < k; k0 += kStep) {
+        for (int e = threadIdx.x; e < kRowTile * kStep; e += kThreads) {
+          const int i = e / kStep;
+          const int p = e % kStep;
+          const int64_t row = row0 + i;
+          const int64_t depth = k0 + p;
+          xs[p][i] = row < m && depth < k ? x[row * k + depth] : 0.0f;
+        }
+        for (int e = threadIdx.x; e < kColTile * kStep; e += kThreads) {
+          const int j = e / kStep;
+          const int p = e % kStep;
+          const int64_t col = col0 + j;
+          const int64_t depth = k0 + p;
+          ws[p][j] = col < n && depth < k ? w[col * k + depth] : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int p = 0; p < kStep; ++p) {
+          float xv[kRowsPerThread];
+          float wv[kColsPerThread];
+#pragma unroll
+          for (int i = 0; i < kRowsPerThread; ++i) xv[i] = xs[p][ty + kEdge * i];
+#pragma unroll
+          for (int j = 0; j < kColsPerThread; ++j) wv[j] = ws[p][tx + kEdge * j];
+#pragma unroll
+          for (int i = 0; i < kRowsPerThread; ++i) {
+#pragma unroll
+            for (int j = 0; j < kColsPerThread; ++j) acc[i][j] = fmaf(xv[i], wv[j], acc[i][j]);
+          }
+        }
+        __syncthreads();  // the stage is refilled only after every thread has read it
+      }
+#pragma unroll
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        float part = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kColsPerThread; ++j) {
+          if (col0 + tx + kEdge * j < n) part += Sigmoid(acc[i][j]);
+        }
+        // The 16 threads of row group ty: xor offsets below 16 stay inside the half-warp.
+        for (int offset = kEdge / 2; offset > 0; offset /= 2) {
+          part += __shfl_xor_sync(0xffffffffu, part, offset);
+        }
+        row_sum[i] += part;
+      }
+    }
+    if (tx == 0) {
+#pragma unroll
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        const int64_t row = row0 + ty + kEdge * i;
+        if (row < m) y[row] = row_sum[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" void gemm_sigmoid_rowsum(const float* x, const float* w, float* y, int64_t m, int64_t n,
+                                    int64_t k, cudaStream_t stream) {
+  if (m <= 0) return;
+  const int64_t row_tiles = (m + kRowTile - 1) / kRowTile;
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>(row_tiles, int64_t{1} << 30));
+  GemmSigmoidRowsum<<<blocks, kThreads, 0, stream>>>(x, w, y, m, n, k);
+}

@@ -1,0 +1,78 @@
+// Tuner seed for cross_entropy: rows spread over OpenMP threads, their losses added in double.
+// Per row a SIMD max, then one fused pass for the sum of exp(x - max), the sum of the targets T and
+// the sum of target * (x - max), giving sum_c target * log_softmax = sum target * (x - max) -
+// T * log(sum exp): no temporaries. std::exp is a scalar library call the compiler cannot
+// vectorize without -ffast-math; the polynomial exp below (range reduction by ln 2, degree-7
+// Taylor series, relative error about 1e-7) is plain arithmetic that `omp simd` turns into
+// full-width vector code.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+// @tune PARALLEL: 1, 0
+#ifndef PARALLEL
+#define PARALLEL 1
+#endif
+
+// @tune POLY_EXP: 0, 1
+#ifndef POLY_EXP
+#define POLY_EXP 0
+#endif
+
+namespace {
+
+// exp(v) for v <= 0 (the row max is subtracted); below -87 it returns about 1e-38 instead of a
+// smaller number, an absolute error that a sum holding exp(0) = 1 cannot see.
+#pragma omp declare simd
+inline float PolyExp(float v) {
+  const float x = v < -87.0f ? -87.0f : v;
+  // Round x / ln 2 to the nearest integer by adding and removing 1.5 * 2^23.
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;  // ln 2 in two parts
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) * (1 << 23);  // 2^n as a float
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+}  // namespace
+
+extern "C" void cross_entropy(const float* logits, const float* target, float* loss, int64_t rows,
+                              int64_t classes) {
+  double total = 0.0;  // sum over rows of -sum_c target * log_softmax
+#pragma omp parallel for schedule(static) reduction(+ : total) if (PARALLEL && rows > 1)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = logits + r * classes;
+    const float* tr = target + r * classes;
+    float mx = xr[0];
+#pragma omp simd reduction(max : mx)
+    for (int64_t c = 0; c < classes; ++c) mx = xr[c] > mx ? xr[c] : mx;
+    float sum = 0.0f, t_sum = 0.0f, tx_sum = 0.0f;
+#if POLY_EXP
+#pragma omp simd reduction(+ : sum, t_sum, tx_sum)
+    for (int64_t c = 0; c < classes; ++c) {
+      const float d = xr[c] - mx;
+      sum += PolyExp(d);
+      t_sum += tr[c];
+      tx_sum += tr[c] * d;
+    }
+#else
+#pragma omp simd reduction(+ : t_sum, tx_sum)
+    for (int64_t c = 0; c < classes; ++c) {
+      t_sum += tr[c];
+      tx_sum += tr[c] * (xr[c] - mx);
+    }
+    for (int64_t c = 0; c < classes; ++c) sum += std::exp(xr[c] - mx);
+#endif
+    total += static_cast<double>(t_sum) * std::log(static_cast<double>(sum)) - static_cast<double>(tx_sum);
+  }
+  loss[0] = static_cast<float>(total / static_cast<double>(rows));
+}
