@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench_summary.h"
+
 namespace ksmith {
 namespace {
 
@@ -146,6 +148,9 @@ std::string BenchHtml(const nlohmann::json& bench) {
                      ".point{fill:#2563eb}.bar{fill:#16a34a}.bar.slower{fill:#dc2626}.label{font-size:12px}"
                      ".tick{font-size:10px;fill:#444}</style></head><body>\n";
   html += "<h1>" + Escape(title) + "</h1>\n<ul>";
+  if (const std::string machine = DescribeMachine(settings.value("machine", nlohmann::json())); !machine.empty()) {
+    html += "<li>machine: " + Escape(machine) + "</li>";
+  }
   html += fmt::format("<li>tasks: {}, candidates: {}, samples per task: {}</li>", summary["tasks"].dump(),
                       summary["candidates"].dump(), settings["samples"].dump());
   html += fmt::format("<li>pass@1: {}; compile rate {}, correct rate {}</li>", Percent(summary["pass_at_1"]),

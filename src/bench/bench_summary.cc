@@ -42,12 +42,16 @@ SampleOutcome SampleFromVerdict(const nlohmann::json& verdict) {
   if (verdict.contains("speedup_ci95") && verdict["speedup_ci95"].is_array() && !verdict["speedup_ci95"].empty() &&
       verdict["speedup_ci95"][0].is_number()) {
     sample.speedup_low = verdict["speedup_ci95"][0].get<double>();
+    if (verdict["speedup_ci95"].size() > 1 && verdict["speedup_ci95"][1].is_number()) {
+      sample.speedup_high = verdict["speedup_ci95"][1].get<double>();
+    }
   }
   sample.roofline_fraction = NumberAt(verdict, "roofline_fraction");
   return sample;
 }
 
-nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchTaskResult>& results) {
+nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchTaskResult>& results,
+                         double elapsed_s) {
   nlohmann::json tasks = nlohmann::json::array();
   std::vector<TaskMetrics> all;
   std::vector<double> compile_rates, correct_rates, efficiency_at_1;
@@ -57,17 +61,25 @@ nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchT
   size_t common_k = SIZE_MAX;
   for (const auto& result : results) {
     const TaskMetrics metrics = ComputeTaskMetrics(result.samples);
+    nlohmann::json interval;
+    if (metrics.best_speedup_low && metrics.best_speedup_high) {
+      interval = {*metrics.best_speedup_low, *metrics.best_speedup_high};
+    }
     nlohmann::json task = {{"task", result.task},
                            {"run_id", result.run_id},
                            {"error", result.error},
                            {"samples", metrics.samples},
                            {"compile_rate", metrics.compile_rate},
                            {"correct_rate", metrics.correct_rate},
+                           {"pass_at_1", metrics.pass_at_k.empty() ? 0.0 : metrics.pass_at_k[0]},
                            {"pass_at_k", metrics.pass_at_k},
                            {"speedup_at_k", metrics.speedup_at_k},
+                           {"efficiency_at_1", metrics.efficiency_at_k.empty() ? 0.0 : metrics.efficiency_at_k[0]},
                            {"efficiency_at_k", metrics.efficiency_at_k},
                            {"best_speedup", Optional(metrics.best_speedup)},
+                           {"best_speedup_ci95", interval},
                            {"best_speedup_low", Optional(metrics.best_speedup_low)},
+                           {"fast_1", FastP({metrics}, 1) > 0},
                            {"best_roofline_fraction", Optional(metrics.best_roofline_fraction)},
                            {"tokens", result.tokens},
                            {"cost", result.cost_dollars},
@@ -108,6 +120,7 @@ nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchT
                             {"cost", cost},
                             {"device_s", device_s},
                             {"wall_s", wall_s}};
+  if (elapsed_s > 0) summary["elapsed_s"] = elapsed_s;
   if (auto geomean = GeomeanSpeedup(all)) {
     summary["geomean_speedup"] = geomean->value;
     summary["geomean_speedup_ci95"] = {geomean->low, geomean->high};
@@ -118,9 +131,22 @@ nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchT
   }
   return {{"settings",
            {{"suite", settings.suite}, {"backend", settings.backend}, {"strategy", settings.strategy},
-            {"samples", settings.samples}}},
+            {"samples", settings.samples}, {"jobs", settings.jobs}, {"machine", settings.machine},
+            {"ksmith_version", KSMITH_VERSION}}},
           {"tasks", tasks},
           {"summary", summary}};
+}
+
+std::string DescribeMachine(const nlohmann::json& machine) {
+  if (!machine.is_object()) return "";
+  std::string text;
+  auto add = [&text](const std::string& part) {
+    if (!part.empty()) text += (text.empty() ? "" : ", ") + part;
+  };
+  if (machine.contains("cpu") && machine["cpu"].is_string()) add(machine["cpu"].get<std::string>());
+  if (machine.contains("cores") && machine["cores"].is_number()) add(fmt::format("{} cores", machine["cores"].get<int64_t>()));
+  if (machine.contains("gpu") && machine["gpu"].is_string()) add(machine["gpu"].get<std::string>());
+  return text;
 }
 
 std::string BenchMarkdown(const nlohmann::json& bench) {
@@ -129,6 +155,9 @@ std::string BenchMarkdown(const nlohmann::json& bench) {
   std::string text = fmt::format("# ksmith bench: suite {}, {} backend, {} strategy, {} samples per task\n\n",
                                  settings.value("suite", ""), settings.value("backend", ""),
                                  settings.value("strategy", ""), settings.value("samples", 0));
+  if (const std::string machine = DescribeMachine(settings.value("machine", nlohmann::json())); !machine.empty()) {
+    text += fmt::format("- machine: {}\n", machine);
+  }
   text += fmt::format("- tasks: {}, candidates: {}\n", summary["tasks"].get<int64_t>(), summary["candidates"].get<int64_t>());
   text += fmt::format("- pass@1: {}; compile rate {}, correct rate {}\n", Percent(summary["pass_at_1"]),
                       Percent(summary["compile_rate"]), Percent(summary["correct_rate"]));
@@ -143,9 +172,14 @@ std::string BenchMarkdown(const nlohmann::json& bench) {
     text += "- geometric-mean speedup: no task has a correct kernel\n";
   }
   text += fmt::format("- efficiency@1 (fraction of the measured roofline): {}\n", Percent(summary["efficiency_at_1"]));
-  text += fmt::format("- tokens {}, cost ${:.4f}, evaluator time {:.1f} s, wall time {:.1f} s\n\n",
-                      summary["tokens"].get<int64_t>(), summary["cost"].get<double>(),
-                      summary["device_s"].get<double>(), summary["wall_s"].get<double>());
+  text += fmt::format("- tokens {}, cost ${:.4f}, evaluator time {:.1f} s, wall time {:.1f} s", summary["tokens"].get<int64_t>(),
+                      summary["cost"].get<double>(), summary["device_s"].get<double>(), summary["wall_s"].get<double>());
+  if (summary.contains("elapsed_s") && summary["elapsed_s"].is_number()) {
+    const int64_t jobs = settings.value("jobs", int64_t{1});
+    text += fmt::format(" (tasks added up), {:.1f} s elapsed{}", summary["elapsed_s"].get<double>(),
+                        jobs > 1 ? fmt::format(" ({} tasks at once)", jobs) : "");
+  }
+  text += "\n\n";
   text += "| task | samples | correct | pass@1 | best speedup | speedup@1 | efficiency@1 | run |\n";
   text += "|---|---|---|---|---|---|---|---|\n";
   for (const auto& task : bench["tasks"]) {

@@ -31,16 +31,27 @@ struct BenchSettings {
   std::string backend;
   std::string strategy;
   int64_t samples = 0;
+  int jobs = 1;  // tasks run at once
+  /// Where it ran: {"cpu", "cores", "memory_bandwidth_gbs", "fp32_gflops", "gpu"}, each when
+  /// known; empty when unknown.
+  nlohmann::json machine = nlohmann::json::object();
 };
 
 /// Fractions p of fast_p reported, as the issue asks.
 inline const std::vector<double> kFastThresholds = {0, 0.5, 0.8, 1, 1.5, 2};
 
-/// {"settings", "tasks": [per task: run_id, samples, compile_rate, correct_rate, pass_at_k,
-/// speedup_at_k, efficiency_at_k, best_speedup (+ interval low), tokens, cost, device_s, wall_s,
-/// error], "summary": {pass_at_1, pass_at_k, fast_p, fast_1, geomean_speedup (+ interval, tasks),
-/// efficiency_at_1, compile_rate, correct_rate, candidates, tokens, cost, device_s, wall_s}}.
-nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchTaskResult>& results);
+/// {"settings": {suite, backend, strategy, samples, jobs, machine, ksmith_version}, "tasks": [per
+/// task: run_id, samples, compile_rate, correct_rate, pass_at_1, pass_at_k, speedup_at_k,
+/// efficiency_at_1, efficiency_at_k, best_speedup with best_speedup_ci95 [low, high] (and
+/// best_speedup_low, as before), fast_1, tokens, cost, device_s, wall_s, error], "summary":
+/// {pass_at_1, pass_at_k, fast_p, fast_1, geomean_speedup (+ interval, tasks), efficiency_at_1,
+/// compile_rate, correct_rate, candidates, tokens, cost, device_s, wall_s (the tasks' times
+/// added up), elapsed_s (the bench's own wall time; only when `elapsed_s` > 0)}}.
+nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchTaskResult>& results,
+                         double elapsed_s = 0);
+
+/// "AMD EPYC 9654 96-Core Processor, 16 cores, NVIDIA H200" from settings.machine; "" when unknown.
+std::string DescribeMachine(const nlohmann::json& machine);
 
 /// The same as a Markdown report.
 std::string BenchMarkdown(const nlohmann::json& bench);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/suite.h"
+#include "core/files.h"
 
 namespace ksmith {
 namespace {
@@ -22,6 +23,7 @@ TEST(SampleFromVerdict, ReadsStatusBuildSpeedupIntervalAndRoofline) {
   EXPECT_TRUE(passed.correct);
   EXPECT_EQ(passed.speedup, 2.0);
   EXPECT_EQ(passed.speedup_low, 1.9);
+  EXPECT_EQ(passed.speedup_high, 2.1);
   EXPECT_EQ(passed.roofline_fraction, 0.4);
   const SampleOutcome compile_error = SampleFromVerdict(
       {{"status", "compile_error"}, {"stages", {{{"name", "audit"}, {"outcome", "ok"}}, {{"name", "build"}, {"outcome", "failed"}}}}});
@@ -58,6 +60,28 @@ TEST(BenchJson, SummarizesTasksIncludingOneThatCouldNotRun) {
   EXPECT_NE(markdown.find("fast_1 33%"), std::string::npos) << markdown;
 }
 
+TEST(BenchJson, RecordsWhatACompareReads) {
+  // Given a bench's settings and one timed task, bench.json should hold the per-task figures and
+  // the settings that `ksmith bench compare` shows and checks.
+  BenchTaskResult fast{"softmax", "r1", "", {SampleFromVerdict(PassedVerdict(3.0, 2.8, 0.5)), SampleOutcome{}}, 100, 0.5, 3, 4};
+  BenchSettings settings{"mini", "cuda", "sample", 2, 3, {{"cpu", "Some CPU"}, {"cores", 16}, {"gpu", "NVIDIA H200"}}};
+  const nlohmann::json bench = BenchJson(settings, {fast}, 12.5);
+  EXPECT_EQ(bench["settings"]["jobs"], 3);
+  EXPECT_EQ(bench["settings"]["machine"]["gpu"], "NVIDIA H200");
+  EXPECT_TRUE(bench["settings"].contains("ksmith_version"));
+  const auto& task = bench["tasks"][0];
+  EXPECT_EQ(task["pass_at_1"], 0.5);
+  EXPECT_EQ(task["best_speedup_ci95"], nlohmann::json({2.8, 3.1}));
+  EXPECT_EQ(task["fast_1"], true);
+  EXPECT_EQ(task["efficiency_at_1"], 0.25);
+  EXPECT_EQ(bench["summary"]["elapsed_s"], 12.5);
+  const std::string markdown = BenchMarkdown(bench);
+  EXPECT_NE(markdown.find("- machine: Some CPU, 16 cores, NVIDIA H200"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("12.5 s elapsed (3 tasks at once)"), std::string::npos) << markdown;
+  // Without an elapsed time (a summary recomputed from a store) there is none in the JSON.
+  EXPECT_FALSE(BenchJson(settings, {fast})["summary"].contains("elapsed_s"));
+}
+
 TEST(ResolveSuite, AllCategoriesListsAndUnknownNames) {
   TaskRegistry registry(std::filesystem::path(KSMITH_SOURCE_DIR) / "tasks");
   auto all = ResolveSuite("all", registry);
@@ -76,6 +100,42 @@ TEST(ResolveSuite, AllCategoriesListsAndUnknownNames) {
   auto typo = ResolveSuite("vectr_add", registry);
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.error().message.find("vector_add"), std::string::npos) << typo.error().message;
+}
+
+TEST(ResolveSuite, SelectsTasksByLevel) {
+  // Given a tasks folder with tasks at levels 1 and 2 (one by default), level<n> selects by the
+  // `level` field, a broken task included; a level no task has names the levels there are; any
+  // other name is still looked up as a task.
+  ScopedTempDir root("ksmith-suite-test");
+  ASSERT_TRUE(root.ok());
+  const std::filesystem::path builtin = std::filesystem::path(KSMITH_SOURCE_DIR) / "tasks" / "elementwise";
+  std::filesystem::create_directories(root.path() / "elementwise");
+  std::filesystem::copy(builtin / "relu", root.path() / "elementwise" / "relu", std::filesystem::copy_options::recursive);
+  std::filesystem::copy(builtin / "gelu", root.path() / "elementwise" / "gelu", std::filesystem::copy_options::recursive);
+  std::filesystem::copy(builtin / "vector_add", root.path() / "elementwise" / "vector_add",
+                        std::filesystem::copy_options::recursive);
+  const auto toml = root.path() / "elementwise" / "gelu" / "task.toml";
+  auto text = ReadFile(toml);
+  ASSERT_TRUE(text.ok());
+  const size_t level = text->find("level = 1");
+  ASSERT_NE(level, std::string::npos);
+  ASSERT_TRUE(WriteFileAtomic(toml, text->replace(level, 9, "level = 2")).ok());
+  // A task with a fault other than its task.toml's syntax is still selected; its run reports it.
+  std::filesystem::remove(root.path() / "elementwise" / "relu" / "seed_cpu.cc");
+  TaskRegistry registry(root.path());
+  auto level1 = ResolveSuite("level1", registry);
+  ASSERT_TRUE(level1.ok()) << level1.error().message;
+  EXPECT_EQ(*level1, (std::vector<std::string>{"relu", "vector_add"}));
+  auto level2 = ResolveSuite("level2", registry);
+  ASSERT_TRUE(level2.ok()) << level2.error().message;
+  EXPECT_EQ(*level2, (std::vector<std::string>{"gelu"}));
+  auto level3 = ResolveSuite("level3", registry);
+  ASSERT_FALSE(level3.ok());
+  EXPECT_EQ(level3.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(level3.error().message.find("level1, level2"), std::string::npos) << level3.error().message;
+  auto unknown = ResolveSuite("levelx", registry);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("levelx"), std::string::npos) << unknown.error().message;
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ TaskMetrics ComputeTaskMetrics(const std::vector<SampleOutcome>& samples) {
   if (best != nullptr) {
     metrics.best_speedup = best->speedup;
     metrics.best_speedup_low = best->speedup_low;
+    metrics.best_speedup_high = best->speedup_high;
     metrics.best_roofline_fraction = best->roofline_fraction;
   }
   return metrics;

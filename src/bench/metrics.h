@@ -29,6 +29,7 @@ struct SampleOutcome {
   std::optional<double> speedup;         // median, when timed
   std::optional<double> speedup_low;     // the 95% interval's low end
   std::optional<double> roofline_fraction;
+  std::optional<double> speedup_high;    // the 95% interval's high end
 };
 
 /// 1 - C(n-c, k) / C(n, k); requires 0 <= c <= n and 1 <= k <= n.
@@ -45,7 +46,8 @@ struct TaskMetrics {
   std::vector<double> speedup_at_k;     // index k-1
   std::vector<double> efficiency_at_k;  // index k-1
   std::optional<double> best_speedup;   // of the best correct sample, by its median
-  std::optional<double> best_speedup_low;
+  std::optional<double> best_speedup_low;   // the best sample's 95% interval
+  std::optional<double> best_speedup_high;
   std::optional<double> best_roofline_fraction;
 };
 

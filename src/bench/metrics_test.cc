@@ -44,7 +44,7 @@ TEST(ExpectedMaxAtK, EnumeratesLikeEverySubset) {
 }
 
 SampleOutcome Correct(double speedup, double low, double roofline) {
-  return {true, true, speedup, low, roofline};
+  return {true, true, speedup, low, roofline, speedup + (speedup - low)};
 }
 
 TEST(TaskMetrics, RatesAndAtKFromSamples) {
@@ -61,6 +61,7 @@ TEST(TaskMetrics, RatesAndAtKFromSamples) {
   EXPECT_NEAR(metrics.efficiency_at_k[3], 0.5, 1e-12);
   EXPECT_EQ(metrics.best_speedup, 2.0);
   EXPECT_EQ(metrics.best_speedup_low, 1.8);
+  EXPECT_NEAR(metrics.best_speedup_high.value_or(0), 2.2, 1e-12);
 }
 
 TEST(FastP, CountsOnlySpeedupsWhoseIntervalClearsP) {

@@ -1,16 +1,24 @@
 // `ksmith bench`: one `ksmith optimize` run per task of a suite (each recorded in the run store),
 // then the benchmark's metrics over them (bench/metrics.h), as JSON and a Markdown report.
+// `ksmith bench compare A B`: two such results side by side (bench/bench_compare.h).
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
+#include "bench/bench_compare.h"
 #include "bench/bench_html.h"
 #include "bench/bench_summary.h"
 #include "bench/suite.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/context.h"
+#include "core/clock.h"
 #include "core/files.h"
 #include "core/strings.h"
 #include "core/subprocess.h"
@@ -29,7 +37,14 @@ struct BenchFlags {
   std::string db, report_dir;
   double timing_budget_s = 0;
   int seeds = 0;
+  int jobs = 1;
   bool json = false, quiet = false;
+};
+
+struct CompareFlags {
+  std::string a, b;
+  bool json = false;
+  bool allow_mixed = false;
 };
 
 constexpr std::chrono::hours kTaskTimeout{6};
@@ -94,6 +109,64 @@ BenchTaskResult RunTask(const BenchFlags& flags, const std::string& task, const 
   return result;
 }
 
+std::string TaskLabel(const std::string& task) { return std::filesystem::path(task).filename().string(); }
+
+// Where the bench runs, read from the cache or measured before any task starts: the tasks then
+// find the facts cached instead of measuring them side by side (which --jobs > 1 would make too
+// low). Nothing here fails the bench; what cannot be read is left out.
+nlohmann::json DescribeThisMachine(const std::string& backend) {
+  nlohmann::json machine = nlohmann::json::object();
+  auto context = LoadCpuContext(false);
+  const MachineFacts facts = context.ok() ? context->machine : ProbeMachine();
+  machine["cpu"] = facts.cpu_model;
+  machine["cores"] = facts.cores;
+  if (!context.ok()) return machine;
+  machine["memory_bandwidth_gbs"] = facts.memory_bandwidth_gbs;
+  machine["fp32_gflops"] = facts.fp32_gflops;
+  if (backend == "cuda") {
+    auto gpu = LoadGpuFacts(DefaultCudaWorkerExecutable(), context->cache_directory, false);
+    if (gpu.ok()) machine["gpu"] = gpu->name;
+  }
+  return machine;
+}
+
+std::string ProgressLine(const BenchTaskResult& result) {
+  if (!result.error.empty()) return "error: " + result.error;
+  const TaskMetrics metrics = ComputeTaskMetrics(result.samples);
+  return fmt::format("{:.0f}% correct of {}, best {}, {:.1f} s", 100 * metrics.correct_rate, metrics.samples,
+                     metrics.best_speedup ? fmt::format("{:.2f}x", *metrics.best_speedup) : "-", result.wall_s);
+}
+
+// Runs every task's optimize, up to `flags.jobs` at once; the results come back in the order of
+// `tasks`, whatever order the runs finish in. One progress line per finished task.
+std::vector<BenchTaskResult> RunTasks(const BenchFlags& flags, const std::vector<std::string>& tasks,
+                                      const std::filesystem::path& db, const std::filesystem::path& report_dir) {
+  std::vector<BenchTaskResult> results(tasks.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_mutex;
+  size_t finished = 0;  // guarded by progress_mutex
+  auto work = [&] {
+    for (size_t i = next++; i < tasks.size(); i = next++) {
+      const std::string label = TaskLabel(tasks[i]);
+      results[i] = RunTask(flags, tasks[i], db, report_dir / "runs" / label);
+      std::lock_guard lock(progress_mutex);
+      ++finished;
+      if (!flags.quiet) {
+        std::fprintf(stderr, "[%zu/%zu] %s: %s\n", finished, tasks.size(), label.c_str(), ProgressLine(results[i]).c_str());
+      }
+    }
+  };
+  const size_t threads = std::min(tasks.size(), static_cast<size_t>(std::max(flags.jobs, 1)));
+  if (threads <= 1) {
+    work();
+    return results;
+  }
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < threads; ++i) workers.emplace_back(work);
+  for (auto& worker : workers) worker.join();
+  return results;
+}
+
 int RunBench(const BenchFlags& flags) {
   TaskRegistry registry(TaskRegistry::DefaultRoot());
   auto tasks = ResolveSuite(flags.suite, registry);
@@ -101,34 +174,32 @@ int RunBench(const BenchFlags& flags) {
     PrintError(tasks.error().message);
     return kExitUsage;
   }
+  // Results by task name, however they were listed and whichever finishes first.
+  std::sort(tasks->begin(), tasks->end(),
+            [](const std::string& a, const std::string& b) { return std::pair(TaskLabel(a), a) < std::pair(TaskLabel(b), b); });
+  tasks->erase(std::unique(tasks->begin(), tasks->end()), tasks->end());
   auto db = flags.db.empty() ? DefaultStorePath() : Result<std::filesystem::path>(std::filesystem::path(flags.db));
   if (!db.ok()) {
     PrintError(db.error().message);
     return kExitInfra;
   }
+  // Created (or migrated) here, once, rather than by the first tasks side by side.
+  if (auto store = RunStore::Open(*db); !store.ok()) {
+    PrintError(store.error().message);
+    return kExitInfra;
+  }
   const std::filesystem::path report_dir =
       flags.report_dir.empty() ? std::filesystem::path("ksmith-bench") / RunStore::NewRunId()
                                : std::filesystem::path(flags.report_dir);
-  std::vector<BenchTaskResult> results;
-  for (size_t i = 0; i < tasks->size(); ++i) {
-    const std::string& task = (*tasks)[i];
-    const std::string label = std::filesystem::path(task).filename().string();
-    results.push_back(RunTask(flags, task, *db, report_dir / "runs" / label));
-    const BenchTaskResult& result = results.back();
-    if (!flags.quiet) {
-      const TaskMetrics metrics = ComputeTaskMetrics(result.samples);
-      std::fprintf(stderr, "[%zu/%zu] %s: %s\n", i + 1, tasks->size(), label.c_str(),
-                   !result.error.empty()
-                       ? ("error: " + result.error).c_str()
-                       : fmt::format("{:.0f}% correct of {}, best {}, {:.1f} s", 100 * metrics.correct_rate,
-                                     metrics.samples,
-                                     metrics.best_speedup ? fmt::format("{:.2f}x", *metrics.best_speedup) : "-",
-                                     result.wall_s)
-                             .c_str());
-    }
+  if (flags.jobs > 1 && !flags.quiet) {
+    std::fprintf(stderr, "ksmith: note: --jobs %d runs tasks side by side: their timings share the %s, so speedups are "
+                 "noisier than with --jobs 1\n", flags.jobs, flags.backend == "cuda" ? "GPU" : "cores");
   }
-  const nlohmann::json bench =
-      BenchJson({flags.suite, flags.backend, flags.strategy.empty() ? "default" : flags.strategy, flags.samples}, results);
+  BenchSettings settings{flags.suite, flags.backend, flags.strategy.empty() ? "default" : flags.strategy, flags.samples,
+                         flags.jobs, DescribeThisMachine(flags.backend)};
+  const auto start = SteadyClock::now();
+  const std::vector<BenchTaskResult> results = RunTasks(flags, *tasks, *db, report_dir);
+  const nlohmann::json bench = BenchJson(settings, results, SecondsSince(start));
   const std::string markdown = BenchMarkdown(bench);
   if (auto written = WriteFileAtomic(report_dir / "report.md", markdown); !written.ok()) {
     PrintError(written.error().message);
@@ -151,12 +222,47 @@ int RunBench(const BenchFlags& flags) {
   return kExitOk;
 }
 
+int RunCompare(const CompareFlags& flags) {
+  auto a = LoadBenchRecord(flags.a);
+  if (!a.ok()) {
+    PrintError(a.error().message);
+    return kExitUsage;
+  }
+  auto b = LoadBenchRecord(flags.b);
+  if (!b.ok()) {
+    PrintError(b.error().message);
+    return kExitUsage;
+  }
+  auto comparison = CompareBenches(*a, *b, {flags.allow_mixed});
+  if (!comparison.ok()) {
+    PrintError(comparison.error().message);
+    return kExitUsage;
+  }
+  if (flags.json) {
+    std::printf("%s\n", comparison->dump(2).c_str());
+  } else {
+    std::fputs(CompareText(*comparison).c_str(), stdout);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 CommandHandler AddBenchCommand(CLI::App& app) {
   auto flags = std::make_shared<BenchFlags>();
+  auto compare_flags = std::make_shared<CompareFlags>();
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Compare two bench results task by task: status changes, best speedups with their ratio and whether "
+      "the change is beyond the timing noise, and the summary figures");
+  compare->add_option("a", compare_flags->a, "The earlier result: a bench.json, or the report folder that holds it")
+      ->required();
+  compare->add_option("b", compare_flags->b, "The later result, likewise")->required();
+  compare->add_flag("--json", compare_flags->json, "Print one JSON object: tasks (name, a, b, change) and summary");
+  compare->add_flag("--allow-mixed", compare_flags->allow_mixed,
+                    "Compare results of different backends (refused otherwise: their speedups are against different baselines)");
   app.add_option("--suite", flags->suite,
-                 "all, a category (elementwise, normalization...), task names separated by commas, or a folder of tasks")
+                 "all, a level (level1, level2: the tasks' `level`), a category (elementwise, normalization...), task "
+                 "names separated by commas, or a folder of tasks")
       ->capture_default_str();
   app.add_option("--backend,-b", flags->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   app.add_option("--strategy", flags->strategy, "refine, sample or tune (default: refine with a model, tune without)")
@@ -170,9 +276,14 @@ CommandHandler AddBenchCommand(CLI::App& app) {
   app.add_option("--seeds", flags->seeds, "Input seeds per eval shape and distribution")->check(CLI::Range(1, 100));
   app.add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
   app.add_option("--report", flags->report_dir, "Where report.md, report.html, bench.json and each task's run go (default ksmith-bench/<id>)");
+  app.add_option("--jobs,-j", flags->jobs,
+                 "Tasks run at once. Keep 1 on the cpu backend: timing needs the cores to itself. On cuda, more "
+                 "overlaps one task's compiling and checking with another's timing, but timed kernels then share the "
+                 "GPU: shorter wall time, noisier speedups")
+      ->check(CLI::Range(1, 64))->capture_default_str();
   app.add_flag("--json", flags->json, "Print one JSON object: settings, tasks, summary");
   app.add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
-  return [flags] { return RunBench(*flags); };
+  return [flags, compare_flags, compare] { return compare->parsed() ? RunCompare(*compare_flags) : RunBench(*flags); };
 }
 
 }  // namespace ksmith

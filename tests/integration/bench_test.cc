@@ -1,5 +1,5 @@
 // `ksmith bench` end to end on the CPU with the tune strategy: the JSON, the report files, and
-// each task's run in the store.
+// each task's run in the store; two tasks run at once; `ksmith bench compare` on two real results.
 #include "cli_runner.h"
 
 namespace ksmith::it {
@@ -39,10 +39,94 @@ TEST(BenchCli, RunsASmallSuiteAndWritesTheReport) {
   if (!::testing::Test::HasFailure()) fs::remove_all(directory);
 }
 
+// Two benches of the same two tasks, the second with --jobs 2, then compare on their outputs.
+TEST(BenchCli, RunsTasksAtOnceInNameOrderAndComparesTwoResults) {
+  TempDir directory("bench-compare");
+  ASSERT_FALSE(directory.path().empty());
+  const std::string db = (directory.path() / "runs.db").string();
+  auto bench = [&](const std::string& report, const std::string& jobs) {
+    return RunKsmith({"bench", "--suite", "vector_add,relu", "--samples", "2", "--timing-budget", "0.1", "--seeds", "1",
+                      "--db", db, "--report", (directory.path() / report).string(), "--jobs", jobs, "--json"},
+                     {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="});
+  };
+  const CliResult first = bench("a", "1");
+  ASSERT_EQ(first.exit_code, 0) << first.Describe();
+  const CliResult second = bench("b", "2");
+  ASSERT_EQ(second.exit_code, 0) << second.Describe();
+  // Listed as vector_add,relu; reported by name, with one progress line per task.
+  const auto parallel = second.Json();
+  ASSERT_EQ(parallel["tasks"].size(), 2u) << second.Describe();
+  EXPECT_EQ(parallel["tasks"][0]["task"], "relu");
+  EXPECT_EQ(parallel["tasks"][1]["task"], "vector_add");
+  EXPECT_EQ(parallel["settings"]["jobs"], 2);
+  EXPECT_TRUE(parallel["summary"]["elapsed_s"].is_number());
+  EXPECT_NE(second.err.find("[1/2] "), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("[2/2] "), std::string::npos) << second.err;
+  EXPECT_EQ(second.err.find("[3/2] "), std::string::npos) << second.err;
+  for (const auto& task : parallel["tasks"]) EXPECT_EQ(task["error"], "") << task.dump();
+
+  // A folder and a file are both accepted.
+  const CliResult compare = RunKsmith({"bench", "compare", (directory.path() / "a").string(),
+                                       (directory.path() / "b" / "bench.json").string(), "--json"});
+  ASSERT_EQ(compare.exit_code, 0) << compare.Describe();
+  const auto comparison = compare.Json();
+  ASSERT_TRUE(comparison.is_object()) << compare.Describe();
+  ASSERT_EQ(comparison["tasks"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& task = comparison["tasks"][i];
+    EXPECT_EQ(task["name"], i == 0 ? "relu" : "vector_add");
+    // Both sides pass (every seed setting is correct), so the change is about the speedup only.
+    const std::string change = task["change"];
+    EXPECT_TRUE(change == "improved" || change == "regressed" || change == "within_noise") << task.dump();
+    for (const char* side : {"a", "b"}) {
+      EXPECT_TRUE(task[side]["passing"].get<bool>()) << task.dump();
+      EXPECT_EQ(task[side]["candidates"], 2);
+      EXPECT_EQ(task[side]["best_speedup_ci95"].size(), 2u) << task.dump();
+    }
+    EXPECT_TRUE(task["speedup_ratio"].is_number()) << task.dump();
+  }
+  const auto& summary = comparison["summary"];
+  EXPECT_TRUE(summary["same_tasks"].get<bool>());
+  EXPECT_EQ(summary["pass_at_1"]["delta"], 0.0);
+  EXPECT_TRUE(summary["geomean_speedup"]["ratio"].is_number()) << summary.dump();
+  EXPECT_TRUE(summary["elapsed_s"]["delta"].is_number()) << summary.dump();
+  EXPECT_EQ(summary["changes"]["added"], 0);
+  EXPECT_NE(summary["notes"].dump().find("B ran 2 tasks at once"), std::string::npos) << summary.dump();
+
+  const CliResult table = RunKsmith({"bench", "compare", (directory.path() / "a").string(), (directory.path() / "b").string()});
+  ASSERT_EQ(table.exit_code, 0) << table.Describe();
+  EXPECT_NE(table.out.find("vector_add"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\nsummary: pass@1 100% -> 100% (+0 pts)"), std::string::npos) << table.out;
+
+  // The same result claimed for another backend is refused, naming both, unless --allow-mixed.
+  auto relabeled = nlohmann::json::parse(Slurp(directory.path() / "b" / "bench.json"));
+  relabeled["settings"]["backend"] = "cuda";
+  const fs::path cuda = directory.path() / "cuda.json";
+  std::ofstream(cuda) << relabeled.dump();
+  const CliResult mixed = RunKsmith({"bench", "compare", (directory.path() / "a").string(), cuda.string()});
+  EXPECT_EQ(mixed.exit_code, 2) << mixed.Describe();
+  EXPECT_NE(mixed.err.find("the cpu backend"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("the cuda backend"), std::string::npos) << mixed.err;
+  const CliResult allowed =
+      RunKsmith({"bench", "compare", (directory.path() / "a").string(), cuda.string(), "--allow-mixed", "--json"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.Describe();
+
+  // A file that is not a bench result: exit 2, naming it and what is wrong.
+  const fs::path broken = directory.path() / "broken.json";
+  std::ofstream(broken) << "{\"tasks\": ";
+  const CliResult unreadable = RunKsmith({"bench", "compare", broken.string(), cuda.string()});
+  EXPECT_EQ(unreadable.exit_code, 2) << unreadable.Describe();
+  EXPECT_NE(unreadable.err.find("broken.json: not valid JSON"), std::string::npos) << unreadable.err;
+}
+
 TEST(BenchCli, AnUnknownSuiteIsAUsageError) {
   const CliResult run = RunKsmith({"bench", "--suite", "no_such_task"});
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_NE(run.err.find("no_such_task"), std::string::npos) << run.err;
+  // A level no task has names the levels there are.
+  const CliResult level = RunKsmith({"bench", "--suite", "level9"});
+  EXPECT_EQ(level.exit_code, 2) << level.Describe();
+  EXPECT_NE(level.err.find("no task is at level 9"), std::string::npos) << level.err;
 }
 
 }  // namespace
