@@ -284,7 +284,9 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
     const Comparison comparison = CompareWithReference(
         got.data(), expected.data(), got.size(), task.ToleranceFor(tensor.dtype),
         ComparisonEpsilon(tensor.dtype), task.Accumulation(ShapeOf(task, prepared.layout)),
-        DTypeEpsilon(tensor.dtype) * input_rms, magnitude);
+        // Rounding to a 16-bit output is relative (the elementwise bound covers it); where the
+        // exact answer vanishes, an honest kernel leaves only its fp32 arithmetic's noise.
+        ComparisonEpsilon(tensor.dtype) * input_rms, magnitude);
     check.worst_norm_error = std::max(check.worst_norm_error, comparison.norm_error);
     if (!comparison.passed) {
       check.problem = CaseProblem::kWrongOutput;

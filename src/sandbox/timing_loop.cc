@@ -184,7 +184,7 @@ Comparison TimingBench::Check(size_t set_index) const {
     const Tolerance bounds{doubled.norm + 2 * rounding, doubled.elem + 2 * rounding};
     Comparison comparison = CompareWithReference(got.data(), expected.data(), got.size(), bounds,
                                                  2 * epsilon_, accumulation_,
-                                                 2 * std::max(epsilon_, rounding) * input_rms_);
+                                                 2 * epsilon_ * input_rms_);
     if (!comparison.passed) return comparison;
   }
   return worst;
