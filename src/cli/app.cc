@@ -29,7 +29,8 @@ int RunCli(int argc, char** argv) {
   add("export", "Write a run as JSONL: trajectories, SFT examples or preference pairs", &AddExportCommand);
   add("bench", "Run a strategy over a suite of tasks and report pass@k, fast_p, speedup@k, efficiency@k and "
       "the geometric-mean speedup", &AddBenchCommand);
-  add("tasks", "List the built-in tasks, or show one (`ksmith tasks show softmax`)", &AddTasksCommand);
+  add("tasks", "List the built-in tasks, show one (`ksmith tasks show softmax`), or check that they can tell a "
+      "right kernel from a wrong one (`ksmith tasks check`)", &AddTasksCommand);
   add("doctor", "Describe this machine: cores, caches, measured bandwidth and FLOP rate, compilers, "
       "sandbox support", &AddDoctorCommand);
   try {

@@ -1,11 +1,20 @@
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/cuda/gpu_facts.h"
+#include "backend/cuda/nvcc_compiler.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "core/clock.h"
+#include "core/files.h"
+#include "eval/cuda_evaluator.h"
+#include "eval/gpu_reference.h"
+#include "eval/task_check.h"
 #include "task/registry.h"
 
 namespace ksmith {
@@ -15,7 +24,32 @@ struct TasksFlags {
   bool json = false;
   std::string show_name;
   CLI::App* show = nullptr;
+  CLI::App* check = nullptr;
+  std::vector<std::string> check_names;
+  bool gpu = false, no_gpu = false, quiet = false;
 };
+
+// `tasks check` exits 1 when a task is flagged: the command did its job and found a problem.
+constexpr int kExitFlagged = 1;
+
+constexpr const char* kCheckHelp = R"(Checks, on the dev shapes and the eval shapes of at most 2^20 elements per tensor and 5e7 flops,
+under every distribution, 2 seeds each, with the task's CPU reference and the verdict's comparison:
+  near_constant_output   an output's standard deviation is at most the elementwise tolerance times
+                         its rms on every case (a 1-element output: across the cases), so a
+                         constant output would pass.
+  trivial_output_passes  the all-zeros output, or the output's mean in every element, passes on
+                         every case of some shape (or on most cases of the task).
+  input_ignored          redrawing one input alone leaves every output within tolerance of the
+                         original on every case: the task barely depends on that input.
+  output_too_small       an output's rms is below the comparison's magnitude floor (eps x rms of
+                         the inputs) on every case of some shape: the floor, not the output, then
+                         sets the tolerance's scale, and the output sits within rounding noise.
+  GPU cross-check        with a GPU and a [cuda] table, the GPU reference (reference.cu) must agree
+                         with the CPU one to 1e-9 relative on the dev and small [cuda] eval shapes.
+Cases whose right answer is itself trivial (exact zeros, one value repeated) are left out.
+Findings name eval shapes: this is a tool for task authors.
+Exit status: 0 every task OK, 1 some task flagged (or its files do not load or compile), 2 usage
+error (unknown task), 3 this machine cannot run the checks (no compiler; --gpu without a GPU).)";
 
 nlohmann::json TensorsJson(const std::vector<TensorSpec>& tensors) {
   nlohmann::json list = nlohmann::json::array();
@@ -122,6 +156,141 @@ int ShowTask(const TasksFlags& flags) {
   return kExitOk;
 }
 
+// Builds each task's GPU reference and runs the cross-check: "skipped: ..." when this machine
+// or the task cannot (a failure with --gpu, which asks for it).
+class GpuCrossChecker {
+ public:
+  GpuCrossChecker(bool wanted, bool required, std::filesystem::path cache_directory)
+      : required_(required), cache_directory_(std::move(cache_directory)), worker_(DefaultCudaWorkerExecutable()) {
+    why_not_ = wanted ? WhyNoGpu(worker_) : "--no-gpu";
+  }
+
+  /// Empty when the cross-check can run here.
+  const std::string& why_not() const { return why_not_; }
+
+  std::string Check(const Task& task, KernelEntry cpu_reference) {
+    if (!why_not_.empty()) return Unavailable();
+    if (!task.cuda) return "skipped: no [cuda] table";
+    if (!nvcc_) {
+      // nvcc is this machine's, not the task's: without it the check is skipped like without a GPU.
+      auto target = ResolveCudaTarget(std::nullopt);
+      auto nvcc = target.ok() ? NvccCompiler::Create(cache_directory_, *target) : Result<NvccCompiler>(target.error());
+      if (!nvcc.ok()) {
+        why_not_ = nvcc.error().message;
+        return Unavailable();
+      }
+      nvcc_.emplace(std::move(nvcc.value()));
+    }
+    const Task view = CudaView(task);
+    auto source = ReadFile(view.cuda->reference_source);
+    if (!source.ok()) return "failed: " + source.error().message;
+    auto build = nvcc_->Build(view, {*source, "reference.cu", KernelRole::kReference, {}});
+    if (!build.ok()) return "failed: " + build.error().message;
+    if (!build->compiled) return "failed: reference.cu does not compile:\n" + build->log;
+    auto agreement = CrossCheckGpuReference(view, cpu_reference, build->shared_object, worker_,
+                                            cache_directory_ / "scratch");
+    if (!agreement.ok()) return "failed: " + agreement.error().message;
+    if (!agreement->disagreement.empty()) return "disagreed: " + agreement->disagreement;
+    return "agreed";
+  }
+
+ private:
+  std::string Unavailable() const { return (required_ ? "failed: " : "skipped: ") + why_not_; }
+
+  bool required_;
+  std::filesystem::path cache_directory_;
+  std::filesystem::path worker_;
+  std::string why_not_;
+  std::optional<NvccCompiler> nvcc_;
+};
+
+std::string RenderCheck(const TaskCheckReport& report, size_t name_width) {
+  const char* result = report.ok() ? "OK" : "FLAGGED";
+  std::string text = fmt::format("{:<{}} {:<8} {:>6}  {}\n", report.task, name_width, result, report.cases,
+                                 report.gpu_crosscheck.substr(0, report.gpu_crosscheck.find('\n')));
+  if (!report.error.empty()) text += "    error: " + report.error + "\n";
+  for (const auto& finding : report.findings) {
+    text += fmt::format("    {}: {} '{}' at {} ({}): {}\n", finding.check, finding.about_input() ? "input" : "output",
+                        finding.tensor, finding.shape, finding.distribution, finding.detail);
+  }
+  return text;
+}
+
+int CheckTasks(const TasksFlags& flags) {
+  TaskRegistry registry(TaskRegistry::DefaultRoot());
+  std::vector<std::string> names = flags.check_names;
+  if (names.empty()) {
+    auto entries = registry.List();
+    if (!entries.ok()) {
+      PrintError(entries.error().message);
+      return kExitInfra;
+    }
+    for (const auto& entry : *entries) names.push_back(entry.directory.string());
+  }
+  // Every named task is loaded before any is checked, so that a typo fails at once; a task file
+  // that does not load is reported as that task's error, and the others are still checked.
+  std::vector<Result<Task>> tasks;
+  for (const auto& name : names) {
+    auto task = registry.Find(name);
+    if (!task.ok() && task.error().kind == ErrorKind::kNotFound) {
+      PrintError(task.error().message);
+      return kExitUsage;
+    }
+    tasks.push_back(std::move(task));
+  }
+  auto cache = CacheDirectory();
+  if (!cache.ok()) {
+    PrintError(cache.error().message);
+    return kExitInfra;
+  }
+  auto compiler = CpuCompiler::Create(*cache);
+  if (!compiler.ok()) {
+    PrintError(compiler.error().message);
+    return kExitInfra;
+  }
+  GpuCrossChecker gpu(!flags.no_gpu, flags.gpu, *cache);
+  if (flags.gpu && !gpu.why_not().empty()) {
+    PrintError("--gpu: cannot cross-check the GPU references here: " + gpu.why_not());
+    return kExitInfra;
+  }
+
+  const auto start = SteadyClock::now();
+  nlohmann::json list = nlohmann::json::array();
+  // A task that does not load is named after its folder.
+  const auto name_of = [&](size_t i) {
+    return tasks[i].ok() ? tasks[i]->name : std::filesystem::path(names[i]).filename().string();
+  };
+  size_t name_width = 4;
+  for (size_t i = 0; i < tasks.size(); ++i) name_width = std::max(name_width, name_of(i).size());
+  std::string table = fmt::format("{:<{}} {:<8} {:>6}  {}\n", "TASK", name_width, "RESULT", "CASES", "GPU CROSS-CHECK");
+  int flagged = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const auto task_start = SteadyClock::now();
+    if (!flags.quiet) std::fprintf(stderr, "  ... [%zu/%zu] %s\n", i + 1, tasks.size(), name_of(i).c_str());
+    TaskCheckReport report;
+    report.task = name_of(i);
+    if (!tasks[i].ok()) {
+      report.error = tasks[i].error().message;
+    } else if (auto reference = LoadCpuReference(*tasks[i], *compiler); !reference.ok()) {
+      report.error = reference.error().message;
+    } else {
+      report = CheckTaskReference(*tasks[i], reference->entry, TaskCheckOptions{});
+      report.gpu_crosscheck = gpu.Check(*tasks[i], reference->entry);
+    }
+    if (!flags.quiet) {
+      std::fprintf(stderr, "      %s: %s in %.1f s\n", report.task.c_str(), report.ok() ? "OK" : "flagged",
+                   SecondsSince(task_start));
+    }
+    flagged += report.ok() ? 0 : 1;
+    list.push_back(report.ToJson());
+    table += RenderCheck(report, name_width);
+  }
+  table += fmt::format("{} task{} checked in {:.1f} s: {} OK, {} flagged\n", tasks.size(),
+                       tasks.size() == 1 ? "" : "s", SecondsSince(start), tasks.size() - flagged, flagged);
+  std::fputs(flags.json ? (list.dump(2) + "\n").c_str() : table.c_str(), stdout);
+  return flagged > 0 ? kExitFlagged : kExitOk;
+}
+
 }  // namespace
 
 CommandHandler AddTasksCommand(CLI::App& app) {
@@ -130,7 +299,19 @@ CommandHandler AddTasksCommand(CLI::App& app) {
   flags->show = app.add_subcommand("show", "Show one task: description, signature, dev shapes, cost model");
   flags->show->add_option("name", flags->show_name, "Task name")->required();
   flags->show->add_flag("--json", flags->json, "Print JSON");
-  return [flags] { return flags->show->parsed() ? ShowTask(*flags) : ListTasks(*flags); };
+  flags->check = app.add_subcommand(
+      "check", "Check that tasks can tell a right kernel from a wrong one: degenerate outputs, ignored inputs, "
+               "and the GPU reference against the CPU one");
+  flags->check->add_option("names", flags->check_names, "Tasks to check, by name or folder (default: every task)");
+  flags->check->add_flag("--json", flags->json, "Print JSON: one object per task");
+  auto* gpu = flags->check->add_flag("--gpu", flags->gpu, "Require the GPU cross-check (exit 3 when it cannot run here)");
+  flags->check->add_flag("--no-gpu", flags->no_gpu, "Skip the GPU cross-check")->excludes(gpu);
+  flags->check->add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
+  flags->check->footer(kCheckHelp);
+  return [flags] {
+    if (flags->check->parsed()) return CheckTasks(*flags);
+    return flags->show->parsed() ? ShowTask(*flags) : ListTasks(*flags);
+  };
 }
 
 }  // namespace ksmith
