@@ -26,20 +26,21 @@ constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
 static_assert(kRowThreads == 32 || kRowsPerBlock == 1, "a multi-warp row group fills its block");
 
-// Sums `value` over the threads of a row group; every one of them gets the result, so every one
-// of them must call it.
+// Sums `value` over the kGroup threads of a row group; every one of them gets the result, so
+// every one of them must call it.
+template <int kGroup>
 __device__ float RowSum(float value) {
   for (int offset = 16; offset > 0; offset /= 2)
     value += __shfl_xor_sync(0xffffffffu, value, offset);
-  if constexpr (kRowThreads == 32) {
+  if constexpr (kGroup == 32) {
     return value;
   } else {
-    __shared__ float partial[kRowThreads / 32];
+    __shared__ float partial[kGroup / 32];
     __syncthreads();  // every thread has read the previous call's partials
     if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = value;
     __syncthreads();
     value = partial[0];
-    for (int warp = 1; warp < kRowThreads / 32; ++warp) value += partial[warp];
+    for (int warp = 1; warp < kGroup / 32; ++warp) value += partial[warp];
     return value;
   }
 }
@@ -69,7 +70,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     } else {
       for (int64_t p = t; p < k; p += kRowThreads) sum = fmaf(ai[p], x[p], sum);
     }
-    sum = RowSum(sum);
+    sum = RowSum<kRowThreads>(sum);
     if (t == 0) y[i] = sum;
   }
 }
