@@ -76,6 +76,7 @@ class TimingBench {
 
   TimingBench() = default;
   static std::vector<float> Widen(const Buffer& buffer);
+  static const float* AsFloats(const Buffer& buffer, std::vector<float>& storage);
 
   CaseLayout layout_;
   std::unique_ptr<PrivateMemory> memory_;
