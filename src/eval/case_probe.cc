@@ -11,14 +11,6 @@ namespace {
 
 constexpr uint64_t kRedrawSalt = 0x4ed4a3'0000;
 
-DimValues ShapeOf(const Task& task, const CaseLayout& layout) {
-  DimValues shape;
-  for (size_t i = 0; i < task.bindings.size(); ++i) {
-    if (task.bindings[i].role == ParameterRole::kDim) shape[task.dims[task.bindings[i].index]] = layout.scalars[i];
-  }
-  return shape;
-}
-
 // `values` as a kernel that writes `dtype` would return them, widened to fp32 for the comparison.
 std::vector<float> AsKernelOutput(DType dtype, const std::vector<double>& values) {
   std::vector<float> got(values.begin(), values.end());
@@ -30,52 +22,7 @@ std::vector<float> AsKernelOutput(DType dtype, const std::vector<double>& values
   return got;
 }
 
-// The reference's outputs on `prepared`'s inputs (ComputeExpected without the magnitude run,
-// which a redrawn case does not need: it is judged with the original case's magnitudes).
-std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference, const PreparedCase& prepared) {
-  std::vector<void*> pointers(task.bindings.size(), nullptr);
-  std::vector<std::vector<double>> outputs;
-  size_t offset = 0;
-  for (const auto& slot : prepared.layout.tensors) {
-    if (slot.output) {
-      pointers[slot.parameter] = outputs.emplace_back(slot.Elements()).data();
-    } else {
-      // The reference only reads its inputs (const in its signature).
-      pointers[slot.parameter] = const_cast<char*>(prepared.inputs.data()) + offset;
-      offset += slot.bytes;
-    }
-  }
-  reference(pointers.data(), prepared.layout.scalars.data());
-  return outputs;
-}
-
 }  // namespace
-
-double InputRms(const PreparedCase& prepared) {
-  double square_sum = 0;
-  size_t count = 0;
-  size_t offset = 0;
-  std::vector<float> values;
-  for (const auto& slot : prepared.layout.tensors) {
-    if (slot.output) continue;
-    values.resize(slot.Elements());
-    LoadAsFloat(slot.dtype, prepared.inputs.data() + offset, values.size(), values.data());
-    for (float value : values) square_sum += static_cast<double>(value) * value;
-    count += values.size();
-    offset += slot.bytes;
-  }
-  return count > 0 ? std::sqrt(square_sum / static_cast<double>(count)) : 0;
-}
-
-Comparison JudgeOutput(const Task& task, const PreparedCase& prepared, size_t output, const std::vector<float>& got,
-                       double input_rms) {
-  const DType dtype = task.outputs[output].dtype;
-  const auto& expected = prepared.expected[output];
-  const double* magnitude = output < prepared.magnitude.size() ? prepared.magnitude[output].data() : nullptr;
-  return CompareWithReference(got.data(), expected.data(), expected.size(), task.ToleranceFor(dtype),
-                              ComparisonEpsilon(dtype), task.Accumulation(ShapeOf(task, prepared.layout)),
-                              ComparisonEpsilon(dtype) * input_rms, magnitude);
-}
 
 OutputProbe ProbeOutput(const Task& task, const PreparedCase& prepared, size_t output, double input_rms) {
   OutputProbe result;
@@ -101,9 +48,9 @@ OutputProbe ProbeOutput(const Task& task, const PreparedCase& prepared, size_t o
   result.elements = expected.size();
   result.rms = std::sqrt(squares / count);
   result.floor = ComparisonEpsilon(dtype) * input_rms;
-  result.zeros = JudgeOutput(task, prepared, output, std::vector<float>(expected.size(), 0.0f), input_rms);
+  result.zeros = JudgeOutput(task, prepared, output, std::vector<float>(expected.size(), 0.0f).data(), input_rms);
   const std::vector<double> mean_everywhere(expected.size(), result.mean);
-  result.mean_everywhere = JudgeOutput(task, prepared, output, AsKernelOutput(dtype, mean_everywhere), input_rms);
+  result.mean_everywhere = JudgeOutput(task, prepared, output, AsKernelOutput(dtype, mean_everywhere).data(), input_rms);
   result.elem_bound = result.zeros.elem_bound;
   result.std = std::sqrt(deviations / count);
   return result;
@@ -125,7 +72,7 @@ InputProbe ProbeInput(const Task& task, KernelEntry reference, const PreparedCas
     }
     offset += slot.bytes;
   }
-  redrawn.expected = RunReference(task, reference, redrawn);
+  redrawn.expected = RunReference(task, reference, redrawn, false);
   InputProbe result;
   for (size_t output = 0; output < task.outputs.size(); ++output) {
     const DType dtype = task.outputs[output].dtype;
@@ -134,7 +81,7 @@ InputProbe ProbeInput(const Task& task, KernelEntry reference, const PreparedCas
       continue;
     }
     const Comparison comparison =
-        JudgeOutput(task, prepared, output, AsKernelOutput(dtype, redrawn.expected[output]), input_rms);
+        JudgeOutput(task, prepared, output, AsKernelOutput(dtype, redrawn.expected[output]).data(), input_rms);
     result.still_passes = result.still_passes && comparison.passed;
     const double error = comparison.norm_bound > 0 ? comparison.norm_error / comparison.norm_bound : 0;
     if (error >= result.worst_error) {

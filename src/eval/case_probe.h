@@ -35,16 +35,6 @@ struct InputProbe {
   double norm_bound = 0;
 };
 
-/// RMS over every input element, each read in its own dtype: the scale of the comparison's
-/// magnitude floor.
-double InputRms(const PreparedCase& prepared);
-
-/// The comparison a verdict makes of output `output` (CheckSnapshot): the output's tolerance and
-/// comparison epsilon, the accumulation length of the case's shape, eps x `input_rms` as the
-/// magnitude floor, and the case's magnitudes. `got` is what a kernel wrote, widened to fp32.
-Comparison JudgeOutput(const Task& task, const PreparedCase& prepared, size_t output, const std::vector<float>& got,
-                       double input_rms);
-
 /// Measures output `output` of `prepared` (whose expected values are computed) and judges the
 /// all-zeros output and the mean in every element against it. Integer outputs are not judged.
 OutputProbe ProbeOutput(const Task& task, const PreparedCase& prepared, size_t output, double input_rms);

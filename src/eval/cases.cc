@@ -116,8 +116,6 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
   return prepared;
 }
 
-namespace {
-
 // Runs `reference` on a copy of `inputs` (trusted code still cannot change what a result is
 // compared against), optionally on their absolute values.
 std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference,
@@ -157,6 +155,8 @@ double InputRms(const PreparedCase& prepared) {
   }
   return count > 0 ? std::sqrt(square_sum / static_cast<double>(count)) : 0;
 }
+
+namespace {
 
 // A 16-bit output widened to fp32, its unwritten (poisoned) elements carried over as the fp32
 // poison so that the comparison reports them as unwritten, not as NaNs the kernel produced.
@@ -198,7 +198,9 @@ std::string CompareIndices(std::string_view data, const std::vector<double>& exp
                      wrong, expected.size(), unwritten, first, first_got, expected[first]);
 }
 
-DimValues ShapeOf(const Task& task, const CaseLayout& layout) {
+}  // namespace
+
+DimValues CaseShape(const Task& task, const CaseLayout& layout) {
   DimValues shape;
   for (size_t i = 0; i < task.bindings.size(); ++i) {
     if (task.bindings[i].role == ParameterRole::kDim) {
@@ -208,7 +210,18 @@ DimValues ShapeOf(const Task& task, const CaseLayout& layout) {
   return shape;
 }
 
-}  // namespace
+Comparison JudgeOutput(const Task& task, const PreparedCase& prepared, size_t output, const float* got,
+                       double input_rms) {
+  const DType dtype = task.outputs[output].dtype;
+  const auto& expected = prepared.expected.at(output);
+  const double* magnitude = output < prepared.magnitude.size() ? prepared.magnitude[output].data() : nullptr;
+  return CompareWithReference(got, expected.data(), expected.size(), task.ToleranceFor(dtype),
+                              ComparisonEpsilon(dtype), task.Accumulation(CaseShape(task, prepared.layout)),
+                              // Rounding to a 16-bit output is relative (the elementwise bound covers
+                              // it); where the exact answer vanishes, an honest kernel leaves only its
+                              // fp32 arithmetic's noise.
+                              ComparisonEpsilon(dtype) * input_rms, magnitude);
+}
 
 void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared) {
   prepared.expected = RunReference(task, reference, prepared, false);
@@ -218,7 +231,7 @@ void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prep
   // double the cost of the largest cases.
   size_t output_elements = 0;
   for (const auto& output : prepared.expected) output_elements += output.size();
-  if (output_elements <= kMagnitudeMaxElements && task.Accumulation(ShapeOf(task, prepared.layout)) > 1) {
+  if (output_elements <= kMagnitudeMaxElements && task.Accumulation(CaseShape(task, prepared.layout)) > 1) {
     prepared.magnitude = RunReference(task, reference, prepared, true);
   }
 }
@@ -268,7 +281,6 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
       }
       continue;
     }
-    const TensorSpec& tensor = task.outputs[task.bindings[slot.parameter].index];
     const size_t index = output_index++;
     const auto& expected = prepared.expected.at(index);
     if (!IsFloatingPoint(slot.dtype)) {
@@ -280,13 +292,7 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
       continue;
     }
     const std::vector<float> got = WidenOutput(slot, data);
-    const double* magnitude = index < prepared.magnitude.size() ? prepared.magnitude[index].data() : nullptr;
-    const Comparison comparison = CompareWithReference(
-        got.data(), expected.data(), got.size(), task.ToleranceFor(tensor.dtype),
-        ComparisonEpsilon(tensor.dtype), task.Accumulation(ShapeOf(task, prepared.layout)),
-        // Rounding to a 16-bit output is relative (the elementwise bound covers it); where the
-        // exact answer vanishes, an honest kernel leaves only its fp32 arithmetic's noise.
-        ComparisonEpsilon(tensor.dtype) * input_rms, magnitude);
+    const Comparison comparison = JudgeOutput(task, prepared, index, got.data(), input_rms);
     check.worst_norm_error = std::max(check.worst_norm_error, comparison.norm_error);
     if (!comparison.passed) {
       check.problem = CaseProblem::kWrongOutput;

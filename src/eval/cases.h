@@ -13,6 +13,7 @@
 #include "backend/cpu/shared_library.h"
 #include "sandbox/layout.h"
 #include "task/task.h"
+#include "tensor/compare.h"
 
 namespace ksmith {
 
@@ -55,6 +56,23 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
 /// Runs the trusted reference on the case's inputs (in this process), and for tasks that
 /// accumulate, once more on their absolute values (PreparedCase::magnitude).
 void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared);
+
+/// Runs the trusted reference on a copy of the case's inputs (or of their absolute values).
+std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference,
+                                              const PreparedCase& prepared, bool absolute);
+
+/// RMS over every input element, each read in its own dtype: the scale of the comparison's
+/// magnitude floor.
+double InputRms(const PreparedCase& prepared);
+
+/// The dims of the case, read back from its layout's scalars.
+DimValues CaseShape(const Task& task, const CaseLayout& layout);
+
+/// The comparison a verdict makes of output `output` (`got`: what a kernel wrote, widened to
+/// fp32): its dtype's tolerance and comparison epsilon, the case's accumulation length,
+/// epsilon x `input_rms` as the magnitude floor, and the case's magnitudes.
+Comparison JudgeOutput(const Task& task, const PreparedCase& prepared, size_t output, const float* got,
+                       double input_rms);
 
 enum class CaseProblem { kNone, kWrongOutput, kInputModified, kGuardDamaged, kMalformed };
 

@@ -276,7 +276,7 @@ TEST_F(TaskCheckTest, JudgesOutputsExactlyAsAVerdictDoes) {
         ASSERT_TRUE(arena.Prepare(prepared.inputs, kCanary).ok());
         std::memcpy(arena.pointers()[2], got.data(), got.size() * sizeof(float));
         const CaseCheck verdict = CheckSnapshot(*task, prepared, arena.Snapshot(), kCanary);
-        const Comparison judged = JudgeOutput(*task, prepared, 0, got, input_rms);
+        const Comparison judged = JudgeOutput(*task, prepared, 0, got.data(), input_rms);
         EXPECT_EQ(judged.passed, verdict.problem == CaseProblem::kNone)
             << "n=" << n << " error " << error << (spike ? " in one element: " : ": ") << verdict.description;
         (judged.passed ? passed : failed)++;
