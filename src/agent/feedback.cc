@@ -11,6 +11,7 @@
 #include "agent/prompt.h"
 #include "agent/verdict_facts.h"
 #include "core/strings.h"
+#include "eval/backend_registry.h"
 
 namespace ksmith {
 namespace {
@@ -407,7 +408,7 @@ std::string PassedBody(const Json& verdict) {
     text +=
         fmt::format("Roofline: {:.0f}% of the {} limit (nothing can take less than {:.4g} us at the timed shape); {}\n",
                     100 * fraction, bound, JsonNumber(*timing, "floor_us"),
-                    RooflineAdvice(fraction, bound, JsonString(verdict, "backend") == "cuda"));
+                    RooflineAdvice(fraction, bound, TraitsOf(JsonString(verdict, "backend")).gpu));
   }
   text += ResourcesSection(Details(Stage(verdict, "build")));
   const Json& profile = Details(Stage(verdict, "profile"));

@@ -77,15 +77,20 @@ void OptimizeLoop::Report(const std::string& line) {
   settings_.progress(progress);
 }
 
-Status OptimizeLoop::Evaluate(Attempt& attempt) {
+std::future<Verdict> OptimizeLoop::StartEvaluation(size_t index) {
+  const Attempt& attempt = state_.attempts[index];
   CandidateSource candidate;
   candidate.path = fmt::format("{} candidate {}", run_id_, attempt.candidate_id);
   candidate.text = attempt.source;
   candidate.file_bytes = attempt.source.size();
-  Verdict verdict = evaluator_.Evaluate(candidate);
+  return evaluator_.Submit(candidate);
+}
+
+Status OptimizeLoop::RecordVerdict(size_t index, Verdict verdict) {
   // Ctrl-C reaches the sandboxed workers too; a verdict they ended in is not the candidate's.
   // Left pending, the candidate is evaluated again on resume.
   if (StopRequested()) return {};
+  Attempt& attempt = state_.attempts[index];
   const nlohmann::json json = verdict.ToJson();
   if (auto recorded = store_.AddVerdict(attempt.candidate_id, json); !recorded.ok()) return recorded;
   attempt.verdict = json;
@@ -96,6 +101,18 @@ Status OptimizeLoop::Evaluate(Attempt& attempt) {
   if (!attempt.passed() && !verdict.reason.empty()) line += " (" + FirstLine(verdict.reason, 100) + ")";
   Report(line);
   return {};
+}
+
+Status OptimizeLoop::EvaluateAll(const std::vector<size_t>& indices) {
+  std::vector<std::future<Verdict>> verdicts;
+  for (size_t index : indices) verdicts.push_back(StartEvaluation(index));
+  Status status;
+  // Every verdict is collected, even after a failure, so that no evaluation outlives the loop.
+  for (size_t i = 0; i < indices.size(); ++i) {
+    Verdict verdict = verdicts[i].get();
+    if (status.ok()) status = RecordVerdict(indices[i], std::move(verdict));
+  }
+  return status;
 }
 
 Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted) {
@@ -144,11 +161,12 @@ Result<LoopOutcome> OptimizeLoop::Run() {
   LoopOutcome outcome;
   outcome.status = "finished";
   // Resume: what was proposed but not yet judged is judged first; nothing judged is redone.
-  for (auto& attempt : state_.attempts) {
-    if (StopRequested()) break;
-    if (attempt.status == "pending") {
-      if (auto status = Evaluate(attempt); !status.ok()) return status.error();
-    }
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < state_.attempts.size(); ++i) {
+    if (state_.attempts[i].status == "pending") pending.push_back(i);
+  }
+  if (!StopRequested()) {
+    if (auto status = EvaluateAll(pending); !status.ok()) return status.error();
   }
   while (outcome.stop_reason.empty()) {
     if (StopRequested()) {
@@ -171,8 +189,9 @@ Result<LoopOutcome> OptimizeLoop::Run() {
       outcome.stop_reason = fmt::format("the {} strategy has nothing left to try", strategy_.name());
       break;
     }
-    // Every model call of the batch is in flight at once; each answer is recorded and evaluated
-    // as soon as it and those before it are in, while the later calls are still running.
+    // Every model call of the batch is in flight at once; each answer is recorded and its
+    // evaluation queued as soon as it and those before it are in, while the later calls are
+    // still running: the batch's candidates are evaluated side by side.
     std::vector<std::future<LlmCall>> calls;
     for (const auto& step : steps) {
       if (!step.asks_model()) continue;
@@ -182,6 +201,8 @@ Result<LoopOutcome> OptimizeLoop::Run() {
       calls.push_back(std::async(std::launch::async, [this, request] { return provider_->Complete(request); }));
     }
     size_t next_call = 0;
+    std::vector<size_t> evaluating;
+    std::vector<std::future<Verdict>> verdicts;
     for (const auto& step : steps) {
       Attempt attempt;
       if (step.asks_model()) {
@@ -209,11 +230,17 @@ Result<LoopOutcome> OptimizeLoop::Run() {
         attempt = FromRecord(record, "");
       }
       state_.attempts.push_back(std::move(attempt));
-      Attempt& added = state_.attempts.back();
-      if (added.status == "pending" && !StopRequested()) {
-        if (auto status = Evaluate(added); !status.ok()) return status.error();
+      if (state_.attempts.back().status == "pending" && !StopRequested()) {
+        evaluating.push_back(state_.attempts.size() - 1);
+        verdicts.push_back(StartEvaluation(evaluating.back()));
       }
     }
+    Status recorded;
+    for (size_t i = 0; i < evaluating.size(); ++i) {
+      Verdict verdict = verdicts[i].get();
+      if (recorded.ok()) recorded = RecordVerdict(evaluating[i], std::move(verdict));
+    }
+    if (!recorded.ok()) return recorded.error();
   }
   if (const Attempt* best = state_.Best()) outcome.best_candidate_id = best->candidate_id;
   if (auto finished = store_.FinishRun(run_id_, outcome.status, outcome.stop_reason, outcome.best_candidate_id);

@@ -7,12 +7,13 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 
 #include "agent/strategy.h"
 #include "core/result.h"
-#include "eval/evaluator.h"
+#include "eval/eval_options.h"
 #include "eval/verdict.h"
 #include "llm/budget.h"
 #include "llm/provider.h"
@@ -21,12 +22,14 @@
 
 namespace ksmith {
 
-/// The evaluation behind the loop: the CPU or the CUDA pipeline, for one task.
+/// The evaluation behind the loop, for one task on one backend (in ksmith, a job of the
+/// evaluation service: service/eval_service.h).
 class CandidateEvaluator {
  public:
   virtual ~CandidateEvaluator() = default;
-  /// Never throws for anything a candidate does (see Evaluator::Evaluate).
-  virtual Verdict Evaluate(const CandidateSource& candidate) = 0;
+  /// Queues the candidate's evaluation; the future holds its verdict. Never throws for
+  /// anything a candidate does. Several may be in flight at once.
+  virtual std::future<Verdict> Submit(const CandidateSource& candidate) = 0;
 };
 
 struct LoopProgress {
@@ -72,7 +75,12 @@ class OptimizeLoop {
   Result<LoopOutcome> Run();
 
  private:
-  Status Evaluate(Attempt& attempt);
+  /// Queues the evaluation of `state_.attempts[index]`.
+  std::future<Verdict> StartEvaluation(size_t index);
+  /// Records the verdict of `state_.attempts[index]` in the store and the run state.
+  Status RecordVerdict(size_t index, Verdict verdict);
+  /// Evaluates every attempt listed, all in flight at once, and records each in order.
+  Status EvaluateAll(const std::vector<size_t>& indices);
   Result<Attempt> RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted);
   void Report(const std::string& line);
   bool StopRequested() const { return settings_.stop_requested != nullptr && settings_.stop_requested->load(); }

@@ -10,14 +10,16 @@
 #include <fmt/ranges.h>
 
 #include "core/strings.h"
+#include "eval/backend_registry.h"
 
 namespace ksmith {
 namespace {
 
-bool IsCuda(const PromptContext& context) { return context.backend == "cuda"; }
+// GPU kernels get the GPU's facts, shapes and contract; the only GPU backend today is CUDA.
+bool IsCuda(const PromptContext& context) { return TraitsOf(context.backend).gpu; }
 
 // The code fence's tag, also the one ExtractKernel accepts.
-const char* FenceTag(const PromptContext& context) { return IsCuda(context) ? "cuda" : "cpp"; }
+std::string FenceTag(const PromptContext& context) { return TraitsOf(context.backend).fence_language; }
 
 // "48 KiB", "1.5 MiB", "80 GiB".
 std::string FormatBytes(uint64_t bytes) {
@@ -180,7 +182,7 @@ std::string DescribeDistribution(std::string_view name) {
 
 std::string RenderDeviceFacts(const nlohmann::json& facts, std::string_view backend) {
   if (!facts.is_object() || facts.empty()) return "- Not measured: plan for a typical modern machine.\n";
-  return backend == "cuda" ? GpuFactsText(facts) : CpuFacts(facts);
+  return TraitsOf(std::string(backend)).gpu ? GpuFactsText(facts) : CpuFacts(facts);
 }
 
 std::string BuildSystemPrompt(const PromptContext& context) {

@@ -4,6 +4,7 @@
 
 #include "agent/feedback.h"
 #include "core/strings.h"
+#include "eval/backend_registry.h"
 
 namespace ksmith {
 namespace {
@@ -47,7 +48,7 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
     for (const auto& line : SplitLines(best->explanation)) {
       if (!Trim(line).empty()) report += "> " + line + "\n";
     }
-    report += fmt::format("\n```{}\n{}\n```\n\n", run.backend == "cuda" ? "cuda" : "cpp", best->source);
+    report += fmt::format("\n```{}\n{}\n```\n\n", TraitsOf(run.backend).fence_language, best->source);
   }
 
   report += "## Attempts\n\n| # | candidate | parent | origin | status | speedup | outcome |\n|---|---|---|---|---|---|---|\n";

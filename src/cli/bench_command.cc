@@ -18,6 +18,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "eval/backend_registry.h"
 #include "core/clock.h"
 #include "core/files.h"
 #include "core/strings.h"
@@ -123,9 +124,13 @@ nlohmann::json DescribeThisMachine(const std::string& backend) {
   if (!context.ok()) return machine;
   machine["memory_bandwidth_gbs"] = facts.memory_bandwidth_gbs;
   machine["fp32_gflops"] = facts.fp32_gflops;
-  if (backend == "cuda") {
-    auto gpu = LoadGpuFacts(DefaultCudaWorkerExecutable(), context->cache_directory, false);
-    if (gpu.ok()) machine["gpu"] = gpu->name;
+  if (auto traits = BackendRegistry::Global().Traits(backend); traits.ok() && traits->gpu) {
+    BackendConfig config;
+    config.cache_directory = context->cache_directory;
+    if (auto device = BackendRegistry::Global().Create(backend, config); device.ok()) {
+      const nlohmann::json facts = (*device)->DeviceFacts();
+      if (facts.contains("name")) machine["gpu"] = facts["name"];
+    }
   }
   return machine;
 }
@@ -191,9 +196,11 @@ int RunBench(const BenchFlags& flags) {
   const std::filesystem::path report_dir =
       flags.report_dir.empty() ? std::filesystem::path("ksmith-bench") / RunStore::NewRunId()
                                : std::filesystem::path(flags.report_dir);
+  const auto traits = BackendRegistry::Global().Traits(flags.backend);
   if (flags.jobs > 1 && !flags.quiet) {
     std::fprintf(stderr, "ksmith: note: --jobs %d runs tasks side by side: their timings share the %s, so speedups are "
-                 "noisier than with --jobs 1\n", flags.jobs, flags.backend == "cuda" ? "GPU" : "cores");
+                 "noisier than with --jobs 1\n", flags.jobs,
+                 traits.ok() && traits->gpu ? "GPU" : "cores");
   }
   BenchSettings settings{flags.suite, flags.backend, flags.strategy.empty() ? "default" : flags.strategy, flags.samples,
                          flags.jobs, DescribeThisMachine(flags.backend)};
@@ -264,7 +271,9 @@ CommandHandler AddBenchCommand(CLI::App& app) {
                  "all, a level (level1, level2: the tasks' `level`), a category (elementwise, normalization...), task "
                  "names separated by commas, or a folder of tasks")
       ->capture_default_str();
-  app.add_option("--backend,-b", flags->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--backend,-b", flags->backend, "Where the kernels run")
+      ->check(CLI::IsMember(BackendRegistry::Global().Names()))
+      ->capture_default_str();
   app.add_option("--strategy", flags->strategy, "refine, sample or tune (default: refine with a model, tune without)")
       ->check(CLI::IsMember({"refine", "sample", "tune"}));
   app.add_option("--samples,-n", flags->samples, "Candidates per task (the n of pass@k)")

@@ -1,42 +1,44 @@
 #include "cli/candidate_evaluators.h"
 
-#include "eval/cuda_evaluator.h"
+#include <utility>
 
 namespace ksmith {
 namespace {
 
-class CpuCandidateEvaluator : public CandidateEvaluator {
+class ServiceCandidateEvaluator : public CandidateEvaluator {
  public:
-  CpuCandidateEvaluator(const Task& task, const CpuContext& context, EvalOptions options)
-      : task_(task), evaluator_(context.compiler, context.machine, std::move(options)) {}
-  Verdict Evaluate(const CandidateSource& candidate) override { return evaluator_.Evaluate(task_, candidate); }
+  ServiceCandidateEvaluator(EvalClient& client, std::shared_ptr<const Task> task, std::string backend,
+                            EvalOptions options)
+      : client_(client), task_(std::move(task)), backend_(std::move(backend)), options_(std::move(options)) {}
+
+  std::future<Verdict> Submit(const CandidateSource& candidate) override {
+    auto submitted = client_.Submit({"", task_, backend_, candidate, options_});
+    if (submitted.ok()) return std::move(submitted.value());
+    // The service refused the job (it is shutting down): a verdict that says so, not the candidate's.
+    Verdict verdict;
+    verdict.task = task_->name;
+    verdict.backend = backend_;
+    verdict.candidate = candidate.path;
+    verdict.status = VerdictStatus::kInfraError;
+    verdict.reason = "the evaluation service refused the job: " + submitted.error().message;
+    std::promise<Verdict> refused;
+    refused.set_value(std::move(verdict));
+    return refused.get_future();
+  }
 
  private:
-  const Task& task_;
-  Evaluator evaluator_;
-};
-
-class CudaCandidateEvaluator : public CandidateEvaluator {
- public:
-  CudaCandidateEvaluator(const Task& task, CudaContext& context, EvalOptions options)
-      : task_(task), evaluator_(*context.pool, context.gpu, std::move(options)) {}
-  Verdict Evaluate(const CandidateSource& candidate) override { return evaluator_.Evaluate(task_, candidate); }
-
- private:
-  const Task& task_;
-  CudaEvaluator evaluator_;
+  EvalClient& client_;
+  std::shared_ptr<const Task> task_;
+  std::string backend_;
+  EvalOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<CandidateEvaluator> MakeCpuCandidateEvaluator(const Task& task, const CpuContext& context,
-                                                              EvalOptions options) {
-  return std::make_unique<CpuCandidateEvaluator>(task, context, std::move(options));
-}
-
-std::unique_ptr<CandidateEvaluator> MakeCudaCandidateEvaluator(const Task& task, CudaContext& context,
-                                                               EvalOptions options) {
-  return std::make_unique<CudaCandidateEvaluator>(task, context, std::move(options));
+std::unique_ptr<CandidateEvaluator> MakeServiceCandidateEvaluator(EvalClient& client,
+                                                                  std::shared_ptr<const Task> task,
+                                                                  std::string backend, EvalOptions options) {
+  return std::make_unique<ServiceCandidateEvaluator>(client, std::move(task), std::move(backend), std::move(options));
 }
 
 }  // namespace ksmith

@@ -1,22 +1,19 @@
-// The two evaluation pipelines behind the optimize loop's one interface.
+// The optimize loop's evaluations as jobs of the evaluation service.
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "agent/optimize_loop.h"
-#include "cli/context.h"
-#include "eval/evaluator.h"
+#include "eval/eval_options.h"
+#include "service/eval_client.h"
 #include "task/task.h"
 
 namespace ksmith {
 
-/// The CPU pipeline for `task`; `context` must outlive it.
-std::unique_ptr<CandidateEvaluator> MakeCpuCandidateEvaluator(const Task& task, const CpuContext& context,
-                                                              EvalOptions options);
-
-/// The CUDA pipeline for `task`; `context` must outlive it. Evaluations run on the calling
-/// thread (the sandboxed workers are tied to the thread that starts them).
-std::unique_ptr<CandidateEvaluator> MakeCudaCandidateEvaluator(const Task& task, CudaContext& context,
-                                                               EvalOptions options);
+/// Each candidate becomes a job for `backend` with `options`; `client` outlives the evaluator.
+std::unique_ptr<CandidateEvaluator> MakeServiceCandidateEvaluator(EvalClient& client,
+                                                                  std::shared_ptr<const Task> task,
+                                                                  std::string backend, EvalOptions options);
 
 }  // namespace ksmith

@@ -1,28 +1,21 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <future>
-#include <mutex>
-#include <thread>
 #include <memory>
-#include <optional>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "cli/app.h"
 #include "cli/commands.h"
-#include "cli/context.h"
-#include "backend/cuda/build_pool.h"
-#include "backend/cuda/gpu_facts.h"
 #include "core/files.h"
-#include "eval/cuda_evaluator.h"
-#include "eval/cuda_profile.h"
-#include "eval/evaluator.h"
-#include "eval/gpu_gate.h"
-#include "sandbox/supervisor.h"
+#include "eval/backend_registry.h"
+#include "eval/eval_options.h"
+#include "service/eval_client.h"
+#include "service/service_setup.h"
 #include "task/registry.h"
 
 namespace ksmith {
@@ -61,7 +54,7 @@ Result<CandidateSource> ReadCandidate(const std::string& path) {
   return CandidateSource{path, std::move(text.value()), error ? 0 : static_cast<size_t>(size)};
 }
 
-EvalOptions CommonOptions(const EvalFlags& flags, const std::filesystem::path& cache_directory) {
+EvalOptions CommonOptions(const EvalFlags& flags) {
   EvalOptions options;
   options.seeds = flags.seeds;
   options.call_timeout = std::chrono::milliseconds(flags.timeout_ms);
@@ -69,10 +62,8 @@ EvalOptions CommonOptions(const EvalFlags& flags, const std::filesystem::path& c
   options.timing_budget_s = flags.timing_budget_s;
   options.threads = flags.threads;
   options.sandbox = !flags.no_sandbox;
+  options.profile = flags.profile;
   if (flags.seed != 0) options.fixed_seed = flags.seed;
-  options.worker_executable = WorkerProcess::DefaultExecutable();
-  options.cuda_worker_executable = DefaultCudaWorkerExecutable();
-  options.scratch_parent = cache_directory / "scratch";
   if (!flags.quiet && ::isatty(STDERR_FILENO)) {
     options.progress = [](const std::string& line) { std::fprintf(stderr, "  ... %s\n", line.c_str()); };
   }
@@ -109,86 +100,26 @@ class VerdictPrinter {
   bool infra_ = false;
 };
 
-int RunCpuEval(const EvalFlags& flags, const Task& task, const std::vector<CandidateSource>& candidates) {
-  auto context = LoadCpuContext(false);
-  if (!context.ok()) {
-    PrintError(context.error().message);
-    return kExitInfra;
-  }
-  Evaluator evaluator(context->compiler, context->machine, CommonOptions(flags, context->cache_directory));
-  VerdictPrinter printer(flags);
-  for (const auto& candidate : candidates) {
-    if (!printer.Print(evaluator.Evaluate(task, candidate))) return kExitInfra;
-  }
-  return printer.ExitCode();
-}
-
-constexpr size_t kDefaultCudaJobs = 3;
-
-int RunCudaEval(const EvalFlags& flags, const Task& task, const std::vector<CandidateSource>& candidates) {
-  auto context = LoadCudaContext(task, flags.arch);
-  if (!context.ok()) {
-    PrintError(context.error().message);
-    return context.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
-  }
-  const auto& worker = context->worker_executable;
-  CudaBuildPool& pool = *context->pool;
-  auto gpu = context->gpu;
-  EvalOptions options = CommonOptions(flags, context->cache_directory);
-  // Several evaluations at once share the GPU for correctness and take turns to time (a profile
-  // needs the GPU to itself, so --profile evaluates one at a time).
-  const size_t jobs = flags.profile ? 1
-                      : flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
-                                       : std::min<size_t>(kDefaultCudaJobs, candidates.size());
-  GpuGate gate;
-  if (jobs > 1) options.gpu_gate = &gate;
-  CudaEvaluator evaluator(pool, gpu, options);
-  // Every candidate's build is queued at once: later ones compile while earlier ones are checked.
-  std::vector<std::future<Result<CudaBuildOutput>>> builds;
-  for (const auto& candidate : candidates) builds.push_back(evaluator.StartBuild(task, candidate));
-  std::vector<std::optional<Verdict>> verdicts(candidates.size());
-  std::mutex mutex;
-  std::condition_variable finished;
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> evaluators;
-  for (size_t j = 0; j < jobs; ++j) {
-    evaluators.emplace_back([&] {
-      for (size_t i = next++; i < candidates.size(); i = next++) {
-        Verdict verdict = evaluator.Evaluate(task, candidates[i], std::move(builds[i]));
-        if (flags.profile) {
-          if (options.progress) options.progress("profiling one replay with ncu");
-          AttachCudaProfile(verdict, task, worker, options.scratch_parent);
-        }
-        std::lock_guard lock(mutex);
-        verdicts[i] = std::move(verdict);
-        finished.notify_all();
-      }
-    });
-  }
-  // Printed in the order given, each as soon as it and all before it are done.
-  VerdictPrinter printer(flags);
-  bool printed = true;
-  for (size_t i = 0; i < candidates.size() && printed; ++i) {
-    std::unique_lock lock(mutex);
-    finished.wait(lock, [&] { return verdicts[i].has_value(); });
-    printed = printer.Print(*verdicts[i]);
-  }
-  if (!printed) next = candidates.size();  // the others finish what they started, then stop
-  for (auto& thread : evaluators) thread.join();
-  return printed ? printer.ExitCode() : kExitInfra;
-}
+constexpr size_t kDefaultGpuJobs = 3;
 
 int RunEval(const EvalFlags& flags) {
-  if (flags.profile && flags.backend != "cuda") {
-    PrintError("--profile needs --backend cuda (it runs Nsight Compute on the GPU)");
+  auto traits = BackendRegistry::Global().Traits(flags.backend);
+  if (!traits.ok()) {
+    PrintError(traits.error().message);
+    return kExitUsage;
+  }
+  if (flags.profile && !traits->profiles) {
+    PrintError(fmt::format("--profile: the {} backend has no profiler; --backend cuda runs Nsight Compute on the GPU",
+                           flags.backend));
     return kExitUsage;
   }
   TaskRegistry registry(TaskRegistry::DefaultRoot());
-  auto task = registry.Find(flags.task);
-  if (!task.ok()) {
-    PrintError(task.error().message);
-    return task.error().kind == ErrorKind::kParse ? kExitInfra : kExitUsage;
+  auto found = registry.Find(flags.task);
+  if (!found.ok()) {
+    PrintError(found.error().message);
+    return found.error().kind == ErrorKind::kParse ? kExitInfra : kExitUsage;
   }
+  const auto task = std::make_shared<const Task>(std::move(found.value()));
   std::vector<CandidateSource> candidates;
   for (const auto& path : flags.candidates) {
     auto candidate = ReadCandidate(path);
@@ -198,7 +129,38 @@ int RunEval(const EvalFlags& flags) {
     }
     candidates.push_back(std::move(candidate.value()));
   }
-  return flags.backend == "cuda" ? RunCudaEval(flags, *task, candidates) : RunCpuEval(flags, *task, candidates);
+  // Several evaluations at once share a GPU for correctness and take turns to time; a profile
+  // needs the GPU to itself, and cpu timing needs every core.
+  const size_t workers = flags.profile ? 1
+                         : flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
+                         : traits->gpu ? std::min(kDefaultGpuJobs, candidates.size())
+                                       : DefaultVerificationWorkers(*traits);
+  auto service = StartLocalService({flags.backend, flags.arch, workers});
+  if (!service.ok()) {
+    PrintError(service.error().message);
+    return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+  }
+  EvalClient client(**service);
+  // Every candidate is queued at once: later ones compile while earlier ones are checked.
+  const EvalOptions options = CommonOptions(flags);
+  std::vector<std::future<Verdict>> verdicts;
+  for (const auto& candidate : candidates) {
+    auto submitted = client.Submit({"", task, flags.backend, candidate, options});
+    if (!submitted.ok()) {
+      PrintError(submitted.error().message);
+      return submitted.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    }
+    verdicts.push_back(std::move(submitted.value()));
+  }
+  // Printed in the order given, each as soon as it and all before it are done.
+  VerdictPrinter printer(flags);
+  for (auto& verdict : verdicts) {
+    if (!printer.Print(verdict.get())) {
+      (*service)->Shutdown();  // the rest stop at once: nothing more can be written
+      return kExitInfra;
+    }
+  }
+  return printer.ExitCode();
 }
 
 }  // namespace
@@ -206,15 +168,17 @@ int RunEval(const EvalFlags& flags) {
 CommandHandler AddEvalCommand(CLI::App& app) {
   auto flags = std::make_shared<EvalFlags>();
   app.add_option("--task,-t", flags->task, "Task name (see `ksmith tasks`) or task folder")->required();
-  app.add_option("--backend,-b", flags->backend, "Where the kernel runs")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--backend,-b", flags->backend, "Where the kernel runs")
+      ->check(CLI::IsMember(BackendRegistry::Global().Names()))
+      ->capture_default_str();
   app.add_option("candidates", flags->candidates,
                  "The candidates' source files (C++ for cpu, CUDA C++ for cuda); several are evaluated in turn, "
                  "their builds overlapping")->required();
   app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for, e.g. sm_90a (default: the GPU found)");
   app.add_flag("--profile", flags->profile, "cuda: profile one replay of a passing candidate with ncu");
   app.add_option("--jobs,-j", flags->jobs,
-                 "cuda: candidates evaluated at once; they share the GPU for correctness and take turns to time "
-                 "(default: up to 3)")->check(CLI::Range(1, 16));
+                 "Candidates evaluated at once; on a GPU they share it for correctness and take turns to time "
+                 "(default: up to 3 on a GPU, 1 on the cpu)")->check(CLI::Range(1, 16));
   app.add_flag("--json", flags->json, "Print JSON instead of the human-readable verdict (one object per line for several candidates)");
   app.add_option("--output,-o", flags->output_path, "Also write the JSON verdict to this file (one per line for several candidates)");
   app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution")->check(CLI::Range(1, 100))->capture_default_str();

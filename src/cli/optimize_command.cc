@@ -16,12 +16,13 @@
 #include "cli/app.h"
 #include "cli/candidate_evaluators.h"
 #include "cli/commands.h"
-#include "cli/context.h"
 #include "cli/optimize_settings.h"
 #include "cli/optimize_summary.h"
 #include "core/files.h"
 #include "llm/http_provider.h"
-#include "sandbox/supervisor.h"
+#include "eval/backend_registry.h"
+#include "service/eval_client.h"
+#include "service/service_setup.h"
 #include "task/registry.h"
 
 namespace ksmith {
@@ -125,8 +126,9 @@ class OptimizeRun {
   RunRecord run_;
   bool resuming_ = false;
   std::optional<Task> task_;
-  std::optional<CpuContext> cpu_;
-  std::optional<CudaContext> cuda_;
+  // Destroyed in reverse: the evaluator, then the client, then the service.
+  std::unique_ptr<LocalEvalService> service_;
+  std::unique_ptr<EvalClient> client_;
   std::unique_ptr<CandidateEvaluator> evaluator_;
   std::unique_ptr<ChatProvider> provider_;
   std::unique_ptr<Strategy> strategy_;
@@ -185,8 +187,8 @@ std::optional<Failure> OptimizeRun::Prepare() {
     }
   }
   if (settings_.task.empty()) return Usage("no task: give --task <name> (see `ksmith tasks`) or [optimize] task in ksmith.toml");
-  if (settings_.backend != "cpu" && settings_.backend != "cuda") {
-    return Usage(fmt::format("unknown backend '{}': choose cpu or cuda", settings_.backend));
+  if (auto traits = BackendRegistry::Global().Traits(settings_.backend); !traits.ok()) {
+    return Usage(traits.error().message);
   }
   if (!settings_.provider.empty() && settings_.provider != "openai" && settings_.provider != "anthropic" &&
       settings_.provider != "replay") {
@@ -253,26 +255,18 @@ std::optional<Failure> OptimizeRun::PrepareEvaluator(nlohmann::json& device_fact
   options.seeds = settings_.seeds;
   options.call_timeout = std::chrono::milliseconds(settings_.eval_timeout_ms);
   options.timing_budget_s = settings_.timing_budget_s;
-  options.worker_executable = WorkerProcess::DefaultExecutable();
-  options.cuda_worker_executable = DefaultCudaWorkerExecutable();
-  if (settings_.backend == "cpu") {
-    auto context = LoadCpuContext(false);
-    if (!context.ok()) return Infra(context.error().message);
-    cpu_ = std::move(context.value());
-    options.scratch_parent = cpu_->cache_directory / "scratch";
-    device_facts = cpu_->machine.ToJson();
-    evaluator_ = MakeCpuCandidateEvaluator(*task_, *cpu_, options);
-    return std::nullopt;
+  auto service = StartLocalService({settings_.backend, settings_.arch, 0});
+  if (!service.ok()) {
+    return service.error().kind == ErrorKind::kInvalidArgument ? Usage(service.error().message)
+                                                               : Infra(service.error().message);
   }
-  auto context = LoadCudaContext(*task_, settings_.arch);
-  if (!context.ok()) {
-    return context.error().kind == ErrorKind::kInvalidArgument ? Usage(context.error().message)
-                                                               : Infra(context.error().message);
-  }
-  cuda_ = std::move(context.value());
-  options.scratch_parent = cuda_->cache_directory / "scratch";
-  if (auto facts = cuda_->gpu.get()) device_facts = facts->ToJson();
-  evaluator_ = MakeCudaCandidateEvaluator(*task_, *cuda_, options);
+  service_ = std::move(service.value());
+  auto shared_task = std::make_shared<const Task>(*task_);
+  // A task with no version for this backend is the user's mistake, said before the run starts.
+  if (auto runs = service_->CanRun(*shared_task, settings_.backend); !runs.ok()) return Usage(runs.error().message);
+  if (auto facts = service_->DeviceFacts(settings_.backend); facts.ok()) device_facts = std::move(facts.value());
+  client_ = std::make_unique<EvalClient>(*service_);
+  evaluator_ = MakeServiceCandidateEvaluator(*client_, shared_task, settings_.backend, options);
   return std::nullopt;
 }
 
@@ -410,7 +404,7 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
   auto flags = std::make_shared<OptimizeFlags>();
   app.add_option("--task,-t", flags->task, "Task name (see `ksmith tasks`) or task folder");
   app.add_option("--backend,-b", flags->backend, "Where the kernel runs: cpu or cuda (default cpu)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+      ->check(CLI::IsMember(BackendRegistry::Global().Names()));
   app.add_option("--provider", flags->provider,
                  "openai (any OpenAI-compatible server: OpenAI, vLLM, SGLang, llama.cpp, Ollama, DeepSeek), anthropic, "
                  "or replay; none: the tune strategy")

@@ -6,6 +6,7 @@
 #include "agent/run_report.h"
 #include "core/files.h"
 #include "core/strings.h"
+#include "eval/backend_registry.h"
 
 namespace ksmith {
 
@@ -15,7 +16,7 @@ Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const
   if (error) return MakeError(ErrorKind::kIo, "cannot create the output folder {}: {}", directory.string(), error.message());
   RunOutputs outputs;
   if (const Attempt* best = state.Best()) {
-    outputs.best_kernel = directory / (run.backend == "cuda" ? "best.cu" : "best.cc");
+    outputs.best_kernel = directory / ("best" + TraitsOf(run.backend).source_extension);
     if (auto status = WriteFileAtomic(outputs.best_kernel, best->source); !status.ok()) return status.error();
   }
   outputs.report = directory / "report.md";

@@ -12,8 +12,8 @@
 #include "cli/commands.h"
 #include "core/clock.h"
 #include "core/files.h"
-#include "eval/cuda_evaluator.h"
-#include "eval/gpu_reference.h"
+#include "eval/cuda/cuda_backend.h"
+#include "eval/cuda/gpu_reference.h"
 #include "eval/task_check.h"
 #include "task/registry.h"
 

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/cpu/shared_library.h"
+#include "binary/shared_library.h"
 #include "cuda_worker/device_case.h"
 #include "cuda_worker/gpu_timing.h"
 #include "cuda_worker/stream_monitor.h"

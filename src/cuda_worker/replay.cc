@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/cpu/shared_library.h"
+#include "binary/shared_library.h"
 #include "core/files.h"
 #include "cuda_worker/device_case.h"
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/cpu/shared_library.h"
+#include "binary/shared_library.h"
 #include "core/strings.h"
 
 namespace ksmith {

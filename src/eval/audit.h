@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/cpu/disassembly.h"
-#include "backend/cpu/elf_symbols.h"
+#include "binary/disassembly.h"
+#include "binary/elf_symbols.h"
 #include "task/task.h"
 
 namespace ksmith {

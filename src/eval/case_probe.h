@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "backend/cpu/shared_library.h"
+#include "binary/shared_library.h"
 #include "eval/cases.h"
 #include "task/task.h"
 #include "tensor/compare.h"

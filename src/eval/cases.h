@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/cpu/shared_library.h"
+#include "binary/shared_library.h"
 #include "sandbox/layout.h"
 #include "task/task.h"
 #include "tensor/compare.h"

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "binary/disassembly.h"
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/strings.h"
@@ -92,6 +93,18 @@ bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const Wo
       return recorder.Finish(stage, VerdictStatus::kInfraError, failure.description);
   }
   return false;
+}
+
+Result<std::vector<AuditFinding>> AuditBuiltObject(
+    const std::filesystem::path& shared_object,
+    const std::function<std::vector<AuditFinding>(const DynamicSymbols&)>& audit_symbols) {
+  auto symbols = ReadDynamicSymbols(shared_object);
+  if (!symbols.ok()) return symbols.error();
+  auto findings = audit_symbols(*symbols);
+  auto instructions = FindInstructions(shared_object, ForbiddenInstructions());
+  if (!instructions.ok()) return instructions.error();
+  for (auto& finding : AuditInstructions(*instructions)) findings.push_back(std::move(finding));
+  return findings;
 }
 
 }  // namespace ksmith

@@ -3,12 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "binary/elf_symbols.h"
+#include "core/result.h"
 #include "eval/audit.h"
-#include "eval/evaluator.h"
+#include "eval/eval_options.h"
 #include "eval/verdict.h"
 #include "sandbox/supervisor.h"
 #include "task/task.h"
@@ -42,5 +45,11 @@ bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const s
 /// Fails `stage` for a worker that failed a request: timeout, crash or exit (runtime_error), a
 /// forged reply (integrity_violation), or ksmith's own trouble (infra_error). Returns false.
 bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker);
+
+/// The binary audit every backend shares: the shared object's imports, judged by
+/// `audit_symbols` (each backend has its own contract), and its forbidden instructions.
+Result<std::vector<AuditFinding>> AuditBuiltObject(
+    const std::filesystem::path& shared_object,
+    const std::function<std::vector<AuditFinding>(const DynamicSymbols&)>& audit_symbols);
 
 }  // namespace ksmith

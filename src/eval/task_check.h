@@ -27,7 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/compiler.h"
-#include "backend/cpu/shared_library.h"
+#include "binary/shared_library.h"
 #include "core/result.h"
 #include "task/task.h"
 

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/cpu/shared_library.h"
+#include "binary/shared_library.h"
 #include "core/result.h"
 #include "sandbox/layout.h"
 #include "tensor/compare.h"

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "backend/cpu/shared_library.h"
+#include "binary/shared_library.h"
 #include "sandbox/layout.h"
 #include "sandbox/policy.h"
 #include "sandbox/protocol.h"

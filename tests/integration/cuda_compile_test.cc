@@ -7,16 +7,23 @@
 #include <future>
 
 #include "agent/tune_knobs.h"
-#include "backend/cuda/build_pool.h"
+#include "backend/cuda/nvcc_compiler.h"
+#include "eval/compile_pool.h"
 #include "backend/cuda/nvcc_compiler.h"
 #include "cli_runner.h"
 #include "cuda_kernels.h"
-#include "eval/cuda_audit.h"
-#include "eval/cuda_evaluator.h"
+#include "eval/cuda/cuda_audit.h"
+#include "eval/cuda/cuda_backend.h"
 #include "task/registry.h"
 
 namespace ksmith::it {
 namespace {
+
+// Queues one nvcc build of `request` for `task` on `pool`.
+std::future<Result<BuildOutput>> SubmitBuild(CompilePool& pool, const NvccCompiler& compiler, const Task& task,
+                                             BuildRequest request) {
+  return pool.Submit([&compiler, task, request = std::move(request)] { return compiler.Build(task, request); });
+}
 
 std::optional<NvccCompiler> Compiler() {
   auto target = ResolveCudaTarget(std::string("sm_90a"));
@@ -30,11 +37,11 @@ TEST(CudaKernelSuite, EveryKernelCompilesForHopper) {
   auto compiler = Compiler();
   if (!compiler) GTEST_SKIP() << "nvcc is not installed here: CUDA kernels cannot be compiled";
   TaskRegistry registry(SourceDir() / "tasks");
-  CudaBuildPool pool(*compiler);
+  CompilePool pool;
   struct Pending {
     std::string what;
     bool must_compile;
-    std::future<Result<CudaBuildOutput>> build;
+    std::future<Result<BuildOutput>> build;
     bool has_kernels = true;  // a cuBLAS baseline defines no kernel of its own
   };
   std::vector<Pending> pending;
@@ -45,9 +52,9 @@ TEST(CudaKernelSuite, EveryKernelCompilesForHopper) {
     const Task view = CudaView(*task);
     const auto baseline = view.baselines.at("cuda");
     pending.push_back({name + " reference", true,
-                       pool.Submit(view, {Slurp(view.cuda->reference_source), "reference.cu", KernelRole::kReference, {}})});
+                       SubmitBuild(pool, *compiler, view, {Slurp(view.cuda->reference_source), "reference.cu", KernelRole::kReference, {}})});
     pending.push_back({name + " baseline", true,
-                       pool.Submit(view, {Slurp(baseline.source), "baseline_cuda.cu", KernelRole::kBaseline, baseline.libraries}),
+                       SubmitBuild(pool, *compiler, view, {Slurp(baseline.source), "baseline_cuda.cu", KernelRole::kBaseline, baseline.libraries}),
                        baseline.libraries.empty()});
   }
   for (const auto& kernel : AllCudaKernels()) {
@@ -56,7 +63,7 @@ TEST(CudaKernelSuite, EveryKernelCompilesForHopper) {
     // Red-team kernels may fail to build on purpose (a library they may not link).
     const bool must_compile = kernel.expect == "passed";
     pending.push_back({kernel.file.filename().string(), must_compile,
-                       pool.Submit(CudaView(*task), {Slurp(kernel.file), kernel.file.filename().string(),
+                       SubmitBuild(pool, *compiler, CudaView(*task), {Slurp(kernel.file), kernel.file.filename().string(),
                                                      KernelRole::kCandidate, {}})});
     if (kernel.expect == "compile_error") pending.back().must_compile = false;
   }
@@ -78,11 +85,11 @@ TEST(CudaKernelSuite, EverySeedCompilesAndPassesTheAuditInEveryKnobSetting) {
   auto compiler = Compiler();
   if (!compiler) GTEST_SKIP() << "nvcc is not installed here: CUDA kernels cannot be compiled";
   TaskRegistry registry(SourceDir() / "tasks");
-  CudaBuildPool pool(*compiler);
+  CompilePool pool;
   struct Pending {
     std::string what;
     Task task;
-    std::future<Result<CudaBuildOutput>> build;
+    std::future<Result<BuildOutput>> build;
   };
   std::vector<Pending> pending;
   for (const auto& name : TaskNames()) {
@@ -102,7 +109,7 @@ TEST(CudaKernelSuite, EverySeedCompilesAndPassesTheAuditInEveryKnobSetting) {
                       << finding.message;
       }
       pending.push_back({name + " seed with " + FormatSetting(setting), view,
-                         pool.Submit(view, {candidate, "seed_cuda.cu", KernelRole::kCandidate, {}})});
+                         SubmitBuild(pool, *compiler, view, {candidate, "seed_cuda.cu", KernelRole::kCandidate, {}})});
     }
   }
   for (auto& item : pending) {

@@ -9,35 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "backend/build.h"
 #include "core/result.h"
 #include "task/task.h"
 
 namespace ksmith {
-
-enum class KernelRole { kCandidate, kBaseline, kReference };
-
-struct BuildRequest {
-  std::string source;             // the kernel's text
-  std::string display_name;       // file name shown in compiler messages, e.g. "candidate.cpp"
-  KernelRole role = KernelRole::kCandidate;
-  std::vector<std::string> libraries;  // -l<name>
-};
-
-struct BuildOutput {
-  bool compiled = false;
-  bool cache_hit = false;
-  std::filesystem::path shared_object;
-  std::string log;            // the compiler's output, untrimmed
-  std::string command;        // what was run, for provenance
-  double compile_s = 0;       // [seconds], 0 on a cache hit
-  bool sandboxed = false;     // the compiler ran under Landlock (reads only system files)
-};
-
-struct CompilerInfo {
-  std::string executable;  // "g++"
-  std::string version;     // first line of --version
-  std::vector<std::string> flags;
-};
 
 class CpuCompiler {
  public:

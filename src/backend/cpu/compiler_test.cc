@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/cpu/elf_symbols.h"
-#include "backend/cpu/shared_library.h"
+#include "binary/elf_symbols.h"
+#include "binary/shared_library.h"
 #include "core/files.h"
 #include "task/task_loader.h"
 #include "testing/scoped_env.h"

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <thread>
 
-#include "backend/cpu/shared_library.h"
+#include "binary/shared_library.h"
 #include "core/files.h"
 #include "core/hash.h"
 #include "core/strings.h"

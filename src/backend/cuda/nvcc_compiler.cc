@@ -129,20 +129,6 @@ Result<CudaTarget> ResolveCudaTarget(std::optional<std::string> arch_flag) {
   return CudaTarget{kDefaultArch, "default (no GPU found)"};
 }
 
-// -------------------------------------------------------------------------------------- output
-
-nlohmann::json CudaBuildOutput::ToJson() const {
-  return {{"compiled", compiled},
-          {"cache_hit", cache_hit},
-          {"shared_object", shared_object.string()},
-          {"command", command},
-          {"compile_s", compile_s},
-          {"sandboxed", sandboxed},
-          {"log", log},
-          {"resources", ksmith::ToJson(resources)},
-          {"sass", sass.ToJson()}};
-}
-
 // ------------------------------------------------------------------------------------ compiler
 
 struct NvccCompiler::SandboxState {
@@ -243,19 +229,19 @@ std::string NvccCompiler::WrapperSource(const Task& task, KernelRole role, const
       kWrapperVersion, kernel_path.string(), declaration, function, call);
 }
 
-Result<CudaBuildOutput> NvccCompiler::Build(const Task& task, const BuildRequest& request) const {
+Result<BuildOutput> NvccCompiler::Build(const Task& task, const BuildRequest& request) const {
   // The wrapper includes the kernel by its final path, known only inside Compile: a placeholder
   // keeps the key independent of the temporary folder.
   return Compile(request.source, request.display_name, WrapperSource(task, request.role, "@KERNEL@"),
                  request.libraries);
 }
 
-Result<CudaBuildOutput> NvccCompiler::BuildStandalone(const std::string& source,
+Result<BuildOutput> NvccCompiler::BuildStandalone(const std::string& source,
                                                       const std::string& display_name) const {
   return Compile(source, display_name, "#include \"@KERNEL@\"\n", {});
 }
 
-Result<CudaBuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
+Result<BuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
                                               const std::string& display_name,
                                               const std::string& wrapper,
                                               const std::vector<std::string>& libraries) const {
@@ -273,7 +259,7 @@ Result<CudaBuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
 
   // The .so is stored last, so its presence means the log and the SASS beside it are complete.
   if (fs::exists(stored)) {
-    CudaBuildOutput output;
+    BuildOutput output;
     output.compiled = true;
     output.cache_hit = true;
     output.shared_object = stored;
@@ -322,7 +308,7 @@ Result<CudaBuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
   return output;
 }
 
-Result<CudaBuildOutput> NvccCompiler::RunNvcc(const std::string& kernel_source,
+Result<BuildOutput> NvccCompiler::RunNvcc(const std::string& kernel_source,
                                               const std::string& display_name,
                                               const std::string& wrapper_template,
                                               const std::vector<std::string>& libraries,
@@ -357,7 +343,7 @@ Result<CudaBuildOutput> NvccCompiler::RunNvcc(const std::string& kernel_source,
   if (auto status = WriteFileAtomic(kernel_path, kernel_source); !status.ok()) return status.error();
   if (auto status = WriteFileAtomic(wrapper_path, wrapper); !status.ok()) return status.error();
 
-  CudaBuildOutput output;
+  BuildOutput output;
   SpawnOptions options;
   options.argv = {info_.executable.string()};
   options.argv.insert(options.argv.end(), info_.flags.begin(), info_.flags.end());

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/cpu/compiler.h"
+#include "backend/build.h"
 #include "backend/cuda/cuda_resources.h"
 #include "core/result.h"
 #include "task/task.h"
@@ -54,20 +54,6 @@ std::optional<CudaTarget> ParseNvidiaSmiQuery(std::string_view output);
 /// no GPU and no nvidia-smi (compile-only machines). Fails only on a malformed flag.
 Result<CudaTarget> ResolveCudaTarget(std::optional<std::string> arch_flag);
 
-struct CudaBuildOutput {
-  bool compiled = false;
-  bool cache_hit = false;
-  std::filesystem::path shared_object;
-  std::string log;         // nvcc's output (ptxas -v lines included), untrimmed
-  std::string command;     // what was run, for provenance
-  double compile_s = 0;    // [seconds], 0 on a cache hit
-  bool sandboxed = false;  // nvcc ran under Landlock (reads only the system and the toolkit)
-  std::vector<KernelResources> resources;  // from the ptxas lines of `log`
-  SassSummary sass;                         // from cuobjdump; empty when not compiled
-
-  nlohmann::json ToJson() const;
-};
-
 struct NvccInfo {
   std::filesystem::path executable;    // absolute path of nvcc
   std::filesystem::path toolkit_root;  // nvcc's ../.. resolved: "/usr/local/cuda-13.0"
@@ -84,13 +70,13 @@ class NvccCompiler {
   /// its version; kNotFound when none runs.
   static Result<NvccCompiler> Create(std::filesystem::path cache_directory, CudaTarget target);
 
-  /// Compile failures are a CudaBuildOutput with compiled == false; an Error means nvcc could
+  /// Compile failures are a BuildOutput with compiled == false; an Error means nvcc could
   /// not be run at all. A role of kReference binds the task's CUDA reference (double* outputs);
   /// kCandidate and kBaseline bind the task's signature.
-  Result<CudaBuildOutput> Build(const Task& task, const BuildRequest& request) const;
+  Result<BuildOutput> Build(const Task& task, const BuildRequest& request) const;
 
   /// Builds a trusted, self-contained source (no wrapper, no entry point): probes and tools.
-  Result<CudaBuildOutput> BuildStandalone(const std::string& source, const std::string& display_name) const;
+  Result<BuildOutput> BuildStandalone(const std::string& source, const std::string& display_name) const;
 
   const NvccInfo& info() const { return info_; }
 
@@ -104,11 +90,11 @@ class NvccCompiler {
   NvccCompiler(NvccInfo info, std::filesystem::path cache_directory);
 
   /// Compiles `wrapper` (which includes the kernel, written beside it) unless cached under its key.
-  Result<CudaBuildOutput> Compile(const std::string& kernel_source, const std::string& display_name,
+  Result<BuildOutput> Compile(const std::string& kernel_source, const std::string& display_name,
                                   const std::string& wrapper,
                                   const std::vector<std::string>& libraries) const;
   /// One nvcc run in a fresh folder; `sandboxed` asks for Landlock.
-  Result<CudaBuildOutput> RunNvcc(const std::string& kernel_source, const std::string& display_name,
+  Result<BuildOutput> RunNvcc(const std::string& kernel_source, const std::string& display_name,
                                   const std::string& wrapper,
                                   const std::vector<std::string>& libraries, bool sandboxed) const;
   /// Whether nvcc works under Landlock here: compiles a known-good kernel once per compiler.

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/cpu/elf_symbols.h"
+#include "binary/elf_symbols.h"
 #include "core/files.h"
 #include "core/landlock.h"
 #include "task/task_loader.h"
@@ -185,7 +185,7 @@ class NvccCompilerTest : public ::testing::Test {
     task_ = VectorAdd();
   }
 
-  Result<CudaBuildOutput> BuildCandidate(const std::string& source) {
+  Result<BuildOutput> BuildCandidate(const std::string& source) {
     return compiler_->Build(task_, {source, "candidate.cu", KernelRole::kCandidate, {}});
   }
 

@@ -1,0 +1,92 @@
+// The seam between the evaluation pipeline and a place where kernels run. One pipeline driver
+// (eval/pipeline.h) owns the stage order, the secret seed, provenance, cancellation and what
+// each failure means for the verdict; a backend supplies the parts that differ: the source and
+// binary audits, its compiler, the task's trusted kernels, and a verification session on its
+// device. CPU and CUDA are implementations in eval/cpu/ and eval/cuda/, found by name in
+// eval/backend_registry.h; callers never test which backend they hold.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/build.h"
+#include "core/result.h"
+#include "eval/audit.h"
+#include "eval/eval_options.h"
+#include "eval/verdict.h"
+#include "task/task.h"
+
+namespace ksmith {
+
+/// What callers may know of a backend without one running: names, file conventions, and
+/// whether it needs a GPU.
+struct BackendTraits {
+  std::string name;              // "cpu": the --backend value, the task.toml key
+  std::string description;       // one line for --help
+  std::string source_extension;  // ".cc", ".cu": the best kernel's file
+  std::string fence_language;    // "cpp", "cuda": the code fence a model is asked for
+  std::string compiler_name;     // "the compiler", "nvcc": for messages
+  bool gpu = false;              // a GPU backend: prompts show GPU facts, timing shares a device
+  bool profiles = false;         // Profile() reads hardware counters (`ksmith eval --profile`)
+};
+
+/// The task's own kernels a candidate is judged against, built by the backend's compiler.
+struct TrustedBuild {
+  std::filesystem::path reference;  // shared object of the reference (double precision)
+  std::filesystem::path baseline;   // shared object of this backend's baseline
+};
+
+/// The stages that need the candidate running on the backend's device: correctness,
+/// determinism, idle check, timing, re-check and physical limit, as the backend declares them.
+/// Destroying the session releases its workers and case memory.
+class VerificationSession {
+ public:
+  virtual ~VerificationSession() = default;
+  /// Runs every stage in order into the verdict the session was opened with; sets the status
+  /// (passed when all stages pass). Never throws for anything the candidate does.
+  virtual void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) = 0;
+};
+
+class EvalBackend {
+ public:
+  virtual ~EvalBackend() = default;
+
+  virtual const BackendTraits& traits() const = 0;
+  /// An explained kInvalidArgument when this backend has no version of `task`.
+  virtual Status Supports(const Task& task) const = 0;
+  /// The task as this backend runs it (default: as it is; cuda: its GPU-sized shapes).
+  virtual Task View(const Task& task) const { return task; }
+  /// The declaration a candidate must define, quoted when it does not compile.
+  virtual std::string Declaration(const Task& task) const = 0;
+
+  /// The candidate contract, read from the source.
+  virtual std::vector<AuditFinding> AuditSource(const std::string& text, const Task& task) const = 0;
+  /// Compiles one kernel; thread-safe and cached by content. A kernel that does not compile is a
+  /// BuildOutput with compiled == false; an Error means the compiler could not run at all.
+  virtual Result<BuildOutput> Build(const Task& task, const BuildRequest& request) const = 0;
+  /// The candidate contract, read from the built binary (imports, forbidden instructions).
+  virtual Result<std::vector<AuditFinding>> AuditBinary(const BuildOutput& build, const Task& task) const = 0;
+  /// The reference and this backend's baseline, ready for Build.
+  virtual Result<std::pair<BuildRequest, BuildRequest>> TrustedSources(const Task& task) const = 0;
+
+  /// The toolchain and machine, added to the verdict's provenance.
+  virtual nlohmann::json Provenance() const = 0;
+  /// The device's facts for prompts and reports; may wait for a first measurement.
+  virtual nlohmann::json DeviceFacts() const = 0;
+
+  /// (optional) Profiles a candidate that passed, adding a "profile" stage that never changes
+  /// the status. Default: a stage saying this backend has no profiler.
+  virtual void Profile(Verdict& verdict, const Task& view) const;
+
+  /// A session for one evaluation of `view` (a task from View). It may start its workers at
+  /// once, so that their start-up overlaps the build. `options` and `verdict` outlive it.
+  virtual std::unique_ptr<VerificationSession> OpenSession(const Task& view, const EvalOptions& options,
+                                                           Verdict& verdict, uint64_t secret_seed) const = 0;
+};
+
+}  // namespace ksmith

@@ -1,0 +1,66 @@
+#include "eval/backend_registry.h"
+
+#include <algorithm>
+
+#include <fmt/ranges.h>
+#include "eval/cpu/cpu_backend.h"
+#include "eval/cuda/cuda_backend.h"
+
+namespace ksmith {
+
+BackendRegistry& BackendRegistry::Global() {
+  static BackendRegistry* registry = [] {
+    auto* created = new BackendRegistry();
+    // One line per backend.
+    (void)created->Register({CpuBackendTraits(), MakeCpuBackend});
+    (void)created->Register({CudaBackendTraits(), MakeCudaBackend});
+    return created;
+  }();
+  return *registry;
+}
+
+Status BackendRegistry::Register(BackendEntry entry) {
+  std::lock_guard lock(mutex_);
+  const bool taken = std::any_of(entries_.begin(), entries_.end(),
+                                 [&entry](const BackendEntry& known) { return known.traits.name == entry.traits.name; });
+  if (taken) return MakeError(ErrorKind::kInvalidArgument, "a backend named '{}' is registered already", entry.traits.name);
+  entries_.push_back(std::move(entry));
+  return {};
+}
+
+Result<BackendTraits> BackendRegistry::Traits(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& entry : entries_) {
+    if (entry.traits.name == name) return entry.traits;
+  }
+  std::vector<std::string> names;
+  for (const auto& entry : entries_) names.push_back(entry.traits.name);
+  return MakeError(ErrorKind::kInvalidArgument, "unknown backend '{}': choose {}", name, fmt::join(names, ", "));
+}
+
+Result<std::unique_ptr<EvalBackend>> BackendRegistry::Create(const std::string& name, const BackendConfig& config) const {
+  BackendFactory create;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& entry : entries_) {
+      if (entry.traits.name == name) create = entry.create;
+    }
+  }
+  if (!create) return Traits(name).error();
+  return create(config);
+}
+
+BackendTraits TraitsOf(const std::string& name) {
+  auto traits = BackendRegistry::Global().Traits(name);
+  if (traits.ok()) return std::move(traits.value());
+  return BackendTraits{name, "", ".cc", "cpp", "the compiler", false, false};
+}
+
+std::vector<std::string> BackendRegistry::Names() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  for (const auto& entry : entries_) names.push_back(entry.traits.name);
+  return names;
+}
+
+}  // namespace ksmith

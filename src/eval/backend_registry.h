@@ -1,0 +1,61 @@
+// Where backends are found by name. Each backend registers one entry (its traits and a
+// factory); adding a backend is a folder under eval/ plus one line in backend_registry.cc, and
+// tests register their own. Nothing outside a backend's folder compares backend names.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "eval/backend.h"
+
+namespace ksmith {
+
+/// What a backend is made from: configuration, never code.
+struct BackendConfig {
+  std::filesystem::path cache_directory;  // compiled kernels, measured facts, worker scratch
+  std::string arch;                       // gpu backends: the target to build for; empty: the device found
+  std::string device;                     // gpu backends: which device ("0", "1"); empty: the default one
+  bool refresh_facts = false;             // measure the device's facts again instead of reading the cache
+  bool measure_facts = true;              // false: only what is read without measuring (fast; for tests)
+  std::filesystem::path worker_executable;  // empty: the backend's worker beside this executable
+  /// Where a backend reports trouble that does not stop it (facts it could not measure).
+  std::function<void(const std::string&)> report_error;
+};
+
+using BackendFactory = std::function<Result<std::unique_ptr<EvalBackend>>(const BackendConfig&)>;
+
+struct BackendEntry {
+  BackendTraits traits;
+  BackendFactory create;
+};
+
+/// Thread-safe.
+class BackendRegistry {
+ public:
+  /// Every backend this build has (cpu, cuda).
+  static BackendRegistry& Global();
+
+  /// Adds a backend; kInvalidArgument when one of that name is registered already.
+  Status Register(BackendEntry entry);
+  /// The traits of the backend called `name`; kInvalidArgument, naming the choices, when unknown.
+  Result<BackendTraits> Traits(const std::string& name) const;
+  /// A new instance of the backend called `name`.
+  Result<std::unique_ptr<EvalBackend>> Create(const std::string& name, const BackendConfig& config) const;
+  /// Registered names, in registration order.
+  std::vector<std::string> Names() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<BackendEntry> entries_;  // guarded by mutex_
+};
+
+/// The traits of the backend called `name` in the global registry; for a name it does not know
+/// (a run stored by another build), plain traits of that name: a C++ kernel, no GPU.
+BackendTraits TraitsOf(const std::string& name);
+
+}  // namespace ksmith

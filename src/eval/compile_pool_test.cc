@@ -1,0 +1,108 @@
+// The compile pool with real nvcc builds: concurrent builds, and a destructor that finishes queued
+// work. Skipped, with a message, where nvcc is not installed.
+#include "eval/compile_pool.h"
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "backend/cuda/nvcc_compiler.h"
+#include "core/files.h"
+#include "task/task_loader.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A distinct kernel per `scale`, so that no build is a cache hit of another.
+std::string ScaledAdd(int scale) {
+  return fmt::format(R"(
+#include <cstdint>
+#include <cuda_runtime.h>
+__global__ void add_kernel(const float* a, const float* b, float* c, int64_t n) {{
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + {}.0f * b[i];
+}}
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n, cudaStream_t stream) {{
+  if (n > 0) add_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(a, b, c, n);
+}}
+)", scale);
+}
+
+class CompilePoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(temp_.ok());
+    auto compiler = NvccCompiler::Create(temp_.path() / "cache", CudaTarget{"sm_90a", "--arch flag"});
+    if (!compiler.ok()) GTEST_SKIP() << "nvcc is not installed: " << compiler.error().message;
+    compiler_.emplace(std::move(compiler.value()));
+    auto task = LoadTask(fs::path(KSMITH_SOURCE_DIR) / "tasks" / "elementwise" / "vector_add");
+    ASSERT_TRUE(task.ok()) << task.error().message;
+    task_ = std::move(task.value());
+  }
+
+  // The build of one request, as the pool runs it.
+  std::function<Result<BuildOutput>()> Build(BuildRequest request) {
+    return [this, request = std::move(request)] { return compiler_->Build(task_, request); };
+  }
+
+  ScopedTempDir temp_{"ksmith-build-pool"};
+  std::optional<NvccCompiler> compiler_;
+  Task task_;
+};
+
+TEST_F(CompilePoolTest, DefaultsToOneThreadPerCore) {
+  CompilePool pool;
+  EXPECT_EQ(pool.threads(), std::max(1u, std::thread::hardware_concurrency()));
+}
+
+TEST_F(CompilePoolTest, RunsThreeRealBuildsConcurrently) {
+  CompilePool pool(3);
+  std::vector<std::future<Result<BuildOutput>>> builds;
+  for (int scale = 1; scale <= 3; ++scale) {
+    builds.push_back(pool.Submit(Build({ScaledAdd(scale), "candidate.cu", KernelRole::kCandidate, {}})));
+  }
+  std::set<fs::path> objects;
+  for (auto& future : builds) {
+    auto build = future.get();
+    ASSERT_TRUE(build.ok()) << build.error().message;
+    ASSERT_TRUE(build->compiled) << build->log;
+    EXPECT_FALSE(build->cache_hit);
+    EXPECT_TRUE(fs::exists(build->shared_object));
+    EXPECT_FALSE(build->resources.empty());
+    objects.insert(build->shared_object);
+  }
+  EXPECT_EQ(objects.size(), 3u);
+}
+
+TEST_F(CompilePoolTest, TheDestructorFinishesEveryQueuedBuild) {
+  std::vector<std::future<Result<BuildOutput>>> builds;
+  {
+    // One thread, three jobs: two are still queued when the pool goes out of scope.
+    CompilePool pool(1);
+    builds.push_back(pool.Submit(Build({ScaledAdd(4), "candidate.cu", KernelRole::kCandidate, {}})));
+    builds.push_back(pool.Submit(Build({"this is not CUDA", "broken.cu", KernelRole::kCandidate, {}})));
+    builds.push_back(pool.Submit(Build({ScaledAdd(4), "candidate.cu", KernelRole::kCandidate, {}})));
+  }
+  for (auto& future : builds) {
+    ASSERT_EQ(future.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  }
+  auto first = builds[0].get();
+  auto broken = builds[1].get();
+  auto again = builds[2].get();
+  ASSERT_TRUE(first.ok() && broken.ok() && again.ok());
+  EXPECT_TRUE(first->compiled);
+  EXPECT_FALSE(broken->compiled);  // a compile error is a result, not an Error
+  EXPECT_TRUE(again->cache_hit);
+}
+
+}  // namespace
+}  // namespace ksmith

@@ -1,0 +1,139 @@
+#include "eval/cpu/cpu_backend.h"
+
+#include <utility>
+
+#include "backend/cpu/compiler.h"
+#include "backend/cpu/machine.h"
+#include "binary/shared_library.h"
+#include "core/files.h"
+#include "eval/backend_registry.h"
+#include "eval/cpu/worker_session.h"
+#include "eval/pipeline_steps.h"
+#include "sandbox/supervisor.h"
+
+namespace ksmith {
+namespace {
+
+// The reference runs in this process (it is trusted code); the candidate and the baseline run
+// in the worker.
+class CpuSession : public VerificationSession {
+ public:
+  CpuSession(const Task& task, EvalOptions options, const MachineFacts& machine, Verdict& verdict,
+             uint64_t secret_seed)
+      : task_(task), options_(std::move(options)), machine_(machine), verdict_(verdict), secret_seed_(secret_seed) {}
+
+  void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) override {
+    VerdictRecorder recorder(verdict_);
+    auto library = SharedLibrary::Open(trusted.reference);
+    if (!library.ok()) {
+      recorder.Finish(recorder.Stage("sandbox"), VerdictStatus::kInfraError, library.error().message);
+      return;
+    }
+    reference_library_ = std::move(library.value());
+    auto entry = reference_library_->Entry();
+    if (!entry.ok()) {
+      recorder.Finish(recorder.Stage("sandbox"), VerdictStatus::kInfraError, entry.error().message);
+      return;
+    }
+    WorkerSession session(task_, options_, machine_, verdict_, secret_seed_);
+    session.Run(candidate, trusted.baseline, *entry);
+  }
+
+ private:
+  const Task& task_;
+  const EvalOptions options_;
+  const MachineFacts& machine_;
+  Verdict& verdict_;
+  uint64_t secret_seed_;
+  std::unique_ptr<SharedLibrary> reference_library_;
+};
+
+class CpuBackend : public EvalBackend {
+ public:
+  CpuBackend(CpuCompiler compiler, MachineFacts machine, std::filesystem::path worker_executable,
+             std::filesystem::path scratch_parent)
+      : compiler_(std::move(compiler)), machine_(std::move(machine)), worker_executable_(std::move(worker_executable)),
+        scratch_parent_(std::move(scratch_parent)) {}
+
+  const BackendTraits& traits() const override { return CpuBackendTraits(); }
+
+  Status Supports(const Task& task) const override {
+    if (task.baselines.count(traits().name) == 0) {
+      return MakeError(ErrorKind::kInvalidArgument, "task '{}' has no [baseline.cpu] in {}", task.name,
+                       task.toml_path.string());
+    }
+    return {};
+  }
+
+  std::string Declaration(const Task& task) const override { return task.signature.Declaration(); }
+
+  std::vector<AuditFinding> AuditSource(const std::string& text, const Task& task) const override {
+    return ksmith::AuditSource(text, task);
+  }
+
+  Result<BuildOutput> Build(const Task& task, const BuildRequest& request) const override {
+    return compiler_.Build(task, request);
+  }
+
+  Result<std::vector<AuditFinding>> AuditBinary(const BuildOutput& build, const Task& task) const override {
+    return AuditBuiltObject(build.shared_object,
+                            [&task](const DynamicSymbols& symbols) { return ksmith::AuditBinary(symbols, task); });
+  }
+
+  Result<std::pair<BuildRequest, BuildRequest>> TrustedSources(const Task& task) const override {
+    const auto baseline = task.baselines.find(traits().name);
+    if (baseline == task.baselines.end()) return MakeError(ErrorKind::kInvalidArgument, "the task has no [baseline.cpu]");
+    auto reference_text = ReadFile(task.reference_source);
+    if (!reference_text.ok()) return reference_text.error();
+    auto baseline_text = ReadFile(baseline->second.source);
+    if (!baseline_text.ok()) return baseline_text.error();
+    return std::pair{BuildRequest{*reference_text, "reference.cc", KernelRole::kReference, {}},
+                     BuildRequest{*baseline_text, "baseline_cpu.cc", KernelRole::kBaseline, baseline->second.libraries}};
+  }
+
+  nlohmann::json Provenance() const override {
+    return {{"machine",
+             {{"hostname", machine_.hostname}, {"cpu", machine_.cpu_model}, {"cores", machine_.cores},
+              {"llc_bytes", machine_.llc_bytes}}},
+            {"compiler", compiler_.info().version},
+            {"flags", compiler_.info().flags}};
+  }
+
+  nlohmann::json DeviceFacts() const override { return machine_.ToJson(); }
+
+  std::unique_ptr<VerificationSession> OpenSession(const Task& view, const EvalOptions& options, Verdict& verdict,
+                                                   uint64_t secret_seed) const override {
+    EvalOptions session_options = options;
+    session_options.worker_executable = worker_executable_;
+    session_options.scratch_parent = scratch_parent_;
+    return std::make_unique<CpuSession>(view, std::move(session_options), machine_, verdict, secret_seed);
+  }
+
+ private:
+  const CpuCompiler compiler_;
+  const MachineFacts machine_;
+  const std::filesystem::path worker_executable_;
+  const std::filesystem::path scratch_parent_;
+};
+
+}  // namespace
+
+const BackendTraits& CpuBackendTraits() {
+  static const BackendTraits traits{"cpu", "C++ kernels on this machine's cores (g++, OpenMP)", ".cc", "cpp",
+                                    "the compiler", false, false};
+  return traits;
+}
+
+Result<std::unique_ptr<EvalBackend>> MakeCpuBackend(const BackendConfig& config) {
+  auto compiler = CpuCompiler::Create(config.cache_directory);
+  if (!compiler.ok()) return compiler.error();
+  auto machine = config.measure_facts ? LoadMachineFacts(*compiler, config.cache_directory, config.refresh_facts)
+                                      : Result<MachineFacts>(ProbeMachine());
+  if (!machine.ok()) return machine.error();
+  const auto worker =
+      config.worker_executable.empty() ? WorkerProcess::DefaultExecutable() : config.worker_executable;
+  return std::unique_ptr<EvalBackend>(std::make_unique<CpuBackend>(
+      std::move(compiler.value()), std::move(machine.value()), worker, config.cache_directory / "scratch"));
+}
+
+}  // namespace ksmith

@@ -1,0 +1,246 @@
+// The evaluation pipeline with the cpu backend, end to end on a small vector_add task: real g++,
+// the real sandboxed worker, and one verdict status per kind of candidate.
+#include "eval/pipeline.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/files.h"
+#include "eval/backend_registry.h"
+#include "eval/cpu/cpu_backend.h"
+#include "task/task_loader.h"
+#include "testing/scoped_env.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+// vector_add with small shapes, so that a whole evaluation takes well under a second.
+constexpr const char* kSmallTask = R"TOML(name = "vector_add"
+category = "elementwise"
+description = "c = a + b"
+signature = "void vector_add(const float* a, const float* b, float* c, int64_t n)"
+flops = "n"
+bytes = "12*n"
+accumulation = "1"
+distributions = ["normal", "large"]
+
+[[inputs]]
+name = "a"
+dtype = "fp32"
+shape = ["n"]
+
+[[inputs]]
+name = "b"
+dtype = "fp32"
+shape = ["n"]
+
+[[outputs]]
+name = "c"
+dtype = "fp32"
+shape = ["n"]
+
+[shapes]
+dev = [ { n = 8 } ]
+eval = [ { n = 1 }, { n = 7 }, { n = 33 }, { n = 1000 } ]
+bench = { n = 4096 }
+
+[reference]
+source = "reference.cc"
+function = "vector_add_reference"
+
+[baseline.cpu]
+source = "baseline_cpu.cc"
+description = "plain loop"
+)TOML";
+
+std::string Kernel(const std::string& body, const std::string& includes = "") {
+  return "#include <cstdint>\n" + includes +
+         "extern \"C\" void vector_add(const float* a, const float* b, float* c, int64_t n) {\n" + body +
+         "\n}\n";
+}
+
+const std::string kHonest = Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];");
+
+class CpuPipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(temp_.ok());
+    cache_env_.emplace("KSMITH_CACHE_DIR", (temp_.path() / "cache").string());
+    auto cache = CacheDirectory();
+    ASSERT_TRUE(cache.ok());
+    BackendConfig config;
+    config.cache_directory = *cache;
+    config.measure_facts = false;
+    config.worker_executable = KSMITH_WORKER_PATH;
+    auto backend = MakeCpuBackend(config);
+    ASSERT_TRUE(backend.ok()) << backend.error().message;
+    backend_ = std::move(backend.value());
+
+    const fs::path builtin = fs::path(KSMITH_SOURCE_DIR) / "tasks" / "elementwise" / "vector_add";
+    const fs::path folder = temp_.path() / "tasks" / "elementwise" / "vector_add";
+    fs::create_directories(folder);
+    std::ofstream(folder / "task.toml") << kSmallTask;
+    fs::copy_file(builtin / "reference.cc", folder / "reference.cc");
+    fs::copy_file(builtin / "baseline_cpu.cc", folder / "baseline_cpu.cc");
+    auto task = LoadTask(folder);
+    ASSERT_TRUE(task.ok()) << task.error().message;
+    task_ = std::move(task.value());
+
+    options_.seeds = 1;
+    options_.time = false;
+    options_.threads = 1;
+    options_.call_timeout = std::chrono::milliseconds(3000);
+    options_.timing_budget_s = 0.1;
+    options_.fixed_seed = 12345;
+  }
+
+  void TearDown() override { cache_env_.reset(); }
+
+  Verdict Evaluate(const std::string& source) {
+    return Pipeline(*backend_, pool_).Evaluate(task_, {"candidate.cpp", source}, options_);
+  }
+
+  static const StageRecord* FindStage(const Verdict& verdict, const std::string& name) {
+    for (const auto& stage : verdict.stages) {
+      if (stage.name == name) return &stage;
+    }
+    return nullptr;
+  }
+
+  static std::string Describe(const Verdict& verdict) { return verdict.ToJson().dump(2); }
+
+  ScopedTempDir temp_{"ksmith-evaluator"};
+  std::optional<testing::ScopedEnv> cache_env_;
+  std::unique_ptr<EvalBackend> backend_;
+  CompilePool pool_{2};
+  Task task_;
+  EvalOptions options_;
+};
+
+TEST_F(CpuPipelineTest, HonestKernelPassesEveryStage) {
+  const Verdict verdict = Evaluate(kHonest);
+  ASSERT_EQ(verdict.status, VerdictStatus::kPassed) << Describe(verdict);
+  EXPECT_NE(verdict.reason.find("correct on all"), std::string::npos) << verdict.reason;
+  for (const char* name : {"audit", "build", "trusted_build", "sandbox", "correctness", "determinism"}) {
+    const StageRecord* stage = FindStage(verdict, name);
+    ASSERT_NE(stage, nullptr) << name << " missing:\n" << Describe(verdict);
+    EXPECT_EQ(stage->outcome, "ok") << name;
+  }
+  EXPECT_FALSE(verdict.timing.has_value());
+  EXPECT_EQ(verdict.task, "vector_add");
+  EXPECT_EQ(verdict.backend, "cpu");
+  EXPECT_TRUE(verdict.provenance.value("seed_fixed_by_user", false));
+  EXPECT_TRUE(verdict.provenance.contains("protections"));
+  EXPECT_TRUE(verdict.provenance.at("protections").value("seccomp", false));
+  EXPECT_EQ(verdict.provenance.value("candidate_sha256", std::string()).size(), 64u);
+}
+
+TEST_F(CpuPipelineTest, TimedHonestKernelGetsASpeedupWithAnInterval) {
+  options_.time = true;
+  const Verdict verdict = Evaluate(kHonest);
+  ASSERT_EQ(verdict.status, VerdictStatus::kPassed) << Describe(verdict);
+  ASSERT_TRUE(verdict.timing.has_value());
+  EXPECT_GT(verdict.timing->speedup.median, 0.0);
+  EXPECT_LE(verdict.timing->speedup.low, verdict.timing->speedup.median);
+  EXPECT_GE(verdict.timing->speedup.high, verdict.timing->speedup.median);
+  EXPECT_GE(verdict.timing->candidate_us.samples, 5u);
+  const std::set<std::string> comparisons = {"faster", "slower", "tie"};
+  EXPECT_TRUE(comparisons.contains(verdict.timing->comparison)) << verdict.timing->comparison;
+  EXPECT_TRUE(verdict.ToJson().contains("speedup"));
+  ASSERT_NE(FindStage(verdict, "timing"), nullptr);
+  ASSERT_NE(FindStage(verdict, "recheck"), nullptr);
+}
+
+TEST_F(CpuPipelineTest, EmptySourceIsACompileError) {
+  const Verdict verdict = Evaluate("  \n\t\n");
+  EXPECT_EQ(verdict.status, VerdictStatus::kCompileError) << Describe(verdict);
+  EXPECT_NE(verdict.reason.find("empty"), std::string::npos) << verdict.reason;
+}
+
+TEST_F(CpuPipelineTest, ForbiddenIncludeIsAnIntegrityViolationBeforeAnyBuild) {
+  const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];", "#include <fstream>\n"));
+  EXPECT_EQ(verdict.status, VerdictStatus::kIntegrityViolation) << Describe(verdict);
+  const StageRecord* audit = FindStage(verdict, "audit");
+  ASSERT_NE(audit, nullptr);
+  EXPECT_EQ(audit->outcome, "failed");
+  EXPECT_TRUE(audit->details.contains("findings"));
+  EXPECT_EQ(FindStage(verdict, "build"), nullptr);
+}
+
+TEST_F(CpuPipelineTest, SyntaxErrorIsACompileErrorWithTheLogAndTheExpectedSignature) {
+  const Verdict verdict = Evaluate(Kernel("c[0] = a[0] +;"));
+  EXPECT_EQ(verdict.status, VerdictStatus::kCompileError) << Describe(verdict);
+  const StageRecord* build = FindStage(verdict, "build");
+  ASSERT_NE(build, nullptr);
+  EXPECT_EQ(build->outcome, "failed");
+  const std::string log = build->details.value("log", std::string());
+  EXPECT_NE(log.find("error"), std::string::npos) << log;
+  EXPECT_NE(log.find(task_.signature.Declaration()), std::string::npos) << log;
+}
+
+TEST_F(CpuPipelineTest, MissingFunctionSaysTheCandidateDoesNotDefineIt) {
+  const Verdict verdict = Evaluate("#include <cstdint>\nextern \"C\" void vector_sum(const float*, const float*, float*, int64_t) {}\n");
+  EXPECT_EQ(verdict.status, VerdictStatus::kCompileError) << Describe(verdict);
+  EXPECT_NE(verdict.reason.find("does not define"), std::string::npos) << verdict.reason;
+}
+
+TEST_F(CpuPipelineTest, WrongResultIsAWrongOutput) {
+  const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];"));
+  EXPECT_EQ(verdict.status, VerdictStatus::kWrongOutput) << Describe(verdict);
+  EXPECT_NE(verdict.reason.find("wrong output"), std::string::npos) << verdict.reason;
+}
+
+TEST_F(CpuPipelineTest, WritingOutOfBoundsIsAnIntegrityViolation) {
+  const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i <= n; ++i) c[i] = a[i] + b[i];"));
+  EXPECT_EQ(verdict.status, VerdictStatus::kIntegrityViolation) << Describe(verdict);
+  EXPECT_NE(verdict.reason.find("out of bounds"), std::string::npos) << verdict.reason;
+}
+
+TEST_F(CpuPipelineTest, ModifyingAnInputIsAnIntegrityViolation) {
+  const Verdict verdict = Evaluate(Kernel(
+      "for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];\n  const_cast<float*>(a)[0] = 0.0f;"));
+  EXPECT_EQ(verdict.status, VerdictStatus::kIntegrityViolation) << Describe(verdict);
+  EXPECT_NE(verdict.reason.find("modified its input 'a'"), std::string::npos) << verdict.reason;
+}
+
+TEST_F(CpuPipelineTest, CrashingKernelIsARuntimeError) {
+  const Verdict verdict = Evaluate(Kernel("if (n > 5) *static_cast<volatile float*>(nullptr) = a[0];\n  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];"));
+  EXPECT_EQ(verdict.status, VerdictStatus::kRuntimeError) << Describe(verdict);
+  EXPECT_NE(verdict.reason.find("SIGSEGV"), std::string::npos) << verdict.reason;
+}
+
+TEST_F(CpuPipelineTest, HangingKernelIsATimeout) {
+  options_.call_timeout = std::chrono::milliseconds(300);
+  const Verdict verdict = Evaluate(Kernel("for (volatile int64_t i = 0; i < n || true; i = i + 1) {}"));
+  EXPECT_EQ(verdict.status, VerdictStatus::kTimeout) << Describe(verdict);
+}
+
+TEST_F(CpuPipelineTest, ImportingFopenIsCaughtByTheBinaryAudit) {
+  const Verdict verdict = Evaluate(Kernel(
+      "std::FILE* f = std::fopen(\"/etc/hostname\", \"r\"); if (f) std::fclose(f);\n"
+      "  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];",
+      "#include <cstdio>\n"));
+  EXPECT_EQ(verdict.status, VerdictStatus::kIntegrityViolation) << Describe(verdict);
+  const StageRecord* binary = FindStage(verdict, "binary_audit");
+  ASSERT_NE(binary, nullptr) << Describe(verdict);
+  EXPECT_NE(binary->details.dump().find("fopen"), std::string::npos);
+}
+
+TEST_F(CpuPipelineTest, WithoutTheSandboxTheVerdictSaysSo) {
+  options_.sandbox = false;
+  const Verdict verdict = Evaluate(kHonest);
+  ASSERT_EQ(verdict.status, VerdictStatus::kPassed) << Describe(verdict);
+  EXPECT_FALSE(verdict.provenance.at("protections").value("seccomp", true));
+  EXPECT_NE(verdict.provenance.at("protections").dump().find("sandbox disabled"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ksmith

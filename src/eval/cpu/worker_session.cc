@@ -1,0 +1,334 @@
+#include "eval/cpu/worker_session.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <future>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/cpu_usage.h"
+#include "core/files.h"
+#include "eval/pipeline_steps.h"
+#include "tensor/random.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = SteadyClock;
+using std::chrono::milliseconds;
+
+constexpr auto kSetupTimeout = milliseconds(30'000);
+constexpr auto kReplySlack = milliseconds(2000);  // beyond the call itself
+constexpr size_t kCasesPreparedAhead = 2;
+constexpr auto kIdleWindow = milliseconds(100);
+constexpr uint64_t kIdleTicksAllowed = 3;          // [clock ticks] in the idle window
+constexpr uint64_t kRecheckSalt = 0xec4ec4;
+constexpr uint64_t kExtraCallsSalt = 0xca11'0000;
+constexpr size_t kMinExtraCalls = 64;
+constexpr size_t kExtraCallsRange = 448;
+
+
+}  // namespace
+
+
+bool WorkerSession::WorkerFailed(StageRecord& stage) {
+  return FinishWorkerFailure(recorder_, stage, *worker_);
+}
+
+bool WorkerSession::Run(const std::filesystem::path& candidate,
+                        const std::filesystem::path& baseline, KernelEntry reference) {
+  reference_ = reference;
+  canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 0)) | 0x01010101u;
+  if (!Start(candidate, baseline) || !Correctness() || !Determinism() || !IdleCheck()) return false;
+  if (options_.time && (!TimeAgainstBaseline() || !Recheck() || !PhysicalLimit())) return false;
+  if (!CloseWorker()) return false;
+  verdict_.status = VerdictStatus::kPassed;
+  verdict_.reason = fmt::format("correct on all {} cases", cases_.size());
+  if (verdict_.timing) {
+    verdict_.reason += fmt::format("; speedup {:.2f}x ({})", verdict_.timing->speedup.median,
+                                   verdict_.timing->comparison);
+  }
+  return true;
+}
+
+bool WorkerSession::Start(const std::filesystem::path& candidate,
+                          const std::filesystem::path& baseline) {
+  const auto start = Clock::now();
+  auto& stage = Stage("sandbox");
+  scratch_ = std::make_unique<ScopedTempDir>("worker", options_.scratch_parent);
+  if (!scratch_->ok()) return Finish(stage, VerdictStatus::kInfraError, "cannot create a scratch folder");
+  auto worker = WorkerProcess::Start({options_.worker_executable, scratch_->path(), options_.threads});
+  if (!worker.ok()) return Finish(stage, VerdictStatus::kInfraError, worker.error().message);
+  worker_ = std::move(worker.value());
+  Message setup;
+  setup.header = {{"type", "setup"},
+                  {"candidate", candidate.string()},
+                  {"baseline", baseline.string()},
+                  {"sandbox", options_.sandbox},
+                  {"scratch", scratch_->path().string()},
+                  {"readable", {candidate.parent_path().string(), baseline.parent_path().string()}},
+                  {"limits", {{"cpu_seconds", 600}, {"memory_bytes", uint64_t{16} << 30},
+                              {"file_bytes", uint64_t{64} << 20}}}};
+  auto reply = worker_->Request(setup, "ready", kSetupTimeout, "loading the candidate");
+  stage.seconds = SecondsSince(start);
+  if (!reply) return WorkerFailed(stage);
+  if (reply->header.contains("protections")) {
+    stage.details["protections"] = reply->header["protections"];
+    verdict_.provenance["protections"] = reply->header["protections"];
+  }
+  if (reply->type() != "ready") {
+    return Finish(stage, VerdictStatus::kRuntimeError,
+                  "the candidate could not be loaded: " + reply->header.value("message", std::string("?")));
+  }
+  const auto protections = Protections::FromJson(reply->header["protections"]);
+  stage.details["summary"] = fmt::format(
+      "seccomp {}, landlock {}, network namespace {}, rlimits {}", protections.seccomp ? "on" : "off",
+      protections.landlock_abi > 0 ? "abi " + std::to_string(protections.landlock_abi) : "off",
+      protections.network_namespace ? "on" : "off", protections.rlimits ? "on" : "off");
+  return true;
+}
+
+GuardedArena* WorkerSession::ArenaFor(StageRecord& stage, const CaseLayout& layout) {
+  SharedArena& shared = arenas_[layout.Key()];
+  if (shared.arena) return shared.arena.get();
+  auto memory = SharedMemory::Create(GuardedArena::RequiredBytes(layout));
+  if (!memory.ok()) {
+    Finish(stage, VerdictStatus::kInfraError, memory.error().message);
+    return nullptr;
+  }
+  Message announce;
+  announce.header = layout.ToJson();
+  announce.header["type"] = "arena";
+  auto reply = worker_->Request(announce, "arena_ready", kSetupTimeout, "sharing case memory",
+                                (*memory)->fd());
+  if (!reply) {
+    WorkerFailed(stage);
+    return nullptr;
+  }
+  if (reply->type() != "arena_ready") {
+    Finish(stage, VerdictStatus::kInfraError,
+           "worker error: " + reply->header.value("message", std::string("?")));
+    return nullptr;
+  }
+  shared.arena = std::make_unique<GuardedArena>(layout, (*memory)->data());
+  shared.memory = std::move(memory.value());
+  return shared.arena.get();
+}
+
+bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared,
+                            bool after_timing, std::string* snapshot_out) {
+  GuardedArena* arena = ArenaFor(stage, prepared.layout);
+  if (arena == nullptr) return false;
+  if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
+    return Finish(stage, VerdictStatus::kInfraError, status.error().message);
+  }
+  // Unless it was computed ahead, the reference runs here while the worker runs the candidate.
+  std::future<void> expected;
+  if (prepared.expected.empty()) {
+    expected = std::async(std::launch::async, [&] { ComputeExpected(task_, reference_, prepared); });
+  }
+  Message request;
+  request.header = prepared.layout.ToJson();
+  request.header["type"] = "run";
+  request.header["target"] = "candidate";
+  auto reply = worker_->Request(request, "result", options_.call_timeout + kReplySlack,
+                                "running case " + spec.label);
+  if (expected.valid()) expected.wait();
+  if (!reply) return WorkerFailed(stage);
+  if (reply->type() != "result") {
+    return Finish(stage, VerdictStatus::kInfraError,
+                  "worker error: " + reply->header.value("message", std::string("?")));
+  }
+  // Judge a private copy: the shared pages stay writable from the worker's side.
+  std::string snapshot = arena->Snapshot();
+  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot, canary_);
+  stage.details["worst_norm_error"] =
+      std::max(stage.details.value("worst_norm_error", 0.0), check.worst_norm_error);
+  if (check.problem != CaseProblem::kNone) stage.details["failed_case"] = spec.label;
+  switch (check.problem) {
+    case CaseProblem::kNone:
+      break;
+    case CaseProblem::kWrongOutput:
+      if (after_timing) {
+        return Finish(stage, VerdictStatus::kIntegrityViolation,
+                      fmt::format("correct before timing but wrong after it (it behaves differently "
+                                  "after many calls), at {}: {}",
+                                  spec.label, check.description));
+      }
+      return Finish(stage, VerdictStatus::kWrongOutput,
+                    fmt::format("wrong output at {}: {}", spec.label, check.description));
+    case CaseProblem::kInputModified:
+    case CaseProblem::kGuardDamaged:
+    case CaseProblem::kMalformed:
+      return Finish(stage, VerdictStatus::kIntegrityViolation,
+                    fmt::format("at {}: the kernel {}", spec.label, check.description));
+  }
+  if (snapshot_out != nullptr) *snapshot_out = std::move(snapshot);
+  return true;
+}
+
+bool WorkerSession::Correctness() {
+  const auto start = Clock::now();
+  auto& stage = Stage("correctness");
+  if (options_.time) StartTimingInputs();
+  cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
+  // Determinism re-runs a mid-sized case: big enough for threads, small enough to be quick.
+  int64_t best_elements = 0;
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    const auto layout = MakeLayout(task_, cases_[i].shape, kCaseGuardBytes);
+    int64_t elements = 0;
+    for (const auto& slot : layout.tensors) elements += static_cast<int64_t>(slot.bytes / 4);
+    if (elements <= (int64_t{1} << 18) && elements > best_elements) {
+      best_elements = elements;
+      determinism_case_ = i;
+    }
+  }
+  // Inputs and references are made a few cases ahead, while the worker runs the current one.
+  std::deque<std::future<PreparedCase>> ahead;
+  size_t next_to_prepare = 0;
+  auto prepare_ahead = [&] {
+    while (next_to_prepare < cases_.size() && ahead.size() < kCasesPreparedAhead) {
+      const CaseSpec& spec = cases_[next_to_prepare++];
+      ahead.push_back(std::async(std::launch::async, [this, &spec] {
+        PreparedCase prepared = PrepareCase(task_, spec, kCaseGuardBytes);
+        ComputeExpected(task_, reference_, prepared);
+        return prepared;
+      }));
+    }
+  };
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    if (options_.progress && (i % 8 == 0 || i + 1 == cases_.size())) {
+      options_.progress(fmt::format("correctness {}/{}", i + 1, cases_.size()));
+    }
+    prepare_ahead();
+    PreparedCase prepared = ahead.front().get();
+    ahead.pop_front();
+    prepare_ahead();
+    std::string* keep = i == determinism_case_ ? &determinism_snapshot_ : nullptr;
+    if (!RunCase(stage, cases_[i], prepared, false, keep)) {
+      stage.seconds = SecondsSince(start);
+      return false;
+    }
+  }
+  stage.seconds = SecondsSince(start);
+  stage.details["cases"] = cases_.size();
+  const auto random_shapes = std::count_if(cases_.begin(), cases_.end(), [](const CaseSpec& spec) {
+    return spec.label.find("random shape") != std::string::npos;
+  });
+  stage.details["summary"] = fmt::format(
+      "{} cases ({} shapes x {} distributions x up to {} seeds, {} random shapes, the bench shape); "
+      "worst norm-wise error {:.2g}",
+      cases_.size(), task_.eval_shapes.size(), task_.distributions.size(), options_.seeds,
+      random_shapes, stage.details.value("worst_norm_error", 0.0));
+  return true;
+}
+
+bool WorkerSession::Determinism() {
+  const auto start = Clock::now();
+  auto& stage = Stage("determinism");
+  const CaseSpec& spec = cases_[determinism_case_];
+  PreparedCase prepared = PrepareCase(task_, spec, kCaseGuardBytes);
+  std::string snapshot;
+  if (!RunCase(stage, spec, prepared, false, &snapshot)) return false;
+  stage.seconds = SecondsSince(start);
+  // Bitwise differences are allowed (OpenMP reductions may reorder sums); both runs were checked
+  // against the reference, which is what catches kernels that read uninitialised memory.
+  const bool identical = snapshot == determinism_snapshot_;
+  stage.details["bitwise_identical"] = identical;
+  stage.details["summary"] = fmt::format("re-ran {}: correct again{}", spec.label,
+                                         identical ? ", bitwise identical" : " (not bitwise identical)");
+  return true;
+}
+
+void WorkerSession::StartRecheckCases() {
+  // Fresh values into buffers the kernel has already seen: the first eval shape and the bench
+  // shape, each under a new seed.
+  recheck_cases_ = {cases_.front(), cases_.back()};
+  for (size_t i = 0; i < recheck_cases_.size(); ++i) {
+    recheck_cases_[i].seed = DeriveSeed(secret_seed_, kRecheckSalt + i);
+    recheck_cases_[i].label += " (re-check, new values)";
+    recheck_prepared_.push_back(std::async(std::launch::async, [this, i] {
+      PreparedCase prepared = PrepareCase(task_, recheck_cases_[i], kCaseGuardBytes);
+      ComputeExpected(task_, reference_, prepared);
+      return prepared;
+    }));
+  }
+}
+
+bool WorkerSession::IdleCheck() {
+  auto& stage = Stage("idle_check");
+  // The evaluator's own work during the window is fine: only the worker's CPU time is measured.
+  if (options_.time) StartRecheckCases();
+  const auto before = worker_->CpuTicks();
+  std::this_thread::sleep_for(kIdleWindow);
+  const auto after = worker_->CpuTicks();
+  stage.seconds = std::chrono::duration<double>(kIdleWindow).count();
+  if (!before || !after) {
+    stage.details["summary"] = "skipped: the worker's CPU time is not readable";
+    return true;
+  }
+  const uint64_t used = *after - *before;
+  const double used_ms = 1000.0 * static_cast<double>(used) / ClockTicksPerSecond();
+  stage.details["cpu_ms_while_idle"] = used_ms;
+  if (used > kIdleTicksAllowed) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("the worker used {:.0f} ms of CPU in {} ms after the kernel returned: "
+                              "work continues in the background",
+                              used_ms, kIdleWindow.count()));
+  }
+  stage.details["summary"] = fmt::format("{:.0f} ms of CPU while idle", used_ms);
+  return true;
+}
+
+bool WorkerSession::Recheck() {
+  const auto start = Clock::now();
+  auto& stage = Stage("recheck");
+  if (recheck_prepared_.empty()) StartRecheckCases();
+  for (size_t i = 0; i < recheck_cases_.size(); ++i) {
+    PreparedCase prepared = recheck_prepared_[i].get();
+    if (!RunCase(stage, recheck_cases_[i], prepared, true)) return false;
+  }
+  // A secret number of further calls on the smallest shape: a kernel that turns dishonest after
+  // some count of calls cannot know how many calls the evaluation makes, nor outlast it cheaply.
+  const auto smallest = std::min_element(cases_.begin(), cases_.end(), [this](const CaseSpec& a, const CaseSpec& b) {
+    return LargestElements(a.shape) < LargestElements(b.shape);
+  });
+  const size_t extra_calls = kMinExtraCalls + MixCounter(secret_seed_, kExtraCallsSalt, 0) % kExtraCallsRange;
+  for (size_t i = 0; i < extra_calls; ++i) {
+    CaseSpec spec = *smallest;
+    spec.seed = DeriveSeed(secret_seed_, kExtraCallsSalt + 1 + i);
+    spec.label += " (re-check, extra call)";
+    PreparedCase prepared = PrepareCase(task_, spec, kCaseGuardBytes);
+    ComputeExpected(task_, reference_, prepared);
+    if (!RunCase(stage, spec, prepared, true)) return false;
+  }
+  stage.seconds = SecondsSince(start);
+  stage.details["extra_calls"] = extra_calls;
+  stage.details["summary"] = fmt::format(
+      "correct after timing, on fresh values in the same buffers, and on {} more calls", extra_calls);
+  return true;
+}
+
+int64_t WorkerSession::LargestElements(const DimValues& shape) const {
+  int64_t largest = 0;
+  for (const auto* tensors : {&task_.inputs, &task_.outputs}) {
+    for (const auto& tensor : *tensors) largest = std::max(largest, task_.Elements(tensor, shape));
+  }
+  return largest;
+}
+
+bool WorkerSession::CloseWorker() {
+  auto& stage = Stage("close");
+  const auto start = Clock::now();
+  const bool closed = worker_->Close(kSetupTimeout);
+  stage.seconds = SecondsSince(start);
+  if (!closed) return WorkerFailed(stage);
+  stage.details["summary"] = "the worker exited cleanly with nothing left unread";
+  return true;
+}
+
+}  // namespace ksmith

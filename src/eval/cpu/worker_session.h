@@ -1,0 +1,99 @@
+// The stages that need the candidate running: correctness, determinism, timing, re-check and
+// the physical-limit check, all against one sandboxed worker.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/machine.h"
+#include "binary/shared_library.h"
+#include "core/files.h"
+#include "eval/cases.h"
+#include "eval/eval_options.h"
+#include "eval/verdict.h"
+#include "sandbox/layout.h"
+#include "sandbox/shared_memory.h"
+#include "sandbox/supervisor.h"
+
+namespace ksmith {
+
+/// Guard zone on each side of every tensor of a case [bytes].
+inline constexpr size_t kCaseGuardBytes = 256;
+
+/// Runs its stages in order; timing_stage.cc holds the timing ones.
+class WorkerSession {
+ public:
+  WorkerSession(const Task& task, const EvalOptions& options, const MachineFacts& machine,
+                Verdict& verdict, uint64_t secret_seed)
+      : task_(task), options_(options), machine_(machine), verdict_(verdict),
+        secret_seed_(secret_seed) {}
+
+  /// Runs every stage; sets the verdict's status (passed when all stages pass).
+  bool Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
+           KernelEntry reference);
+
+ private:
+  StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
+    return recorder_.Finish(stage, status, std::move(reason));
+  }
+  /// Turns a failed request into the verdict: timeout, crash, exit or protocol breach.
+  bool WorkerFailed(StageRecord& stage);
+  bool Start(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
+  /// Runs one case on the candidate; fails the stage on any problem. `after_timing` marks the
+  /// re-check, where a wrong answer means the kernel changed its behaviour.
+  /// The shared arena for `layout`, created and handed to the worker on first use.
+  GuardedArena* ArenaFor(StageRecord& stage, const CaseLayout& layout);
+  bool RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
+               std::string* snapshot_out = nullptr);
+  bool Correctness();
+  bool Determinism();
+  bool IdleCheck();
+  bool TimeAgainstBaseline();
+  bool Recheck();
+  bool PhysicalLimit();
+  bool CloseWorker();
+  int64_t LargestElements(const DimValues& shape) const;
+
+  const Task& task_;
+  const EvalOptions& options_;
+  const MachineFacts& machine_;
+  Verdict& verdict_;
+  VerdictRecorder recorder_{verdict_};
+  uint64_t secret_seed_;
+  KernelEntry reference_ = nullptr;
+  uint32_t canary_ = 0;
+  std::unique_ptr<WorkerProcess> worker_;
+  std::unique_ptr<ScopedTempDir> scratch_;
+  struct SharedArena {
+    std::unique_ptr<SharedMemory> memory;
+    std::unique_ptr<GuardedArena> arena;
+  };
+  /// Case memory shared with the worker, one per layout: the same shape always gets the same
+  /// addresses, so a kernel that caches results by pointer sees fresh values behind old pointers.
+  std::map<std::string, SharedArena> arenas_;
+  std::vector<CaseSpec> cases_;
+  /// The timing inputs, generated in the background while correctness runs.
+  struct TimingPlan {
+    CaseLayout layout;
+    size_t sets = 1;
+    size_t set_bytes = 0;
+    uint64_t seed = 0;
+  };
+  TimingPlan timing_plan_;
+  std::future<Result<std::unique_ptr<SharedMemory>>> timing_inputs_;
+  void StartTimingInputs();
+  /// The re-check's cases, prepared while the idle check waits.
+  std::vector<CaseSpec> recheck_cases_;
+  std::vector<std::future<PreparedCase>> recheck_prepared_;
+  void StartRecheckCases();
+  size_t determinism_case_ = 0;
+  std::string determinism_snapshot_;
+};
+
+}  // namespace ksmith

@@ -1,0 +1,167 @@
+#include "eval/cuda/cuda_backend.h"
+
+#include <future>
+#include <optional>
+#include <utility>
+
+#include "backend/cuda/gpu_facts.h"
+#include "backend/cuda/nvcc_compiler.h"
+#include "core/files.h"
+#include "core/strings.h"
+#include "eval/backend_registry.h"
+#include "eval/cuda/cuda_audit.h"
+#include "eval/cuda/cuda_profile.h"
+#include "eval/cuda/cuda_session.h"
+#include "eval/pipeline_steps.h"
+
+namespace ksmith {
+namespace {
+
+// Owns the options the session reads (the session keeps a reference to them).
+class CudaSessionHolder : public VerificationSession {
+ public:
+  CudaSessionHolder(const Task& task, EvalOptions options, std::shared_future<std::optional<GpuFacts>> gpu,
+                    Verdict& verdict, uint64_t secret_seed)
+      : options_(std::move(options)) {
+    // Started now, from the pipeline's thread, so that the CUDA contexts are created while nvcc runs.
+    session_ = std::make_unique<CudaSession>(task, options_, std::move(gpu), verdict, secret_seed,
+                                             CudaWorkers::Start(options_));
+  }
+
+  void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) override {
+    session_->Run(candidate, trusted.baseline, trusted.reference);
+  }
+
+ private:
+  const EvalOptions options_;
+  std::unique_ptr<CudaSession> session_;
+};
+
+class CudaBackend : public EvalBackend {
+ public:
+  CudaBackend(NvccCompiler compiler, std::shared_future<std::optional<GpuFacts>> gpu,
+              std::filesystem::path worker_executable, std::filesystem::path scratch_parent, std::string device)
+      : compiler_(std::move(compiler)), gpu_(std::move(gpu)), worker_executable_(std::move(worker_executable)),
+        scratch_parent_(std::move(scratch_parent)), device_(std::move(device)) {}
+
+  const BackendTraits& traits() const override { return CudaBackendTraits(); }
+
+  Status Supports(const Task& task) const override {
+    if (!task.cuda || task.baselines.count(traits().name) == 0) {
+      return MakeError(ErrorKind::kInvalidArgument, "task '{}' has no CUDA version (no [cuda] table or [baseline.cuda] in {})",
+                       task.name, task.toml_path.string());
+    }
+    return {};
+  }
+
+  Task View(const Task& task) const override { return CudaView(task); }
+
+  std::string Declaration(const Task& task) const override { return task.CudaDeclaration(); }
+
+  std::vector<AuditFinding> AuditSource(const std::string& text, const Task& task) const override {
+    return AuditCudaSource(text, task);
+  }
+
+  Result<BuildOutput> Build(const Task& task, const BuildRequest& request) const override {
+    return compiler_.Build(task, request);
+  }
+
+  Result<std::vector<AuditFinding>> AuditBinary(const BuildOutput& build, const Task& task) const override {
+    return AuditBuiltObject(build.shared_object,
+                            [&task](const DynamicSymbols& symbols) { return AuditCudaBinary(symbols, task); });
+  }
+
+  Result<std::pair<BuildRequest, BuildRequest>> TrustedSources(const Task& task) const override {
+    const auto baseline = task.baselines.find(traits().name);
+    if (!task.cuda || baseline == task.baselines.end()) {
+      return MakeError(ErrorKind::kInvalidArgument, "the task has no [cuda] reference or [baseline.cuda]");
+    }
+    auto reference_text = ReadFile(task.cuda->reference_source);
+    if (!reference_text.ok()) return reference_text.error();
+    auto baseline_text = ReadFile(baseline->second.source);
+    if (!baseline_text.ok()) return baseline_text.error();
+    return std::pair{BuildRequest{*reference_text, "reference.cu", KernelRole::kReference, {}},
+                     BuildRequest{*baseline_text, "baseline_cuda.cu", KernelRole::kBaseline, baseline->second.libraries}};
+  }
+
+  nlohmann::json Provenance() const override {
+    const auto& info = compiler_.info();
+    return {{"compiler", info.version}, {"flags", info.flags}, {"target", info.target.ToJson()}};
+  }
+
+  nlohmann::json DeviceFacts() const override {
+    const auto& facts = gpu_.get();
+    return facts ? facts->ToJson() : nlohmann::json::object();
+  }
+
+  void Profile(Verdict& verdict, const Task& view) const override {
+    AttachCudaProfile(verdict, view, worker_executable_, scratch_parent_);
+  }
+
+  std::unique_ptr<VerificationSession> OpenSession(const Task& view, const EvalOptions& options, Verdict& verdict,
+                                                   uint64_t secret_seed) const override {
+    EvalOptions session_options = options;
+    session_options.worker_executable = worker_executable_;
+    session_options.scratch_parent = scratch_parent_;
+    if (!device_.empty()) session_options.worker_environment.push_back("CUDA_VISIBLE_DEVICES=" + device_);
+    return std::make_unique<CudaSessionHolder>(view, std::move(session_options), gpu_, verdict, secret_seed);
+  }
+
+ private:
+  const NvccCompiler compiler_;
+  std::shared_future<std::optional<GpuFacts>> gpu_;
+  const std::filesystem::path worker_executable_;
+  const std::filesystem::path scratch_parent_;
+  const std::string device_;
+};
+
+}  // namespace
+
+Task CudaView(const Task& task) {
+  Task view = task;
+  if (task.cuda) {
+    view.eval_shapes = task.cuda->eval_shapes;
+    view.bench_shape = task.cuda->bench_shape;
+  }
+  return view;
+}
+
+const BackendTraits& CudaBackendTraits() {
+  static const BackendTraits traits{"cuda", "CUDA C++ kernels on an NVIDIA GPU (nvcc)", ".cu", "cuda", "nvcc", true, true};
+  return traits;
+}
+
+Result<std::unique_ptr<EvalBackend>> MakeCudaBackend(const BackendConfig& config) {
+  const auto worker = config.worker_executable.empty() ? DefaultCudaWorkerExecutable() : config.worker_executable;
+  if (!std::filesystem::exists(worker)) {
+    return MakeError(ErrorKind::kNotFound,
+                     "the cuda backend is not built here: {} is missing (nvcc was not found when ksmith was configured)",
+                     worker.string());
+  }
+  std::error_code error;
+  if (!std::filesystem::exists("/dev/nvidiactl", error)) {
+    return MakeError(ErrorKind::kUnsupported,
+                     "no NVIDIA GPU here (/dev/nvidiactl is missing): --backend cuda needs one; --backend cpu runs on this machine");
+  }
+  auto target = ResolveCudaTarget(config.arch.empty() ? std::nullopt : std::optional<std::string>(config.arch));
+  if (!target.ok()) return Error{ErrorKind::kInvalidArgument, target.error().message};
+  auto compiler = NvccCompiler::Create(config.cache_directory, *target);
+  if (!compiler.ok()) return compiler.error();
+  // Measured once per GPU and cached; measured in the background while the first candidates build.
+  auto gpu = std::async(std::launch::async,
+                        [worker, directory = config.cache_directory, refresh = config.refresh_facts,
+                         report = config.report_error]() -> std::optional<GpuFacts> {
+                          try {
+                            auto facts = LoadGpuFacts(worker, directory, refresh);
+                            if (facts.ok()) return std::move(facts.value());
+                            if (report) report("reading the GPU's facts failed: " + facts.error().message);
+                          } catch (const std::exception& exception) {
+                            if (report) report(std::string("reading the GPU's facts failed: ") + exception.what());
+                          }
+                          return std::nullopt;
+                        }).share();
+  return std::unique_ptr<EvalBackend>(std::make_unique<CudaBackend>(std::move(compiler.value()), std::move(gpu), worker,
+                                                                    config.cache_directory / "scratch", config.device));
+}
+
+}  // namespace ksmith

@@ -1,0 +1,433 @@
+#include "eval/cuda/cuda_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <future>
+
+#include "core/clock.h"
+#include "eval/gpu_gate.h"
+#include "eval/pipeline_steps.h"
+#include "eval/statistics.h"
+#include "tensor/dtype.h"
+#include "tensor/random.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = SteadyClock;
+using std::chrono::milliseconds;
+
+constexpr auto kReplySlack = milliseconds(5000);      // copies of large cases, beyond the call
+constexpr int64_t kMagnitudeMaxElements = 65536;
+constexpr uint64_t kRecheckSalt = 0xec4ec5;
+constexpr uint64_t kExtraCallsSalt = 0xca11'0001;
+constexpr int kMinExtraCalls = 64;
+constexpr int kExtraCallsRange = 448;
+
+std::vector<std::string> WorkerEnvironment(const EvalOptions& options) {
+  // The device's own settings (which GPU) come first and win over what this process inherited.
+  std::vector<std::string> environment = options.worker_environment;
+  const auto set_by_device = [&options](const std::string& name) {
+    return std::any_of(options.worker_environment.begin(), options.worker_environment.end(),
+                       [&name](const std::string& entry) { return entry.rfind(name + "=", 0) == 0; });
+  };
+  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"}) {
+    if (const char* value = std::getenv(name); value && *value && !set_by_device(name)) {
+      environment.push_back(std::string(name) + "=" + value);
+    }
+  }
+  // Kernels are built for the GPU found (SASS), so nothing needs the PTX JIT or its disk cache.
+  environment.push_back("CUDA_CACHE_DISABLE=1");
+  return environment;
+}
+
+// The reference writes doubles: the same layout with every output 8 bytes an element.
+CaseLayout ReferenceLayout(const CaseLayout& layout) {
+  CaseLayout wide = layout;
+  for (auto& slot : wide.tensors) {
+    if (!slot.output) continue;
+    slot.bytes = slot.Elements() * sizeof(double);
+    slot.dtype = DType::kFloat32;  // poisoned and sized in 4-byte words, read back as doubles
+  }
+  return wide;
+}
+
+// The inputs with every element's sign cleared, each in its own dtype.
+std::string AbsoluteInputs(const CaseLayout& layout, const std::string& inputs) {
+  std::string result = inputs;
+  size_t offset = 0;
+  for (const auto& slot : layout.tensors) {
+    if (slot.output) continue;
+    MakeAbsolute(slot.dtype, result.data() + offset, slot.Elements());
+    offset += slot.bytes;
+  }
+  return result;
+}
+
+
+// Adds `ms` to a running total in `details[group][key]`.
+void AddMilliseconds(nlohmann::json& details, const char* group, const std::string& key, double ms) {
+  auto& totals = details[group];
+  if (!totals.is_object()) totals = nlohmann::json::object();
+  totals[key] = totals.value(key, 0.0) + ms;
+}
+
+}  // namespace
+
+CudaWorkers CudaWorkers::Start(const EvalOptions& options) {
+  CudaWorkers workers;
+  workers.scratch = std::make_unique<ScopedTempDir>("cuda-worker", options.scratch_parent);
+  if (!workers.scratch->ok()) {
+    workers.start_error = "cannot create a scratch folder";
+    return workers;
+  }
+  WorkerOptions worker_options{options.worker_executable, workers.scratch->path(), 1, WorkerEnvironment(options)};
+  auto candidate = WorkerProcess::Start(worker_options);
+  auto reference = candidate.ok() ? WorkerProcess::Start(worker_options) : candidate.error();
+  if (!candidate.ok() || !reference.ok()) {
+    workers.start_error = (candidate.ok() ? reference.error() : candidate.error()).message;
+    return workers;
+  }
+  workers.candidate = std::move(candidate.value());
+  workers.reference = std::move(reference.value());
+  return workers;
+}
+
+bool CudaSession::WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool trusted) {
+  const auto& failure = *worker.failure();
+  if (trusted) {
+    return Finish(stage, VerdictStatus::kInfraError, "the reference worker failed: " + failure.description);
+  }
+  return FinishWorkerFailure(recorder_, stage, worker);
+}
+
+bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
+                      const std::filesystem::path& reference) {
+  canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 1)) | 0x01010101u;
+  if (!Setup(candidate, baseline, reference) || !Correctness() || !IdleCheck()) return false;
+  if (options_.time && (!Time() || !Recheck() || !PhysicalLimit())) return false;
+  if (!Close()) return false;
+  verdict_.status = VerdictStatus::kPassed;
+  verdict_.reason = fmt::format("correct on all {} cases", cases_.size());
+  if (verdict_.timing) {
+    verdict_.reason += fmt::format("; speedup {:.2f}x ({})", verdict_.timing->speedup.median,
+                                   verdict_.timing->comparison);
+  }
+  return true;
+}
+
+bool CudaSession::Setup(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
+                        const std::filesystem::path& reference) {
+  const auto start = Clock::now();
+  auto& stage = Stage("sandbox");
+  if (!workers_.start_error.empty()) return Finish(stage, VerdictStatus::kInfraError, workers_.start_error);
+  const nlohmann::json limits = {{"cpu_seconds", 600}, {"file_bytes", uint64_t{64} << 20}};
+  Message trusted;
+  trusted.header = {{"type", "setup"}, {"reference", reference.string()}, {"sandbox", options_.sandbox},
+                    {"scratch", workers_.scratch->path().string()},
+                    {"readable", {reference.parent_path().string()}}, {"limits", limits}};
+  Message setup;
+  setup.header = {{"type", "setup"}, {"candidate", candidate.string()}, {"baseline", baseline.string()},
+                  {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
+                  {"readable", {candidate.parent_path().string(), baseline.parent_path().string()}},
+                  {"limits", limits}};
+  auto trusted_reply = std::async(std::launch::async, [&] {
+    return workers_.reference->Request(trusted, "ready", kCudaSetupTimeout, "starting the reference worker");
+  });
+  auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
+  auto reference_reply = trusted_reply.get();
+  stage.seconds = SecondsSince(start);
+  if (!reference_reply) return WorkerFailed(stage, *workers_.reference, true);
+  if (reference_reply->type() != "ready") {
+    return Finish(stage, VerdictStatus::kInfraError,
+                  "the GPU reference could not be loaded: " + reference_reply->header.value("message", std::string("?")));
+  }
+  if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
+  if (reply->header.contains("protections")) {
+    stage.details["protections"] = reply->header["protections"];
+    verdict_.provenance["protections"] = reply->header["protections"];
+  }
+  if (reply->type() == "load_error" && !reply->header.contains("protections")) {
+    // Before anything of the candidate's ran: the GPU itself is not usable.
+    return Finish(stage, VerdictStatus::kInfraError, "the CUDA worker could not start: " +
+                                                         reply->header.value("message", std::string("?")));
+  }
+  if (reply->type() != "ready") {
+    return Finish(stage, VerdictStatus::kRuntimeError,
+                  "the candidate could not be loaded: " + reply->header.value("message", std::string("?")));
+  }
+  const auto device = reply->header.value("device", nlohmann::json::object());
+  l2_bytes_ = device.value("l2_bytes", size_t{0});
+  verdict_.provenance["gpu"] = device;
+  const auto protections = Protections::FromJson(reply->header["protections"]);
+  stage.details["summary"] = fmt::format(
+      "{}: seccomp {}, landlock {}, network namespace {}", device.value("name", std::string("GPU")),
+      protections.seccomp ? "on" : "off",
+      protections.landlock_abi > 0 ? "abi " + std::to_string(protections.landlock_abi) : "off",
+      protections.network_namespace ? "on" : "off");
+  return true;
+}
+
+GuardedArena* CudaSession::ArenaFor(StageRecord& stage, WorkerProcess& worker, ArenaMap& arenas,
+                                    const CaseLayout& layout, bool trusted) {
+  SharedArena& shared = arenas[layout.Key()];
+  if (shared.arena) return shared.arena.get();
+  auto memory = SharedMemory::Create(GuardedArena::RequiredBytes(layout));
+  if (!memory.ok()) {
+    Finish(stage, VerdictStatus::kInfraError, memory.error().message);
+    return nullptr;
+  }
+  Message announce;
+  announce.header = layout.ToJson();
+  announce.header["type"] = "arena";
+  auto reply = worker.Request(announce, "arena_ready", kCudaSetupTimeout, "sharing case memory", (*memory)->fd());
+  if (!reply) {
+    WorkerFailed(stage, worker, trusted);
+    return nullptr;
+  }
+  if (reply->type() != "arena_ready") {
+    Finish(stage, VerdictStatus::kInfraError, "worker error: " + reply->header.value("message", std::string("?")));
+    return nullptr;
+  }
+  if (!reply->header.value("pinned", true)) {
+    stage.details["unpinned_arenas"] = stage.details.value("unpinned_arenas", 0) + 1;
+  }
+  shared.arena = std::make_unique<GuardedArena>(layout, (*memory)->data());
+  shared.memory = std::move(memory.value());
+  return shared.arena.get();
+}
+
+bool CudaSession::RunReference(StageRecord& stage, const CaseLayout& layout, const std::string& inputs,
+                               std::vector<std::vector<double>>& outputs) {
+  GuardedArena* arena = ArenaFor(stage, *workers_.reference, reference_arenas_, layout, true);
+  if (arena == nullptr) return false;
+  if (auto status = arena->Prepare(inputs, canary_); !status.ok()) {
+    return Finish(stage, VerdictStatus::kInfraError, status.error().message);
+  }
+  Message request;
+  request.header = layout.ToJson();
+  request.header["type"] = "run";
+  request.header["target"] = "reference";
+  auto reply = workers_.reference->Request(request, "result", options_.call_timeout + kReplySlack,
+                                           "running the GPU reference");
+  if (!reply) return WorkerFailed(stage, *workers_.reference, true);
+  if (reply->type() != "result") {
+    return Finish(stage, VerdictStatus::kInfraError,
+                  "the GPU reference failed: " + reply->header.value("message", std::string("?")));
+  }
+  outputs.clear();
+  for (const auto& slot : layout.tensors) {
+    if (!slot.output) continue;
+    const auto* values = static_cast<const double*>(arena->pointers()[slot.parameter]);
+    outputs.emplace_back(values, values + slot.bytes / sizeof(double));
+  }
+  return true;
+}
+
+bool CudaSession::ComputeExpected(StageRecord& stage, PreparedCase& prepared) {
+  const CaseLayout layout = ReferenceLayout(prepared.layout);
+  if (!RunReference(stage, layout, prepared.inputs, prepared.expected)) return false;
+  prepared.magnitude.clear();
+  const DimValues shape = [&] {
+    DimValues values;
+    for (size_t i = 0; i < task_.dims.size(); ++i) {
+      for (size_t p = 0; p < task_.bindings.size(); ++p) {
+        if (task_.bindings[p].role == ParameterRole::kDim && task_.bindings[p].index == i) {
+          values[task_.dims[i]] = prepared.layout.scalars[p];
+        }
+      }
+    }
+    return values;
+  }();
+  bool small = true;
+  for (const auto& output : prepared.expected) small = small && static_cast<int64_t>(output.size()) <= kMagnitudeMaxElements;
+  if (task_.Accumulation(shape) > 1 && small) {
+    return RunReference(stage, layout, AbsoluteInputs(prepared.layout, prepared.inputs), prepared.magnitude);
+  }
+  return true;
+}
+
+bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const std::string& label) {
+  if (reply.type() == "cuda_error") {
+    stage.details["failed_case"] = label;
+    return Finish(stage, VerdictStatus::kRuntimeError,
+                  fmt::format("CUDA error at {}: {}", label, reply.header.value("message", std::string("?"))));
+  }
+  if (reply.type() != "result" && reply.type() != "timed") {
+    return Finish(stage, VerdictStatus::kInfraError, "worker error: " + reply.header.value("message", std::string("?")));
+  }
+  const auto violations = reply.header.value("violations", std::vector<std::string>{});
+  if (!violations.empty()) {
+    stage.details["violations"] = violations;
+    stage.details["failed_case"] = label;
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("work outside the given stream at {}: {}", label, violations.front()));
+  }
+  if (reply.header.value("late_write", false)) {
+    stage.details["failed_case"] = label;
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("at {}: memory was still being written after the given stream completed "
+                              "(work left running on another stream)", label));
+  }
+  return true;
+}
+
+bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
+                          int repeat) {
+  GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, prepared.layout, false);
+  if (arena == nullptr) return false;
+  if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
+    return Finish(stage, VerdictStatus::kInfraError, status.error().message);
+  }
+  std::optional<GpuGate::Shared> gpu_shared(std::in_place, options_.gpu_gate);
+  // The reference worker computes the answer while the candidate's worker runs the candidate.
+  std::future<bool> expected;
+  if (prepared.expected.empty()) {
+    expected = std::async(std::launch::async, [&] { return ComputeExpected(stage, prepared); });
+  }
+  Message request;
+  request.header = prepared.layout.ToJson();
+  request.header["type"] = "run";
+  request.header["target"] = "candidate";
+  request.header["repeat"] = repeat;
+  const auto timeout = options_.call_timeout * (1 + repeat / 16) + kReplySlack;
+  const auto sent = Clock::now();
+  auto reply = workers_.candidate->Request(request, "result", timeout, "running case " + spec.label);
+  const auto answered = Clock::now();
+  const bool reference_ok = !expected.valid() || expected.get();
+  AddMilliseconds(stage.details, "evaluator_ms", "candidate_request",
+                  1000 * std::chrono::duration<double>(answered - sent).count());
+  AddMilliseconds(stage.details, "evaluator_ms", "reference_wait", 1000 * SecondsSince(answered));
+  gpu_shared.reset();  // the rest happens on the host
+  if (!reference_ok) return false;
+  if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
+  if (!JudgeReply(stage, *reply, spec.label)) return false;
+  const nlohmann::json phases = reply->header.value("phase_us", nlohmann::json::object());
+  for (const auto& [phase, value] : phases.items()) {
+    AddMilliseconds(stage.details, "worker_phase_ms", phase, value.get<double>() / 1000);
+  }
+  const std::string snapshot = arena->Snapshot();
+  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot, canary_);
+  stage.details["worst_norm_error"] = std::max(stage.details.value("worst_norm_error", 0.0), check.worst_norm_error);
+  if (check.problem == CaseProblem::kNone) return true;
+  stage.details["failed_case"] = spec.label;
+  const std::string launch = reply->header.contains("launch_error")
+                                 ? " (the launch failed: " + reply->header["launch_error"].get<std::string>() + ")"
+                                 : "";
+  switch (check.problem) {
+    case CaseProblem::kWrongOutput:
+      if (after_timing) {
+        return Finish(stage, VerdictStatus::kIntegrityViolation,
+                      fmt::format("correct before timing but wrong after it (it behaves differently after "
+                                  "many calls), at {}: {}", spec.label, check.description));
+      }
+      return Finish(stage, VerdictStatus::kWrongOutput,
+                    fmt::format("wrong output at {}: {}{}", spec.label, check.description, launch));
+    default:
+      return Finish(stage, VerdictStatus::kIntegrityViolation,
+                    fmt::format("at {}: the kernel {}", spec.label, check.description));
+  }
+}
+
+bool CudaSession::Correctness() {
+  const auto start = Clock::now();
+  auto& stage = Stage("correctness");
+  cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
+  // Inputs of the next case are generated while the current one runs.
+  auto prepare = [this](size_t index) {
+    return std::async(std::launch::async, [this, index] { return PrepareCase(task_, cases_[index], kCudaGuardBytes); });
+  };
+  std::future<PreparedCase> next = prepare(0);
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    if (options_.progress && (i % 8 == 0 || i + 1 == cases_.size())) {
+      options_.progress(fmt::format("correctness {}/{}", i + 1, cases_.size()));
+    }
+    const auto waiting = Clock::now();
+    PreparedCase prepared = next.get();
+    AddMilliseconds(stage.details, "evaluator_ms", "inputs_wait", 1000 * SecondsSince(waiting));
+    if (i + 1 < cases_.size()) next = prepare(i + 1);
+    if (!RunCase(stage, cases_[i], prepared, false)) {
+      if (next.valid()) next.wait();
+      stage.seconds = SecondsSince(start);
+      return false;
+    }
+  }
+  stage.seconds = SecondsSince(start);
+  stage.details["cases"] = cases_.size();
+  stage.details["summary"] = fmt::format(
+      "{} cases ({} GPU shapes x {} distributions, random shapes, the bench shape), checked against the GPU "
+      "reference; worst norm-wise error {:.2g}",
+      cases_.size(), task_.eval_shapes.size(), task_.distributions.size(),
+      stage.details.value("worst_norm_error", 0.0));
+  return true;
+}
+
+bool CudaSession::IdleCheck() {
+  const auto start = Clock::now();
+  auto& stage = Stage("idle_check");
+  GpuGate::Shared gpu_shared(options_.gpu_gate);
+  Message request;
+  request.header = {{"type", "idle"}, {"wait_ms", 100}};
+  auto reply = workers_.candidate->Request(request, "idle_done", kCudaSetupTimeout, "watching the idle GPU");
+  stage.seconds = SecondsSince(start);
+  if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
+  if (reply->type() == "cuda_error") return JudgeReply(stage, *reply, "the idle check");
+  const auto violations = reply->header.value("violations", std::vector<std::string>{});
+  if (!violations.empty()) {
+    stage.details["violations"] = violations;
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  "work was launched after the kernel's calls had returned: " + violations.front());
+  }
+  stage.details["summary"] = "no GPU work in the 100 ms after the last call";
+  return true;
+}
+
+bool CudaSession::Recheck() {
+  const auto start = Clock::now();
+  auto& stage = Stage("recheck");
+  // The first case and the largest eval shape, on new values. The bench shape was just checked
+  // on fresh values at the end of timing.
+  const auto largest = std::max_element(cases_.begin(), cases_.end() - 1, [this](const CaseSpec& a, const CaseSpec& b) {
+    return MakeLayout(task_, a.shape, 0).SnapshotBytes() < MakeLayout(task_, b.shape, 0).SnapshotBytes();
+  });
+  std::vector<CaseSpec> specs = {cases_.front(), *largest};
+  for (size_t i = 0; i < specs.size(); ++i) {
+    specs[i].seed = DeriveSeed(secret_seed_, kRecheckSalt + i);
+    specs[i].label += " (re-check, new values)";
+    PreparedCase prepared = PrepareCase(task_, specs[i], kCudaGuardBytes);
+    if (!RunCase(stage, specs[i], prepared, true)) return false;
+  }
+  // A secret number of back-to-back calls, then a checked one with fresh values: a kernel that
+  // changes after some count of calls cannot know when the count is reached.
+  const auto smallest = std::min_element(cases_.begin(), cases_.end(), [this](const CaseSpec& a, const CaseSpec& b) {
+    return MakeLayout(task_, a.shape, 0).SnapshotBytes() < MakeLayout(task_, b.shape, 0).SnapshotBytes();
+  });
+  const int extra_calls = kMinExtraCalls + static_cast<int>(MixCounter(secret_seed_, kExtraCallsSalt, 0) % kExtraCallsRange);
+  CaseSpec spec = *smallest;
+  spec.seed = DeriveSeed(secret_seed_, kExtraCallsSalt + 1);
+  spec.label += " (re-check, after extra calls)";
+  PreparedCase prepared = PrepareCase(task_, spec, kCudaGuardBytes);
+  if (!RunCase(stage, spec, prepared, true, extra_calls)) return false;
+  stage.seconds = SecondsSince(start);
+  stage.details["extra_calls"] = extra_calls;
+  stage.details["summary"] = fmt::format(
+      "correct after timing, on fresh values in the same buffers, and after {} more calls", extra_calls);
+  return true;
+}
+
+bool CudaSession::Close() {
+  auto& stage = Stage("close");
+  const auto start = Clock::now();
+  const bool reference_closed = workers_.reference->Close(kCudaSetupTimeout);
+  const bool closed = workers_.candidate->Close(kCudaSetupTimeout);
+  stage.seconds = SecondsSince(start);
+  if (!closed) return WorkerFailed(stage, *workers_.candidate, false);
+  if (!reference_closed) return WorkerFailed(stage, *workers_.reference, true);
+  stage.details["summary"] = "both workers exited cleanly with nothing left unread";
+  return true;
+}
+
+}  // namespace ksmith

@@ -1,0 +1,107 @@
+// The stages of a CUDA evaluation that need the GPU: correctness against the GPU reference,
+// stream and idle checks, timing by the nvbench method, the re-check and the physical limit.
+// Two workers take part: the candidate's (which also holds the trusted baseline) and a
+// reference worker that never loads untrusted code, so nothing a candidate does inside its
+// process can touch the answers it is judged against.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/gpu_facts.h"
+#include "core/files.h"
+#include "eval/cases.h"
+#include "eval/eval_options.h"
+#include "eval/verdict.h"
+#include "sandbox/layout.h"
+#include "sandbox/shared_memory.h"
+#include "sandbox/supervisor.h"
+
+namespace ksmith {
+
+/// Guard zone on each side of every tensor of a CUDA case [bytes].
+inline constexpr size_t kCudaGuardBytes = 256;
+/// Context creation, module loading, sharing a case's memory.
+inline constexpr std::chrono::milliseconds kCudaSetupTimeout{60'000};
+
+/// Both workers, started before the build so that their CUDA contexts (0.3 s each) are created
+/// while nvcc runs.
+struct CudaWorkers {
+  std::unique_ptr<ScopedTempDir> scratch;
+  std::unique_ptr<WorkerProcess> candidate;
+  std::unique_ptr<WorkerProcess> reference;
+  std::string start_error;  // set when they could not be started
+
+  static CudaWorkers Start(const EvalOptions& options);
+};
+
+class CudaSession {
+ public:
+  /// `task` is the CUDA view of a task: its eval and bench shapes are the GPU-sized ones.
+  /// `gpu` may still be measuring (the first run on a GPU): timing waits for it, so that the
+  /// probe never runs while kernels are timed.
+  CudaSession(const Task& task, const EvalOptions& options, std::shared_future<std::optional<GpuFacts>> gpu,
+              Verdict& verdict, uint64_t secret_seed, CudaWorkers workers)
+      : task_(task), options_(options), gpu_future_(std::move(gpu)), verdict_(verdict),
+        secret_seed_(secret_seed), workers_(std::move(workers)) {}
+
+  /// Runs every stage; sets the verdict's status (passed when all pass). cuda_timing_stage.cc
+  /// holds the timing stages.
+  bool Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
+           const std::filesystem::path& reference);
+
+ private:
+  struct SharedArena {
+    std::unique_ptr<SharedMemory> memory;
+    std::unique_ptr<GuardedArena> arena;
+  };
+  using ArenaMap = std::map<std::string, SharedArena>;
+
+  StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
+    return recorder_.Finish(stage, status, std::move(reason));
+  }
+  bool WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool trusted);
+  bool Setup(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
+             const std::filesystem::path& reference);
+  GuardedArena* ArenaFor(StageRecord& stage, WorkerProcess& worker, ArenaMap& arenas,
+                         const CaseLayout& layout, bool trusted);
+  /// Fills prepared.expected (and .magnitude) from the reference worker.
+  bool ComputeExpected(StageRecord& stage, PreparedCase& prepared);
+  bool RunReference(StageRecord& stage, const CaseLayout& layout, const std::string& inputs,
+                    std::vector<std::vector<double>>& outputs);
+  /// Runs the candidate on one case and judges it. `repeat` extra calls come first.
+  bool RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
+               int repeat = 0);
+  bool JudgeReply(StageRecord& stage, const Message& reply, const std::string& label);
+  bool Correctness();
+  bool IdleCheck();
+  bool Time();
+  bool Recheck();
+  bool PhysicalLimit();
+  bool Close();
+
+  const Task& task_;
+  const EvalOptions& options_;
+  std::shared_future<std::optional<GpuFacts>> gpu_future_;
+  std::optional<GpuFacts> gpu_;
+  Verdict& verdict_;
+  VerdictRecorder recorder_{verdict_};
+  uint64_t secret_seed_;
+  CudaWorkers workers_;
+  uint32_t canary_ = 0;
+  size_t l2_bytes_ = 0;
+  ArenaMap candidate_arenas_;
+  ArenaMap reference_arenas_;
+  std::vector<CaseSpec> cases_;
+  std::optional<PreparedCase> bench_prepared_;
+};
+
+}  // namespace ksmith

@@ -1,0 +1,169 @@
+// The timing stages of a CUDA evaluation: the nvbench-method loop in the worker, the check of
+// what it left behind, and the physical limit.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "core/clock.h"
+#include "eval/cuda/cuda_session.h"
+#include "eval/gpu_gate.h"
+#include "eval/statistics.h"
+#include "tensor/dtype.h"
+#include "tensor/random.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = SteadyClock;
+using std::chrono::milliseconds;
+
+// Measured peaks are not the true peaks: only times well under the floor are impossible.
+constexpr double kPhysicalSlack = 2.5;
+constexpr double kGpuTargetRse = 0.005;  // the nvbench default
+constexpr size_t kMinFlushBytes = size_t{64} << 20;
+constexpr uint64_t kTimingSalt = 0x6707;
+
+// The input tensors as they now stand in a shared arena, in slot order.
+std::string InputsOf(const GuardedArena& arena, const CaseLayout& layout) {
+  std::string inputs;
+  for (const auto& slot : layout.tensors) {
+    if (slot.output) continue;
+    inputs.append(static_cast<const char*>(arena.pointers()[slot.parameter]), slot.bytes);
+  }
+  return inputs;
+}
+
+std::vector<double> Microseconds(const nlohmann::json& nanoseconds) {
+  std::vector<double> values;
+  for (const auto& value : nanoseconds) values.push_back(value.get<double>() / 1000.0);
+  return values;
+}
+
+}  // namespace
+
+bool CudaSession::Time() {
+  const auto start = Clock::now();
+  auto& stage = Stage("timing");
+  if (gpu_future_.valid()) {
+    if (gpu_future_.wait_for(std::chrono::seconds(0)) != std::future_status::ready && options_.progress) {
+      options_.progress("waiting for the GPU's peaks to be measured (once per GPU)");
+    }
+    gpu_ = gpu_future_.get();
+    if (gpu_) verdict_.provenance["gpu_facts"] = gpu_->ToJson();
+  }
+  if (options_.progress) options_.progress("timing against the baseline on the GPU");
+  // Nothing else of this process runs on the GPU while a candidate is timed.
+  GpuGate::Exclusive gpu_alone(options_.gpu_gate);
+  const CaseSpec& bench = cases_.back();
+  const CaseLayout layout = MakeLayout(task_, bench.shape, kCudaGuardBytes);
+  GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, layout, false);
+  if (arena == nullptr) return false;
+  const double accumulation = task_.Accumulation(bench.shape);
+  const DType output_dtype = task_.outputs.front().dtype;
+  const double epsilon = ComparisonEpsilon(output_dtype);
+  const Tolerance tolerance = task_.ToleranceFor(output_dtype);
+  const double elementwise = tolerance.elem + epsilon * (16 * std::sqrt(accumulation) + accumulation);
+  const double budget_s = options_.timing_budget_s;
+  nlohmann::json config = {{"budget_s", budget_s},
+                           {"target_rse", std::min(options_.target_rse, kGpuTargetRse)},
+                           {"flush_bytes", std::max(2 * l2_bytes_, kMinFlushBytes)},
+                           {"seed", DeriveSeed(secret_seed_, kTimingSalt)},
+                           {"tolerance", 2 * elementwise},
+                           {"scale", 0.0}};
+  Message request;
+  request.header = layout.ToJson();
+  request.header["type"] = "time";
+  request.header["config"] = config;
+  const auto timeout = milliseconds(static_cast<int64_t>(budget_s * 1000)) + options_.call_timeout * 4 + kCudaSetupTimeout;
+  auto reply = workers_.candidate->Request(request, "timed", timeout, "timing on the GPU");
+  stage.seconds = SecondsSince(start);
+  if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
+  if (!JudgeReply(stage, *reply, "the bench shape while timed")) return false;
+  const auto& header = reply->header;
+  const auto mismatched = header.value("mismatched_elements", uint64_t{0});
+  if (mismatched > 0) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("while timed, its output differed from the baseline's on {} elements (it "
+                              "skips, caches or changes its work when called repeatedly)", mismatched));
+  }
+  // The outputs left in place are those of the last, mutated inputs: check them for real.
+  PreparedCase last;
+  last.layout = layout;
+  last.inputs = InputsOf(*arena, layout);
+  if (!ComputeExpected(stage, last)) return false;
+  const CaseCheck check = CheckSnapshot(task_, last, arena->Snapshot(), canary_);
+  stage.details["final_check_s"] = SecondsSince(start) - stage.seconds;
+  stage.seconds = SecondsSince(start);
+  if (check.problem != CaseProblem::kNone) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  "after timing, its output for the last timed inputs is wrong: " + check.description);
+  }
+  Timing timing;
+  const auto candidate_us = Microseconds(header["candidate"]["cold_ns"]);
+  const auto baseline_us = Microseconds(header["baseline"]["cold_ns"]);
+  if (candidate_us.empty() || baseline_us.empty()) {
+    return Finish(stage, VerdictStatus::kInfraError, "no timing sample survived (all throttled?)");
+  }
+  timing.candidate_us = MedianWithInterval(candidate_us);
+  timing.baseline_us = MedianWithInterval(baseline_us);
+  timing.speedup = PairedSpeedup(baseline_us, candidate_us);
+  timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
+  verdict_.timing = timing;
+  for (const char* side : {"candidate", "baseline"}) {
+    const auto& facts = header[side];
+    const double cold_us = MedianWithInterval(Microseconds(facts["cold_ns"])).median;
+    const double warm_us = facts.value("warm_ns", 0.0) / 1000.0;
+    stage.details[side] = {{"cold_us", cold_us}, {"warm_us", warm_us},
+                           {"warm_batch", facts.value("warm_batch", 1)},
+                           {"samples", facts["cold_ns"].size()},
+                           {"throttled_samples", facts.value("throttled_samples", 0)},
+                           {"sm_clock_mhz", facts.value("clock_mhz_median", 0.0)}};
+  }
+  stage.details["rounds"] = header.value("rounds", 0);
+  stage.details["blocking_kernel"] = header.value("blocking_kernel", true);
+  stage.details["l2_flush_bytes"] = header.value("flush_bytes", size_t{0});
+  stage.details["shape"] = task_.FormatShape(bench.shape);
+  if (header.contains("note")) stage.details["note"] = header["note"];
+  const double warm_us = stage.details["candidate"]["warm_us"].get<double>();
+  const bool warm_differs = std::abs(warm_us - timing.candidate_us.median) > 0.05 * timing.candidate_us.median;
+  stage.details["summary"] = fmt::format(
+      "cold {:.2f} us vs baseline {:.2f} us{} over {} rounds: speedup {:.2f}x [{:.2f}, {:.2f}] ({})",
+      timing.candidate_us.median, timing.baseline_us.median,
+      warm_differs ? fmt::format(" (warm {:.2f} us)", warm_us) : "", header.value("rounds", 0),
+      timing.speedup.median, timing.speedup.low, timing.speedup.high, timing.comparison);
+  if (header.contains("note")) {
+    stage.details["summary"] = stage.details["summary"].get<std::string>() + "; " + header["note"].get<std::string>();
+  }
+  return true;
+}
+bool CudaSession::PhysicalLimit() {
+  auto& stage = Stage("physical_limit");
+  Timing& timing = *verdict_.timing;
+  if (!gpu_ || gpu_->copy_bandwidth_gbps <= 0 || gpu_->fp32_tflops <= 0) {
+    stage.details["summary"] = "skipped: no measured GPU peaks (run `ksmith doctor`)";
+    return true;
+  }
+  const DimValues& shape = cases_.back().shape;
+  const double flops = static_cast<double>(task_.Flops(shape));
+  const double bytes = static_cast<double>(task_.MinimumBytes(shape));
+  // As on the CPU: a baseline faster than the measured peaks means the peaks read low.
+  const double baseline_s = timing.baseline_us.median * 1e-6;
+  const double bandwidth_gbps = std::max(gpu_->copy_bandwidth_gbps, bytes / baseline_s / 1e9);
+  const double tflops = std::max(gpu_->fp32_tflops, flops / baseline_s / 1e12);
+  const double compute_us = flops / (tflops * 1e6);
+  const double memory_us = bytes / (bandwidth_gbps * 1e3);
+  timing.floor_us = std::max(compute_us, memory_us);
+  timing.bound_by = memory_us >= compute_us ? "memory" : "compute";
+  timing.roofline_fraction = timing.floor_us / timing.candidate_us.median;
+  stage.details = nlohmann::json{{"floor_us", timing.floor_us}, {"bound_by", timing.bound_by},
+                                 {"copy_bandwidth_gbps", bandwidth_gbps}, {"fp32_tflops", tflops}};
+  if (timing.candidate_us.median * kPhysicalSlack < timing.floor_us) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  fmt::format("measured {:.2f} us, but this GPU needs at least {:.2f} us to move {:.0f} bytes "
+                              "and do {:.0f} flops: the time is not real",
+                              timing.candidate_us.median, timing.floor_us, bytes, flops));
+  }
+  stage.details["summary"] = fmt::format("{:.0f}% of the {} limit", 100 * timing.roofline_fraction, timing.bound_by);
+  return true;
+}
+}  // namespace ksmith

@@ -1,0 +1,60 @@
+// What every evaluation is asked to do and what it judges, whatever backend runs it: the
+// options of one evaluation and the candidate's source.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ksmith {
+
+class GpuGate;
+
+struct EvalOptions {
+  int seeds = 3;                                   // seeds per eval shape and distribution
+  int64_t large_elements = int64_t{1} << 20;       // shapes above this get one seed
+  std::chrono::milliseconds call_timeout{10'000};  // one kernel call, [ms]
+  bool time = true;
+  double timing_budget_s = 1.0;   // [s] the timing loop stops by then (after min rounds)
+  double target_rse = 0.01;       // stop timing once both sides' relative standard error is below
+  int threads = 0;                // OpenMP threads in the worker; 0: all cores
+  bool sandbox = true;
+  bool profile = false;           // add the backend's profile of a passing candidate (slow)
+  std::optional<uint64_t> fixed_seed;  // for reproducing a run; otherwise secret and random
+  /// Progress lines ("correctness 12/40"); may be empty.
+  std::function<void(const std::string&)> progress;
+  /// Set by whoever may stop the evaluation (Ctrl-C, a service shutting down); null: never.
+  /// The pipeline stops between stages and the workers stop mid-request; the verdict is then an
+  /// infra_error that says it was cancelled, never the candidate's.
+  const std::atomic<bool>* cancel = nullptr;
+
+  // Filled by the backend that runs the evaluation, not by callers:
+  std::filesystem::path worker_executable;  // ksmith-worker, ksmith-cuda-worker...
+  std::filesystem::path scratch_parent;     // where workers get their private folders
+  /// Extra environment for the workers ("CUDA_VISIBLE_DEVICES=1").
+  std::vector<std::string> worker_environment;
+  /// Shared by evaluations that run at once on one device (eval/gpu_gate.h); null when alone.
+  GpuGate* gpu_gate = nullptr;
+
+  bool Cancelled() const { return cancel != nullptr && cancel->load(); }
+};
+
+struct CandidateSource {
+  std::string path;  // as given, for messages
+  std::string text;
+  size_t file_bytes = 0;  // the file's size when known; a file over the limit is not read whole
+};
+
+/// Size limit for candidate sources [bytes].
+inline constexpr size_t kMaxCandidateBytes = size_t{1} << 20;
+
+/// Why a candidate's text cannot be compiled at all (too big, empty, not text); empty when it
+/// can be tried.
+std::string UnusableSourceReason(const CandidateSource& candidate);
+
+}  // namespace ksmith

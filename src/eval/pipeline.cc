@@ -1,0 +1,222 @@
+#include "eval/pipeline.h"
+
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/clock.h"
+#include "core/strings.h"
+#include "eval/pipeline_steps.h"
+
+namespace ksmith {
+namespace {
+
+using Clock = SteadyClock;
+
+constexpr size_t kMaxLogLines = 40;
+constexpr size_t kMaxLogBytes = 4000;
+
+std::string DisplayName(const CandidateSource& candidate, const BackendTraits& traits) {
+  const std::string name = std::filesystem::path(candidate.path).filename().string();
+  return name.empty() ? "candidate" + traits.source_extension : name;
+}
+
+BuildRequest CandidateRequest(const CandidateSource& candidate, const BackendTraits& traits) {
+  return {candidate.text, DisplayName(candidate, traits), KernelRole::kCandidate, {}};
+}
+
+// One evaluation: the stages in order, each recorded into the verdict; the first that fails
+// ends it with its status.
+class PipelineRun {
+ public:
+  PipelineRun(const EvalBackend& backend, CompilePool& pool, const EvalOptions& options, const Task& task,
+              const CandidateSource& candidate)
+      : backend_(backend), pool_(pool), options_(options), view_(backend.View(task)), candidate_(candidate) {
+    verdict_.task = task.name;
+    verdict_.backend = backend.traits().name;
+    verdict_.candidate = candidate.path;
+  }
+
+  Verdict Run(std::future<Result<BuildOutput>> build) {
+    const auto start = Clock::now();
+    secret_seed_ = EvaluationSeed(options_);
+    verdict_.provenance = CommonProvenance(options_, secret_seed_, view_, candidate_);
+    verdict_.provenance.update(backend_.Provenance());
+    try {
+      if (const Status supported = backend_.Supports(view_); !supported.ok()) {
+        Finish(recorder_.Stage("audit"), VerdictStatus::kInfraError, supported.error().message);
+      } else {
+        RunStages(std::move(build));
+      }
+    } catch (const std::exception& error) {
+      // A bug of ours: the stages so far stay in the verdict, and the one running says where.
+      StageRecord& stage = verdict_.stages.empty() ? recorder_.Stage("internal") : verdict_.stages.back();
+      Finish(stage, VerdictStatus::kInfraError,
+             fmt::format("internal error in the evaluator during {}: {}", stage.name, error.what()));
+    }
+    verdict_.total_s = SecondsSince(start);
+    return std::move(verdict_);
+  }
+
+ private:
+  void Progress(const std::string& line) const {
+    if (options_.progress) options_.progress(line);
+  }
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
+    return recorder_.Finish(stage, status, std::move(reason));
+  }
+  // Between stages: a cancelled evaluation ends here, never as the candidate's verdict.
+  bool Cancelled(const char* before) {
+    if (!options_.Cancelled()) return false;
+    Finish(recorder_.Stage(before), VerdictStatus::kInfraError, "the evaluation was cancelled");
+    return true;
+  }
+
+  void RunStages(std::future<Result<BuildOutput>> build) {
+    // The session starts its workers now (a CUDA context takes 0.3 s) while the build runs. It
+    // is opened on this thread: a worker dies with the thread that spawned it (PR_SET_PDEATHSIG).
+    std::unique_ptr<VerificationSession> session;
+    if (UnusableSourceReason(candidate_).empty()) {
+      if (!build.valid()) {
+        build = pool_.Submit([this, request = CandidateRequest(candidate_, backend_.traits())] {
+          return backend_.Build(view_, request);
+        });
+      }
+      session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
+    }
+    if (!Audit() || Cancelled("build") || !Build(build) || Cancelled("trusted_build") || !BuildTrusted() ||
+        Cancelled("verify")) {
+      return;
+    }
+    Progress("verifying the candidate");
+    session->Run(candidate_object_, trusted_);
+    if (options_.Cancelled() && verdict_.status != VerdictStatus::kPassed) {
+      // Whatever the workers said once they were stopped is not the candidate's doing.
+      StageRecord& stage = verdict_.stages.back();
+      stage.details["cancelled"] = true;
+      verdict_.status = VerdictStatus::kInfraError;
+      verdict_.reason = "the evaluation was cancelled";
+    }
+    // Releasing the case memory (shared and pinned, gigabytes for large shapes) takes time of
+    // its own: the verdict says how much.
+    const auto releasing = Clock::now();
+    session.reset();
+    StageRecord& release = recorder_.Stage("release");
+    release.seconds = SecondsSince(releasing);
+    release.details["summary"] = "case memory and workers released";
+    if (options_.profile && !options_.Cancelled()) {
+      Progress("profiling the candidate");
+      backend_.Profile(verdict_, view_);
+    }
+  }
+
+  bool Audit() {
+    return AuditCandidateSource(recorder_, candidate_,
+                                [this] { return backend_.AuditSource(candidate_.text, view_); });
+  }
+
+  bool Build(std::future<Result<BuildOutput>>& pending) {
+    const auto start = Clock::now();
+    auto& stage = recorder_.Stage("build");
+    Progress("building the candidate");
+    auto build = pending.get();
+    stage.seconds = SecondsSince(start);
+    if (!build.ok()) return Finish(stage, VerdictStatus::kInfraError, build.error().message);
+    stage.details["cache_hit"] = build->cache_hit;
+    stage.details["compile_s"] = build->compile_s;
+    stage.details["compiler_sandboxed"] = build->sandboxed;
+    stage.details["command"] = build->command;
+    const BackendTraits& traits = backend_.traits();
+    if (!build->compiled) {
+      return FinishCompileFailure(recorder_, stage, build->log, view_, backend_.Declaration(view_),
+                                  traits.compiler_name);
+    }
+    // What the device compiler reported (registers, spills, SASS); empty where it reports none.
+    const auto json = build->ToJson();
+    stage.details["resources"] = json["resources"];
+    stage.details["sass"] = json["sass"];
+    stage.details["shared_object"] = build->shared_object.string();
+    candidate_object_ = build->shared_object;
+    auto findings = backend_.AuditBinary(*build, view_);
+    if (!findings.ok()) return Finish(stage, VerdictStatus::kInfraError, findings.error().message);
+    stage.details["summary"] = build->cache_hit ? "cached" : fmt::format("compiled in {:.2f} s", build->compile_s);
+    if (!findings->empty()) return FinishAuditFailure(recorder_, recorder_.Stage("binary_audit"), *findings, "binary");
+    return true;
+  }
+
+  bool BuildTrusted() {
+    const auto start = Clock::now();
+    auto& stage = recorder_.Stage("trusted_build");
+    auto sources = backend_.TrustedSources(view_);
+    if (!sources.ok()) return Finish(stage, VerdictStatus::kInfraError, sources.error().message);
+    auto reference = pool_.Submit([this, request = sources->first] { return backend_.Build(view_, request); });
+    auto baseline = pool_.Submit([this, request = sources->second] { return backend_.Build(view_, request); });
+    auto reference_build = reference.get();
+    auto baseline_build = baseline.get();
+    stage.seconds = SecondsSince(start);
+    for (auto* build : {&reference_build, &baseline_build}) {
+      if (!build->ok()) return Finish(stage, VerdictStatus::kInfraError, build->error().message);
+      if (!(*build)->compiled) {
+        stage.details["log"] = TrimLog((*build)->log, kMaxLogLines, kMaxLogBytes);
+        return Finish(stage, VerdictStatus::kInfraError, "the task's own reference or baseline does not compile");
+      }
+    }
+    trusted_ = {reference_build->shared_object, baseline_build->shared_object};
+    stage.details["summary"] = "reference and baseline ready";
+    return true;
+  }
+
+  const EvalBackend& backend_;
+  CompilePool& pool_;
+  const EvalOptions& options_;
+  const Task view_;
+  const CandidateSource& candidate_;
+  Verdict verdict_;
+  VerdictRecorder recorder_{verdict_};
+  uint64_t secret_seed_ = 0;
+  std::filesystem::path candidate_object_;
+  TrustedBuild trusted_;
+};
+
+}  // namespace
+
+void EvalBackend::Profile(Verdict& verdict, const Task&) const {
+  StageRecord stage;
+  stage.name = "profile";
+  stage.outcome = "ok";
+  stage.details["summary"] = "not profiled: the " + traits().name + " backend has no profiler";
+  verdict.stages.push_back(std::move(stage));
+}
+
+namespace {
+
+Verdict InternalErrorVerdict(const EvalBackend& backend, const Task& task, const CandidateSource& candidate,
+                             const std::string& what) {
+  Verdict verdict;
+  verdict.task = task.name;
+  verdict.backend = backend.traits().name;
+  verdict.candidate = candidate.path;
+  verdict.status = VerdictStatus::kInfraError;
+  verdict.reason = fmt::format("internal error in the evaluator: {}", what);
+  return verdict;
+}
+
+}  // namespace
+
+std::future<Result<BuildOutput>> Pipeline::StartBuild(const Task& task, const CandidateSource& candidate) const {
+  if (!UnusableSourceReason(candidate).empty()) return {};
+  return pool_.Submit([&backend = backend_, view = backend_.View(task),
+                       request = CandidateRequest(candidate, backend_.traits())] { return backend.Build(view, request); });
+}
+
+Verdict Pipeline::Evaluate(const Task& task, const CandidateSource& candidate, const EvalOptions& options,
+                           std::future<Result<BuildOutput>> build) const {
+  try {
+    return PipelineRun(backend_, pool_, options, task, candidate).Run(std::move(build));
+  } catch (const std::exception& error) {
+    return InternalErrorVerdict(backend_, task, candidate, error.what());
+  }
+}
+
+}  // namespace ksmith

@@ -1,0 +1,30 @@
+#include "service/service_setup.h"
+
+#include <cstdio>
+
+#include "core/files.h"
+
+namespace ksmith {
+
+namespace {
+constexpr size_t kDefaultGpuWorkers = 3;
+}  // namespace
+
+size_t DefaultVerificationWorkers(const BackendTraits& traits) { return traits.gpu ? kDefaultGpuWorkers : 1; }
+
+Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRequest& request) {
+  auto traits = BackendRegistry::Global().Traits(request.backend);
+  if (!traits.ok()) return traits.error();
+  auto cache = CacheDirectory();
+  if (!cache.ok()) return cache.error();
+  LocalServiceConfig config;
+  config.backend_config.cache_directory = *cache;
+  config.backend_config.arch = request.arch;
+  config.backend_config.report_error = [](const std::string& line) {
+    std::fprintf(stderr, "ksmith: error: %s\n", line.c_str());
+  };
+  config.devices.push_back({request.backend, "", request.workers > 0 ? request.workers : DefaultVerificationWorkers(*traits)});
+  return LocalEvalService::Start(std::move(config));
+}
+
+}  // namespace ksmith

@@ -1,0 +1,28 @@
+// The evaluation service as the commands start it: one device of the chosen backend on this
+// machine, in the cache folder, with a worker count that suits the backend.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/result.h"
+#include "service/local_eval_service.h"
+
+namespace ksmith {
+
+/// Evaluations at once on one device when the user does not say: a GPU is shared by a few
+/// (correctness overlaps, timing takes turns); the cpu's timing needs every core, so one.
+size_t DefaultVerificationWorkers(const BackendTraits& traits);
+
+struct LocalServiceRequest {
+  std::string backend;
+  std::string arch;     // gpu backends: the target to build for; empty: the device found
+  size_t workers = 0;   // 0: DefaultVerificationWorkers
+};
+
+/// Starts a LocalEvalService with one device of `request.backend`. The error says what is
+/// missing: kInvalidArgument for the user's mistakes (unknown backend, bad arch), else this
+/// machine's (no GPU, no compiler).
+Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRequest& request);
+
+}  // namespace ksmith
