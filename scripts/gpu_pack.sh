@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine needs into .gpu/ (ignored by git; the device tool carries it):
 # stripped binaries from a build folder made here, and the shared libraries Ubuntu 24.04 lacks.
-# Then, on the GPU machine: scripts/gpu_check.sh. See docs/gpu.md.
+# Then, on the GPU machine: scripts/gpu_check.sh. See docs/gpu.md. `gpu_pack.sh BUILD OUT` packs another
+# build folder into OUT (e.g. .gpu-before for scripts/gpu_compare.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
-out=.gpu
+out=${2:-.gpu}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith_gpu_tests ksmith_bench_cuda ksmith-fake-llm; do
+for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith_gpu_tests ksmith-fake-llm; do
   if [[ -x "$build/$binary" ]]; then strip -o "$out/bin/$binary" "$build/$binary"; fi
 done
 for library in libfmt.so.9 libtomlplusplus.so.3 libcpp-httplib.so.0.11; do

@@ -1,4 +1,4 @@
-// Knobs declared in a kernel's source (DESIGN.md): `// @tune NAME: v1, v2, v3` followed by an
+// Knobs declared in a kernel's source (docs/design.md): `// @tune NAME: v1, v2, v3` followed by an
 // `#ifndef NAME / #define NAME default / #endif` guard. The tuner, a person and a model all read
 // the same declaration; a configuration is applied by defining the knobs ahead of the source.
 #pragma once

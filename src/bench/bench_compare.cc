@@ -98,7 +98,8 @@ std::vector<std::string> Notes(const nlohmann::json& a, const nlohmann::json& b,
   }
   for (const auto& [label, settings] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
     const auto jobs = NumberAt(*settings, "jobs");
-    if (jobs && *jobs > 1) {
+    const bool exclusive = settings->is_object() && settings->value("timing_exclusive", false);
+    if (jobs && *jobs > 1 && !exclusive) {
       notes.push_back(fmt::format("{} ran {:g} tasks at once: its timings overlapped and are noisier", label, *jobs));
     }
   }

@@ -190,5 +190,19 @@ TEST(LoadBenchRecord, NamesTheFileAndWhatIsWrong) {
   EXPECT_EQ(from_folder->bench["tasks"].size(), 1u);
 }
 
+TEST(CompareBenches, WarnsOfOverlappingTimingsOnlyWhenTasksAtOnceDidNotTakeTurns) {
+  // Given two benches that ran 3 tasks at once, only the one whose timings overlapped (an older
+  // file) gets the note; the other timed through one evaluation service, one at a time.
+  const std::vector<BenchTaskResult> results = {Timed("relu", 2.0, 1.9, 2.1)};
+  auto overlapped = MakeBenchRecord("a.json", BenchJson({"mini", "cuda", "tune", 1, 3, {}, false}, results, 5.0));
+  auto took_turns = MakeBenchRecord("b.json", BenchJson({"mini", "cuda", "tune", 1, 3, {}, true}, results, 5.0));
+  ASSERT_TRUE(overlapped.ok() && took_turns.ok());
+  auto comparison = CompareBenches(*overlapped, *took_turns, {});
+  ASSERT_TRUE(comparison.ok()) << comparison.error().message;
+  const std::string notes = (*comparison)["summary"]["notes"].dump();
+  EXPECT_NE(notes.find("A ran 3 tasks at once"), std::string::npos) << notes;
+  EXPECT_EQ(notes.find("B ran"), std::string::npos) << notes;
+}
+
 }  // namespace
 }  // namespace ksmith

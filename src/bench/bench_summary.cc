@@ -131,7 +131,8 @@ nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchT
   }
   return {{"settings",
            {{"suite", settings.suite}, {"backend", settings.backend}, {"strategy", settings.strategy},
-            {"samples", settings.samples}, {"jobs", settings.jobs}, {"machine", settings.machine},
+            {"samples", settings.samples}, {"jobs", settings.jobs}, {"timing_exclusive", settings.timing_exclusive},
+            {"machine", settings.machine},
             {"ksmith_version", KSMITH_VERSION}}},
           {"tasks", tasks},
           {"summary", summary}};

@@ -35,6 +35,9 @@ struct BenchSettings {
   /// Where it ran: {"cpu", "cores", "memory_bandwidth_gbs", "fp32_gflops", "gpu"}, each when
   /// known; empty when unknown.
   nlohmann::json machine = nlohmann::json::object();
+  /// The tasks' timings took turns on the device (one evaluation service for the bench), so
+  /// running tasks at once did not make them noisier. False in files written before.
+  bool timing_exclusive = false;
 };
 
 /// Fractions p of fast_p reported, as the issue asks.

@@ -1,5 +1,6 @@
-// `ksmith bench`: one `ksmith optimize` run per task of a suite (each recorded in the run store),
-// then the benchmark's metrics over them (bench/metrics.h), as JSON and a Markdown report.
+// `ksmith bench`: one optimize run per task of a suite (each recorded in the run store), all
+// submitting to one evaluation service, then the benchmark's metrics over them (bench/metrics.h),
+// as JSON and a Markdown report.
 // `ksmith bench compare A B`: two such results side by side (bench/bench_compare.h).
 #include <algorithm>
 #include <atomic>
@@ -18,11 +19,13 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/optimize_run.h"
 #include "eval/backend_registry.h"
 #include "core/clock.h"
 #include "core/files.h"
 #include "core/strings.h"
-#include "core/subprocess.h"
+#include "service/eval_client.h"
+#include "service/service_setup.h"
 #include "store/run_store.h"
 #include "task/registry.h"
 
@@ -38,7 +41,7 @@ struct BenchFlags {
   std::string db, report_dir;
   double timing_budget_s = 0;
   int seeds = 0;
-  int jobs = 1;
+  int jobs = 4;
   bool json = false, quiet = false;
 };
 
@@ -48,47 +51,42 @@ struct CompareFlags {
   bool allow_mixed = false;
 };
 
-constexpr std::chrono::hours kTaskTimeout{6};
-
-std::vector<std::string> OptimizeArguments(const BenchFlags& flags, const std::string& task,
-                                           const std::filesystem::path& db, const std::filesystem::path& output) {
-  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(), "optimize",
-                                   "--task", task, "--backend", flags.backend, "--max-candidates",
-                                   std::to_string(flags.samples), "--db", db.string(), "--output-dir",
-                                   output.string(), "--json", "--quiet"};
-  auto add = [&argv](const char* flag, const std::string& value) {
-    if (!value.empty()) argv.insert(argv.end(), {flag, value});
+OptimizeFlags TaskFlags(const BenchFlags& flags, const std::string& task, const std::filesystem::path& db,
+                        const std::filesystem::path& output) {
+  OptimizeFlags optimize;
+  optimize.task = task;
+  optimize.backend = flags.backend;
+  optimize.max_candidates = flags.samples;
+  optimize.db = db.string();
+  optimize.output_dir = output.string();
+  optimize.json = true;
+  optimize.quiet = true;
+  auto set = [](const std::string& value, std::optional<std::string>& field) {
+    if (!value.empty()) field = value;
   };
-  add("--strategy", flags.strategy);
-  add("--provider", flags.provider);
-  add("--base-url", flags.base_url);
-  add("--model", flags.model);
-  if (flags.timing_budget_s > 0) add("--timing-budget", fmt::format("{}", flags.timing_budget_s));
-  if (flags.seeds > 0) add("--seeds", std::to_string(flags.seeds));
-  return argv;
+  set(flags.strategy, optimize.strategy);
+  set(flags.provider, optimize.provider);
+  set(flags.base_url, optimize.base_url);
+  set(flags.model, optimize.model);
+  if (flags.timing_budget_s > 0) optimize.timing_budget_s = flags.timing_budget_s;
+  if (flags.seeds > 0) optimize.seeds = flags.seeds;
+  return optimize;
 }
 
-// Runs one task's optimize and reads its candidates back from the store.
+// Runs one task's optimize, its candidates evaluated by the bench's service, and reads them
+// back from the store.
 BenchTaskResult RunTask(const BenchFlags& flags, const std::string& task, const std::filesystem::path& db,
-                        const std::filesystem::path& output) {
+                        const std::filesystem::path& output, EvalClient& client) {
   BenchTaskResult result;
   result.task = task;
-  SpawnOptions spawn;
-  spawn.argv = OptimizeArguments(flags, task, db, output);
-  spawn.inherit_environment = true;
-  auto exit = RunCommand(spawn, kTaskTimeout);
-  if (!exit.ok()) {
-    result.error = exit.error().message;
+  const auto start = SteadyClock::now();
+  const OptimizeOutcome outcome = RunOptimize(TaskFlags(flags, task, db, output), {&client, false});
+  result.wall_s = SecondsSince(start);
+  if (!outcome.summary.is_object() || !outcome.summary.contains("run_id")) {
+    result.error = fmt::format("optimize ended with exit code {}: {}", outcome.exit_code, FirstLine(outcome.error, 300));
     return result;
   }
-  result.wall_s = exit->elapsed_s;
-  const size_t brace = exit->output.find('{');
-  const auto summary = nlohmann::json::parse(brace == std::string::npos ? std::string() : exit->output.substr(brace),
-                                             nullptr, false);
-  if (!summary.is_object() || !summary.contains("run_id")) {
-    result.error = fmt::format("optimize ended with {}: {}", exit->Describe(), FirstLine(exit->output, 300));
-    return result;
-  }
+  const nlohmann::json& summary = outcome.summary;
   result.run_id = summary["run_id"];
   result.tokens = summary.value("tokens", int64_t{0});
   result.cost_dollars = summary.value("cost", 0.0);
@@ -142,10 +140,12 @@ std::string ProgressLine(const BenchTaskResult& result) {
                      metrics.best_speedup ? fmt::format("{:.2f}x", *metrics.best_speedup) : "-", result.wall_s);
 }
 
-// Runs every task's optimize, up to `flags.jobs` at once; the results come back in the order of
-// `tasks`, whatever order the runs finish in. One progress line per finished task.
+// Runs every task's optimize, up to `flags.jobs` at once, all submitting to one evaluation
+// service; the results come back in the order of `tasks`, whatever order the runs finish in.
+// One progress line per finished task.
 std::vector<BenchTaskResult> RunTasks(const BenchFlags& flags, const std::vector<std::string>& tasks,
-                                      const std::filesystem::path& db, const std::filesystem::path& report_dir) {
+                                      const std::filesystem::path& db, const std::filesystem::path& report_dir,
+                                      EvalClient& client) {
   std::vector<BenchTaskResult> results(tasks.size());
   std::atomic<size_t> next{0};
   std::mutex progress_mutex;
@@ -153,7 +153,7 @@ std::vector<BenchTaskResult> RunTasks(const BenchFlags& flags, const std::vector
   auto work = [&] {
     for (size_t i = next++; i < tasks.size(); i = next++) {
       const std::string label = TaskLabel(tasks[i]);
-      results[i] = RunTask(flags, tasks[i], db, report_dir / "runs" / label);
+      results[i] = RunTask(flags, tasks[i], db, report_dir / "runs" / label, client);
       std::lock_guard lock(progress_mutex);
       ++finished;
       if (!flags.quiet) {
@@ -162,10 +162,6 @@ std::vector<BenchTaskResult> RunTasks(const BenchFlags& flags, const std::vector
     }
   };
   const size_t threads = std::min(tasks.size(), static_cast<size_t>(std::max(flags.jobs, 1)));
-  if (threads <= 1) {
-    work();
-    return results;
-  }
   std::vector<std::thread> workers;
   for (size_t i = 0; i < threads; ++i) workers.emplace_back(work);
   for (auto& worker : workers) worker.join();
@@ -196,16 +192,17 @@ int RunBench(const BenchFlags& flags) {
   const std::filesystem::path report_dir =
       flags.report_dir.empty() ? std::filesystem::path("ksmith-bench") / RunStore::NewRunId()
                                : std::filesystem::path(flags.report_dir);
-  const auto traits = BackendRegistry::Global().Traits(flags.backend);
-  if (flags.jobs > 1 && !flags.quiet) {
-    std::fprintf(stderr, "ksmith: note: --jobs %d runs tasks side by side: their timings share the %s, so speedups are "
-                 "noisier than with --jobs 1\n", flags.jobs,
-                 traits.ok() && traits->gpu ? "GPU" : "cores");
-  }
   BenchSettings settings{flags.suite, flags.backend, flags.strategy.empty() ? "default" : flags.strategy, flags.samples,
-                         flags.jobs, DescribeThisMachine(flags.backend)};
+                         flags.jobs, DescribeThisMachine(flags.backend), true};
+  // One service for every task: its device's workers take turns to time, however many tasks run.
+  auto service = StartLocalService({flags.backend, "", 0});
+  if (!service.ok()) {
+    PrintError(service.error().message);
+    return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+  }
+  EvalClient client(**service);
   const auto start = SteadyClock::now();
-  const std::vector<BenchTaskResult> results = RunTasks(flags, *tasks, *db, report_dir);
+  const std::vector<BenchTaskResult> results = RunTasks(flags, *tasks, *db, report_dir, client);
   const nlohmann::json bench = BenchJson(settings, results, SecondsSince(start));
   const std::string markdown = BenchMarkdown(bench);
   if (auto written = WriteFileAtomic(report_dir / "report.md", markdown); !written.ok()) {
@@ -286,9 +283,8 @@ CommandHandler AddBenchCommand(CLI::App& app) {
   app.add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
   app.add_option("--report", flags->report_dir, "Where report.md, report.html, bench.json and each task's run go (default ksmith-bench/<id>)");
   app.add_option("--jobs,-j", flags->jobs,
-                 "Tasks run at once. Keep 1 on the cpu backend: timing needs the cores to itself. On cuda, more "
-                 "overlaps one task's compiling and checking with another's timing, but timed kernels then share the "
-                 "GPU: shorter wall time, noisier speedups")
+                 "Tasks run at once. They share one evaluation service, whose device takes one timing at a time, so "
+                 "more jobs overlap model calls, builds and correctness checks without making speedups noisier")
       ->check(CLI::Range(1, 64))->capture_default_str();
   app.add_flag("--json", flags->json, "Print one JSON object: settings, tasks, summary");
   app.add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");

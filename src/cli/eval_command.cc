@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -109,8 +110,12 @@ int RunEval(const EvalFlags& flags) {
     return kExitUsage;
   }
   if (flags.profile && !traits->profiles) {
-    PrintError(fmt::format("--profile: the {} backend has no profiler; --backend cuda runs Nsight Compute on the GPU",
-                           flags.backend));
+    std::vector<std::string> profiling;
+    for (const auto& name : BackendRegistry::Global().Names()) {
+      if (TraitsOf(name).profiles) profiling.push_back(name);
+    }
+    PrintError(fmt::format("--profile needs --backend {} (it reads hardware counters); the {} backend has no profiler",
+                           fmt::join(profiling, " or "), flags.backend));
     return kExitUsage;
   }
   TaskRegistry registry(TaskRegistry::DefaultRoot());

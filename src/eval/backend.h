@@ -33,6 +33,9 @@ struct BackendTraits {
   std::string compiler_name;     // "the compiler", "nvcc": for messages
   bool gpu = false;              // a GPU backend: prompts show GPU facts, timing shares a device
   bool profiles = false;         // Profile() reads hardware counters (`ksmith eval --profile`)
+  /// Timing runs on the cores that compile: builds must not overlap a verification (the
+  /// service then builds each candidate when its evaluation starts, not when it is queued).
+  bool times_on_host_cores = false;
 };
 
 /// The task's own kernels a candidate is judged against, built by the backend's compiler.

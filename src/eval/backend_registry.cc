@@ -53,7 +53,7 @@ Result<std::unique_ptr<EvalBackend>> BackendRegistry::Create(const std::string& 
 BackendTraits TraitsOf(const std::string& name) {
   auto traits = BackendRegistry::Global().Traits(name);
   if (traits.ok()) return std::move(traits.value());
-  return BackendTraits{name, "", ".cc", "cpp", "the compiler", false, false};
+  return BackendTraits{name, "", ".cc", "cpp", "the compiler", false, false, true};
 }
 
 std::vector<std::string> BackendRegistry::Names() const {

@@ -67,7 +67,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions&
   std::random_device device;
   const uint64_t nonce_seed = (static_cast<uint64_t>(device()) << 32) ^ device();
   return std::unique_ptr<WorkerProcess>(
-      new WorkerProcess(*pid, sockets[0], spawn.output_path, nonce_seed));
+      new WorkerProcess(*pid, sockets[0], spawn.output_path, nonce_seed, options.cancel));
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -96,6 +96,10 @@ std::optional<Message> WorkerProcess::Request(Message request, const std::string
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const bool sent = WriteMessage(channel_fd_, request).ok() &&
                     (descriptor < 0 || SendDescriptor(channel_fd_, descriptor).ok());
+  if (sent && !WaitForReply(deadline)) {
+    Fail(WorkerFailureKind::kInfrastructure, fmt::format("the evaluation was cancelled while {}", activity));
+    return std::nullopt;
+  }
   auto reply = sent ? ReadMessage(channel_fd_, deadline)
                     : Result<Message>(MakeError(ErrorKind::kNotFound, "channel closed"));
   if (reply.ok()) {
@@ -135,6 +139,22 @@ std::optional<Message> WorkerProcess::Request(Message request, const std::string
                        reply.error().message));
   }
   return std::nullopt;
+}
+
+bool WorkerProcess::WaitForReply(std::chrono::steady_clock::time_point deadline) const {
+  if (cancel_ == nullptr) return true;
+  // Short slices, so that a cancel is seen within one of them.
+  constexpr auto kSlice = std::chrono::milliseconds(50);
+  while (!cancel_->load()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return true;  // ReadMessage reports the timeout
+    const auto slice = std::min<std::chrono::milliseconds>(
+        kSlice, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1));
+    pollfd poll_fd{channel_fd_, POLLIN, 0};
+    const int ready = ::poll(&poll_fd, 1, static_cast<int>(slice.count()));
+    if (ready != 0) return true;  // data, a closed channel or an error: ReadMessage says which
+  }
+  return false;
 }
 
 bool WorkerProcess::Close(std::chrono::milliseconds timeout) {

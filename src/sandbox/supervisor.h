@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -25,6 +26,9 @@ struct WorkerOptions {
   int threads = 0;                   // OMP_NUM_THREADS; 0: all cores
   /// Also passed to the worker as it is, e.g. "LD_LIBRARY_PATH=..." for the CUDA libraries.
   std::vector<std::string> extra_environment;
+  /// When it turns true, a request in flight stops waiting and the worker is killed (a
+  /// kInfrastructure failure that says so). Null: never. Must outlive the worker.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 enum class WorkerFailureKind { kTimedOut, kCrashed, kExited, kProtocol, kInfrastructure };
@@ -67,8 +71,12 @@ class WorkerProcess {
   std::optional<uint64_t> CpuTicks() const;
 
  private:
-  WorkerProcess(pid_t pid, int channel_fd, std::filesystem::path log_path, uint64_t nonce_seed)
-      : pid_(pid), channel_fd_(channel_fd), log_path_(std::move(log_path)), nonce_seed_(nonce_seed) {}
+  WorkerProcess(pid_t pid, int channel_fd, std::filesystem::path log_path, uint64_t nonce_seed,
+                const std::atomic<bool>* cancel)
+      : pid_(pid), channel_fd_(channel_fd), log_path_(std::move(log_path)), nonce_seed_(nonce_seed), cancel_(cancel) {}
+  /// Waits until the channel has data, the deadline passes or the cancel flag is set; returns
+  /// false only when cancelled.
+  bool WaitForReply(std::chrono::steady_clock::time_point deadline) const;
   void Fail(WorkerFailureKind kind, std::string description);
 
   pid_t pid_;
@@ -77,6 +85,7 @@ class WorkerProcess {
   std::optional<WorkerFailure> failure_;
   bool reaped_ = false;
   uint64_t nonce_seed_;
+  const std::atomic<bool>* cancel_;
   uint64_t requests_ = 0;
 };
 

@@ -18,7 +18,7 @@ TEST(TasksCli, ListsEveryTaskWithTheFixedSignatures) {
     EXPECT_FALSE(task.contains("error")) << task.dump();
     signatures[task.value("name", std::string())] = task.value("signature", std::string());
   }
-  // DESIGN.md: these three are fixed, with C linkage; tests outside the project rely on them.
+  // docs/design.md: these three are fixed, with C linkage; tests outside the project rely on them.
   const auto expect_signature = [&](const std::string& name, const std::string& fixed) {
     const std::string& shown = signatures[name];
     EXPECT_TRUE(shown == fixed || shown == "extern \"C\" " + fixed)

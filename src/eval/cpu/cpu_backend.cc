@@ -120,7 +120,7 @@ class CpuBackend : public EvalBackend {
 
 const BackendTraits& CpuBackendTraits() {
   static const BackendTraits traits{"cpu", "C++ kernels on this machine's cores (g++, OpenMP)", ".cc", "cpp",
-                                    "the compiler", false, false};
+                                    "the compiler", false, false, true};
   return traits;
 }
 

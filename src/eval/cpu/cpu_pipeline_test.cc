@@ -2,12 +2,17 @@
 // the real sandboxed worker, and one verdict status per kind of candidate.
 #include "eval/pipeline.h"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -240,6 +245,41 @@ TEST_F(CpuPipelineTest, WithoutTheSandboxTheVerdictSaysSo) {
   ASSERT_EQ(verdict.status, VerdictStatus::kPassed) << Describe(verdict);
   EXPECT_FALSE(verdict.provenance.at("protections").value("seccomp", true));
   EXPECT_NE(verdict.provenance.at("protections").dump().find("sandbox disabled"), std::string::npos);
+}
+
+// This process's children that run the worker.
+size_t LiveWorkers() {
+  size_t count = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code error;
+    if (fs::read_symlink(entry.path() / "exe", error) != fs::path(KSMITH_WORKER_PATH)) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string pid, command, state;
+    pid_t parent = 0;
+    stat >> pid >> command >> state >> parent;
+    if (parent == ::getpid()) ++count;
+  }
+  return count;
+}
+
+TEST_F(CpuPipelineTest, CancellingMidRunStopsTheWorkerAndLeavesNoneBehind) {
+  options_.call_timeout = std::chrono::milliseconds(60'000);
+  std::atomic<bool> cancel{false};
+  options_.cancel = &cancel;
+  std::thread canceller([&cancel] {
+    // Well into the correctness stage, where the hanging kernel spins in the worker.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    cancel = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const Verdict verdict = Evaluate(Kernel("for (volatile int64_t i = 0; i < n || true; i = i + 1) {}"));
+  canceller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(verdict.status, VerdictStatus::kInfraError) << Describe(verdict);
+  EXPECT_EQ(verdict.reason, "the evaluation was cancelled");
+  EXPECT_EQ(LiveWorkers(), 0u);
 }
 
 }  // namespace

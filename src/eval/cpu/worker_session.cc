@@ -61,7 +61,7 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
   auto& stage = Stage("sandbox");
   scratch_ = std::make_unique<ScopedTempDir>("worker", options_.scratch_parent);
   if (!scratch_->ok()) return Finish(stage, VerdictStatus::kInfraError, "cannot create a scratch folder");
-  auto worker = WorkerProcess::Start({options_.worker_executable, scratch_->path(), options_.threads});
+  auto worker = WorkerProcess::Start({options_.worker_executable, scratch_->path(), options_.threads, {}, options_.cancel});
   if (!worker.ok()) return Finish(stage, VerdictStatus::kInfraError, worker.error().message);
   worker_ = std::move(worker.value());
   Message setup;

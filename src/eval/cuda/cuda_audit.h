@@ -1,4 +1,4 @@
-// The candidate contract for CUDA (DESIGN.md): the audit of a CUDA candidate's source and of the
+// The candidate contract for CUDA (docs/design.md): the audit of a CUDA candidate's source and of the
 // shared object nvcc built from it.
 //
 // Same rules as the CPU audit (eval/audit.h) where they apply: no files, network, processes,

@@ -127,7 +127,7 @@ Task CudaView(const Task& task) {
 }
 
 const BackendTraits& CudaBackendTraits() {
-  static const BackendTraits traits{"cuda", "CUDA C++ kernels on an NVIDIA GPU (nvcc)", ".cu", "cuda", "nvcc", true, true};
+  static const BackendTraits traits{"cuda", "CUDA C++ kernels on an NVIDIA GPU (nvcc)", ".cu", "cuda", "nvcc", true, true, false};
   return traits;
 }
 

@@ -84,7 +84,8 @@ CudaWorkers CudaWorkers::Start(const EvalOptions& options) {
     workers.start_error = "cannot create a scratch folder";
     return workers;
   }
-  WorkerOptions worker_options{options.worker_executable, workers.scratch->path(), 1, WorkerEnvironment(options)};
+  WorkerOptions worker_options{options.worker_executable, workers.scratch->path(), 1, WorkerEnvironment(options),
+                               options.cancel};
   auto candidate = WorkerProcess::Start(worker_options);
   auto reference = candidate.ok() ? WorkerProcess::Start(worker_options) : candidate.error();
   if (!candidate.ok() || !reference.ok()) {

@@ -1,0 +1,391 @@
+// One `ksmith optimize` run: settings from defaults, ksmith.toml and flags; a provider (or
+// none: tune); a strategy; the store; the loop, whose candidates are jobs of the evaluation
+// service; then the best kernel, a Markdown report and a summary.
+#include "cli/optimize_run.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "agent/optimize_loop.h"
+#include "agent/run_report.h"
+#include "cli/app.h"
+#include "cli/candidate_evaluators.h"
+#include "cli/commands.h"
+#include "cli/optimize_settings.h"
+#include "cli/optimize_summary.h"
+#include "core/files.h"
+#include "eval/backend_registry.h"
+#include "llm/http_provider.h"
+#include "service/service_setup.h"
+#include "task/registry.h"
+
+namespace ksmith {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void RequestStop(int) { g_stop_requested.store(true); }
+
+// Ctrl-C or SIGTERM ends the run between steps, resumable; restored when the run ends.
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction action {};
+    action.sa_handler = RequestStop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+
+ private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+void ApplyFlags(const OptimizeFlags& flags, OptimizeSettings& settings) {
+  auto set = [](const auto& flag, auto& field) {
+    if (flag) field = *flag;
+  };
+  set(flags.task, settings.task);
+  set(flags.backend, settings.backend);
+  set(flags.provider, settings.provider);
+  set(flags.base_url, settings.base_url);
+  set(flags.model, settings.model);
+  set(flags.strategy, settings.strategy);
+  set(flags.kernel, settings.kernel);
+  set(flags.arch, settings.arch);
+  set(flags.max_candidates, settings.max_candidates);
+  set(flags.parallel, settings.parallel);
+  set(flags.seeds, settings.seeds);
+  set(flags.temperature, settings.temperature);
+  set(flags.timing_budget_s, settings.timing_budget_s);
+  if (flags.budget_tokens) settings.budget_tokens = flags.budget_tokens;
+  if (flags.budget_dollars) settings.budget_dollars = flags.budget_dollars;
+  if (flags.budget_wall_s) settings.budget_wall_s = flags.budget_wall_s;
+  if (!flags.replay_run.empty()) settings.replay_run = flags.replay_run;
+  if (flags.cache) settings.response_cache = true;
+}
+
+// A failure with the exit code it deserves.
+struct Failure {
+  int exit_code;
+  std::string message;
+};
+
+Failure Usage(std::string message) { return {kExitUsage, std::move(message)}; }
+Failure Infra(std::string message) { return {kExitInfra, std::move(message)}; }
+
+class OptimizeRun {
+ public:
+  OptimizeRun(OptimizeFlags flags, const OptimizeEnvironment& environment)
+      : flags_(std::move(flags)), environment_(environment) {}
+
+  OptimizeOutcome Main() {
+    if (auto failure = Prepare()) return {failure->exit_code, failure->message, {}, {}};
+    return Execute();
+  }
+
+ private:
+  std::optional<Failure> Prepare();
+  std::optional<Failure> ResolveSettings();
+  std::optional<Failure> PrepareProvider(std::vector<RecordedCall> replayed);
+  std::optional<Failure> PrepareEvaluator(nlohmann::json& device_facts);
+  OptimizeOutcome Execute();
+  /// The evaluation service's client: the environment's, else the one this run started.
+  EvalClient& client() { return environment_.client ? *environment_.client : *own_client_; }
+  void Note(const std::string& line) const {
+    if (!flags_.quiet) std::fprintf(stderr, "ksmith: %s\n", line.c_str());
+  }
+
+  OptimizeFlags flags_;
+  OptimizeEnvironment environment_;
+  OptimizeSettings settings_;
+  std::unique_ptr<RunStore> store_;
+  std::filesystem::path db_path_;
+  RunRecord run_;
+  bool resuming_ = false;
+  std::optional<Task> task_;
+  // Destroyed in reverse: the evaluator, then the client, then the service.
+  std::unique_ptr<LocalEvalService> own_service_;
+  std::unique_ptr<EvalClient> own_client_;
+  std::unique_ptr<CandidateEvaluator> evaluator_;
+  std::unique_ptr<ChatProvider> provider_;
+  std::unique_ptr<Strategy> strategy_;
+  std::string task_toml_;
+};
+
+std::optional<Failure> OptimizeRun::ResolveSettings() {
+  std::filesystem::path config = flags_.config;
+  std::error_code error;
+  if (config.empty() && std::filesystem::exists("ksmith.toml", error)) config = "ksmith.toml";
+  if (!config.empty()) {
+    if (auto status = ApplyConfigFile(config, settings_); !status.ok()) return Usage(status.error().message);
+  }
+  ApplyFlags(flags_, settings_);
+  return std::nullopt;
+}
+
+std::optional<Failure> OptimizeRun::Prepare() {
+  auto db_path = flags_.db.empty() ? DefaultStorePath() : Result<std::filesystem::path>(std::filesystem::path(flags_.db));
+  if (!db_path.ok()) return Infra(db_path.error().message);
+  db_path_ = *db_path;
+  auto store = RunStore::Open(db_path_);
+  if (!store.ok()) return Infra(store.error().message);
+  store_ = std::move(store.value());
+
+  std::vector<RecordedCall> replayed;
+  if (!flags_.resume.empty()) {
+    // A resumed run keeps the settings it started with; only its limits may be raised.
+    auto run = store_->GetRun(flags_.resume);
+    if (!run.ok()) return Usage(run.error().message);
+    run_ = std::move(run.value());
+    resuming_ = true;
+    settings_ = OptimizeSettings::FromJson(run_.config);
+    OptimizeFlags limits;
+    limits.max_candidates = flags_.max_candidates;
+    limits.budget_tokens = flags_.budget_tokens;
+    limits.budget_dollars = flags_.budget_dollars;
+    limits.budget_wall_s = flags_.budget_wall_s;
+    ApplyFlags(limits, settings_);
+  } else if (auto failure = ResolveSettings()) {
+    return failure;
+  }
+  if (settings_.provider == "replay" || !settings_.replay_run.empty()) {
+    if (settings_.replay_run.empty()) return Usage("--provider replay needs --replay-run <run_id>: the run whose answers are replayed");
+    auto original = store_->GetRun(settings_.replay_run);
+    if (!original.ok()) return Usage(original.error().message);
+    settings_.provider = "replay";
+    if (settings_.task.empty()) settings_.task = original->task;
+    if (!flags_.backend && !resuming_) settings_.backend = original->backend;
+    if (settings_.strategy.empty()) settings_.strategy = original->strategy;
+    if (settings_.model.empty()) settings_.model = original->model;
+    auto calls = store_->LlmCalls(settings_.replay_run);
+    if (!calls.ok()) return Infra(calls.error().message);
+    for (const auto& record : *calls) {
+      replayed.push_back({record.call.provider, record.call.http_status, record.call.response_body, record.call.error});
+    }
+  }
+  if (settings_.task.empty()) return Usage("no task: give --task <name> (see `ksmith tasks`) or [optimize] task in ksmith.toml");
+  if (auto traits = BackendRegistry::Global().Traits(settings_.backend); !traits.ok()) {
+    return Usage(traits.error().message);
+  }
+  if (!settings_.provider.empty() && settings_.provider != "openai" && settings_.provider != "anthropic" &&
+      settings_.provider != "replay") {
+    return Usage(fmt::format("unknown provider '{}': choose openai (any OpenAI-compatible server), anthropic or replay",
+                             settings_.provider));
+  }
+  if (settings_.provider.empty()) {
+    if (!settings_.strategy.empty() && settings_.strategy != "tune") {
+      return Usage(fmt::format("the {} strategy needs a model: give --provider openai|anthropic (and --model), or use "
+                               "--strategy tune", settings_.strategy));
+    }
+    if (settings_.strategy.empty()) {
+      Note("no model provider configured (--provider or [llm] provider in ksmith.toml): running the tune strategy "
+           "over the seed kernel's @tune knobs");
+    }
+    settings_.strategy = "tune";
+  } else if (settings_.strategy.empty()) {
+    settings_.strategy = "refine";
+  }
+
+  TaskRegistry registry(TaskRegistry::DefaultRoot());
+  auto task = registry.Find(settings_.task);
+  if (!task.ok()) return task.error().kind == ErrorKind::kParse ? Infra(task.error().message) : Usage(task.error().message);
+  task_ = std::move(task.value());
+  auto toml = ReadFile(task_->toml_path, size_t{1} << 20);
+  if (!toml.ok()) return Infra(toml.error().message);
+  task_toml_ = std::move(toml.value());
+
+  nlohmann::json device_facts;
+  if (auto failure = PrepareEvaluator(device_facts)) return failure;
+
+  // The kernel to start from: the user's, else the task's seed for this backend.
+  std::string starting_point;
+  std::filesystem::path kernel_path = settings_.kernel;
+  if (kernel_path.empty()) {
+    if (auto seed = task_->seeds.find(settings_.backend); seed != task_->seeds.end()) kernel_path = seed->second;
+  }
+  if (!kernel_path.empty()) {
+    auto text = ReadFile(kernel_path, kMaxCandidateBytes);
+    if (!text.ok()) return Usage("--kernel: " + text.error().message);
+    starting_point = std::move(text.value());
+  }
+  if (settings_.strategy == "tune" && starting_point.empty()) {
+    return Usage(fmt::format("task '{}' has no seed kernel for {} to tune: give one with --kernel FILE (a kernel with "
+                             "`// @tune` knobs)", task_->name, settings_.backend));
+  }
+  StrategyContext context{*task_, settings_.backend, device_facts};
+  context.starting_point = starting_point;
+  context.tune_source = starting_point;
+  context.conversation = {settings_.context_tokens, settings_.max_output_tokens};
+  context.max_attempts = static_cast<size_t>(settings_.max_candidates);
+  context.parallel = static_cast<size_t>(std::max(1, settings_.parallel));
+  auto strategy = MakeStrategy(settings_.strategy, context);
+  if (!strategy.ok()) return Usage(strategy.error().message);
+  strategy_ = std::move(strategy.value());
+  if (strategy_->needs_model()) {
+    if (auto failure = PrepareProvider(std::move(replayed))) return failure;
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> OptimizeRun::PrepareEvaluator(nlohmann::json& device_facts) {
+  EvalOptions options;
+  options.seeds = settings_.seeds;
+  options.call_timeout = std::chrono::milliseconds(settings_.eval_timeout_ms);
+  options.timing_budget_s = settings_.timing_budget_s;
+  if (environment_.client == nullptr) {
+    auto service = StartLocalService({settings_.backend, settings_.arch, 0});
+    if (!service.ok()) {
+      return service.error().kind == ErrorKind::kInvalidArgument ? Usage(service.error().message)
+                                                                 : Infra(service.error().message);
+    }
+    own_service_ = std::move(service.value());
+    own_client_ = std::make_unique<EvalClient>(*own_service_);
+  }
+  EvalService& service = client().service();
+  auto shared_task = std::make_shared<const Task>(*task_);
+  // A task with no version for this backend is the user's mistake, said before the run starts.
+  if (auto runs = service.CanRun(*shared_task, settings_.backend); !runs.ok()) return Usage(runs.error().message);
+  if (auto facts = service.DeviceFacts(settings_.backend); facts.ok()) device_facts = std::move(facts.value());
+  evaluator_ = MakeServiceCandidateEvaluator(client(), shared_task, settings_.backend, options);
+  return std::nullopt;
+}
+
+std::optional<Failure> OptimizeRun::PrepareProvider(std::vector<RecordedCall> replayed) {
+  if (settings_.provider == "replay") {
+    provider_ = MakeReplayProvider(std::move(replayed));
+    return std::nullopt;
+  }
+  const std::string variable = ApiKeyVariable(ProtocolOf(settings_.provider));
+  const char* key = std::getenv(variable.c_str());
+  // A local server (vLLM, llama.cpp, Ollama) needs no key; the public endpoints do.
+  if ((key == nullptr || *key == '\0') && settings_.base_url.empty()) {
+    return Usage(fmt::format("{} is not set: export your key for --provider {}, or point --base-url at a local "
+                             "OpenAI-compatible server", variable, settings_.provider));
+  }
+  if (settings_.model.empty()) {
+    return Usage(fmt::format("--provider {} needs --model NAME (or [llm] model in ksmith.toml)", settings_.provider));
+  }
+  ProviderSettings provider;
+  provider.provider = settings_.provider;
+  provider.base_url = settings_.base_url;
+  provider.model = settings_.model;
+  provider.api_key = key != nullptr ? key : "";
+  provider.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.request_timeout_s * 1000));
+  provider.max_concurrency = std::max(1, settings_.parallel);
+  provider.retry.max_attempts = std::max(1, settings_.request_attempts);
+  provider.price = {settings_.price_input_per_million, settings_.price_output_per_million};
+  if (settings_.response_cache) {
+    auto cache = CacheDirectory();
+    if (!cache.ok()) return Infra(cache.error().message);
+    provider.cache_directory = *cache / "llm-responses";
+  }
+  if (!flags_.quiet) provider.progress = [](const std::string& line) { std::fprintf(stderr, "  ... %s\n", line.c_str()); };
+  provider_ = MakeHttpProvider(std::move(provider));
+  return std::nullopt;
+}
+
+OptimizeOutcome OptimizeRun::Execute() {
+  if (resuming_) {
+    if (auto status = store_->ReopenRun(run_.id); !status.ok()) {
+      return {kExitInfra, status.error().message, {}, {}};
+    }
+    Note(fmt::format("resuming run {} ({} on {}, {})", run_.id, run_.task, run_.backend, run_.strategy));
+  } else {
+    run_.id = RunStore::NewRunId();
+    run_.task = task_->name;
+    run_.backend = settings_.backend;
+    run_.strategy = strategy_->name();
+    run_.provider = strategy_->needs_model() ? settings_.provider : "";
+    run_.model = strategy_->needs_model() ? settings_.model : "";
+    run_.config = settings_.ToJson();
+    if (auto status = store_->CreateRun(run_, task_toml_); !status.ok()) {
+      return {kExitInfra, status.error().message, {}, {}};
+    }
+    Note(fmt::format("run {}: {} on {}, strategy {}, up to {} candidates; store {}", run_.id, run_.task, run_.backend,
+                     run_.strategy, settings_.max_candidates, db_path_.string()));
+  }
+  BudgetLimits limits;
+  limits.candidates = settings_.max_candidates;
+  limits.tokens = settings_.budget_tokens;
+  limits.dollars = settings_.budget_dollars;
+  if (settings_.budget_wall_s) limits.wall = std::chrono::seconds(static_cast<int64_t>(*settings_.budget_wall_s));
+  Budget budget(limits, {settings_.price_input_per_million, settings_.price_output_per_million},
+                std::chrono::steady_clock::now());
+  if (resuming_) {
+    // What the interrupted session spent still counts against the run's limits.
+    auto calls = store_->LlmCalls(run_.id);
+    auto candidates = store_->Candidates(run_.id);
+    if (!calls.ok() || !candidates.ok()) {
+      return {kExitInfra, !calls.ok() ? calls.error().message : candidates.error().message, {}, {}};
+    }
+    for (const auto& record : *calls) {
+      if (!record.call.cached) budget.ChargeCall(record.call.input_tokens, record.call.output_tokens);
+    }
+    for (size_t i = 0; i < candidates->size(); ++i) budget.ChargeCandidate();
+  }
+  LoopSettings loop_settings;
+  loop_settings.request.model = settings_.model;
+  loop_settings.request.max_output_tokens = static_cast<int>(settings_.max_output_tokens);
+  loop_settings.request.temperature = settings_.temperature;
+  loop_settings.stop_requested = &g_stop_requested;
+  if (!flags_.quiet) {
+    const int64_t limit = settings_.max_candidates;
+    loop_settings.progress = [limit](const LoopProgress& progress) {
+      std::string best = progress.best_speedup ? fmt::format("{:.2f}x", *progress.best_speedup) : "-";
+      std::fprintf(stderr, "[%zu/%lld] %s | best %s | %lld tokens, $%.4f\n", progress.attempts,
+                   static_cast<long long>(limit), progress.last.c_str(), best.c_str(),
+                   static_cast<long long>(progress.tokens), progress.cost_dollars);
+    };
+  }
+  // A bench runs several at once and handles the signals once for all of them.
+  if (environment_.handle_signals) g_stop_requested = false;
+  Result<LoopOutcome> outcome = [&] {
+    std::optional<StopSignals> signals;
+    if (environment_.handle_signals) signals.emplace();
+    OptimizeLoop loop(*store_, run_.id, *task_, *strategy_, provider_.get(), *evaluator_, budget, loop_settings);
+    return loop.Run();
+  }();
+  if (!outcome.ok()) {
+    return {kExitInfra,
+            fmt::format("run {}: {} (what finished is kept; `ksmith optimize --resume {}` continues)", run_.id,
+                        outcome.error().message, run_.id),
+            {},
+            {}};
+  }
+  auto run = store_->GetRun(run_.id);
+  if (!run.ok()) {
+    return {kExitInfra, run.error().message, {}, {}};
+  }
+  const std::filesystem::path directory =
+      flags_.output_dir.empty() ? std::filesystem::path("ksmith-runs") / run->id : std::filesystem::path(flags_.output_dir);
+  auto outputs = WriteRunOutputs(directory, *run, outcome->state);
+  if (!outputs.ok()) {
+    return {kExitInfra, outputs.error().message, {}, {}};
+  }
+  OptimizeOutcome result;
+  result.summary = RunSummaryJson(*run, outcome->state, *outputs, db_path_);
+  result.rendered = RenderRunSummary(*run, outcome->state, *outputs);
+  result.exit_code = outcome->status == "stopped" ? kExitInterrupted : outcome->status == "failed" ? kExitInfra : kExitOk;
+  return result;
+}
+
+}  // namespace
+
+OptimizeOutcome RunOptimize(const OptimizeFlags& flags, const OptimizeEnvironment& environment) {
+  return OptimizeRun(flags, environment).Main();
+}
+
+}  // namespace ksmith

@@ -1,0 +1,42 @@
+// One `ksmith optimize` run, for the optimize command and for each task of a bench.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "service/eval_client.h"
+
+namespace ksmith {
+
+inline constexpr int kExitInterrupted = 130;
+
+struct OptimizeFlags {
+  std::optional<std::string> task, backend, provider, base_url, model, strategy, kernel, arch;
+  std::optional<int64_t> max_candidates, budget_tokens;
+  std::optional<int> parallel, seeds;
+  std::optional<double> temperature, budget_dollars, budget_wall_s, timing_budget_s;
+  std::string replay_run, resume, db, output_dir, config;
+  bool json = false, quiet = false, cache = false;
+};
+
+struct OptimizeEnvironment {
+  /// The evaluation service to submit candidates to; null: the run starts its own on this machine.
+  EvalClient* client = nullptr;
+  /// Ctrl-C and SIGTERM stop the run between steps (a bench handles them once for all its runs).
+  bool handle_signals = true;
+};
+
+struct OptimizeOutcome {
+  int exit_code = 0;
+  std::string error;       // why the run could not start or failed; empty otherwise
+  nlohmann::json summary;  // the run's summary (as `--json` prints it); null when it did not run
+  std::string rendered;    // the same for a person
+};
+
+/// Runs one optimize. Never prints its outcome (progress lines go to stderr unless quiet).
+OptimizeOutcome RunOptimize(const OptimizeFlags& flags, const OptimizeEnvironment& environment);
+
+}  // namespace ksmith
