@@ -5,7 +5,7 @@
 #   scripts/gpu_compare.sh sample   `optimize --strategy sample`, 8 new kernels from a scripted model
 #   scripts/gpu_compare.sh bench    `bench --suite level1 --strategy tune` (SAMPLES per task, default 2)
 # Each build gets its own cold cache, warmed by `ksmith doctor` (the GPU's facts) first.
-# Results: $OUT/compare-<mode>.txt, logs in $OUT/compare-<mode>.tar.gz.
+# Results: $OUT/compare-<mode>.txt, logs in $OUT/compare-<mode>.tar.gz. SIDES="after" runs one side.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
@@ -31,7 +31,7 @@ PY
   port=$(awk '{print $2}' "$work/fake-llm-$2.port")
 }
 
-for side in before after; do
+for side in ${SIDES:-before after}; do
   bin="$root/.gpu/bin"
   [[ $side == before ]] && bin="$root/.gpu-before/bin"
   export KSMITH_CACHE_DIR="$work/cache-$side"
@@ -58,7 +58,8 @@ for side in before after; do
       passed=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['summary']; print({k: s.get(k) for k in ('pass_at_1','fast_1','geomean_speedup','efficiency_at_1')})" "$work/bench-$side.json" 2>&1)
       ;;
   esac
-  printf '%s %s: exit %s, wall %.1f s, %s\n' "$mode" "$side" "$status" "$(echo "$end - $begin" | bc)" "$passed" | tee -a "$summary"
+  wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$begin" "$end")
+  printf '%s %s: exit %s, wall %s s, %s\n' "$mode" "$side" "$status" "$wall" "$passed" | tee -a "$summary"
 done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> "$summary"
 tar -czf "$out/compare-$mode.tar.gz" -C "$work" --exclude='cache-*' .
