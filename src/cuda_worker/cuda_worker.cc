@@ -265,32 +265,17 @@ int RunCudaWorker(int channel_fd, int device) {
   state.device = device;
   // The context (0.3 s) is created before the first request, while the evaluator still compiles.
   const auto init = InitCuda(state);
-  while (true) {
-    auto request = ReadMessage(channel_fd, std::nullopt);
-    if (!request.ok()) return request.error().kind == ErrorKind::kNotFound ? 0 : 3;
-    const std::string type = request->type();
-    Message reply;
-    if (type == "setup") {
-      reply = HandleSetup(*request, state, init);
-    } else if (type == "arena") {
-      reply = HandleArena(*request, channel_fd, state);
-    } else if (type == "run") {
-      reply = HandleRun(*request, state);
-    } else if (type == "time") {
-      reply = HandleTime(*request, state);
-    } else if (type == "idle") {
-      reply = HandleIdle(*request, state);
-    } else if (type == "bye") {
-      reply = Reply("goodbye");
-    } else {
-      reply = Reply("error", {{"message", "unknown request '" + type + "'"}});
-    }
-    if (request->header.contains("nonce")) reply.header["nonce"] = request->header["nonce"];
-    if (!WriteMessage(channel_fd, reply).ok()) return 4;
-    if (type == "bye") return 0;
-    // A lost context cannot run anything else; exit without touching the GPU again.
-    if (state.context_lost) std::_Exit(0);
-  }
+  return ServeRequests(
+      channel_fd,
+      {{"setup", [&](const Message& request) { return HandleSetup(request, state, init); }},
+       {"arena", [&](const Message& request) { return HandleArena(request, channel_fd, state); }},
+       {"run", [&](const Message& request) { return HandleRun(request, state); }},
+       {"time", [&](const Message& request) { return HandleTime(request, state); }},
+       {"idle", [&](const Message& request) { return HandleIdle(request, state); }}},
+      [&state] {
+        // A lost context cannot run anything else; exit without touching the GPU again.
+        if (state.context_lost) std::_Exit(0);
+      });
 }
 
 }  // namespace ksmith

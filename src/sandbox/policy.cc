@@ -147,6 +147,12 @@ nlohmann::json Protections::ToJson() const {
           {"network_namespace", network_namespace}, {"notes", notes}};
 }
 
+std::string Protections::Summary() const {
+  return fmt::format("seccomp {}, landlock {}, network namespace {}, rlimits {}", seccomp ? "on" : "off",
+                     landlock_abi > 0 ? "abi " + std::to_string(landlock_abi) : "off",
+                     network_namespace ? "on" : "off", rlimits ? "on" : "off");
+}
+
 Protections Protections::FromJson(const nlohmann::json& json) {
   Protections protections;
   protections.rlimits = json.value("rlimits", false);

@@ -39,6 +39,8 @@ struct Protections {
 
   nlohmann::json ToJson() const;
   static Protections FromJson(const nlohmann::json& json);
+  /// One line: "seccomp on, landlock abi 4, network namespace on, rlimits on".
+  std::string Summary() const;
 };
 
 /// Applies every protection the machine allows, in order: network namespace, rlimits,

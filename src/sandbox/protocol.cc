@@ -98,4 +98,25 @@ Result<Message> ReadMessage(int fd, std::optional<std::chrono::steady_clock::tim
   return message;
 }
 
+int ServeRequests(int channel_fd, const std::map<std::string, RequestHandler>& handlers,
+                  const std::function<void()>& after_reply) {
+  while (true) {
+    auto request = ReadMessage(channel_fd, std::nullopt);
+    if (!request.ok()) return request.error().kind == ErrorKind::kNotFound ? 0 : 3;
+    const std::string type = request->type();
+    Message reply;
+    if (type == "bye") {
+      reply.header = {{"type", "goodbye"}};
+    } else if (auto handler = handlers.find(type); handler != handlers.end()) {
+      reply = handler->second(*request);
+    } else {
+      reply.header = {{"type", "error"}, {"message", "unknown request '" + type + "'"}};
+    }
+    if (request->header.contains("nonce")) reply.header["nonce"] = request->header["nonce"];
+    if (!WriteMessage(channel_fd, reply).ok()) return 4;
+    if (type == "bye") return 0;
+    if (after_reply) after_reply();
+  }
+}
+
 }  // namespace ksmith

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -31,5 +33,16 @@ Status WriteMessage(int fd, const Message& message);
 /// Reads one frame. With a deadline, fails with kTimeout when no complete frame arrives in time.
 /// End of stream before a frame begins is kNotFound ("closed"); inside a frame, kProtocol.
 Result<Message> ReadMessage(int fd, std::optional<std::chrono::steady_clock::time_point> deadline);
+
+/// A worker's answer to one request of its type.
+using RequestHandler = std::function<Message(const Message& request)>;
+
+/// The worker's side of the channel, the same for every worker: reads requests until "bye" (or
+/// the evaluator closes the channel), answers each with the handler of its type (an unknown type
+/// gets an "error" reply) and echoes the request's nonce. `after_reply`, when set, runs after
+/// every reply (it may end the process). Returns the worker's exit code: 0 after "bye" or a closed
+/// channel, 3 when a request cannot be read, 4 when a reply cannot be written.
+int ServeRequests(int channel_fd, const std::map<std::string, RequestHandler>& handlers,
+                  const std::function<void()>& after_reply = {});
 
 }  // namespace ksmith

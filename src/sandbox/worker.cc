@@ -175,32 +175,14 @@ int RunWorker(int channel_fd) {
   Kernels kernels;
   std::map<std::string, SharedArena> arenas;
   TimingState timing;
-  while (true) {
-    auto request = ReadMessage(channel_fd, std::nullopt);
-    if (!request.ok()) return request.error().kind == ErrorKind::kNotFound ? 0 : 3;
-    const std::string type = request->type();
-    Message reply;
-    if (type == "setup") {
-      reply = HandleSetup(*request, kernels);
-    } else if (type == "arena") {
-      reply = HandleArena(*request, channel_fd, arenas);
-    } else if (type == "run") {
-      reply = HandleRun(*request, kernels, arenas);
-    } else if (type == "time_setup") {
-      reply = HandleTimeSetup(*request, channel_fd, kernels, timing);
-    } else if (type == "time_call") {
-      reply = HandleTimeCall(*request, timing);
-    } else if (type == "time_check") {
-      reply = HandleTimeCheck(*request, timing);
-    } else if (type == "bye") {
-      reply = Reply("goodbye");
-    } else {
-      reply = Reply("error", {{"message", "unknown request '" + type + "'"}});
-    }
-    if (request->header.contains("nonce")) reply.header["nonce"] = request->header["nonce"];
-    if (!WriteMessage(channel_fd, reply).ok()) return 4;
-    if (type == "bye") return 0;
-  }
+  return ServeRequests(
+      channel_fd,
+      {{"setup", [&](const Message& request) { return HandleSetup(request, kernels); }},
+       {"arena", [&](const Message& request) { return HandleArena(request, channel_fd, arenas); }},
+       {"run", [&](const Message& request) { return HandleRun(request, kernels, arenas); }},
+       {"time_setup", [&](const Message& request) { return HandleTimeSetup(request, channel_fd, kernels, timing); }},
+       {"time_call", [&](const Message& request) { return HandleTimeCall(request, timing); }},
+       {"time_check", [&](const Message& request) { return HandleTimeCheck(request, timing); }}});
 }
 
 }  // namespace ksmith

@@ -7,8 +7,9 @@
 
 #include "core/clock.h"
 #include "core/cpu_usage.h"
-#include "eval/timing_driver.h"
 #include "eval/cpu/worker_session.h"
+#include "eval/physical_limit.h"
+#include "eval/timing_driver.h"
 #include "sandbox/timing_loop.h"
 #include "tensor/random.h"
 
@@ -21,9 +22,6 @@ constexpr size_t kMaxTimingBytes = size_t{2} << 30;  // all rotating sets togeth
 constexpr size_t kMaxTimingSets = 64;
 constexpr uint64_t kTimingSalt = 0x7133;
 constexpr uint64_t kOrderSalt = 0x0de5;
-// Measured peaks are not the true peaks, and a machine busy while they were measured reads low:
-// only times well under the floor are called impossible.
-constexpr double kPhysicalSlack = 2.5;
 
 constexpr int kTimingAttempts = 2;      // when other work disturbed the first
 constexpr int kMaxTimingAttempts = 4;   // when the clocks disagreed under load
@@ -201,40 +199,8 @@ bool WorkerSession::TimeAgainstBaseline() {
 }
 
 bool WorkerSession::PhysicalLimit() {
-  auto& stage = Stage("physical_limit");
-  Timing& timing = *verdict_.timing;
-  if (machine_.memory_bandwidth_gbs <= 0 || machine_.fp32_gflops <= 0) {
-    stage.details["summary"] = "skipped: no machine measurements (run `ksmith doctor`)";
-    return true;
-  }
-  const double flops = static_cast<double>(task_.Flops(task_.bench_shape));
-  const double bytes = static_cast<double>(task_.MinimumBytes(task_.bench_shape));
-  // The trusted baseline cannot beat the machine: if it ran faster than the measured peaks
-  // allow, the measurement was low (a busy machine when it was taken), and the floor follows
-  // the baseline instead, so an honest kernel is never called a cheat for a stale measurement.
-  const double baseline_s = timing.baseline_us.median * 1e-6;
-  const double bandwidth_gbs = std::max(machine_.memory_bandwidth_gbs, bytes / baseline_s / 1e9);
-  const double gflops = std::max(machine_.fp32_gflops, flops / baseline_s / 1e9);
-  const double compute_us = flops / (gflops * 1e3);
-  const double memory_us = bytes / (bandwidth_gbs * 1e3);
-  timing.floor_us = std::max(compute_us, memory_us);
-  timing.bound_by = memory_us >= compute_us ? "memory" : "compute";
-  timing.roofline_fraction = timing.floor_us / timing.candidate_us.median;
-  stage.details = nlohmann::json{{"floor_us", timing.floor_us}, {"bound_by", timing.bound_by},
-                                 {"memory_bandwidth_gbs", bandwidth_gbs}, {"fp32_gflops", gflops}};
-  if (bandwidth_gbs > machine_.memory_bandwidth_gbs || gflops > machine_.fp32_gflops) {
-    stage.details["note"] = "the baseline beat this machine's measured peaks; they look low: "
-                            "run `ksmith doctor --refresh` on a quiet machine";
-  }
-  if (timing.candidate_us.median * kPhysicalSlack < timing.floor_us) {
-    return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  fmt::format("measured {:.1f} us, but this machine needs at least {:.1f} us to move "
-                              "{:.0f} bytes and do {:.0f} flops: the time is not real",
-                              timing.candidate_us.median, timing.floor_us, bytes, flops));
-  }
-  stage.details["summary"] = fmt::format("{:.0f}% of the {} limit", 100 * timing.roofline_fraction,
-                                         timing.bound_by);
-  return true;
+  return CheckPhysicalLimit(recorder_, *verdict_.timing, task_, task_.bench_shape,
+                            {machine_.memory_bandwidth_gbs, machine_.fp32_gflops}, "this machine");
 }
 
 }  // namespace ksmith

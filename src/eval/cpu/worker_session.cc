@@ -85,37 +85,23 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
                   "the candidate could not be loaded: " + reply->header.value("message", std::string("?")));
   }
   const auto protections = Protections::FromJson(reply->header["protections"]);
-  stage.details["summary"] = fmt::format(
-      "seccomp {}, landlock {}, network namespace {}, rlimits {}", protections.seccomp ? "on" : "off",
-      protections.landlock_abi > 0 ? "abi " + std::to_string(protections.landlock_abi) : "off",
-      protections.network_namespace ? "on" : "off", protections.rlimits ? "on" : "off");
+  stage.details["summary"] = protections.Summary();
   return true;
 }
 
 GuardedArena* WorkerSession::ArenaFor(StageRecord& stage, const CaseLayout& layout) {
   SharedArena& shared = arenas_[layout.Key()];
   if (shared.arena) return shared.arena.get();
-  auto memory = SharedMemory::Create(GuardedArena::RequiredBytes(layout));
-  if (!memory.ok()) {
-    Finish(stage, VerdictStatus::kInfraError, memory.error().message);
+  auto created = ShareArena(*worker_, layout, kSetupTimeout);
+  if (!created.ok()) {
+    if (worker_->failure()) {
+      WorkerFailed(stage);
+    } else {
+      Finish(stage, VerdictStatus::kInfraError, created.error().message);
+    }
     return nullptr;
   }
-  Message announce;
-  announce.header = layout.ToJson();
-  announce.header["type"] = "arena";
-  auto reply = worker_->Request(announce, "arena_ready", kSetupTimeout, "sharing case memory",
-                                (*memory)->fd());
-  if (!reply) {
-    WorkerFailed(stage);
-    return nullptr;
-  }
-  if (reply->type() != "arena_ready") {
-    Finish(stage, VerdictStatus::kInfraError,
-           "worker error: " + reply->header.value("message", std::string("?")));
-    return nullptr;
-  }
-  shared.arena = std::make_unique<GuardedArena>(layout, (*memory)->data());
-  shared.memory = std::move(memory.value());
+  shared = std::move(created.value());
   return shared.arena.get();
 }
 

@@ -17,6 +17,7 @@
 #include "eval/eval_options.h"
 #include "eval/verdict.h"
 #include "sandbox/layout.h"
+#include "sandbox/shared_arena.h"
 #include "sandbox/shared_memory.h"
 #include "sandbox/supervisor.h"
 
@@ -70,10 +71,6 @@ class WorkerSession {
   uint32_t canary_ = 0;
   std::unique_ptr<WorkerProcess> worker_;
   std::unique_ptr<ScopedTempDir> scratch_;
-  struct SharedArena {
-    std::unique_ptr<SharedMemory> memory;
-    std::unique_ptr<GuardedArena> arena;
-  };
   /// Case memory shared with the worker, one per layout: the same shape always gets the same
   /// addresses, so a kernel that caches results by pointer sees fresh values behind old pointers.
   std::map<std::string, SharedArena> arenas_;

@@ -8,6 +8,7 @@
 #include <future>
 
 #include "core/clock.h"
+#include "eval/cuda/gpu_reference.h"
 #include "eval/gpu_gate.h"
 #include "eval/pipeline_steps.h"
 #include "eval/statistics.h"
@@ -42,17 +43,6 @@ std::vector<std::string> WorkerEnvironment(const EvalOptions& options) {
   // Kernels are built for the GPU found (SASS), so nothing needs the PTX JIT or its disk cache.
   environment.push_back("CUDA_CACHE_DISABLE=1");
   return environment;
-}
-
-// The reference writes doubles: the same layout with every output 8 bytes an element.
-CaseLayout ReferenceLayout(const CaseLayout& layout) {
-  CaseLayout wide = layout;
-  for (auto& slot : wide.tensors) {
-    if (!slot.output) continue;
-    slot.bytes = slot.Elements() * sizeof(double);
-    slot.dtype = DType::kFloat32;  // poisoned and sized in 4-byte words, read back as doubles
-  }
-  return wide;
 }
 
 // The inputs with every element's sign cleared, each in its own dtype.
@@ -164,11 +154,7 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   l2_bytes_ = device.value("l2_bytes", size_t{0});
   verdict_.provenance["gpu"] = device;
   const auto protections = Protections::FromJson(reply->header["protections"]);
-  stage.details["summary"] = fmt::format(
-      "{}: seccomp {}, landlock {}, network namespace {}", device.value("name", std::string("GPU")),
-      protections.seccomp ? "on" : "off",
-      protections.landlock_abi > 0 ? "abi " + std::to_string(protections.landlock_abi) : "off",
-      protections.network_namespace ? "on" : "off");
+  stage.details["summary"] = device.value("name", std::string("GPU")) + ": " + protections.Summary();
   return true;
 }
 
@@ -176,28 +162,17 @@ GuardedArena* CudaSession::ArenaFor(StageRecord& stage, WorkerProcess& worker, A
                                     const CaseLayout& layout, bool trusted) {
   SharedArena& shared = arenas[layout.Key()];
   if (shared.arena) return shared.arena.get();
-  auto memory = SharedMemory::Create(GuardedArena::RequiredBytes(layout));
-  if (!memory.ok()) {
-    Finish(stage, VerdictStatus::kInfraError, memory.error().message);
+  auto created = ShareArena(worker, layout, kCudaSetupTimeout);
+  if (!created.ok()) {
+    if (worker.failure()) {
+      WorkerFailed(stage, worker, trusted);
+    } else {
+      Finish(stage, VerdictStatus::kInfraError, created.error().message);
+    }
     return nullptr;
   }
-  Message announce;
-  announce.header = layout.ToJson();
-  announce.header["type"] = "arena";
-  auto reply = worker.Request(announce, "arena_ready", kCudaSetupTimeout, "sharing case memory", (*memory)->fd());
-  if (!reply) {
-    WorkerFailed(stage, worker, trusted);
-    return nullptr;
-  }
-  if (reply->type() != "arena_ready") {
-    Finish(stage, VerdictStatus::kInfraError, "worker error: " + reply->header.value("message", std::string("?")));
-    return nullptr;
-  }
-  if (!reply->header.value("pinned", true)) {
-    stage.details["unpinned_arenas"] = stage.details.value("unpinned_arenas", 0) + 1;
-  }
-  shared.arena = std::make_unique<GuardedArena>(layout, (*memory)->data());
-  shared.memory = std::move(memory.value());
+  if (!created->pinned) stage.details["unpinned_arenas"] = stage.details.value("unpinned_arenas", 0) + 1;
+  shared = std::move(created.value());
   return shared.arena.get();
 }
 

@@ -21,6 +21,7 @@
 #include "eval/eval_options.h"
 #include "eval/verdict.h"
 #include "sandbox/layout.h"
+#include "sandbox/shared_arena.h"
 #include "sandbox/shared_memory.h"
 #include "sandbox/supervisor.h"
 
@@ -58,10 +59,6 @@ class CudaSession {
            const std::filesystem::path& reference);
 
  private:
-  struct SharedArena {
-    std::unique_ptr<SharedMemory> memory;
-    std::unique_ptr<GuardedArena> arena;
-  };
   using ArenaMap = std::map<std::string, SharedArena>;
 
   StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }

@@ -7,6 +7,7 @@
 #include "core/clock.h"
 #include "eval/cuda/cuda_session.h"
 #include "eval/gpu_gate.h"
+#include "eval/physical_limit.h"
 #include "eval/statistics.h"
 #include "tensor/dtype.h"
 #include "tensor/random.h"
@@ -17,8 +18,6 @@ namespace {
 using Clock = SteadyClock;
 using std::chrono::milliseconds;
 
-// Measured peaks are not the true peaks: only times well under the floor are impossible.
-constexpr double kPhysicalSlack = 2.5;
 constexpr double kGpuTargetRse = 0.005;  // the nvbench default
 constexpr size_t kMinFlushBytes = size_t{64} << 20;
 constexpr uint64_t kTimingSalt = 0x6707;
@@ -137,33 +136,8 @@ bool CudaSession::Time() {
   return true;
 }
 bool CudaSession::PhysicalLimit() {
-  auto& stage = Stage("physical_limit");
-  Timing& timing = *verdict_.timing;
-  if (!gpu_ || gpu_->copy_bandwidth_gbps <= 0 || gpu_->fp32_tflops <= 0) {
-    stage.details["summary"] = "skipped: no measured GPU peaks (run `ksmith doctor`)";
-    return true;
-  }
-  const DimValues& shape = cases_.back().shape;
-  const double flops = static_cast<double>(task_.Flops(shape));
-  const double bytes = static_cast<double>(task_.MinimumBytes(shape));
-  // As on the CPU: a baseline faster than the measured peaks means the peaks read low.
-  const double baseline_s = timing.baseline_us.median * 1e-6;
-  const double bandwidth_gbps = std::max(gpu_->copy_bandwidth_gbps, bytes / baseline_s / 1e9);
-  const double tflops = std::max(gpu_->fp32_tflops, flops / baseline_s / 1e12);
-  const double compute_us = flops / (tflops * 1e6);
-  const double memory_us = bytes / (bandwidth_gbps * 1e3);
-  timing.floor_us = std::max(compute_us, memory_us);
-  timing.bound_by = memory_us >= compute_us ? "memory" : "compute";
-  timing.roofline_fraction = timing.floor_us / timing.candidate_us.median;
-  stage.details = nlohmann::json{{"floor_us", timing.floor_us}, {"bound_by", timing.bound_by},
-                                 {"copy_bandwidth_gbps", bandwidth_gbps}, {"fp32_tflops", tflops}};
-  if (timing.candidate_us.median * kPhysicalSlack < timing.floor_us) {
-    return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  fmt::format("measured {:.2f} us, but this GPU needs at least {:.2f} us to move {:.0f} bytes "
-                              "and do {:.0f} flops: the time is not real",
-                              timing.candidate_us.median, timing.floor_us, bytes, flops));
-  }
-  stage.details["summary"] = fmt::format("{:.0f}% of the {} limit", 100 * timing.roofline_fraction, timing.bound_by);
-  return true;
+  const MeasuredPeaks peaks = gpu_ ? MeasuredPeaks{gpu_->copy_bandwidth_gbps, gpu_->fp32_tflops * 1e3} : MeasuredPeaks{};
+  return CheckPhysicalLimit(recorder_, *verdict_.timing, task_, cases_.back().shape, peaks, "this GPU");
 }
+
 }  // namespace ksmith

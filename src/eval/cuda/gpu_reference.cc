@@ -23,18 +23,6 @@ constexpr uint32_t kReplayCanary = 0x5a5a5a5a;
 constexpr size_t kGuardBytes = 256;
 constexpr uint64_t kCrossCheckSeed = 0x5eed0000u;
 
-// The reference writes doubles: the case's layout with every output 8 bytes an element (as
-// CudaSession lays out its reference calls).
-CaseLayout ReferenceLayout(const CaseLayout& layout) {
-  CaseLayout wide = layout;
-  for (auto& slot : wide.tensors) {
-    if (!slot.output) continue;
-    slot.bytes = slot.Elements() * sizeof(double);
-    slot.dtype = DType::kFloat32;  // poisoned and sized in 4-byte words, read back as doubles
-  }
-  return wide;
-}
-
 std::vector<std::string> WorkerEnvironment() {
   std::vector<std::string> environment;
   for (const char* name : {"PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"}) {
@@ -46,6 +34,16 @@ std::vector<std::string> WorkerEnvironment() {
 }
 
 }  // namespace
+
+CaseLayout ReferenceLayout(const CaseLayout& layout) {
+  CaseLayout wide = layout;
+  for (auto& slot : wide.tensors) {
+    if (!slot.output) continue;
+    slot.bytes = slot.Elements() * sizeof(double);
+    slot.dtype = DType::kFloat32;  // poisoned and sized in 4-byte words, read back as doubles
+  }
+  return wide;
+}
 
 std::string WhyNoGpu(const fs::path& worker) {
   std::error_code error;

@@ -17,6 +17,10 @@
 
 namespace ksmith {
 
+/// The layout the GPU reference writes: the case's, with every output 8 bytes (a double) an
+/// element.
+CaseLayout ReferenceLayout(const CaseLayout& layout);
+
 /// Two double-precision sums of the same terms in different orders agree far closer than this.
 inline constexpr double kReferenceAgreement = 1e-9;
 /// Cases whose tensors, guards included, exceed this many 4-byte words are not cross-checked:
