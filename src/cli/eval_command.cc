@@ -182,8 +182,8 @@ CommandHandler AddEvalCommand(CLI::App& app) {
   app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for, e.g. sm_90a (default: the GPU found)");
   app.add_flag("--profile", flags->profile, "cuda: profile one replay of a passing candidate with ncu");
   app.add_option("--jobs,-j", flags->jobs,
-                 "Candidates evaluated at once; on a GPU they share it for correctness and take turns to time "
-                 "(default: up to 3 on a GPU, 1 on the cpu)")->check(CLI::Range(1, 16));
+                 "Candidates evaluated at once. On a GPU they share it for correctness and take turns to time "
+                 "(default: up to 3); on the cpu, more than the default 1 lets their timings share the cores")->check(CLI::Range(1, 16));
   app.add_flag("--json", flags->json, "Print JSON instead of the human-readable verdict (one object per line for several candidates)");
   app.add_option("--output,-o", flags->output_path, "Also write the JSON verdict to this file (one per line for several candidates)");
   app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution")->check(CLI::Range(1, 100))->capture_default_str();

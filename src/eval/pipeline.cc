@@ -78,11 +78,8 @@ class PipelineRun {
     // is opened on this thread: a worker dies with the thread that spawned it (PR_SET_PDEATHSIG).
     std::unique_ptr<VerificationSession> session;
     if (UnusableSourceReason(candidate_).empty()) {
-      if (!build.valid()) {
-        build = pool_.Submit([this, request = CandidateRequest(candidate_, backend_.traits())] {
-          return backend_.Build(view_, request);
-        });
-      }
+      // The build may outlive this run (a failed audit returns at once): it holds its own copies.
+      if (!build.valid()) build = SubmitBuild(CandidateRequest(candidate_, backend_.traits()));
       session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
     }
     if (!Audit() || Cancelled("build") || !Build(build) || Cancelled("trusted_build") || !BuildTrusted() ||
@@ -109,6 +106,12 @@ class PipelineRun {
       Progress("profiling the candidate");
       backend_.Profile(verdict_, view_);
     }
+  }
+
+  std::future<Result<BuildOutput>> SubmitBuild(BuildRequest request) {
+    return pool_.Submit([&backend = backend_, view = view_, request = std::move(request)] {
+      return backend.Build(view, request);
+    });
   }
 
   bool Audit() {
@@ -150,8 +153,8 @@ class PipelineRun {
     auto& stage = recorder_.Stage("trusted_build");
     auto sources = backend_.TrustedSources(view_);
     if (!sources.ok()) return Finish(stage, VerdictStatus::kInfraError, sources.error().message);
-    auto reference = pool_.Submit([this, request = sources->first] { return backend_.Build(view_, request); });
-    auto baseline = pool_.Submit([this, request = sources->second] { return backend_.Build(view_, request); });
+    auto reference = SubmitBuild(sources->first);
+    auto baseline = SubmitBuild(sources->second);
     auto reference_build = reference.get();
     auto baseline_build = baseline.get();
     stage.seconds = SecondsSince(start);
