@@ -42,6 +42,7 @@ struct BenchFlags {
   double timing_budget_s = 0;
   int seeds = 0;
   int jobs = 4;
+  std::vector<std::string> devices;
   bool json = false, quiet = false;
 };
 
@@ -195,7 +196,7 @@ int RunBench(const BenchFlags& flags) {
   BenchSettings settings{flags.suite, flags.backend, flags.strategy.empty() ? "default" : flags.strategy, flags.samples,
                          flags.jobs, DescribeThisMachine(flags.backend), true};
   // One service for every task: its device's workers take turns to time, however many tasks run.
-  auto service = StartLocalService({flags.backend, "", 0});
+  auto service = StartLocalService({flags.backend, "", 0, flags.devices});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
@@ -286,6 +287,10 @@ CommandHandler AddBenchCommand(CLI::App& app) {
                  "Tasks run at once. They share one evaluation service, whose device takes one timing at a time, so "
                  "more jobs overlap model calls, builds and correctness checks without making speedups noisier")
       ->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--devices", flags->devices,
+                 "Devices the tasks' candidates are evaluated on (a GPU's index as CUDA_VISIBLE_DEVICES counts them, "
+                 "e.g. --devices 0,1; default: the first)")
+      ->delimiter(',');
   app.add_flag("--json", flags->json, "Print one JSON object: settings, tasks, summary");
   app.add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
   return [flags, compare_flags, compare] { return compare->parsed() ? RunCompare(*compare_flags) : RunBench(*flags); };

@@ -29,6 +29,7 @@ struct EvalFlags {
   std::string arch;
   bool profile = false;
   int jobs = 0;
+  std::vector<std::string> devices;
   bool json = false;
   std::string output_path;
   int seeds = 3;
@@ -140,7 +141,7 @@ int RunEval(const EvalFlags& flags) {
                          : flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
                          : traits->gpu ? std::min(kDefaultGpuJobs, candidates.size())
                                        : DefaultVerificationWorkers(*traits);
-  auto service = StartLocalService({flags.backend, flags.arch, workers});
+  auto service = StartLocalService({flags.backend, flags.arch, workers, flags.devices});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
@@ -184,6 +185,10 @@ CommandHandler AddEvalCommand(CLI::App& app) {
   app.add_option("--jobs,-j", flags->jobs,
                  "Candidates evaluated at once. On a GPU they share it for correctness and take turns to time "
                  "(default: up to 3); on the cpu, more than the default 1 lets their timings share the cores")->check(CLI::Range(1, 16));
+  app.add_option("--devices", flags->devices,
+                 "Devices to evaluate on, each with --jobs workers (a GPU's index as CUDA_VISIBLE_DEVICES counts "
+                 "them, e.g. --devices 0,1; default: the first)")
+      ->delimiter(',');
   app.add_flag("--json", flags->json, "Print JSON instead of the human-readable verdict (one object per line for several candidates)");
   app.add_option("--output,-o", flags->output_path, "Also write the JSON verdict to this file (one per line for several candidates)");
   app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution")->check(CLI::Range(1, 100))->capture_default_str();

@@ -38,6 +38,10 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
       ->check(CLI::Range(0.05, 600.0));
   app.add_option("--seeds", flags->seeds, "Input seeds per eval shape and distribution (default 3)")->check(CLI::Range(1, 100));
   app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for (default: the GPU found)");
+  app.add_option("--devices", flags->devices,
+                 "GPU backends: devices to evaluate on (CUDA_VISIBLE_DEVICES indices, e.g. --devices 0,1; default: the "
+                 "first)")
+      ->delimiter(',');
   app.add_flag("--cache", flags->cache, "Answer repeated identical requests from the on-disk response cache");
   app.add_option("--replay-run", flags->replay_run, "replay: the stored run whose recorded answers are replayed");
   app.add_option("--resume", flags->resume, "Continue a stopped or killed run from the store");

@@ -246,7 +246,7 @@ std::optional<Failure> OptimizeRun::PrepareEvaluator(nlohmann::json& device_fact
   options.call_timeout = std::chrono::milliseconds(settings_.eval_timeout_ms);
   options.timing_budget_s = settings_.timing_budget_s;
   if (environment_.client == nullptr) {
-    auto service = StartLocalService({settings_.backend, settings_.arch, 0});
+    auto service = StartLocalService({settings_.backend, settings_.arch, 0, flags_.devices});
     if (!service.ok()) {
       return service.error().kind == ErrorKind::kInvalidArgument ? Usage(service.error().message)
                                                                  : Infra(service.error().message);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@ struct OptimizeFlags {
   std::optional<int> parallel, seeds;
   std::optional<double> temperature, budget_dollars, budget_wall_s, timing_budget_s;
   std::string replay_run, resume, db, output_dir, config;
+  std::vector<std::string> devices;  // GPU backends: the devices to evaluate on; empty: the first
   bool json = false, quiet = false, cache = false;
 };
 

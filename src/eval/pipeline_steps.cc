@@ -6,6 +6,7 @@
 
 #include "binary/disassembly.h"
 #include "core/clock.h"
+#include "core/files.h"
 #include "core/hash.h"
 #include "core/strings.h"
 
@@ -93,6 +94,30 @@ bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const Wo
       return recorder.Finish(stage, VerdictStatus::kInfraError, failure.description);
   }
   return false;
+}
+
+Result<std::pair<BuildRequest, BuildRequest>> ReadTrustedSources(const Task& task, const BackendTraits& traits,
+                                                                 const std::filesystem::path& reference_source) {
+  const auto baseline = task.baselines.find(traits.name);
+  if (baseline == task.baselines.end()) {
+    return MakeError(ErrorKind::kInvalidArgument, "task '{}' has no [baseline.{}]", task.name, traits.name);
+  }
+  auto reference_text = ReadFile(reference_source);
+  if (!reference_text.ok()) return reference_text.error();
+  auto baseline_text = ReadFile(baseline->second.source);
+  if (!baseline_text.ok()) return baseline_text.error();
+  return std::pair{
+      BuildRequest{*reference_text, "reference" + traits.source_extension, KernelRole::kReference, {}},
+      BuildRequest{*baseline_text, "baseline_" + traits.name + traits.source_extension, KernelRole::kBaseline,
+                   baseline->second.libraries}};
+}
+
+void MarkPassed(Verdict& verdict, size_t cases) {
+  verdict.status = VerdictStatus::kPassed;
+  verdict.reason = fmt::format("correct on all {} cases", cases);
+  if (verdict.timing) {
+    verdict.reason += fmt::format("; speedup {:.2f}x ({})", verdict.timing->speedup.median, verdict.timing->comparison);
+  }
 }
 
 Result<std::vector<AuditFinding>> AuditBuiltObject(

@@ -6,11 +6,13 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "binary/elf_symbols.h"
 #include "core/result.h"
 #include "eval/audit.h"
+#include "eval/backend.h"
 #include "eval/eval_options.h"
 #include "eval/verdict.h"
 #include "sandbox/supervisor.h"
@@ -45,6 +47,16 @@ bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const s
 /// Fails `stage` for a worker that failed a request: timeout, crash or exit (runtime_error), a
 /// forged reply (integrity_violation), or ksmith's own trouble (infra_error). Returns false.
 bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker);
+
+/// The trusted sources of `task` for `traits`'s backend: the reference at `reference_source`
+/// and the task's [baseline.<backend>], read and ready to build. kInvalidArgument when the task
+/// has no baseline for the backend; the file's error when one cannot be read.
+Result<std::pair<BuildRequest, BuildRequest>> ReadTrustedSources(const Task& task, const BackendTraits& traits,
+                                                                 const std::filesystem::path& reference_source);
+
+/// Ends a verification that passed every stage: the status, and a reason that gives the number
+/// of cases and the speedup when timed.
+void MarkPassed(Verdict& verdict, size_t cases);
 
 /// The binary audit every backend shares: the shared object's imports, judged by
 /// `audit_symbols` (each backend has its own contract), and its forbidden instructions.

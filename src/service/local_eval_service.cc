@@ -140,6 +140,7 @@ void LocalEvalService::Work(Device& device) {
       // A worker thread must never die of a job: whatever escapes becomes the job's verdict.
       try {
         result.verdict = device.pipeline->Evaluate(*job.task, job.candidate, options, std::move(queued->build));
+        if (!device.config.device.empty()) result.verdict.provenance["device"] = device.config.device;
       } catch (const std::exception& error) {
         result.verdict = CancelledVerdict(job);
         result.verdict.reason = fmt::format("internal error in the evaluation service: {}", error.what());

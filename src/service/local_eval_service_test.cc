@@ -186,6 +186,30 @@ TEST_F(LocalEvalServiceTest, TheClientHandsEachCallerItsOwnVerdict) {
   for (size_t i = 0; i < futures.size(); ++i) EXPECT_EQ(futures[i].get().status, expected[i]) << i;
 }
 
+TEST_F(LocalEvalServiceTest, JobsSpreadOverEveryConfiguredDevice) {
+  // Given two devices of one worker each and two jobs that each hold a worker for a while, each
+  // device must take one: the device list is configuration.
+  testing::RegisterInProcessBackend();
+  LocalServiceConfig config;
+  config.devices = {{testing::kInProcessBackend, "0", 1}, {testing::kInProcessBackend, "1", 1}};
+  config.backend_config.cache_directory = temp_.path();
+  auto service = LocalEvalService::Start(std::move(config));
+  ASSERT_TRUE(service.ok()) << service.error().message;
+  for (const char* id : {"first", "second"}) {
+    EvalJob job = Job(task_, "hang", id);
+    job.options.call_timeout = milliseconds(500);
+    ASSERT_TRUE((*service)->Submit(job).ok());
+  }
+  std::set<std::string> devices;
+  for (int i = 0; i < 2; ++i) {
+    auto verdict = (*service)->NextVerdict(milliseconds(10'000));
+    ASSERT_TRUE(verdict.has_value());
+    EXPECT_EQ(verdict->verdict.status, VerdictStatus::kTimeout);
+    devices.insert(verdict->verdict.provenance.value("device", ""));
+  }
+  EXPECT_EQ(devices, (std::set<std::string>{"0", "1"}));
+}
+
 TEST(LocalEvalService, ADeviceThatCannotStartSaysWhich) {
   LocalServiceConfig config;
   config.devices = {{"no-such-backend", "", 1}};

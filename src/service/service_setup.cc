@@ -15,6 +15,10 @@ size_t DefaultVerificationWorkers(const BackendTraits& traits) { return traits.g
 Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRequest& request) {
   auto traits = BackendRegistry::Global().Traits(request.backend);
   if (!traits.ok()) return traits.error();
+  if (!traits->gpu && !request.devices.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--devices is for GPU backends: the {} backend has one device, this machine", request.backend);
+  }
   auto cache = CacheDirectory();
   if (!cache.ok()) return cache.error();
   LocalServiceConfig config;
@@ -23,7 +27,10 @@ Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRe
   config.backend_config.report_error = [](const std::string& line) {
     std::fprintf(stderr, "ksmith: error: %s\n", line.c_str());
   };
-  config.devices.push_back({request.backend, "", request.workers > 0 ? request.workers : DefaultVerificationWorkers(*traits)});
+  const size_t workers = request.workers > 0 ? request.workers : DefaultVerificationWorkers(*traits);
+  for (const auto& device : request.devices.empty() ? std::vector<std::string>{""} : request.devices) {
+    config.devices.push_back({request.backend, device, workers});
+  }
   return LocalEvalService::Start(std::move(config));
 }
 

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "service/local_eval_service.h"
@@ -17,10 +18,13 @@ size_t DefaultVerificationWorkers(const BackendTraits& traits);
 struct LocalServiceRequest {
   std::string backend;
   std::string arch;     // gpu backends: the target to build for; empty: the device found
-  size_t workers = 0;   // 0: DefaultVerificationWorkers
+  size_t workers = 0;   // per device; 0: DefaultVerificationWorkers
+  /// The backend's devices to use ("0", "1": for a GPU, its CUDA_VISIBLE_DEVICES index); empty:
+  /// its default device alone.
+  std::vector<std::string> devices;
 };
 
-/// Starts a LocalEvalService with one device of `request.backend`. The error says what is
+/// Starts a LocalEvalService with `request.devices` of `request.backend` (or its default one). The error says what is
 /// missing: kInvalidArgument for the user's mistakes (unknown backend, bad arch), else this
 /// machine's (no GPU, no compiler).
 Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRequest& request);

@@ -5,7 +5,6 @@
 #include "backend/cpu/compiler.h"
 #include "backend/cpu/machine.h"
 #include "binary/shared_library.h"
-#include "core/files.h"
 #include "eval/backend_registry.h"
 #include "eval/cpu/worker_session.h"
 #include "eval/pipeline_steps.h"
@@ -81,14 +80,7 @@ class CpuBackend : public EvalBackend {
   }
 
   Result<std::pair<BuildRequest, BuildRequest>> TrustedSources(const Task& task) const override {
-    const auto baseline = task.baselines.find(traits().name);
-    if (baseline == task.baselines.end()) return MakeError(ErrorKind::kInvalidArgument, "the task has no [baseline.cpu]");
-    auto reference_text = ReadFile(task.reference_source);
-    if (!reference_text.ok()) return reference_text.error();
-    auto baseline_text = ReadFile(baseline->second.source);
-    if (!baseline_text.ok()) return baseline_text.error();
-    return std::pair{BuildRequest{*reference_text, "reference.cc", KernelRole::kReference, {}},
-                     BuildRequest{*baseline_text, "baseline_cpu.cc", KernelRole::kBaseline, baseline->second.libraries}};
+    return ReadTrustedSources(task, traits(), task.reference_source);
   }
 
   nlohmann::json Provenance() const override {

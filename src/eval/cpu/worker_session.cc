@@ -46,12 +46,7 @@ bool WorkerSession::Run(const std::filesystem::path& candidate,
   if (!Start(candidate, baseline) || !Correctness() || !Determinism() || !IdleCheck()) return false;
   if (options_.time && (!TimeAgainstBaseline() || !Recheck() || !PhysicalLimit())) return false;
   if (!CloseWorker()) return false;
-  verdict_.status = VerdictStatus::kPassed;
-  verdict_.reason = fmt::format("correct on all {} cases", cases_.size());
-  if (verdict_.timing) {
-    verdict_.reason += fmt::format("; speedup {:.2f}x ({})", verdict_.timing->speedup.median,
-                                   verdict_.timing->comparison);
-  }
+  MarkPassed(verdict_, cases_.size());
   return true;
 }
 

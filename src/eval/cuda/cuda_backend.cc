@@ -6,7 +6,6 @@
 
 #include "backend/cuda/gpu_facts.h"
 #include "backend/cuda/nvcc_compiler.h"
-#include "core/files.h"
 #include "core/strings.h"
 #include "eval/backend_registry.h"
 #include "eval/cuda/cuda_audit.h"
@@ -72,16 +71,8 @@ class CudaBackend : public EvalBackend {
   }
 
   Result<std::pair<BuildRequest, BuildRequest>> TrustedSources(const Task& task) const override {
-    const auto baseline = task.baselines.find(traits().name);
-    if (!task.cuda || baseline == task.baselines.end()) {
-      return MakeError(ErrorKind::kInvalidArgument, "the task has no [cuda] reference or [baseline.cuda]");
-    }
-    auto reference_text = ReadFile(task.cuda->reference_source);
-    if (!reference_text.ok()) return reference_text.error();
-    auto baseline_text = ReadFile(baseline->second.source);
-    if (!baseline_text.ok()) return baseline_text.error();
-    return std::pair{BuildRequest{*reference_text, "reference.cu", KernelRole::kReference, {}},
-                     BuildRequest{*baseline_text, "baseline_cuda.cu", KernelRole::kBaseline, baseline->second.libraries}};
+    if (!task.cuda) return MakeError(ErrorKind::kInvalidArgument, "task '{}' has no [cuda] reference", task.name);
+    return ReadTrustedSources(task, traits(), task.cuda->reference_source);
   }
 
   nlohmann::json Provenance() const override {

@@ -101,12 +101,7 @@ bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesys
   if (!Setup(candidate, baseline, reference) || !Correctness() || !IdleCheck()) return false;
   if (options_.time && (!Time() || !Recheck() || !PhysicalLimit())) return false;
   if (!Close()) return false;
-  verdict_.status = VerdictStatus::kPassed;
-  verdict_.reason = fmt::format("correct on all {} cases", cases_.size());
-  if (verdict_.timing) {
-    verdict_.reason += fmt::format("; speedup {:.2f}x ({})", verdict_.timing->speedup.median,
-                                   verdict_.timing->comparison);
-  }
+  MarkPassed(verdict_, cases_.size());
   return true;
 }
 
