@@ -15,6 +15,21 @@ nlohmann::json Estimate::ToJson() const {
   return {{"median", median}, {"ci95", {low, high}}, {"samples", samples}};
 }
 
+Estimate Estimate::FromJson(const nlohmann::json& json) {
+  const auto number = [](const nlohmann::json& value) { return value.is_number() ? value.get<double>() : 0.0; };
+  Estimate estimate;
+  if (!json.is_object()) return estimate;
+  estimate.median = number(json.value("median", nlohmann::json()));
+  if (const auto ci = json.value("ci95", nlohmann::json()); ci.is_array() && ci.size() == 2) {
+    estimate.low = number(ci[0]);
+    estimate.high = number(ci[1]);
+  }
+  if (const auto samples = json.value("samples", nlohmann::json()); samples.is_number_unsigned()) {
+    estimate.samples = samples.get<size_t>();
+  }
+  return estimate;
+}
+
 Estimate MedianWithInterval(std::vector<double> samples) {
   Estimate estimate;
   estimate.samples = samples.size();

@@ -14,6 +14,8 @@ struct Estimate {
   size_t samples = 0;
 
   nlohmann::json ToJson() const;
+  /// As ToJson wrote it; a missing or null field reads as 0 (NaN is stored as null).
+  static Estimate FromJson(const nlohmann::json& json);
 };
 
 /// Median and its 95% interval from order statistics (normal approximation to the binomial);

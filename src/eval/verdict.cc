@@ -17,8 +17,18 @@ const char* VerdictStatusName(VerdictStatus status) {
   return "infra_error";
 }
 
+Result<VerdictStatus> ParseVerdictStatus(std::string_view name) {
+  for (auto status : {VerdictStatus::kPassed, VerdictStatus::kCompileError, VerdictStatus::kRuntimeError,
+                      VerdictStatus::kTimeout, VerdictStatus::kWrongOutput, VerdictStatus::kIntegrityViolation,
+                      VerdictStatus::kInfraError}) {
+    if (name == VerdictStatusName(status)) return status;
+  }
+  return MakeError(ErrorKind::kParse, "'{}' is not a verdict status", name);
+}
+
 nlohmann::json Verdict::ToJson() const {
-  nlohmann::json json = {{"status", VerdictStatusName(status)},
+  nlohmann::json json = {{"schema_version", schema_version},
+                         {"status", VerdictStatusName(status)},
                          {"reason", reason},
                          {"task", task},
                          {"backend", backend},
@@ -43,6 +53,57 @@ nlohmann::json Verdict::ToJson() const {
   }
   json["provenance"] = provenance;
   return json;
+}
+
+Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return MakeError(ErrorKind::kParse, "a verdict is a JSON object, not {}", json.type_name());
+  const auto text = [&json](const char* key) {
+    const auto found = json.find(key);
+    return found != json.end() && found->is_string() ? found->get<std::string>() : std::string();
+  };
+  const auto number = [](const nlohmann::json& object, const char* key) {
+    const auto found = object.find(key);
+    return found != object.end() && found->is_number() ? found->get<double>() : 0.0;
+  };
+  auto status = ParseVerdictStatus(text("status"));
+  if (!status.ok()) return MakeError(ErrorKind::kParse, "not a verdict: {}", status.error().message);
+  Verdict verdict;
+  verdict.schema_version = json.value("schema_version", 1);
+  verdict.status = *status;
+  verdict.reason = text("reason");
+  verdict.task = text("task");
+  verdict.backend = text("backend");
+  verdict.candidate = text("candidate");
+  verdict.total_s = number(json, "total_s");
+  if (const auto stages = json.find("stages"); stages != json.end() && stages->is_array()) {
+    for (const auto& stage : *stages) {
+      if (!stage.is_object()) continue;
+      StageRecord record;
+      record.name = stage.value("name", std::string());
+      record.outcome = stage.value("outcome", std::string("ok"));
+      record.seconds = number(stage, "seconds");
+      record.started_s = number(stage, "started_s");
+      if (const auto details = stage.find("details"); details != stage.end() && details->is_object()) {
+        record.details = *details;
+      }
+      verdict.stages.push_back(std::move(record));
+    }
+  }
+  if (const auto timing = json.find("timing"); timing != json.end() && timing->is_object()) {
+    Timing parsed;
+    parsed.candidate_us = Estimate::FromJson(timing->value("candidate_us", nlohmann::json()));
+    parsed.baseline_us = Estimate::FromJson(timing->value("baseline_us", nlohmann::json()));
+    parsed.speedup = Estimate::FromJson(timing->value("speedup", nlohmann::json()));
+    parsed.comparison = timing->value("comparison", std::string());
+    parsed.floor_us = number(*timing, "floor_us");
+    parsed.bound_by = timing->value("bound_by", std::string());
+    parsed.roofline_fraction = number(json, "roofline_fraction");
+    verdict.timing = std::move(parsed);
+  }
+  if (const auto provenance = json.find("provenance"); provenance != json.end() && provenance->is_object()) {
+    verdict.provenance = *provenance;
+  }
+  return verdict;
 }
 
 StageRecord& VerdictRecorder::Stage(const std::string& name) {

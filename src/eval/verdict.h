@@ -6,10 +6,12 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/result.h"
 #include "eval/statistics.h"
 
 namespace ksmith {
@@ -25,6 +27,12 @@ enum class VerdictStatus {
 };
 
 const char* VerdictStatusName(VerdictStatus status);
+/// The status called `name` ("wrong_output"); kParse for any other text.
+Result<VerdictStatus> ParseVerdictStatus(std::string_view name);
+
+/// The version of the verdict's JSON form. 2: `schema_version` written, one physical_limit detail
+/// schema for every backend. Verdicts without the field were written by version 1.
+inline constexpr int kVerdictSchemaVersion = 2;
 
 struct StageRecord {
   std::string name;     // audit, build, correctness, determinism, timing, recheck, physical_limit
@@ -39,12 +47,14 @@ struct Timing {
   Estimate baseline_us;   // [microseconds]
   Estimate speedup;       // baseline / candidate, paired by round
   std::string comparison; // "faster", "slower" or "tie" (interval contains 1)
-  double roofline_fraction = 0;  // physical floor / candidate median, in (0, 1]
+  double roofline_fraction = 0;  // physical floor / candidate median; 0 when no floor was set, above 1
+                                 // only within the physical-limit check's slack
   double floor_us = 0;           // [microseconds] the machine's physical limit at the bench shape
   std::string bound_by;          // "memory" or "compute"
 };
 
 struct Verdict {
+  int schema_version = kVerdictSchemaVersion;
   VerdictStatus status = VerdictStatus::kInfraError;
   std::string reason;  // one line: why this status
   std::string task;
@@ -57,6 +67,9 @@ struct Verdict {
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
   nlohmann::json ToJson() const;
+  /// A verdict as ToJson wrote it, by this version or an older one (the store keeps both):
+  /// every field but `status` may be missing. kParse when it is not a verdict at all.
+  static Result<Verdict> FromJson(const nlohmann::json& json);
   /// A few lines for a person at a terminal.
   std::string Render() const;
 };

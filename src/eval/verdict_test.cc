@@ -106,6 +106,42 @@ TEST(Verdict, ToJsonSurvivesADumpAndParse) {
   EXPECT_EQ(parsed, verdict.ToJson());
 }
 
+TEST(Verdict, FromJsonReadsBackWhatToJsonWrote) {
+  Verdict verdict = PassedVerdict();
+  verdict.timing = SomeTiming();
+  verdict.stages.back().started_s = 0.4;
+  const auto read = Verdict::FromJson(nlohmann::json::parse(verdict.ToJson().dump()));
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->ToJson(), verdict.ToJson());
+  EXPECT_EQ(read->schema_version, kVerdictSchemaVersion);
+  EXPECT_EQ(verdict.ToJson().at("schema_version"), kVerdictSchemaVersion);
+}
+
+TEST(Verdict, FromJsonReadsAnOlderVerdictWithFieldsMissing) {
+  // Given a version-1 verdict as an older ksmith stored it: no schema_version, no timing.
+  const nlohmann::json old = {{"status", "wrong_output"},
+                              {"reason", "max error 3"},
+                              {"stages", {{{"name", "correctness"}, {"outcome", "failed"}}}}};
+  const auto read = Verdict::FromJson(old);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->schema_version, 1);
+  EXPECT_EQ(read->status, VerdictStatus::kWrongOutput);
+  EXPECT_EQ(read->reason, "max error 3");
+  ASSERT_EQ(read->stages.size(), 1u);
+  EXPECT_EQ(read->stages[0].outcome, "failed");
+  EXPECT_TRUE(read->stages[0].details.is_object());
+  EXPECT_FALSE(read->timing.has_value());
+}
+
+TEST(Verdict, FromJsonRefusesWhatIsNotAVerdict) {
+  EXPECT_FALSE(Verdict::FromJson(nlohmann::json::array()).ok());
+  EXPECT_FALSE(Verdict::FromJson({{"status", "fast"}}).ok());
+  const auto missing = Verdict::FromJson(nlohmann::json::object());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::kParse);
+  EXPECT_EQ(ParseVerdictStatus("integrity_violation").value(), VerdictStatus::kIntegrityViolation);
+}
+
 TEST(Verdict, RenderStartsWithStatusAndReasonAndListsStages) {
   const std::string text = PassedVerdict().Render();
   EXPECT_EQ(text.rfind("passed: correct on all 51 cases (task vector_add, cpu)\n", 0), 0u) << text;
