@@ -68,6 +68,7 @@ void OptimizeLoop::Report(const std::string& line) {
   progress.attempts = state_.attempts.size();
   for (const auto& attempt : state_.attempts) {
     if (attempt.verdict) ++progress.evaluated;
+    if (attempt.verdict || !attempt.extraction_error.empty()) ++progress.decided;
     if (attempt.passed()) ++progress.passed;
   }
   if (const Attempt* best = state_.Best()) progress.best_speedup = best->speedup;

@@ -34,6 +34,7 @@ class CandidateEvaluator {
 
 struct LoopProgress {
   size_t attempts = 0;    // candidates made, extraction failures included
+  size_t decided = 0;     // candidates with an outcome: a verdict, or no kernel in the answer
   size_t evaluated = 0;   // candidates with a verdict
   size_t passed = 0;
   std::optional<double> best_speedup;

@@ -345,7 +345,8 @@ OptimizeOutcome OptimizeRun::Execute() {
     const int64_t limit = settings_.max_candidates;
     loop_settings.progress = [limit](const LoopProgress& progress) {
       std::string best = progress.best_speedup ? fmt::format("{:.2f}x", *progress.best_speedup) : "-";
-      std::fprintf(stderr, "[%zu/%lld] %s | best %s | %lld tokens, $%.4f\n", progress.attempts,
+      // Candidates of a batch are all made before their verdicts come: count outcomes.
+      std::fprintf(stderr, "[%zu/%lld] %s | best %s | %lld tokens, $%.4f\n", progress.decided,
                    static_cast<long long>(limit), progress.last.c_str(), best.c_str(),
                    static_cast<long long>(progress.tokens), progress.cost_dollars);
     };
