@@ -104,9 +104,7 @@ Status OptimizeLoop::RecordVerdict(size_t index, Verdict verdict) {
   return {};
 }
 
-Status OptimizeLoop::EvaluateAll(const std::vector<size_t>& indices) {
-  std::vector<std::future<Verdict>> verdicts;
-  for (size_t index : indices) verdicts.push_back(StartEvaluation(index));
+Status OptimizeLoop::RecordVerdicts(const std::vector<size_t>& indices, std::vector<std::future<Verdict>>& verdicts) {
   Status status;
   // Every verdict is collected, even after a failure, so that no evaluation outlives the loop.
   for (size_t i = 0; i < indices.size(); ++i) {
@@ -167,7 +165,9 @@ Result<LoopOutcome> OptimizeLoop::Run() {
     if (state_.attempts[i].status == "pending") pending.push_back(i);
   }
   if (!StopRequested()) {
-    if (auto status = EvaluateAll(pending); !status.ok()) return status.error();
+    std::vector<std::future<Verdict>> verdicts;
+    for (size_t index : pending) verdicts.push_back(StartEvaluation(index));
+    if (auto status = RecordVerdicts(pending, verdicts); !status.ok()) return status.error();
   }
   while (outcome.stop_reason.empty()) {
     if (StopRequested()) {
@@ -236,12 +236,7 @@ Result<LoopOutcome> OptimizeLoop::Run() {
         verdicts.push_back(StartEvaluation(evaluating.back()));
       }
     }
-    Status recorded;
-    for (size_t i = 0; i < evaluating.size(); ++i) {
-      Verdict verdict = verdicts[i].get();
-      if (recorded.ok()) recorded = RecordVerdict(evaluating[i], std::move(verdict));
-    }
-    if (!recorded.ok()) return recorded.error();
+    if (auto recorded = RecordVerdicts(evaluating, verdicts); !recorded.ok()) return recorded.error();
   }
   if (const Attempt* best = state_.Best()) outcome.best_candidate_id = best->candidate_id;
   if (auto finished = store_.FinishRun(run_id_, outcome.status, outcome.stop_reason, outcome.best_candidate_id);

@@ -80,8 +80,9 @@ class OptimizeLoop {
   std::future<Verdict> StartEvaluation(size_t index);
   /// Records the verdict of `state_.attempts[index]` in the store and the run state.
   Status RecordVerdict(size_t index, Verdict verdict);
-  /// Evaluates every attempt listed, all in flight at once, and records each in order.
-  Status EvaluateAll(const std::vector<size_t>& indices);
+  /// Waits for every verdict (`verdicts[i]` of `state_.attempts[indices[i]]`) and records each
+  /// in order; the first store error is returned once all are in.
+  Status RecordVerdicts(const std::vector<size_t>& indices, std::vector<std::future<Verdict>>& verdicts);
   Result<Attempt> RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted);
   void Report(const std::string& line);
   bool StopRequested() const { return settings_.stop_requested != nullptr && settings_.stop_requested->load(); }

@@ -112,9 +112,10 @@ BenchTaskResult RunTask(const BenchFlags& flags, const std::string& task, const 
 std::string TaskLabel(const std::string& task) { return std::filesystem::path(task).filename().string(); }
 
 // Where the bench runs, read from the cache or measured before any task starts: the tasks then
-// find the facts cached instead of measuring them side by side (which --jobs > 1 would make too
-// low). Nothing here fails the bench; what cannot be read is left out.
-nlohmann::json DescribeThisMachine(const std::string& backend) {
+// find the facts cached instead of measuring them side by side. The GPU's name comes from the
+// bench's own service (its facts are measured once, there). Nothing here fails the bench; what
+// cannot be read is left out.
+nlohmann::json DescribeThisMachine(const std::string& backend, EvalService& service) {
   nlohmann::json machine = nlohmann::json::object();
   auto context = LoadCpuContext(false);
   const MachineFacts facts = context.ok() ? context->machine : ProbeMachine();
@@ -123,12 +124,9 @@ nlohmann::json DescribeThisMachine(const std::string& backend) {
   if (!context.ok()) return machine;
   machine["memory_bandwidth_gbs"] = facts.memory_bandwidth_gbs;
   machine["fp32_gflops"] = facts.fp32_gflops;
-  if (auto traits = BackendRegistry::Global().Traits(backend); traits.ok() && traits->gpu) {
-    BackendConfig config;
-    config.cache_directory = context->cache_directory;
-    if (auto device = BackendRegistry::Global().Create(backend, config); device.ok()) {
-      const nlohmann::json facts = (*device)->DeviceFacts();
-      if (facts.contains("name")) machine["gpu"] = facts["name"];
+  if (TraitsOf(backend).gpu) {
+    if (auto device = service.DeviceFacts(backend); device.ok() && device->contains("name")) {
+      machine["gpu"] = (*device)["name"];
     }
   }
   return machine;
@@ -193,14 +191,14 @@ int RunBench(const BenchFlags& flags) {
   const std::filesystem::path report_dir =
       flags.report_dir.empty() ? std::filesystem::path("ksmith-bench") / RunStore::NewRunId()
                                : std::filesystem::path(flags.report_dir);
-  BenchSettings settings{flags.suite, flags.backend, flags.strategy.empty() ? "default" : flags.strategy, flags.samples,
-                         flags.jobs, DescribeThisMachine(flags.backend), true};
   // One service for every task: its device's workers take turns to time, however many tasks run.
   auto service = StartLocalService({flags.backend, "", 0, flags.devices});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
+  BenchSettings settings{flags.suite, flags.backend, flags.strategy.empty() ? "default" : flags.strategy, flags.samples,
+                         flags.jobs, DescribeThisMachine(flags.backend, **service), true};
   EvalClient client(**service);
   const auto start = SteadyClock::now();
   const std::vector<BenchTaskResult> results = RunTasks(flags, *tasks, *db, report_dir, client);
@@ -285,7 +283,7 @@ CommandHandler AddBenchCommand(CLI::App& app) {
   app.add_option("--report", flags->report_dir, "Where report.md, report.html, bench.json and each task's run go (default ksmith-bench/<id>)");
   app.add_option("--jobs,-j", flags->jobs,
                  "Tasks run at once. They share one evaluation service, whose device takes one timing at a time, so "
-                 "more jobs overlap model calls, builds and correctness checks without making speedups noisier")
+                 "more jobs overlap model calls, builds and correctness checks while no two timings overlap")
       ->check(CLI::Range(1, 64))->capture_default_str();
   app.add_option("--devices", flags->devices,
                  "Devices the tasks' candidates are evaluated on (a GPU's index as CUDA_VISIBLE_DEVICES counts them, "

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/ranges.h>
+
 #include "eval/cpu/cpu_backend.h"
 #include "eval/cuda/cuda_backend.h"
 
@@ -28,32 +29,32 @@ Status BackendRegistry::Register(BackendEntry entry) {
   return {};
 }
 
-Result<BackendTraits> BackendRegistry::Traits(const std::string& name) const {
+std::optional<BackendEntry> BackendRegistry::Find(const std::string& name) const {
   std::lock_guard lock(mutex_);
   for (const auto& entry : entries_) {
-    if (entry.traits.name == name) return entry.traits;
+    if (entry.traits.name == name) return entry;
   }
-  std::vector<std::string> names;
-  for (const auto& entry : entries_) names.push_back(entry.traits.name);
-  return MakeError(ErrorKind::kInvalidArgument, "unknown backend '{}': choose {}", name, fmt::join(names, ", "));
+  return std::nullopt;
+}
+
+Result<BackendTraits> BackendRegistry::Traits(const std::string& name) const {
+  if (auto entry = Find(name)) return std::move(entry->traits);
+  return MakeError(ErrorKind::kInvalidArgument, "unknown backend '{}': choose {}", name, fmt::join(Names(), ", "));
 }
 
 Result<std::unique_ptr<EvalBackend>> BackendRegistry::Create(const std::string& name, const BackendConfig& config) const {
-  BackendFactory create;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& entry : entries_) {
-      if (entry.traits.name == name) create = entry.create;
-    }
-  }
-  if (!create) return Traits(name).error();
-  return create(config);
+  auto entry = Find(name);
+  if (!entry) return Traits(name).error();
+  return entry->create(config);
 }
 
 BackendTraits TraitsOf(const std::string& name) {
   auto traits = BackendRegistry::Global().Traits(name);
   if (traits.ok()) return std::move(traits.value());
-  return BackendTraits{name, "", ".cc", "cpp", "the compiler", false, false, true};
+  BackendTraits plain = CpuBackendTraits();  // a C++ kernel, no GPU
+  plain.name = name;
+  plain.description.clear();
+  return plain;
 }
 
 std::vector<std::string> BackendRegistry::Names() const {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ class BackendRegistry {
   std::vector<std::string> Names() const;
 
  private:
+  /// The entry called `name`, copied out under the lock.
+  std::optional<BackendEntry> Find(const std::string& name) const;
+
   mutable std::mutex mutex_;
   std::vector<BackendEntry> entries_;  // guarded by mutex_
 };

@@ -26,6 +26,15 @@ BuildRequest CandidateRequest(const CandidateSource& candidate, const BackendTra
   return {candidate.text, DisplayName(candidate, traits), KernelRole::kCandidate, {}};
 }
 
+// Queues one build; the job holds its own copies, so it may outlive the evaluation that asked
+// for it (a failed audit returns at once). `backend` outlives the pool's jobs.
+std::future<Result<BuildOutput>> SubmitBuild(CompilePool& pool, const EvalBackend& backend, Task view,
+                                             BuildRequest request) {
+  return pool.Submit([&backend, view = std::move(view), request = std::move(request)] {
+    return backend.Build(view, request);
+  });
+}
+
 // One evaluation: the stages in order, each recorded into the verdict; the first that fails
 // ends it with its status.
 class PipelineRun {
@@ -78,8 +87,7 @@ class PipelineRun {
     // is opened on this thread: a worker dies with the thread that spawned it (PR_SET_PDEATHSIG).
     std::unique_ptr<VerificationSession> session;
     if (UnusableSourceReason(candidate_).empty()) {
-      // The build may outlive this run (a failed audit returns at once): it holds its own copies.
-      if (!build.valid()) build = SubmitBuild(CandidateRequest(candidate_, backend_.traits()));
+      if (!build.valid()) build = SubmitBuild(pool_, backend_, view_, CandidateRequest(candidate_, backend_.traits()));
       session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
     }
     if (!Audit() || Cancelled("build") || !Build(build) || Cancelled("trusted_build") || !BuildTrusted() ||
@@ -108,12 +116,6 @@ class PipelineRun {
     }
   }
 
-  std::future<Result<BuildOutput>> SubmitBuild(BuildRequest request) {
-    return pool_.Submit([&backend = backend_, view = view_, request = std::move(request)] {
-      return backend.Build(view, request);
-    });
-  }
-
   bool Audit() {
     return AuditCandidateSource(recorder_, candidate_,
                                 [this] { return backend_.AuditSource(candidate_.text, view_); });
@@ -136,9 +138,8 @@ class PipelineRun {
                                   traits.compiler_name);
     }
     // What the device compiler reported (registers, spills, SASS); empty where it reports none.
-    const auto json = build->ToJson();
-    stage.details["resources"] = json["resources"];
-    stage.details["sass"] = json["sass"];
+    stage.details["resources"] = ToJson(build->resources);
+    stage.details["sass"] = build->sass.ToJson();
     stage.details["shared_object"] = build->shared_object.string();
     candidate_object_ = build->shared_object;
     auto findings = backend_.AuditBinary(*build, view_);
@@ -153,8 +154,8 @@ class PipelineRun {
     auto& stage = recorder_.Stage("trusted_build");
     auto sources = backend_.TrustedSources(view_);
     if (!sources.ok()) return Finish(stage, VerdictStatus::kInfraError, sources.error().message);
-    auto reference = SubmitBuild(sources->first);
-    auto baseline = SubmitBuild(sources->second);
+    auto reference = SubmitBuild(pool_, backend_, view_, sources->first);
+    auto baseline = SubmitBuild(pool_, backend_, view_, sources->second);
     auto reference_build = reference.get();
     auto baseline_build = baseline.get();
     stage.seconds = SecondsSince(start);
@@ -182,18 +183,6 @@ class PipelineRun {
   TrustedBuild trusted_;
 };
 
-}  // namespace
-
-void EvalBackend::Profile(Verdict& verdict, const Task&) const {
-  StageRecord stage;
-  stage.name = "profile";
-  stage.outcome = "ok";
-  stage.details["summary"] = "not profiled: the " + traits().name + " backend has no profiler";
-  verdict.stages.push_back(std::move(stage));
-}
-
-namespace {
-
 Verdict InternalErrorVerdict(const EvalBackend& backend, const Task& task, const CandidateSource& candidate,
                              const std::string& what) {
   Verdict verdict;
@@ -209,8 +198,7 @@ Verdict InternalErrorVerdict(const EvalBackend& backend, const Task& task, const
 
 std::future<Result<BuildOutput>> Pipeline::StartBuild(const Task& task, const CandidateSource& candidate) const {
   if (!UnusableSourceReason(candidate).empty()) return {};
-  return pool_.Submit([&backend = backend_, view = backend_.View(task),
-                       request = CandidateRequest(candidate, backend_.traits())] { return backend.Build(view, request); });
+  return SubmitBuild(pool_, backend_, backend_.View(task), CandidateRequest(candidate, backend_.traits()));
 }
 
 Verdict Pipeline::Evaluate(const Task& task, const CandidateSource& candidate, const EvalOptions& options,

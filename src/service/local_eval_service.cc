@@ -6,15 +6,19 @@
 namespace ksmith {
 namespace {
 
-Verdict CancelledVerdict(const EvalJob& job) {
+// The verdict of a job the service ended without evaluating it, or whose evaluation escaped.
+Verdict UnrunVerdict(const EvalJob& job, std::string reason) {
   Verdict verdict;
   verdict.task = job.task ? job.task->name : "";
   verdict.backend = job.backend;
   verdict.candidate = job.candidate.path;
   verdict.status = VerdictStatus::kInfraError;
-  verdict.reason = "the evaluation was cancelled before it started (the service shut down)";
+  verdict.reason = std::move(reason);
   return verdict;
 }
+
+constexpr const char* kCancelledBeforeStart =
+    "the evaluation was cancelled before it started (the service shut down)";
 
 }  // namespace
 
@@ -62,8 +66,8 @@ LocalEvalService::Device* LocalEvalService::FindDevice(const std::string& backen
 
 Result<std::string> LocalEvalService::Submit(EvalJob job, std::chrono::milliseconds wait) {
   if (!job.task) return MakeError(ErrorKind::kInvalidArgument, "job '{}' has no task", job.id);
-  if (auto runs = CanRun(*job.task, job.backend); !runs.ok()) return runs.error();
-  Device* device = FindDevice(job.backend);
+  auto device = DeviceFor(*job.task, job.backend);
+  if (!device.ok()) return device.error();
   std::unique_lock lock(mutex_);
   if (job.id.empty()) {
     do {
@@ -84,8 +88,8 @@ Result<std::string> LocalEvalService::Submit(EvalJob job, std::chrono::milliseco
   QueuedJob queued;
   // The build starts now and overlaps earlier jobs' verification, unless that would disturb
   // their timing (the build runs when the job starts instead).
-  if (!device->backend->traits().times_on_host_cores) {
-    queued.build = device->pipeline->StartBuild(*job.task, job.candidate);
+  if (!(*device)->backend->traits().times_on_host_cores) {
+    queued.build = (*device)->pipeline->StartBuild(*job.task, job.candidate);
   }
   queued.job = std::move(job);
   const std::string id = queued.job.id;
@@ -95,7 +99,7 @@ Result<std::string> LocalEvalService::Submit(EvalJob job, std::chrono::milliseco
   return id;
 }
 
-Status LocalEvalService::CanRun(const Task& task, const std::string& backend) {
+Result<LocalEvalService::Device*> LocalEvalService::DeviceFor(const Task& task, const std::string& backend) {
   Device* device = FindDevice(backend);
   if (device == nullptr) {
     std::vector<std::string> names;
@@ -103,7 +107,16 @@ Status LocalEvalService::CanRun(const Task& task, const std::string& backend) {
     return MakeError(ErrorKind::kInvalidArgument, "no device of this service runs backend '{}' (it has: {})", backend,
                      fmt::join(names, ", "));
   }
-  return device->backend->Supports(device->backend->View(task));
+  if (auto supported = device->backend->Supports(device->backend->View(task)); !supported.ok()) {
+    return supported.error();
+  }
+  return device;
+}
+
+Status LocalEvalService::CanRun(const Task& task, const std::string& backend) {
+  auto device = DeviceFor(task, backend);
+  if (!device.ok()) return device.error();
+  return {};
 }
 
 std::optional<LocalEvalService::QueuedJob> LocalEvalService::TakeJob(const Device& device,
@@ -135,15 +148,14 @@ void LocalEvalService::Work(Device& device) {
     options.gpu_gate = device.config.workers > 1 ? &device.gate : nullptr;
     JobVerdict result{job.id, {}};
     if (cancel_.load()) {
-      result.verdict = CancelledVerdict(job);
+      result.verdict = UnrunVerdict(job, kCancelledBeforeStart);
     } else {
       // A worker thread must never die of a job: whatever escapes becomes the job's verdict.
       try {
         result.verdict = device.pipeline->Evaluate(*job.task, job.candidate, options, std::move(queued->build));
         if (!device.config.device.empty()) result.verdict.provenance["device"] = device.config.device;
       } catch (const std::exception& error) {
-        result.verdict = CancelledVerdict(job);
-        result.verdict.reason = fmt::format("internal error in the evaluation service: {}", error.what());
+        result.verdict = UnrunVerdict(job, fmt::format("internal error in the evaluation service: {}", error.what()));
       }
     }
     Publish(std::move(result));
@@ -183,7 +195,7 @@ void LocalEvalService::Shutdown() {
   }
   job_ready_.notify_all();
   room_.notify_all();
-  for (auto& queued : abandoned) Publish({queued.job.id, CancelledVerdict(queued.job)});
+  for (auto& queued : abandoned) Publish({queued.job.id, UnrunVerdict(queued.job, kCancelledBeforeStart)});
 }
 
 size_t LocalEvalService::queued() const {

@@ -74,6 +74,8 @@ class LocalEvalService : public EvalService {
   std::optional<QueuedJob> TakeJob(const Device& device, std::unique_lock<std::mutex>& lock);
   void Publish(JobVerdict verdict);
   Device* FindDevice(const std::string& backend);
+  /// The device that runs `backend`, when it can run `task`; the error says why not.
+  Result<Device*> DeviceFor(const Task& task, const std::string& backend);
 
   LocalServiceConfig config_;
   std::unique_ptr<CompilePool> pool_;

@@ -6,10 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -17,7 +15,9 @@
 #include "core/files.h"
 #include "service/eval_client.h"
 #include "task/task_loader.h"
+#include "testing/child_processes.h"
 #include "testing/in_process_backend.h"
+#include "testing/small_task.h"
 
 namespace ksmith {
 namespace {
@@ -220,37 +220,12 @@ TEST(LocalEvalService, ADeviceThatCannotStartSaysWhich) {
 
 // ------------------------------------------------------------------ the cpu backend, real workers
 
-// This process's children running `executable`, with the CPU time each used [clock ticks].
-std::map<pid_t, uint64_t> ChildWorkers(const fs::path& executable) {
-  std::map<pid_t, uint64_t> workers;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::error_code error;
-    if (fs::read_symlink(entry.path() / "exe", error) != executable) continue;
-    std::ifstream stat_file(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(stat.substr(close + 2));
-    std::string state;
-    pid_t parent = 0;
-    fields >> state >> parent;
-    if (parent != ::getpid()) continue;
-    std::string skip;
-    for (int i = 0; i < 9; ++i) fields >> skip;  // pgrp ... cmajflt
-    uint64_t user = 0, system = 0;
-    fields >> user >> system;
-    workers[std::stoi(name)] = user + system;
-  }
-  return workers;
-}
-
 TEST(LocalEvalServiceCpu, FortyJobsOverTwoWorkersSurviveAWorkerKilledMidJob) {
   ScopedTempDir temp("ksmith-service-cpu");
   ASSERT_TRUE(temp.ok());
-  auto task = VectorAdd();
-  ASSERT_NE(task, nullptr);
+  auto small = testing::WriteSmallVectorAdd(temp.path() / "tasks");
+  ASSERT_TRUE(small.ok()) << small.error().message;
+  const auto task = std::make_shared<const Task>(std::move(small.value()));
   LocalServiceConfig config;
   config.devices = {{"cpu", "", 2}};
   config.backend_config.cache_directory = temp.path() / "cache";
@@ -275,7 +250,7 @@ TEST(LocalEvalServiceCpu, FortyJobsOverTwoWorkersSurviveAWorkerKilledMidJob) {
   pid_t victim = 0;
   for (int attempt = 0; attempt < 400 && victim == 0; ++attempt) {
     std::this_thread::sleep_for(milliseconds(50));
-    for (const auto& [pid, ticks] : ChildWorkers(KSMITH_WORKER_PATH)) {
+    for (const auto& [pid, ticks] : testing::ChildProcessesRunning(KSMITH_WORKER_PATH)) {
       if (ticks >= 50) victim = pid;  // half a second of CPU: no honest job here comes close
     }
   }
@@ -295,7 +270,7 @@ TEST(LocalEvalServiceCpu, FortyJobsOverTwoWorkersSurviveAWorkerKilledMidJob) {
     const Verdict& verdict = verdicts["honest-" + std::to_string(i)];
     EXPECT_EQ(verdict.status, VerdictStatus::kPassed) << i << ": " << verdict.reason;
   }
-  EXPECT_TRUE(ChildWorkers(KSMITH_WORKER_PATH).empty()) << "a worker outlived its job";
+  EXPECT_TRUE(testing::ChildProcessesRunning(KSMITH_WORKER_PATH).empty()) << "a worker outlived its job";
 }
 
 }  // namespace

@@ -19,52 +19,14 @@
 #include "core/files.h"
 #include "eval/backend_registry.h"
 #include "eval/cpu/cpu_backend.h"
-#include "task/task_loader.h"
+#include "testing/child_processes.h"
 #include "testing/scoped_env.h"
+#include "testing/small_task.h"
 
 namespace ksmith {
 namespace {
 
 namespace fs = std::filesystem;
-
-// vector_add with small shapes, so that a whole evaluation takes well under a second.
-constexpr const char* kSmallTask = R"TOML(name = "vector_add"
-category = "elementwise"
-description = "c = a + b"
-signature = "void vector_add(const float* a, const float* b, float* c, int64_t n)"
-flops = "n"
-bytes = "12*n"
-accumulation = "1"
-distributions = ["normal", "large"]
-
-[[inputs]]
-name = "a"
-dtype = "fp32"
-shape = ["n"]
-
-[[inputs]]
-name = "b"
-dtype = "fp32"
-shape = ["n"]
-
-[[outputs]]
-name = "c"
-dtype = "fp32"
-shape = ["n"]
-
-[shapes]
-dev = [ { n = 8 } ]
-eval = [ { n = 1 }, { n = 7 }, { n = 33 }, { n = 1000 } ]
-bench = { n = 4096 }
-
-[reference]
-source = "reference.cc"
-function = "vector_add_reference"
-
-[baseline.cpu]
-source = "baseline_cpu.cc"
-description = "plain loop"
-)TOML";
 
 std::string Kernel(const std::string& body, const std::string& includes = "") {
   return "#include <cstdint>\n" + includes +
@@ -89,13 +51,7 @@ class CpuPipelineTest : public ::testing::Test {
     ASSERT_TRUE(backend.ok()) << backend.error().message;
     backend_ = std::move(backend.value());
 
-    const fs::path builtin = fs::path(KSMITH_SOURCE_DIR) / "tasks" / "elementwise" / "vector_add";
-    const fs::path folder = temp_.path() / "tasks" / "elementwise" / "vector_add";
-    fs::create_directories(folder);
-    std::ofstream(folder / "task.toml") << kSmallTask;
-    fs::copy_file(builtin / "reference.cc", folder / "reference.cc");
-    fs::copy_file(builtin / "baseline_cpu.cc", folder / "baseline_cpu.cc");
-    auto task = LoadTask(folder);
+    auto task = testing::WriteSmallVectorAdd(temp_.path() / "tasks");
     ASSERT_TRUE(task.ok()) << task.error().message;
     task_ = std::move(task.value());
 
@@ -247,23 +203,6 @@ TEST_F(CpuPipelineTest, WithoutTheSandboxTheVerdictSaysSo) {
   EXPECT_NE(verdict.provenance.at("protections").dump().find("sandbox disabled"), std::string::npos);
 }
 
-// This process's children that run the worker.
-size_t LiveWorkers() {
-  size_t count = 0;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::error_code error;
-    if (fs::read_symlink(entry.path() / "exe", error) != fs::path(KSMITH_WORKER_PATH)) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string pid, command, state;
-    pid_t parent = 0;
-    stat >> pid >> command >> state >> parent;
-    if (parent == ::getpid()) ++count;
-  }
-  return count;
-}
-
 TEST_F(CpuPipelineTest, CancellingMidRunStopsTheWorkerAndLeavesNoneBehind) {
   options_.call_timeout = std::chrono::milliseconds(60'000);
   std::atomic<bool> cancel{false};
@@ -279,7 +218,7 @@ TEST_F(CpuPipelineTest, CancellingMidRunStopsTheWorkerAndLeavesNoneBehind) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_EQ(verdict.status, VerdictStatus::kInfraError) << Describe(verdict);
   EXPECT_EQ(verdict.reason, "the evaluation was cancelled");
-  EXPECT_EQ(LiveWorkers(), 0u);
+  EXPECT_TRUE(testing::ChildProcessesRunning(KSMITH_WORKER_PATH).empty()) << "a worker outlived its evaluation";
 }
 
 }  // namespace
