@@ -3,15 +3,17 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <csignal>
 #include <set>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "agent/prompt.h"
-#include "agent/verdict_facts.h"
 #include "core/strings.h"
+#include "backend/diagnostics.h"
 #include "eval/backend_registry.h"
+#include "eval/verdict.h"
 
 namespace ksmith {
 namespace {
@@ -72,19 +74,20 @@ std::string DescribeDiagnostic(const Diagnostic& diagnostic, std::string_view so
   return text;
 }
 
-std::string CompileErrorBody(const Json& verdict, std::string_view source) {
-  const Json& details = Details(Stage(verdict, "build"));
-  std::string log = JsonString(details, "log");
-  // ksmith appends the required declaration to the log; it is restated below when it matters.
-  if (const size_t appended = log.find("\nThe candidate must define, with C linkage:"); appended != std::string::npos) {
-    log.resize(appended);
-  }
-  const std::string expected = JsonString(details, "expected_signature");
-  const auto errors = ParseDiagnostics(log);
+const StageDetails& DetailsOf(const StageRecord* stage) {
+  static const StageDetails empty;
+  return stage != nullptr ? stage->details : empty;
+}
+
+std::string CompileErrorBody(const Verdict& verdict, std::string_view source) {
+  const StageDetails& details = DetailsOf(verdict.FindStage("build"));
+  const auto& errors = details.diagnostics;
   std::string text;
   bool about_signature = false;
   if (errors.empty()) {
-    if (!Trim(log).empty()) text += "Compiler output:\n```\n" + Capped(Trim(log), kMaxLogExcerptBytes) + "```\n";
+    if (!Trim(details.log).empty()) {
+      text += "Compiler output:\n```\n" + Capped(Trim(details.log), kMaxLogExcerptBytes) + "```\n";
+    }
   } else {
     text += errors.size() == 1 ? "The compiler's error:\n" : "The compiler's first errors:\n";
     for (size_t i = 0; i < errors.size() && i < kMaxCompilerErrors; ++i) {
@@ -98,67 +101,95 @@ std::string CompileErrorBody(const Json& verdict, std::string_view source) {
                           errors.size() - kMaxCompilerErrors, errors.size() - kMaxCompilerErrors == 1 ? "" : "s");
     }
   }
-  if (!expected.empty() && (about_signature || errors.empty())) {
-    text += fmt::format("The source must define, with C linkage and exactly these parameter types:\n  {}\n", expected);
+  if (!details.expected_signature.empty() && (about_signature || errors.empty())) {
+    text += fmt::format("The source must define, with C linkage and exactly these parameter types:\n  {}\n",
+                        details.expected_signature);
   }
   return text;
 }
 
 // --- Failing cases ---------------------------------------------------------------------------
 
-std::string FailingCaseLine(const CaseLabel& label) {
-  std::string text = fmt::format("Failing case: shape {}", label.shape.empty() ? "?" : label.shape);
-  if (!label.distribution.empty()) text += ", inputs " + DescribeDistribution(label.distribution);
-  if (!label.rest.empty()) text += ", " + label.rest;
+const Failure& FailureOf(const Verdict& verdict) {
+  static const Failure none;
+  const StageRecord* failed = verdict.FailedStage();
+  return failed != nullptr && failed->details.failure ? *failed->details.failure : none;
+}
+
+std::string FailingCaseLine(const CaseRef& at) {
+  std::string text = fmt::format("Failing case: shape {}", at.shape.empty() ? "?" : at.shape);
+  if (!at.distribution.empty()) text += ", inputs " + DescribeDistribution(at.distribution);
+  // The label's remainder: "seed #2 (random shape)".
+  if (const size_t seed = at.label.find("seed #"); seed != std::string::npos) text += ", " + at.label.substr(seed);
   return text + ".\n";
 }
 
-std::string WrongOutputBody(const Json& verdict) {
-  const Json& details = Details(FailedStage(verdict));
-  const std::string label_text = JsonString(details, "failed_case");
-  const CaseLabel label = ParseCaseLabel(label_text);
-  const std::string found = WhatWasFound(JsonString(verdict, "reason"), label_text);
-  const Mismatch mismatch = ParseMismatch(found);
-  std::string text = "The kernel ran, but its output does not match the reference.\n";
-  if (!label_text.empty()) text += FailingCaseLine(label);
-  size_t start = 0;
-  while (start < found.size()) {
-    size_t end = found.find("; ", start);
-    if (end == std::string::npos) end = found.size();
-    const std::string part = found.substr(start, end - start);
-    // Unwritten and NaN elements are left out of the norm, which then reads 0: misleading.
-    const bool empty_norm =
-        part.starts_with("norm-wise relative error 0 (") && (mismatch.unwritten > 0 || mismatch.nonfinite > 0);
-    if (!empty_norm) text += "- " + part + "\n";
-    start = end + 2;
-  }
-  if (!mismatch.worst_index.empty()) text += "(Element indices are row-major flat indices into the output.)\n";
-  std::vector<std::string> hints;
+// What the comparison found, one finding a line (Comparison::Describe's parts).
+std::vector<std::string> MismatchLines(const OutputMismatch& mismatch) {
+  std::vector<std::string> lines;
   if (mismatch.unwritten > 0) {
-    hints.push_back(
-        mismatch.unwritten == mismatch.count
-            ? "Nothing was written: check that the output pointer is the one written and that the work runs at all."
-            : "Some elements were never written: every output element must be written on every call; check loop "
-              "bounds, the grid or thread count, and the remainder after blocking or vectorizing.");
+    lines.push_back(fmt::format("{} of {} output elements were never written", mismatch.unwritten, mismatch.count));
   }
   if (mismatch.nonfinite > 0) {
-    hints.push_back(
-        "NaN or Inf where the reference is finite: an overflow (exp of a large value without subtracting "
-        "the maximum), a division by zero, or reading memory that was never written.");
+    lines.push_back(fmt::format("{} elements are NaN or Inf where the reference is finite", mismatch.nonfinite));
   }
-  if (mismatch.unwritten == 0 && mismatch.nonfinite == 0 && mismatch.norm_bound > 0) {
-    hints.push_back(
-        mismatch.norm_error > 100 * mismatch.norm_bound || mismatch.norm_error > 1e-2
-            ? "The error is far beyond rounding: a logic error (formula, index, operand or reduction), not precision."
-            : "The error is close to the tolerance: a precision problem; accumulate in double or with "
-              "compensated sums, avoid approximate math functions and lower-precision types.");
+  if (mismatch.over_bound > 0) {
+    lines.push_back(fmt::format("{} of {} elements exceed the elementwise bound", mismatch.over_bound, mismatch.count));
   }
-  if (label.smallest_dim > 0 && label.smallest_dim < 8) {
+  // Unwritten and NaN elements are left out of the norm, which then reads 0: misleading.
+  if (mismatch.norm_error > 0 || (mismatch.unwritten == 0 && mismatch.nonfinite == 0)) {
+    lines.push_back(
+        fmt::format("norm-wise relative error {:.3g} (bound {:.3g})", mismatch.norm_error, mismatch.norm_bound));
+  }
+  if (mismatch.worst_index >= 0) {
+    lines.push_back(fmt::format("worst element [{}]: got {:.9g}, expected {:.9g} (|error| {:.3g})", mismatch.worst_index,
+                                mismatch.worst_got, mismatch.worst_ref, mismatch.worst_abs_error));
+  }
+  if (!lines.empty() && !mismatch.output.empty()) lines.front() = fmt::format("output '{}': {}", mismatch.output, lines.front());
+  return lines;
+}
+
+std::string WrongOutputBody(const Verdict& verdict) {
+  const Failure& failure = FailureOf(verdict);
+  std::string text = "The kernel ran, but its output does not match the reference.\n";
+  if (failure.at) text += FailingCaseLine(*failure.at);
+  const bool compared = failure.mismatch.has_value();
+  if (compared) {
+    for (const auto& line : MismatchLines(*failure.mismatch)) text += "- " + line + "\n";
+    if (failure.mismatch->worst_index >= 0) text += "(Element indices are row-major flat indices into the output.)\n";
+  } else {
+    text += "What was found: " + FirstLine(verdict.reason, kMaxReasonChars) + "\n";
+  }
+  std::vector<std::string> hints;
+  if (compared) {
+    const OutputMismatch& mismatch = *failure.mismatch;
+    if (mismatch.unwritten > 0) {
+      hints.push_back(
+          mismatch.unwritten == mismatch.count
+              ? "Nothing was written: check that the output pointer is the one written and that the work runs at all."
+              : "Some elements were never written: every output element must be written on every call; check loop "
+                "bounds, the grid or thread count, and the remainder after blocking or vectorizing.");
+    }
+    if (mismatch.nonfinite > 0) {
+      hints.push_back(
+          "NaN or Inf where the reference is finite: an overflow (exp of a large value without subtracting "
+          "the maximum), a division by zero, or reading memory that was never written.");
+    }
+    if (mismatch.unwritten == 0 && mismatch.nonfinite == 0 && mismatch.norm_bound > 0) {
+      hints.push_back(
+          mismatch.norm_error > 100 * mismatch.norm_bound || mismatch.norm_error > 1e-2
+              ? "The error is far beyond rounding: a logic error (formula, index, operand or reduction), not precision."
+              : "The error is close to the tolerance: a precision problem; accumulate in double or with "
+                "compensated sums, avoid approximate math functions and lower-precision types.");
+    }
+  }
+  if (failure.at && failure.at->smallest_dim > 0 && failure.at->smallest_dim < 8) {
     hints.push_back("It fails on a tiny shape: sizes smaller than your block, tile or vector width must work too.");
   }
-  if (label.distribution == "large") {
+  const std::string distribution = failure.at ? failure.at->distribution : "";
+  if (distribution == "large") {
     hints.push_back("It fails on large-magnitude inputs: check for overflow and cancellation.");
-  } else if (label.distribution == "ties") {
+  } else if (distribution == "ties") {
     hints.push_back("It fails when many inputs are equal: check comparisons and how ties are handled.");
   }
   for (const auto& hint : hints) text += "Hint: " + hint + "\n";
@@ -187,103 +218,110 @@ std::string RuleAdvice(const std::string& rule) {
   return "remove it: a kernel only reads its inputs and writes its outputs, nothing else.";
 }
 
-std::string IntegrityAdvice(const std::string& reason) {
-  auto has = [&](const char* part) { return reason.find(part) != std::string::npos; };
-  if (has("modified its input")) {
-    return "Inputs are read-only: keep intermediates in registers, in the output or in scratch memory you allocate.";
+std::string IntegrityAdvice(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kInputModified:
+      return "Inputs are read-only: keep intermediates in registers, in the output or in scratch memory you allocate.";
+    case FailureKind::kOutOfBounds:
+      return "Guard every index against the sizes, including the tail after blocking or vectorizing.";
+    case FailureKind::kOtherStream:
+    case FailureKind::kLateWrite:
+      return "Enqueue every kernel and copy on the given `stream`: no other streams, no default stream, no host "
+             "threads.";
+    case FailureKind::kWorkAfterReturn:
+      return "All work must be finished when the function returns (cpu) or when `stream` completes (cuda); nothing "
+             "may keep running.";
+    case FailureKind::kTimeNotReal:
+      return "The time is below what the hardware allows: the kernel must do its whole work on every call.";
+    case FailureKind::kTimedOutputDiffers:
+    case FailureKind::kWrongAfterTiming:
+      return "Compute from the current inputs on every call: no caching, and no skipping work on repeated calls.";
+    case FailureKind::kForgedReply:
+    case FailureKind::kMalformedReply:
+      return "Do not write anywhere but the output arrays, and do not touch file descriptors.";
+    default:
+      return "Follow the candidate contract in the system prompt.";
   }
-  if (has("out of bounds"))
-    return "Guard every index against the sizes, including the tail after blocking or vectorizing.";
-  if (has("outside the given stream") || has("still being written")) {
-    return "Enqueue every kernel and copy on the given `stream`: no other streams, no default stream, no host threads.";
-  }
-  if (has("background") || has("after the kernel") || has("launched after")) {
-    return "All work must be finished when the function returns (cpu) or when `stream` completes (cuda); nothing may "
-           "keep running.";
-  }
-  if (has("not real"))
-    return "The time is below what the hardware allows: the kernel must do its whole work on every call.";
-  if (has("differently") || has("skips, caches")) {
-    return "Compute from the current inputs on every call: no caching, and no skipping work on repeated calls.";
-  }
-  if (has("forged") || has("corrupted"))
-    return "Do not write anywhere but the output arrays, and do not touch file descriptors.";
-  return "Follow the candidate contract in the system prompt.";
 }
 
-std::string IntegrityBody(const Json& verdict) {
-  const Json& details = Details(FailedStage(verdict));
+std::string IntegrityBody(const Verdict& verdict) {
+  const StageRecord* failed = verdict.FailedStage();
+  const StageDetails& details = DetailsOf(failed);
+  const FailureKind kind = FailureOf(verdict).kind;
   std::string text = "The kernel breaks the candidate contract, so it was not " +
-                     std::string(JsonString(FailedStage(verdict), "name") == "physical_limit" ? "credited" : "run further") +
+                     std::string(kind == FailureKind::kTimeNotReal && failed != nullptr && failed->name == "physical_limit"
+                                     ? "credited"
+                                     : "run further") +
                      ".\n";
-  const auto findings = details.find("findings");
-  if (findings == details.end() || !findings->is_array() || findings->empty()) {
+  if (details.findings.empty()) {
     // The physical-limit reason counts the timed shape's bytes and flops, which would give the
     // hidden shape away: only the times are told.
-    const Json& timing = JsonObject(verdict, "timing");
-    const bool physical = JsonString(FailedStage(verdict), "name") == "physical_limit" && !timing.empty();
+    const bool physical = failed != nullptr && failed->name == "physical_limit" && verdict.timing;
     text += "What happened: " +
             (physical ? fmt::format("it measured {:.4g} us, but this machine needs at least {:.4g} us for the "
                                     "work at the timed shape: the time is not real",
-                                    JsonNumber(JsonObject(timing, "candidate_us"), "median"), JsonNumber(timing, "floor_us"))
-                      : FirstLine(JsonString(verdict, "reason"), kMaxReasonChars)) +
+                                    verdict.timing->candidate_us.median, verdict.timing->floor_us)
+                      : FirstLine(verdict.reason, kMaxReasonChars)) +
             "\n";
-    return text + "Instead: " + IntegrityAdvice(JsonString(verdict, "reason")) + "\n";
+    return text + "Instead: " + IntegrityAdvice(physical ? FailureKind::kTimeNotReal : kind) + "\n";
   }
   std::vector<std::string> advice;
   text += "Findings:\n";
-  for (size_t i = 0; i < findings->size() && i < kMaxFindings; ++i) {
-    const Json& finding = (*findings)[i];
-    const int line = static_cast<int>(JsonNumber(finding, "line"));
-    text += fmt::format("- {}{} [{}]\n", line > 0 ? fmt::format("line {}: ", line) : "",
-                        FirstLine(JsonString(finding, "message"), 300), JsonString(finding, "rule"));
-    const std::string rule_advice = RuleAdvice(JsonString(finding, "rule"));
+  for (size_t i = 0; i < details.findings.size() && i < kMaxFindings; ++i) {
+    const AuditFinding& finding = details.findings[i];
+    text += fmt::format("- {}{} [{}]\n", finding.line > 0 ? fmt::format("line {}: ", finding.line) : "",
+                        FirstLine(finding.message, 300), finding.rule);
+    const std::string rule_advice = RuleAdvice(finding.rule);
     if (std::find(advice.begin(), advice.end(), rule_advice) == advice.end()) advice.push_back(rule_advice);
   }
-  if (findings->size() > kMaxFindings)
-    text += fmt::format("({} more findings not shown)\n", findings->size() - kMaxFindings);
+  if (details.findings.size() > kMaxFindings)
+    text += fmt::format("({} more findings not shown)\n", details.findings.size() - kMaxFindings);
   for (const auto& line : advice) text += "Instead: " + line + "\n";
   return text;
 }
 
-std::string CrashBody(const Json& verdict, bool timed_out) {
-  const Json& details = Details(FailedStage(verdict));
-  const std::string reason = JsonString(verdict, "reason");
-  std::string text = "What happened: " + FirstLine(reason, kMaxReasonChars) + "\n";
-  // A worker that died says which case it was running only in the reason.
-  std::string label = JsonString(details, "failed_case");
-  if (label.empty()) label = RunningCase(reason);
-  const CaseLabel parsed = ParseCaseLabel(label);
-  if (!label.empty()) text += FailingCaseLine(parsed);
-  if (const std::string output = JsonString(details, "candidate_output"); !Trim(output).empty()) {
+// The likely cause of a crash, from the signal or the CUDA error's name.
+std::string CrashHint(const Failure& failure) {
+  const std::string& cuda = failure.cuda_error_name;
+  if (failure.kind == FailureKind::kWorkerTimedOut) {
+    return "A call took longer than the limit: an endless loop, a barrier or __syncthreads() that not every "
+           "thread reaches, a spin on a flag, or an algorithm far too slow for large sizes.";
+  }
+  if (failure.signal == SIGSEGV || failure.signal == SIGBUS || cuda == "cudaErrorIllegalAddress" ||
+      cuda == "cudaErrorMisalignedAddress") {
+    return "An invalid memory access: an index outside the arrays (check the tail and tiny sizes), a "
+           "misaligned vector load (sizes are not multiples of 4), or a pointer used on the wrong device.";
+  }
+  if (failure.signal == SIGFPE) {
+    return "An arithmetic fault: integer division or modulo by zero (e.g. by a size computed as 0).";
+  }
+  if (failure.signal == SIGABRT) {
+    return "The process aborted: a failed assertion, an uncaught exception or a failed allocation.";
+  }
+  if (failure.signal == SIGKILL || cuda == "cudaErrorMemoryAllocation") {
+    return "The process was killed, most likely for using too much memory: allocate scratch proportional to the "
+           "sizes.";
+  }
+  if (failure.kind == FailureKind::kCudaError) {
+    return "Check the launch configuration for every size (at most 1024 threads per block, grid dimensions, "
+           "shared memory within the limit, opted in above the default) and any out-of-bounds access.";
+  }
+  if (failure.kind == FailureKind::kNotLoadable) {
+    return "The library did not load: an undefined symbol or a static initializer that fails.";
+  }
+  return {};
+}
+
+std::string CrashBody(const Verdict& verdict) {
+  const Failure& failure = FailureOf(verdict);
+  std::string text = "What happened: " + FirstLine(verdict.reason, kMaxReasonChars) + "\n";
+  if (failure.at) text += FailingCaseLine(*failure.at);
+  if (const std::string& output = DetailsOf(verdict.FailedStage()).candidate_output; !Trim(output).empty()) {
     text += "The kernel's output (last lines):\n```\n" +
             Capped(Tail(Trim(output), kMaxProgramOutputBytes), kMaxProgramOutputBytes) + "```\n";
   }
-  auto has = [&](const char* part) { return reason.find(part) != std::string::npos; };
-  if (timed_out) {
-    text +=
-        "Hint: A call took longer than the limit: an endless loop, a barrier or __syncthreads() that not every "
-        "thread reaches, a spin on a flag, or an algorithm far too slow for large sizes.\n";
-  } else if (has("SIGSEGV") || has("SIGBUS") || has("illegal memory access") || has("misaligned")) {
-    text +=
-        "Hint: An invalid memory access: an index outside the arrays (check the tail and tiny sizes), a "
-        "misaligned vector load (sizes are not multiples of 4), or a pointer used on the wrong device.\n";
-  } else if (has("SIGFPE")) {
-    text += "Hint: An arithmetic fault: integer division or modulo by zero (e.g. by a size computed as 0).\n";
-  } else if (has("SIGABRT")) {
-    text += "Hint: The process aborted: a failed assertion, an uncaught exception or a failed allocation.\n";
-  } else if (has("SIGKILL") || has("memory")) {
-    text +=
-        "Hint: The process was killed, most likely for using too much memory: allocate scratch proportional to the "
-        "sizes.\n";
-  } else if (has("CUDA error") || has("launch")) {
-    text +=
-        "Hint: Check the launch configuration for every size (at most 1024 threads per block, grid dimensions, "
-        "shared memory within the limit, opted in above the default) and any out-of-bounds access.\n";
-  } else if (has("could not be loaded")) {
-    text += "Hint: The library did not load: an undefined symbol or a static initializer that fails.\n";
-  }
-  if (parsed.smallest_dim > 0 && parsed.smallest_dim < 8) {
+  if (const std::string hint = CrashHint(failure); !hint.empty()) text += "Hint: " + hint + "\n";
+  if (failure.at && failure.at->smallest_dim > 0 && failure.at->smallest_dim < 8) {
     text += "Hint: It happened on a tiny shape: sizes smaller than your block, tile or vector width must work too.\n";
   }
   return text;
@@ -291,11 +329,12 @@ std::string CrashBody(const Json& verdict, bool timed_out) {
 
 // --- Time, roofline and resources ------------------------------------------------------------
 
-// "1170 us [1134, 1191]": the median and its 95% interval, to `digits` significant digits.
-std::string Interval(const Json& estimate, const char* unit, int digits) {
+// "1170 us [1134, 1191]": the median and its 95% interval, to `digits` significant digits. The
+// interval is left out when it was not recorded (it reads [0, 0]).
+std::string Interval(const Estimate& estimate, const char* unit, int digits) {
   auto number = [digits](double value) { return fmt::format("{:.{}g}", value, digits); };
-  std::string text = number(JsonNumber(estimate, "median")) + unit;
-  if (const auto ci = Interval95(estimate)) text += fmt::format(" [{}, {}]", number(ci->first), number(ci->second));
+  std::string text = number(estimate.median) + unit;
+  if (estimate.high > 0) text += fmt::format(" [{}, {}]", number(estimate.low), number(estimate.high));
   return text;
 }
 
@@ -332,29 +371,27 @@ int ThreadsPerSmAt(int registers) {
   return std::min(2048, static_cast<int>(kRegistersPerSm / per_warp) * 32);
 }
 
-std::string ResourcesSection(const Json& build) {
+std::string ResourcesSection(const BuildFacts& build) {
   std::string text;
-  const auto resources = build.find("resources");
-  if (resources != build.end() && resources->is_array() && !resources->empty()) {
+  const std::vector<KernelResources> resources = build.resources.value_or(std::vector<KernelResources>{});
+  if (!resources.empty()) {
     text += "Resources (ptxas):\n";
     bool spills = false;
     int most_registers = 0;
-    for (size_t i = 0; i < resources->size() && i < kMaxKernelsShown; ++i) {
-      const Json& kernel = (*resources)[i];
-      const int registers = static_cast<int>(JsonNumber(kernel, "registers"));
-      most_registers = std::max(most_registers, registers);
-      text += fmt::format("- {} ({}): {} registers/thread, {} bytes static shared memory",
-                          FirstLine(JsonString(kernel, "name"), 100), JsonString(kernel, "arch"), registers,
-                          JsonNumber(kernel, "shared_memory_bytes"));
-      const double stored = JsonNumber(kernel, "spill_store_bytes"), loaded = JsonNumber(kernel, "spill_load_bytes");
-      if (stored > 0 || loaded > 0) text += fmt::format(", spills {} bytes stored / {} loaded", stored, loaded);
-      if (const double frame = JsonNumber(kernel, "stack_frame_bytes"); frame > 0)
-        text += fmt::format(", {}-byte stack frame", frame);
+    for (size_t i = 0; i < resources.size() && i < kMaxKernelsShown; ++i) {
+      const KernelResources& kernel = resources[i];
+      most_registers = std::max(most_registers, kernel.registers);
+      text += fmt::format("- {} ({}): {} registers/thread, {} bytes static shared memory", FirstLine(kernel.name, 100),
+                          kernel.arch, kernel.registers, kernel.shared_memory_bytes);
+      if (kernel.spill_store_bytes > 0 || kernel.spill_load_bytes > 0) {
+        text += fmt::format(", spills {} bytes stored / {} loaded", kernel.spill_store_bytes, kernel.spill_load_bytes);
+      }
+      if (kernel.stack_frame_bytes > 0) text += fmt::format(", {}-byte stack frame", kernel.stack_frame_bytes);
       text += "\n";
-      spills = spills || stored > 0 || loaded > 0;
+      spills = spills || kernel.spill_store_bytes > 0 || kernel.spill_load_bytes > 0;
     }
-    if (resources->size() > kMaxKernelsShown)
-      text += fmt::format("({} more functions)\n", resources->size() - kMaxKernelsShown);
+    if (resources.size() > kMaxKernelsShown)
+      text += fmt::format("({} more functions)\n", resources.size() - kMaxKernelsShown);
     if (spills) {
       text +=
           "Hint: Register spills go to slow local memory: keep fewer values live per thread, shrink per-thread "
@@ -365,13 +402,14 @@ std::string ResourcesSection(const Json& build) {
                           most_registers, ThreadsPerSmAt(most_registers));
     }
   }
-  if (const Json& total = JsonObject(JsonObject(build, "sass"), "total"); !total.empty()) {
+  // cpu builds have no SASS: every count is 0.
+  if (const SassCounts total = build.sass ? build.sass->total : SassCounts{}; total.instructions > 0) {
     text += fmt::format(
         "SASS: {} instructions, {} FMA, {} loads ({} of 64 bits or more, {} of 128), {} tensor-core, "
         "{} local-memory loads and {} stores\n",
-        JsonNumber(total, "instructions"), JsonNumber(total, "fma"), JsonNumber(total, "loads"), JsonNumber(total, "wide_loads"),
-        JsonNumber(total, "loads_128_bit"), JsonNumber(total, "tensor_core"), JsonNumber(total, "local_loads"), JsonNumber(total, "local_stores"));
-    if (JsonNumber(total, "loads") > 0 && JsonNumber(total, "wide_loads") == 0) {
+        total.instructions, total.fma, total.loads, total.wide_loads, total.loads_128_bit, total.tensor_core,
+        total.local_loads, total.local_stores);
+    if (total.loads > 0 && total.wide_loads == 0) {
       text +=
           "Hint: No vectorized loads: float2/float4 loads move more bytes per instruction where alignment allows.\n";
     }
@@ -379,133 +417,138 @@ std::string ResourcesSection(const Json& build) {
   return text;
 }
 
-std::string PassedBody(const Json& verdict) {
+std::string PassedBody(const Verdict& verdict) {
   std::string text;
-  const Json& correctness = Details(Stage(verdict, "correctness"));
+  const CheckFacts correctness = DetailsOf(verdict.FindStage("correctness")).check.value_or(CheckFacts{});
   text += fmt::format("Correct on all {} verification cases (worst norm-wise error {:.2g}).\n",
-                      JsonNumber(correctness, "cases"), JsonNumber(correctness, "worst_norm_error"));
-  const auto timing = verdict.find("timing");
-  if (timing == verdict.end() || !timing->is_object()) return text + "It was not timed.\n";
-  const Json& candidate = JsonObject(*timing, "candidate_us");
+                      correctness.cases.value_or(0), correctness.worst_norm_error.value_or(0.0));
+  if (!verdict.timing) return text + "It was not timed.\n";
+  const Timing& timing = *verdict.timing;
   text += fmt::format("Time at the timed shape: {} vs the baseline's {}, medians of {} rounds with 95% intervals.\n",
-                      Interval(candidate, " us", 4), Interval(JsonObject(*timing, "baseline_us"), " us", 4),
-                      JsonNumber(candidate, "samples"));
-  const Json& gpu_side = JsonObject(Details(Stage(verdict, "timing")), "candidate");
-  if (const double warm = JsonNumber(gpu_side, "warm_us"); warm > 0) {
-    text += fmt::format("With a warm L2 cache (back-to-back calls) it takes {:.4g} us.\n", warm);
+                      Interval(timing.candidate_us, " us", 4), Interval(timing.baseline_us, " us", 4),
+                      timing.candidate_us.samples);
+  const StageDetails& timed = DetailsOf(verdict.FindStage("timing"));
+  if (timed.timing && timed.timing->candidate && timed.timing->candidate->warm_us > 0) {
+    text += fmt::format("With a warm L2 cache (back-to-back calls) it takes {:.4g} us.\n",
+                        timed.timing->candidate->warm_us);
   }
-  const std::string comparison = JsonString(*timing, "comparison");
-  text += fmt::format("Speedup: {}: ", Interval(JsonObject(*timing, "speedup"), "x", 3));
-  text += comparison == "faster"   ? "faster than the baseline.\n"
-          : comparison == "slower" ? "slower than the baseline.\n"
-                                   : "a tie: the interval contains 1, so it cannot be told apart from the baseline.\n";
-  if (const std::string note = JsonString(Details(Stage(verdict, "timing")), "note"); !note.empty()) {
-    text += "Warning: " + FirstLine(note, 300) + "\n";
-  }
-  const double fraction = JsonNumber(verdict, "roofline_fraction");
-  const std::string bound = JsonString(*timing, "bound_by");
-  if (fraction > 0 && !bound.empty()) {
+  text += fmt::format("Speedup: {}: ", Interval(timing.speedup, "x", 3));
+  text += timing.comparison == "faster"   ? "faster than the baseline.\n"
+          : timing.comparison == "slower" ? "slower than the baseline.\n"
+                                          : "a tie: the interval contains 1, so it cannot be told apart from the baseline.\n";
+  if (!timed.note.empty()) text += "Warning: " + FirstLine(timed.note, 300) + "\n";
+  if (timing.roofline_fraction > 0 && !timing.bound_by.empty()) {
     text +=
         fmt::format("Roofline: {:.0f}% of the {} limit (nothing can take less than {:.4g} us at the timed shape); {}\n",
-                    100 * fraction, bound, JsonNumber(*timing, "floor_us"),
-                    RooflineAdvice(fraction, bound, TraitsOf(JsonString(verdict, "backend")).gpu));
+                    100 * timing.roofline_fraction, timing.bound_by, timing.floor_us,
+                    RooflineAdvice(timing.roofline_fraction, timing.bound_by, TraitsOf(verdict.backend).gpu));
   }
-  text += ResourcesSection(Details(Stage(verdict, "build")));
-  const Json& profile = Details(Stage(verdict, "profile"));
-  if (const Json& facts = JsonArray(profile, "facts"); !facts.empty()) {
+  if (const auto& build = DetailsOf(verdict.FindStage("build")).build) text += ResourcesSection(*build);
+  if (const auto& profile = DetailsOf(verdict.FindStage("profile")).profile; profile && !profile->facts.empty()) {
     text += "Profiler (ncu, one call at the timed shape):\n";
-    for (size_t i = 0; i < facts.size() && i < kMaxProfileFacts; ++i) {
-      if (facts[i].is_string()) text += "- " + FirstLine(facts[i].get<std::string>(), 240) + "\n";
+    for (size_t i = 0; i < profile->facts.size() && i < kMaxProfileFacts; ++i) {
+      text += "- " + FirstLine(profile->facts[i], 240) + "\n";
     }
   }
   return text;
 }
 
-const char* Headline(const std::string& status) {
-  if (status == "passed") return "passed";
-  if (status == "compile_error") return "compile_error: the source did not build";
-  if (status == "wrong_output") return "wrong_output";
-  if (status == "integrity_violation") return "integrity_violation";
-  if (status == "runtime_error") return "runtime_error: the kernel crashed";
-  if (status == "timeout") return "timeout: a call did not finish in time";
-  if (status == "infra_error") return "infra_error: the evaluator failed, not your kernel";
+const char* Headline(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kPassed: return "passed";
+    case VerdictStatus::kCompileError: return "compile_error: the source did not build";
+    case VerdictStatus::kWrongOutput: return "wrong_output";
+    case VerdictStatus::kIntegrityViolation: return "integrity_violation";
+    case VerdictStatus::kRuntimeError: return "runtime_error: the kernel crashed";
+    case VerdictStatus::kTimeout: return "timeout: a call did not finish in time";
+    case VerdictStatus::kInfraError: return "infra_error: the evaluator failed, not your kernel";
+  }
   return "unknown";
 }
 
-std::string RenderVerdict(const Json& verdict, std::string_view source) {
-  const std::string status = JsonString(verdict, "status");
-  std::string text = fmt::format("Verdict: {}.\n", Headline(status));
-  if (status == "passed") {
-    text += PassedBody(verdict);
-  } else if (status == "compile_error") {
-    text += CompileErrorBody(verdict, source);
-    if (text.find('\n') == text.size() - 1)
-      text += "What happened: " + FirstLine(JsonString(verdict, "reason"), kMaxReasonChars) + "\n";
-  } else if (status == "wrong_output") {
-    text += WrongOutputBody(verdict);
-  } else if (status == "integrity_violation") {
-    text += IntegrityBody(verdict);
-  } else if (status == "runtime_error" || status == "timeout") {
-    text += CrashBody(verdict, status == "timeout");
-  } else {
-    text += "What happened: " + FirstLine(JsonString(verdict, "reason"), kMaxReasonChars) + "\n";
-    if (status == "infra_error")
+std::string RenderVerdict(const Verdict& verdict, std::string_view source) {
+  std::string text = fmt::format("Verdict: {}.\n", Headline(verdict.status));
+  switch (verdict.status) {
+    case VerdictStatus::kPassed:
+      text += PassedBody(verdict);
+      break;
+    case VerdictStatus::kCompileError:
+      text += CompileErrorBody(verdict, source);
+      if (text.find('\n') == text.size() - 1) text += "What happened: " + FirstLine(verdict.reason, kMaxReasonChars) + "\n";
+      break;
+    case VerdictStatus::kWrongOutput:
+      text += WrongOutputBody(verdict);
+      break;
+    case VerdictStatus::kIntegrityViolation:
+      text += IntegrityBody(verdict);
+      break;
+    case VerdictStatus::kRuntimeError:
+    case VerdictStatus::kTimeout:
+      text += CrashBody(verdict);
+      break;
+    case VerdictStatus::kInfraError:
+      text += "What happened: " + FirstLine(verdict.reason, kMaxReasonChars) + "\n";
       text += "Nothing is known about this kernel yet; it may be submitted again as it is.\n";
+      break;
   }
   return Capped(text, kMaxFeedbackBytes);
 }
 
 // SummarizeVerdict without its guard.
-std::string SummaryLine(const Json& verdict) {
-  const std::string status = JsonString(verdict, "status");
-  const std::string reason = JsonString(verdict, "reason");
+std::string SummaryLine(const Verdict& verdict) {
+  const std::string status = VerdictStatusName(verdict.status);
+  const std::string& reason = verdict.reason;
+  const Failure& failure = FailureOf(verdict);
   std::string line;
-  if (status == "passed") {
-    const auto timing = verdict.find("timing");
-    if (timing == verdict.end() || !timing->is_object()) return "passed (not timed)";
-    const Json& speedup = JsonObject(*timing, "speedup");
-    line = fmt::format("passed, {:.2f}x", JsonNumber(speedup, "median"));
-    if (const auto ci = Interval95(speedup)) line += fmt::format(" [{:.2f}, {:.2f}]", ci->first, ci->second);
-    line += fmt::format(" ({})", JsonString(*timing, "comparison"));
-    if (const double fraction = JsonNumber(verdict, "roofline_fraction"); fraction > 0) {
-      line += fmt::format(", {:.0f}% of the {} roofline", 100 * fraction, JsonString(*timing, "bound_by"));
+  if (verdict.status == VerdictStatus::kPassed) {
+    if (!verdict.timing) return "passed (not timed)";
+    const Timing& timing = *verdict.timing;
+    line = fmt::format("passed, {:.2f}x", timing.speedup.median);
+    if (timing.speedup.high > 0) line += fmt::format(" [{:.2f}, {:.2f}]", timing.speedup.low, timing.speedup.high);
+    line += fmt::format(" ({})", timing.comparison);
+    if (timing.roofline_fraction > 0) {
+      line += fmt::format(", {:.0f}% of the {} roofline", 100 * timing.roofline_fraction, timing.bound_by);
     }
-  } else if (status == "wrong_output") {
-    const std::string label_text = JsonString(Details(FailedStage(verdict)), "failed_case");
-    const CaseLabel label = ParseCaseLabel(label_text);
-    const Mismatch mismatch = ParseMismatch(WhatWasFound(reason, label_text));
-    line = fmt::format("wrong_output: {} {}", label.shape, label.distribution);
-    if (mismatch.unwritten > 0)
-      line += fmt::format(", {} of {} elements never written", mismatch.unwritten, mismatch.count);
-    if (mismatch.nonfinite > 0) line += fmt::format(", {} NaN/Inf", mismatch.nonfinite);
-    if (mismatch.over_bound > 0) line += fmt::format(", {} of {} elements off", mismatch.over_bound, mismatch.count);
-    if (!mismatch.worst_index.empty())
-      line += fmt::format(", max error {} at [{}]", mismatch.worst_error, mismatch.worst_index);
-    if (label_text.empty()) line = reason.empty() ? "wrong_output" : "wrong_output: " + reason;
-  } else if (status == "compile_error") {
-    std::string log = JsonString(Details(Stage(verdict, "build")), "log");
-    const auto errors = ParseDiagnostics(log.substr(0, log.find("\nThe candidate must define")));
+  } else if (verdict.status == VerdictStatus::kWrongOutput) {
+    if (!failure.at) return FirstLine(reason.empty() ? "wrong_output" : "wrong_output: " + reason, kMaxSummaryChars - 3);
+    line = fmt::format("wrong_output: {} {}", failure.at->shape, failure.at->distribution);
+    if (const auto& mismatch = failure.mismatch) {
+      if (mismatch->unwritten > 0)
+        line += fmt::format(", {} of {} elements never written", mismatch->unwritten, mismatch->count);
+      if (mismatch->nonfinite > 0) line += fmt::format(", {} NaN/Inf", mismatch->nonfinite);
+      if (mismatch->over_bound > 0) line += fmt::format(", {} of {} elements off", mismatch->over_bound, mismatch->count);
+      if (mismatch->worst_index >= 0) {
+        line += fmt::format(", max error {:.3g} at [{}]", mismatch->worst_abs_error, mismatch->worst_index);
+      }
+    }
+  } else if (verdict.status == VerdictStatus::kCompileError) {
+    const auto& errors = DetailsOf(verdict.FindStage("build")).diagnostics;
     line = "compile_error: " + (errors.empty() ? reason : DescribeDiagnostic(errors.front(), {}, false));
-  } else if (status == "integrity_violation" && JsonString(FailedStage(verdict), "name") == "physical_limit") {
+  } else if (failure.kind == FailureKind::kTimeNotReal && verdict.FailedStage()->name == "physical_limit") {
     line = "integrity_violation: timed faster than this machine's physical limit allows";  // bytes would tell the shape
   } else {
-    line = (status.empty() ? "unknown" : status) + (reason.empty() ? "" : ": " + reason);
+    line = status + (reason.empty() ? "" : ": " + reason);
   }
   return FirstLine(line, kMaxSummaryChars - 3);  // FirstLine adds "..." when it cuts
 }
 
 }  // namespace
 
-std::string RenderFeedback(const Json& verdict, std::string_view source) {
-  if (!verdict.is_object()) return "Verdict: none (the evaluator returned nothing readable).\n";
+std::string RenderFeedback(const Verdict& verdict, std::string_view source) {
   try {
     return RenderVerdict(verdict, source);
   } catch (const std::exception&) {
-    // A bug of ours, or a verdict of a shape never seen: the model still gets the gist.
-    return Capped(fmt::format("Verdict: {}.\nWhat happened: {}\n", JsonString(verdict, "status"),
-                              FirstLine(JsonString(verdict, "reason"), kMaxReasonChars)),
+    // A bug of ours: the model still gets the gist.
+    return Capped(fmt::format("Verdict: {}.\nWhat happened: {}\n", VerdictStatusName(verdict.status),
+                              FirstLine(verdict.reason, kMaxReasonChars)),
                   kMaxFeedbackBytes);
   }
+}
+
+std::string RenderFeedback(const nlohmann::json& verdict, std::string_view source) {
+  const auto read = Verdict::FromJson(verdict);
+  if (!read.ok()) return "Verdict: none (the evaluator returned nothing readable).\n";
+  return RenderFeedback(*read, source);
 }
 
 std::string RenderExtractionFeedback(const std::string& extraction_error) {
@@ -522,13 +565,17 @@ std::string RenderExtractionFeedback(const std::string& extraction_error) {
   return text;
 }
 
-std::string SummarizeVerdict(const Json& verdict) {
-  if (!verdict.is_object()) return "no verdict";
+std::string SummarizeVerdict(const Verdict& verdict) {
   try {
     return SummaryLine(verdict);
   } catch (const std::exception&) {
-    return FirstLine(JsonString(verdict, "status") + ": " + JsonString(verdict, "reason"), kMaxSummaryChars - 3);
+    return FirstLine(std::string(VerdictStatusName(verdict.status)) + ": " + verdict.reason, kMaxSummaryChars - 3);
   }
+}
+
+std::string SummarizeVerdict(const nlohmann::json& verdict) {
+  const auto read = Verdict::FromJson(verdict);
+  return read.ok() ? SummarizeVerdict(*read) : "no verdict";
 }
 
 }  // namespace ksmith

@@ -34,7 +34,11 @@ Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   attempt.source = record.source;
   attempt.extraction_error = record.extraction_error;
   attempt.knobs = record.knobs;
-  attempt.verdict = record.verdict;
+  if (record.verdict) {
+    // A stored verdict that does not read (a store edited by hand) leaves the attempt unevaluated
+    // in words but keeps its recorded status.
+    if (auto verdict = Verdict::FromJson(*record.verdict); verdict.ok()) attempt.verdict = std::move(verdict.value());
+  }
   attempt.status = record.status;
   attempt.speedup = record.speedup;
   return attempt;
@@ -94,13 +98,14 @@ Status OptimizeLoop::RecordVerdict(size_t index, Verdict verdict) {
   Attempt& attempt = state_.attempts[index];
   const nlohmann::json json = verdict.ToJson();
   if (auto recorded = store_.AddVerdict(attempt.candidate_id, json); !recorded.ok()) return recorded;
-  attempt.verdict = json;
   attempt.status = VerdictStatusName(verdict.status);
   if (verdict.timing) attempt.speedup = verdict.timing->speedup.median;
   std::string line = fmt::format("candidate {}: {}", attempt.candidate_id, attempt.status);
   if (attempt.speedup) line += fmt::format(" {:.2f}x", *attempt.speedup);
   if (!attempt.passed() && !verdict.reason.empty()) line += " (" + FirstLine(verdict.reason, 100) + ")";
   Report(line);
+  // As the store keeps it, so that a resumed run, which reads it back, gives the same feedback.
+  if (auto stored = Verdict::FromJson(json); stored.ok()) attempt.verdict = std::move(stored.value());
   return {};
 }
 

@@ -20,7 +20,7 @@ constexpr size_t kSignatureChars = 96;
 std::string FailureSignature(const Attempt& attempt) {
   if (attempt.passed()) return {};
   std::string reason = attempt.extraction_error;
-  if (attempt.verdict) reason = attempt.verdict->value("reason", std::string());
+  if (attempt.verdict) reason = attempt.verdict->reason;
   std::string signature = attempt.status + ":";
   for (char c : reason) {
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+') continue;

@@ -36,7 +36,7 @@ TEST(RunReport, ShowsTheBestKernelTheModelsWordsAndEveryAttempt) {
   best.answer = "Vectorized the exp.\n```cpp\nextern \"C\" void softmax() {}\n```";
   best.explanation = "Vectorized the exp.";
   best.source = "extern \"C\" void softmax() {}";
-  best.verdict = nlohmann::json{{"status", "passed"}, {"reason", "passed"}, {"speedup", 2.5}};
+  best.verdict = *Verdict::FromJson({{"status", "passed"}, {"reason", "passed"}, {"speedup", 2.5}});
   state.attempts = {failed, best};
   const std::string report = RenderRunReport(SampleRun(), state, "out/best.cc");
   EXPECT_NE(report.find("# ksmith run 20261121-120000-abcdef"), std::string::npos);
@@ -55,7 +55,7 @@ TEST(RunReport, SaysSoWhenNothingPassed) {
   failed.candidate_id = 1;
   failed.origin = "tune";
   failed.status = "compile_error";
-  failed.verdict = nlohmann::json{{"status", "compile_error"}, {"reason", "compile error: x"}};
+  failed.verdict = *Verdict::FromJson({{"status", "compile_error"}, {"reason", "compile error: x"}});
   state.attempts = {failed};
   const std::string report = RenderRunReport(SampleRun(), state, "");
   EXPECT_NE(report.find("No candidate passed."), std::string::npos);

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/verdict.h"
+
 #include "agent/conversation.h"
 #include "agent/tune_knobs.h"
 #include "core/result.h"
@@ -33,7 +35,7 @@ struct Attempt {
   std::string source;            // empty when no kernel could be extracted
   std::string extraction_error;
   nlohmann::json knobs = nlohmann::json::object();
-  std::optional<nlohmann::json> verdict;
+  std::optional<Verdict> verdict;
   std::string status;            // verdict status, "extraction_failed" or "pending"
   std::optional<double> speedup;
 

@@ -38,14 +38,16 @@ Attempt Failed(int64_t id, const std::string& status, const std::string& reason)
   attempt.answer = "```cpp\n// attempt " + std::to_string(id) + "\n```";
   attempt.source = "// attempt " + std::to_string(id);
   attempt.status = status;
-  attempt.verdict = nlohmann::json{{"status", status}, {"reason", reason}, {"stages", nlohmann::json::array()}};
+  attempt.verdict.emplace();
+  attempt.verdict->status = *ParseVerdictStatus(status);
+  attempt.verdict->reason = reason;
   return attempt;
 }
 
 Attempt Passed(int64_t id, double speedup) {
   Attempt attempt = Failed(id, "passed", "passed");
   attempt.speedup = speedup;
-  (*attempt.verdict)["speedup"] = speedup;
+  attempt.verdict->timing.emplace().speedup.median = speedup;
   return attempt;
 }
 

@@ -47,7 +47,7 @@ nlohmann::json RunSummaryJson(const RunRecord& run, const RunState& state, const
                             {"db", db_path.string()}};
   summary["best"] = nullptr;
   if (const Attempt* best = state.Best(); best != nullptr && best->verdict) {
-    nlohmann::json verdict = *best->verdict;
+    nlohmann::json verdict = best->verdict->ToJson();
     verdict["source"] = outputs.best_kernel.string();
     verdict["candidate_id"] = best->candidate_id;
     verdict["origin"] = best->origin;

@@ -118,7 +118,8 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
   }
   if (auto error = cudaGetLastError(); error != cudaSuccess) {
     state.context_lost = true;
-    return Reply("cuda_error", {{"message", "loading the kernels: " + CudaText(error)}});
+    return Reply("cuda_error",
+                 {{"message", "loading the kernels: " + CudaText(error)}, {"error_name", cudaGetErrorName(error)}});
   }
   return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}, {"device", state.device_facts}});
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "binary/shared_library.h"
+#include "core/json_fields.h"
 #include "core/strings.h"
 
 namespace ksmith {
@@ -136,6 +137,15 @@ nlohmann::json AuditFinding::ToJson() const {
   nlohmann::json json = {{"rule", rule}, {"message", message}};
   if (line > 0) json["line"] = line;
   return json;
+}
+
+AuditFinding AuditFinding::FromJson(const nlohmann::json& json) {
+  AuditFinding finding;
+  json_fields::Reader reader(json);
+  reader("rule", finding.rule);
+  reader("message", finding.message);
+  reader("line", finding.line);
+  return finding;
 }
 
 namespace {

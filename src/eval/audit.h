@@ -23,6 +23,7 @@ struct AuditFinding {
   int line = 0;         // source line, 0 for binary findings
 
   nlohmann::json ToJson() const;
+  static AuditFinding FromJson(const nlohmann::json& json);
 };
 
 /// Comments and string literals do not count; a finding names the line.

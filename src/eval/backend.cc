@@ -6,7 +6,7 @@ void EvalBackend::Profile(Verdict& verdict, const Task&) const {
   StageRecord stage;
   stage.name = "profile";
   stage.outcome = "ok";
-  stage.details["summary"] = "not profiled: the " + traits().name + " backend has no profiler";
+  stage.details.summary = "not profiled: the " + traits().name + " backend has no profiler";
   verdict.stages.push_back(std::move(stage));
 }
 

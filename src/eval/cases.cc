@@ -286,6 +286,7 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
     if (!IsFloatingPoint(slot.dtype)) {
       if (std::string wrong = CompareIndices(data, expected); !wrong.empty()) {
         check.problem = CaseProblem::kWrongOutput;
+        check.output = name;
         check.description = fmt::format("output '{}': {}", name, wrong);
         return check;
       }
@@ -296,6 +297,8 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
     check.worst_norm_error = std::max(check.worst_norm_error, comparison.norm_error);
     if (!comparison.passed) {
       check.problem = CaseProblem::kWrongOutput;
+      check.output = name;
+      check.comparison = comparison;
       check.description = fmt::format("output '{}': {}", name, comparison.Describe());
       return check;
     }

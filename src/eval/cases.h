@@ -80,6 +80,8 @@ struct CaseCheck {
   CaseProblem problem = CaseProblem::kNone;
   std::string description;
   double worst_norm_error = 0;  // over the case's outputs
+  std::string output;           // kWrongOutput: the output tensor's name
+  std::optional<Comparison> comparison;  // kWrongOutput of a floating-point output
 };
 
 /// Judges a worker's snapshot (every tensor with its guards, in slot order).

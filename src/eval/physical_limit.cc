@@ -17,7 +17,7 @@ bool CheckPhysicalLimit(VerdictRecorder& recorder, Timing& timing, const Task& t
                         const MeasuredPeaks& peaks, const std::string& device) {
   auto& stage = recorder.Stage("physical_limit");
   if (peaks.bandwidth_gbps <= 0 || peaks.fp32_gflops <= 0) {
-    stage.details["summary"] = fmt::format("skipped: {} has no measured peaks (run `ksmith doctor`)", device);
+    stage.details.summary = fmt::format("skipped: {} has no measured peaks (run `ksmith doctor`)", device);
     return true;
   }
   const double flops = static_cast<double>(task.Flops(shape));
@@ -33,21 +33,19 @@ bool CheckPhysicalLimit(VerdictRecorder& recorder, Timing& timing, const Task& t
   timing.floor_us = std::max(compute_us, memory_us);
   timing.bound_by = memory_us >= compute_us ? "memory" : "compute";
   timing.roofline_fraction = timing.floor_us / timing.candidate_us.median;
-  stage.details = nlohmann::json{{"floor_us", timing.floor_us},
-                                 {"bound_by", timing.bound_by},
-                                 {"bandwidth_gbps", bandwidth_gbps},
-                                 {"fp32_gflops", gflops}};
+  stage.details.limit = PhysicalLimitFacts{timing.floor_us, timing.bound_by, bandwidth_gbps, gflops};
   if (bandwidth_gbps > peaks.bandwidth_gbps || gflops > peaks.fp32_gflops) {
-    stage.details["note"] = fmt::format("the baseline beat {}'s measured peaks; they look low: run `ksmith doctor "
+    stage.details.note = fmt::format("the baseline beat {}'s measured peaks; they look low: run `ksmith doctor "
                                         "--refresh` when it is quiet", device);
   }
   if (timing.candidate_us.median * kPhysicalSlack < timing.floor_us) {
     return recorder.Finish(stage, VerdictStatus::kIntegrityViolation,
                            fmt::format("measured {:.2f} us, but {} needs at least {:.2f} us to move {:.0f} bytes "
                                        "and do {:.0f} flops: the time is not real",
-                                       timing.candidate_us.median, device, timing.floor_us, bytes, flops));
+                                       timing.candidate_us.median, device, timing.floor_us, bytes, flops),
+                           FailureKind::kTimeNotReal);
   }
-  stage.details["summary"] = fmt::format("{:.0f}% of the {} limit", 100 * timing.roofline_fraction, timing.bound_by);
+  stage.details.summary = fmt::format("{:.0f}% of the {} limit", 100 * timing.roofline_fraction, timing.bound_by);
   return true;
 }
 

@@ -72,13 +72,14 @@ class PipelineRun {
   void Progress(const std::string& line) const {
     if (options_.progress) options_.progress(line);
   }
-  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
-    return recorder_.Finish(stage, status, std::move(reason));
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason,
+              FailureKind kind = FailureKind::kInfrastructure) {
+    return recorder_.Finish(stage, status, std::move(reason), kind);
   }
   // Between stages: a cancelled evaluation ends here, never as the candidate's verdict.
   bool Cancelled(const char* before) {
     if (!options_.Cancelled()) return false;
-    Finish(recorder_.Stage(before), VerdictStatus::kInfraError, "the evaluation was cancelled");
+    Finish(recorder_.Stage(before), VerdictStatus::kInfraError, "the evaluation was cancelled", FailureKind::kCancelled);
     return true;
   }
 
@@ -99,7 +100,8 @@ class PipelineRun {
     if (options_.Cancelled() && verdict_.status != VerdictStatus::kPassed) {
       // Whatever the workers said once they were stopped is not the candidate's doing.
       StageRecord& stage = verdict_.stages.back();
-      stage.details["cancelled"] = true;
+      stage.details.cancelled = true;
+      stage.details.MutableFailure(FailureKind::kCancelled);
       verdict_.status = VerdictStatus::kInfraError;
       verdict_.reason = "the evaluation was cancelled";
     }
@@ -109,7 +111,7 @@ class PipelineRun {
     session.reset();
     StageRecord& release = recorder_.Stage("release");
     release.seconds = SecondsSince(releasing);
-    release.details["summary"] = "case memory and workers released";
+    release.details.summary = "case memory and workers released";
     if (options_.profile && !options_.Cancelled()) {
       Progress("profiling the candidate");
       backend_.Profile(verdict_, view_);
@@ -128,23 +130,24 @@ class PipelineRun {
     auto build = pending.get();
     stage.seconds = SecondsSince(start);
     if (!build.ok()) return Finish(stage, VerdictStatus::kInfraError, build.error().message);
-    stage.details["cache_hit"] = build->cache_hit;
-    stage.details["compile_s"] = build->compile_s;
-    stage.details["compiler_sandboxed"] = build->sandboxed;
-    stage.details["command"] = build->command;
+    BuildFacts& facts = stage.details.build.emplace();
+    facts.cache_hit = build->cache_hit;
+    facts.compile_s = build->compile_s;
+    facts.compiler_sandboxed = build->sandboxed;
+    facts.command = build->command;
     const BackendTraits& traits = backend_.traits();
     if (!build->compiled) {
       return FinishCompileFailure(recorder_, stage, build->log, view_, backend_.Declaration(view_),
                                   traits.compiler_name);
     }
     // What the device compiler reported (registers, spills, SASS); empty where it reports none.
-    stage.details["resources"] = ToJson(build->resources);
-    stage.details["sass"] = build->sass.ToJson();
-    stage.details["shared_object"] = build->shared_object.string();
+    facts.resources = build->resources;
+    facts.sass = build->sass;
+    facts.shared_object = build->shared_object.string();
     candidate_object_ = build->shared_object;
     auto findings = backend_.AuditBinary(*build, view_);
     if (!findings.ok()) return Finish(stage, VerdictStatus::kInfraError, findings.error().message);
-    stage.details["summary"] = build->cache_hit ? "cached" : fmt::format("compiled in {:.2f} s", build->compile_s);
+    stage.details.summary = build->cache_hit ? "cached" : fmt::format("compiled in {:.2f} s", build->compile_s);
     if (!findings->empty()) return FinishAuditFailure(recorder_, recorder_.Stage("binary_audit"), *findings, "binary");
     return true;
   }
@@ -162,12 +165,12 @@ class PipelineRun {
     for (auto* build : {&reference_build, &baseline_build}) {
       if (!build->ok()) return Finish(stage, VerdictStatus::kInfraError, build->error().message);
       if (!(*build)->compiled) {
-        stage.details["log"] = TrimLog((*build)->log, kMaxLogLines, kMaxLogBytes);
+        stage.details.log = TrimLog((*build)->log, kMaxLogLines, kMaxLogBytes);
         return Finish(stage, VerdictStatus::kInfraError, "the task's own reference or baseline does not compile");
       }
     }
     trusted_ = {reference_build->shared_object, baseline_build->shared_object};
-    stage.details["summary"] = "reference and baseline ready";
+    stage.details.summary = "reference and baseline ready";
     return true;
   }
 

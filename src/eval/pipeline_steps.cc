@@ -1,9 +1,11 @@
 #include "eval/pipeline_steps.h"
 
+#include <algorithm>
 #include <random>
 
 #include <fmt/format.h>
 
+#include "backend/diagnostics.h"
 #include "binary/disassembly.h"
 #include "core/clock.h"
 #include "core/files.h"
@@ -35,13 +37,12 @@ nlohmann::json CommonProvenance(const EvalOptions& options, uint64_t secret_seed
 
 bool FinishAuditFailure(VerdictRecorder& recorder, StageRecord& stage,
                         const std::vector<AuditFinding>& findings, const std::string& what) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& finding : findings) list.push_back(finding.ToJson());
-  stage.details["findings"] = list;
-  stage.details["summary"] = fmt::format("{} breaks the candidate contract: {}", what, findings.front().message);
+  stage.details.findings = findings;
+  stage.details.summary = fmt::format("{} breaks the candidate contract: {}", what, findings.front().message);
   return recorder.Finish(stage, VerdictStatus::kIntegrityViolation,
                          fmt::format("{} ({} finding{})", findings.front().message, findings.size(),
-                                     findings.size() == 1 ? "" : "s"));
+                                     findings.size() == 1 ? "" : "s"),
+                         FailureKind::kContractFinding);
 }
 
 bool AuditCandidateSource(VerdictRecorder& recorder, const CandidateSource& candidate,
@@ -49,14 +50,14 @@ bool AuditCandidateSource(VerdictRecorder& recorder, const CandidateSource& cand
   const auto start = SteadyClock::now();
   if (const std::string reason = UnusableSourceReason(candidate); !reason.empty()) {
     auto& build = recorder.Stage("build");
-    build.details["summary"] = reason;
-    return recorder.Finish(build, VerdictStatus::kCompileError, reason);
+    build.details.summary = reason;
+    return recorder.Finish(build, VerdictStatus::kCompileError, reason, FailureKind::kUnusableSource);
   }
   auto& stage = recorder.Stage("audit");
   const auto findings = audit();
   stage.seconds = SecondsSince(start);
   if (!findings.empty()) return FinishAuditFailure(recorder, stage, findings, "source");
-  stage.details["summary"] = "source follows the candidate contract";
+  stage.details.summary = "source follows the candidate contract";
   return true;
 }
 
@@ -64,36 +65,89 @@ bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const s
                           const Task& task, const std::string& expected_declaration,
                           const std::string& compiler_name) {
   if (const auto findings = AuditBuildLog(log, task); !findings.empty()) {
-    stage.details["log"] = TrimLog(log, kMaxLogLines, kMaxLogBytes);
+    stage.details.log = TrimLog(log, kMaxLogLines, kMaxLogBytes);
     return FinishAuditFailure(recorder, stage, findings, "build");
   }
-  stage.details["log"] = TrimLog(log, kMaxLogLines, kMaxLogBytes) +
-                         "\nThe candidate must define, with C linkage:\n  " + expected_declaration + "\n";
-  stage.details["expected_signature"] = expected_declaration;
-  stage.details["summary"] = "the compiler rejected the candidate";
+  stage.details.log = TrimLog(log, kMaxLogLines, kMaxLogBytes);
+  stage.details.expected_signature = expected_declaration;
+  stage.details.diagnostics = ParseDiagnostics(log);
+  stage.details.summary = "the compiler rejected the candidate";
   const bool missing = log.find("undefined reference to `" + task.signature.function) != std::string::npos;
   return recorder.Finish(stage, VerdictStatus::kCompileError,
                          missing ? fmt::format("the candidate does not define {}", expected_declaration)
                                  : fmt::format("{} rejected the candidate (see the build log)", compiler_name));
 }
 
-bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker) {
+bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker,
+                         std::optional<CaseRef> running) {
   const auto& failure = *worker.failure();
+  if (running) stage.details.MutableFailure(FailureKind::kUnspecified).at = std::move(running);
   const std::string output = worker.OutputTail(2000);
-  if (!output.empty()) stage.details["candidate_output"] = output;
+  if (!output.empty()) stage.details.candidate_output = output;
   switch (failure.kind) {
     case WorkerFailureKind::kTimedOut:
-      return recorder.Finish(stage, VerdictStatus::kTimeout, failure.description);
+      return recorder.Finish(stage, VerdictStatus::kTimeout, failure.description, FailureKind::kWorkerTimedOut);
     case WorkerFailureKind::kCrashed:
-    case WorkerFailureKind::kExited:
+      stage.details.MutableFailure(FailureKind::kWorkerCrashed).signal = failure.signal;
       return recorder.Finish(stage, VerdictStatus::kRuntimeError, failure.description);
+    case WorkerFailureKind::kExited:
+      return recorder.Finish(stage, VerdictStatus::kRuntimeError, failure.description, FailureKind::kWorkerExited);
     case WorkerFailureKind::kProtocol:
       return recorder.Finish(stage, VerdictStatus::kIntegrityViolation,
-                             failure.description + " (forged or corrupted reply)");
+                             failure.description + " (forged or corrupted reply)", FailureKind::kForgedReply);
     case WorkerFailureKind::kInfrastructure:
-      return recorder.Finish(stage, VerdictStatus::kInfraError, failure.description);
+      return recorder.Finish(stage, VerdictStatus::kInfraError, failure.description, FailureKind::kInfrastructure);
   }
   return false;
+}
+
+CaseRef CaseRefFor(const Task& task, const CaseSpec& spec) {
+  CaseRef ref;
+  ref.label = spec.label;
+  ref.shape = task.FormatShape(spec.shape);
+  ref.distribution = DistributionName(spec.distribution);
+  for (const auto& [dim, value] : spec.shape) {
+    ref.smallest_dim = ref.smallest_dim == 0 ? value : std::min(ref.smallest_dim, value);
+  }
+  return ref;
+}
+
+bool FinishCaseProblem(VerdictRecorder& recorder, StageRecord& stage, const Task& task, const CaseSpec& spec,
+                       const CaseCheck& check, bool after_timing, const std::string& wrong_output_suffix) {
+  Failure& failure = stage.details.MutableFailure(FailureKind::kUnspecified);
+  failure.at = CaseRefFor(task, spec);
+  if (check.problem == CaseProblem::kWrongOutput) {
+    // Integer outputs (indices) are compared exactly: the reason says which differ.
+    if (const auto& comparison = check.comparison) {
+      OutputMismatch& mismatch = failure.mismatch.emplace();
+      mismatch.output = check.output;
+      mismatch.count = static_cast<int64_t>(comparison->count);
+      mismatch.unwritten = static_cast<int64_t>(comparison->unwritten);
+      mismatch.nonfinite = static_cast<int64_t>(comparison->nonfinite);
+      mismatch.over_bound = static_cast<int64_t>(comparison->over_bound);
+      mismatch.norm_error = comparison->norm_error;
+      mismatch.norm_bound = comparison->norm_bound;
+      mismatch.worst_index = static_cast<int64_t>(comparison->worst_index);
+      mismatch.worst_got = comparison->worst_got;
+      mismatch.worst_ref = comparison->worst_ref;
+      mismatch.worst_abs_error = comparison->worst_abs_error;
+    }
+    if (after_timing) {
+      return recorder.Finish(stage, VerdictStatus::kIntegrityViolation,
+                             fmt::format("correct before timing but wrong after it (it behaves differently "
+                                         "after many calls), at {}: {}",
+                                         spec.label, check.description),
+                             FailureKind::kWrongAfterTiming);
+    }
+    return recorder.Finish(stage, VerdictStatus::kWrongOutput,
+                           fmt::format("wrong output at {}: {}{}", spec.label, check.description, wrong_output_suffix),
+                           FailureKind::kWrongOutput);
+  }
+  const FailureKind kind = check.problem == CaseProblem::kInputModified ? FailureKind::kInputModified
+                           : check.problem == CaseProblem::kGuardDamaged ? FailureKind::kOutOfBounds
+                                                                         : FailureKind::kMalformedReply;
+  return recorder.Finish(stage, VerdictStatus::kIntegrityViolation,
+                         fmt::format("at {}: the kernel {}", spec.label, check.description), kind);
 }
 
 Result<std::pair<BuildRequest, BuildRequest>> ReadTrustedSources(const Task& task, const BackendTraits& traits,

@@ -13,6 +13,7 @@
 #include "core/result.h"
 #include "eval/audit.h"
 #include "eval/backend.h"
+#include "eval/cases.h"
 #include "eval/eval_options.h"
 #include "eval/verdict.h"
 #include "sandbox/supervisor.h"
@@ -45,8 +46,20 @@ bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const s
                           const std::string& compiler_name);
 
 /// Fails `stage` for a worker that failed a request: timeout, crash or exit (runtime_error), a
-/// forged reply (integrity_violation), or ksmith's own trouble (infra_error). Returns false.
-bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker);
+/// forged reply (integrity_violation), or ksmith's own trouble (infra_error). `running` is the
+/// case the request ran, when it ran one. Returns false.
+bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker,
+                         std::optional<CaseRef> running = std::nullopt);
+
+/// The case `spec` of `task`, in parts, as a verdict records it.
+CaseRef CaseRefFor(const Task& task, const CaseSpec& spec);
+
+/// Fails `stage` for what CheckSnapshot found at `spec`: wrong_output, or integrity_violation for
+/// a modified input, a written guard zone, a snapshot of the wrong size, or an output that became
+/// wrong after timing (`after_timing`). Records the case and the output's mismatch numbers.
+/// `wrong_output_suffix` ends a wrong output's reason. Returns false.
+bool FinishCaseProblem(VerdictRecorder& recorder, StageRecord& stage, const Task& task, const CaseSpec& spec,
+                       const CaseCheck& check, bool after_timing, const std::string& wrong_output_suffix = "");
 
 /// The trusted sources of `task` for `traits`'s backend: the reference at `reference_source`
 /// and the task's [baseline.<backend>], read and ready to build. kInvalidArgument when the task

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "eval/verdict_upgrade.h"
+
 namespace ksmith {
 
 const char* VerdictStatusName(VerdictStatus status) {
@@ -37,7 +39,7 @@ nlohmann::json Verdict::ToJson() const {
   nlohmann::json stage_list = nlohmann::json::array();
   for (const auto& stage : stages) {
     stage_list.push_back({{"name", stage.name}, {"outcome", stage.outcome},
-                          {"seconds", stage.seconds}, {"started_s", stage.started_s}, {"details", stage.details}});
+                          {"seconds", stage.seconds}, {"started_s", stage.started_s}, {"details", stage.details.ToJson()}});
   }
   json["stages"] = stage_list;
   if (timing) {
@@ -83,8 +85,8 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
       record.outcome = stage.value("outcome", std::string("ok"));
       record.seconds = number(stage, "seconds");
       record.started_s = number(stage, "started_s");
-      if (const auto details = stage.find("details"); details != stage.end() && details->is_object()) {
-        record.details = *details;
+      if (const auto details = stage.find("details"); details != stage.end()) {
+        record.details = StageDetails::FromJson(*details);
       }
       verdict.stages.push_back(std::move(record));
     }
@@ -103,18 +105,34 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   if (const auto provenance = json.find("provenance"); provenance != json.end() && provenance->is_object()) {
     verdict.provenance = *provenance;
   }
+  if (verdict.schema_version < 3) UpgradeOldVerdict(verdict);
   return verdict;
+}
+
+const StageRecord* Verdict::FindStage(std::string_view name) const {
+  for (const auto& stage : stages) {
+    if (stage.name == name) return &stage;
+  }
+  return nullptr;
+}
+
+const StageRecord* Verdict::FailedStage() const {
+  for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
+    if (it->outcome == "failed") return &*it;
+  }
+  return nullptr;
 }
 
 StageRecord& VerdictRecorder::Stage(const std::string& name) {
   const double started_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - verdict_.started_at).count();
-  verdict_.stages.push_back({name, "ok", 0, nlohmann::json::object(), started_s});
+  verdict_.stages.push_back({name, "ok", 0, StageDetails{}, started_s});
   return verdict_.stages.back();
 }
 
-bool VerdictRecorder::Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
+bool VerdictRecorder::Finish(StageRecord& stage, VerdictStatus status, std::string reason, FailureKind kind) {
   stage.outcome = "failed";
-  if (!stage.details.contains("summary")) stage.details["summary"] = reason;
+  if (stage.details.summary.empty()) stage.details.summary = reason;
+  if (kind != FailureKind::kUnspecified) stage.details.MutableFailure(kind);
   verdict_.status = status;
   verdict_.reason = std::move(reason);
   return false;
@@ -125,9 +143,7 @@ std::string Verdict::Render() const {
                                  task, backend);
   for (const auto& stage : stages) {
     text += fmt::format("  {:<15} {:<7} {:7.3f} s", stage.name, stage.outcome, stage.seconds);
-    if (stage.details.contains("summary")) {
-      text += "  " + stage.details["summary"].get<std::string>();
-    }
+    if (!stage.details.summary.empty()) text += "  " + stage.details.summary;
     text += "\n";
   }
   if (timing) {
@@ -140,8 +156,10 @@ std::string Verdict::Render() const {
                         100.0 * timing->roofline_fraction, timing->bound_by, timing->floor_us);
   }
   for (const auto& stage : stages) {
-    if (stage.outcome == "failed" && stage.details.contains("log")) {
-      text += "\n" + stage.details["log"].get<std::string>();
+    if (stage.outcome != "failed") continue;
+    if (!stage.details.log.empty()) text += "\n" + stage.details.log;
+    if (!stage.details.expected_signature.empty()) {
+      text += "\nThe candidate must define, with C linkage:\n  " + stage.details.expected_signature + "\n";
     }
   }
   return text;

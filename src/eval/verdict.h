@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "eval/stage_details.h"
 #include "eval/statistics.h"
 
 namespace ksmith {
@@ -31,14 +32,15 @@ const char* VerdictStatusName(VerdictStatus status);
 Result<VerdictStatus> ParseVerdictStatus(std::string_view name);
 
 /// The version of the verdict's JSON form. 2: `schema_version` written, one physical_limit detail
-/// schema for every backend. Verdicts without the field were written by version 1.
-inline constexpr int kVerdictSchemaVersion = 2;
+/// schema for every backend. 3: typed stage details; what failed is recorded as fields (`failure`,
+/// `diagnostics`). Verdicts without the field were written by version 1.
+inline constexpr int kVerdictSchemaVersion = 3;
 
 struct StageRecord {
   std::string name;     // audit, build, correctness, determinism, timing, recheck, physical_limit
   std::string outcome;  // "ok" or "failed"
   double seconds = 0;   // [s]
-  nlohmann::json details = nlohmann::json::object();
+  StageDetails details;
   double started_s = 0;  // [s] since the evaluation began: gaps between stages show too
 };
 
@@ -66,6 +68,11 @@ struct Verdict {
   double total_s = 0;  // [s]
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
+  /// The stage called `name`, or null.
+  const StageRecord* FindStage(std::string_view name) const;
+  /// The stage that ended the evaluation (the last one marked failed), or null.
+  const StageRecord* FailedStage() const;
+
   nlohmann::json ToJson() const;
   /// A verdict as ToJson wrote it, by this version or an older one (the store keeps both):
   /// every field but `status` may be missing. kParse when it is not a verdict at all.
@@ -83,8 +90,10 @@ class VerdictRecorder {
   /// A new stage, "ok" until Finish says otherwise. The reference stays valid.
   StageRecord& Stage(const std::string& name);
   /// Marks `stage` failed and sets the verdict's status and reason (also the stage's summary,
-  /// unless it has one). Returns false, so that a failing step can `return Finish(...)`.
-  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason);
+  /// unless it has one) and, unless unspecified, what failed. Returns false, so that a failing
+  /// step can `return Finish(...)`.
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason,
+              FailureKind kind = FailureKind::kUnspecified);
 
   Verdict& verdict() { return verdict_; }
 

@@ -17,8 +17,8 @@ Verdict PassedVerdict() {
   verdict.backend = "cpu";
   verdict.candidate = "kernel.cpp";
   verdict.total_s = 2.5;
-  verdict.stages.push_back({"audit", "ok", 0.01, {{"summary", "source follows the candidate contract"}}});
-  verdict.stages.push_back({"correctness", "ok", 1.2, {{"summary", "51 cases"}, {"cases", 51}}});
+  verdict.stages.push_back({"audit", "ok", 0.01, StageDetails{.summary = "source follows the candidate contract"}});
+  verdict.stages.push_back({"correctness", "ok", 1.2, StageDetails{.summary = "51 cases", .check = CheckFacts{.cases = 51}}});
   verdict.provenance = {{"ksmith_version", "0.1.0"}};
   return verdict;
 }
@@ -129,7 +129,9 @@ TEST(Verdict, FromJsonReadsAnOlderVerdictWithFieldsMissing) {
   EXPECT_EQ(read->reason, "max error 3");
   ASSERT_EQ(read->stages.size(), 1u);
   EXPECT_EQ(read->stages[0].outcome, "failed");
-  EXPECT_TRUE(read->stages[0].details.is_object());
+  // What version 1 said in words is read into fields.
+  ASSERT_TRUE(read->stages[0].details.failure.has_value());
+  EXPECT_EQ(read->stages[0].details.failure->kind, FailureKind::kWrongOutput);
   EXPECT_FALSE(read->timing.has_value());
 }
 
@@ -167,8 +169,8 @@ TEST(Verdict, RenderAppendsTheLogOfAFailedStage) {
   verdict.task = "softmax";
   verdict.backend = "cpu";
   verdict.stages.push_back({"build", "failed", 0.3,
-                            {{"summary", "the compiler rejected the candidate"},
-                             {"log", "candidate.cpp:3:5: error: expected ';'\n"}}});
+                            StageDetails{.summary = "the compiler rejected the candidate",
+                                         .log = "candidate.cpp:3:5: error: expected ';'\n"}});
   const std::string text = verdict.Render();
   EXPECT_EQ(text.rfind("compile_error: ", 0), 0u) << text;
   EXPECT_NE(text.find("failed"), std::string::npos);

@@ -78,13 +78,13 @@ WorkerProcess::~WorkerProcess() {
   ::close(channel_fd_);
 }
 
-void WorkerProcess::Fail(WorkerFailureKind kind, std::string description) {
+void WorkerProcess::Fail(WorkerFailureKind kind, std::string description, int signal) {
   if (!reaped_) {
     if (kind != WorkerFailureKind::kExited && kind != WorkerFailureKind::kCrashed) ::kill(pid_, SIGKILL);
     WaitForProcess(pid_, std::nullopt);
     reaped_ = true;
   }
-  failure_ = WorkerFailure{kind, std::move(description)};
+  failure_ = WorkerFailure{kind, std::move(description), signal};
 }
 
 std::optional<Message> WorkerProcess::Request(Message request, const std::string& expected_type,
@@ -125,7 +125,7 @@ std::optional<Message> WorkerProcess::Request(Message request, const std::string
       if (exit.signal == SIGXCPU) how += " (CPU time limit)";
       if (exit.signal == SIGXFSZ) how += " (output file size limit)";
       Fail(crashed ? WorkerFailureKind::kCrashed : WorkerFailureKind::kExited,
-           fmt::format("the worker ended ({}) while {}", how, activity));
+           fmt::format("the worker ended ({}) while {}", how, activity), exit.signal);
       break;
     }
     case ErrorKind::kProtocol:

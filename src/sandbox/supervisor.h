@@ -36,6 +36,7 @@ enum class WorkerFailureKind { kTimedOut, kCrashed, kExited, kProtocol, kInfrast
 struct WorkerFailure {
   WorkerFailureKind kind = WorkerFailureKind::kInfrastructure;
   std::string description;  // "killed by SIGSEGV (signal 11) while running case 3"
+  int signal = 0;           // kCrashed: the signal that ended the worker
 };
 
 class WorkerProcess {
@@ -77,7 +78,7 @@ class WorkerProcess {
   /// Waits until the channel has data, the deadline passes or the cancel flag is set; returns
   /// false only when cancelled.
   bool WaitForReply(std::chrono::steady_clock::time_point deadline) const;
-  void Fail(WorkerFailureKind kind, std::string description);
+  void Fail(WorkerFailureKind kind, std::string description, int signal = 0);
 
   pid_t pid_;
   int channel_fd_;

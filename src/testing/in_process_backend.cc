@@ -79,8 +79,8 @@ class InProcessSession : public VerificationSession {
       }
       ++cases;
     }
-    stage.details["summary"] = fmt::format("{} cases", cases);
-    if (options_.time) recorder.Stage("timing").details["summary"] = "not timed: the in-process backend has no clock";
+    stage.details.summary = fmt::format("{} cases", cases);
+    if (options_.time) recorder.Stage("timing").details.summary = "not timed: the in-process backend has no clock";
     verdict_.status = VerdictStatus::kPassed;
     verdict_.reason = fmt::format("correct on all {} cases", cases);
   }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <regex>
 
+#include "core/json_fields.h"
 #include "core/strings.h"
 
 namespace ksmith {
@@ -56,20 +57,66 @@ std::string DemangleSymbol(const std::string& name) {
   return status == 0 && demangled ? std::string(demangled.get()) : name;
 }
 
-nlohmann::json KernelResources::ToJson() const {
-  return {{"name", name},
-          {"mangled_name", mangled_name},
-          {"arch", arch},
-          {"is_kernel", is_kernel},
-          {"registers", registers},
-          {"barriers", barriers},
-          {"shared_memory_bytes", shared_memory_bytes},
-          {"stack_frame_bytes", stack_frame_bytes},
-          {"spill_store_bytes", spill_store_bytes},
-          {"spill_load_bytes", spill_load_bytes},
-          {"constant_memory_bytes", constant_memory_bytes},
-          {"cumulative_stack_bytes", cumulative_stack_bytes}};
+// Field lists (core/json_fields.h): in ksmith itself, where argument-dependent lookup finds them.
+template <class Self, class Io>
+void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, KernelResources> {
+  io("name", self.name);
+  io("mangled_name", self.mangled_name);
+  io("arch", self.arch);
+  io("is_kernel", self.is_kernel);
+  io("registers", self.registers);
+  io("barriers", self.barriers);
+  io("shared_memory_bytes", self.shared_memory_bytes);
+  io("stack_frame_bytes", self.stack_frame_bytes);
+  io("spill_store_bytes", self.spill_store_bytes);
+  io("spill_load_bytes", self.spill_load_bytes);
+  io("constant_memory_bytes", self.constant_memory_bytes);
+  io("cumulative_stack_bytes", self.cumulative_stack_bytes);
 }
+
+template <class Self, class Io>
+void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, SassCounts> {
+  io("instructions", self.instructions);
+  io("tensor_core", self.tensor_core);
+  io("warpgroup", self.warpgroup);
+  io("tma", self.tma);
+  io("fma", self.fma);
+  io("loads", self.loads);
+  io("wide_loads", self.wide_loads);
+  io("loads_128_bit", self.loads_128_bit);
+  io("local_loads", self.local_loads);
+  io("local_stores", self.local_stores);
+  io("tensor_opcodes", self.tensor_opcodes);
+}
+
+template <class Self, class Io>
+void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, KernelSass> {
+  io("name", self.name);
+  io("mangled_name", self.mangled_name);
+  io("arch", self.arch);
+  io("counts", self.counts);
+}
+
+namespace {
+
+template <class T>
+nlohmann::json WriteObject(const T& value) {
+  nlohmann::json json = nlohmann::json::object();
+  json_fields::WriteFields(value, json);
+  return json;
+}
+
+template <class T>
+T ReadObject(const nlohmann::json& json) {
+  T value;
+  json_fields::ReadFields(json, value);
+  return value;
+}
+
+}  // namespace
+
+nlohmann::json KernelResources::ToJson() const { return WriteObject(*this); }
+KernelResources KernelResources::FromJson(const nlohmann::json& json) { return ReadObject<KernelResources>(json); }
 
 nlohmann::json ToJson(const std::vector<KernelResources>& resources) {
   nlohmann::json list = nlohmann::json::array();
@@ -225,30 +272,23 @@ void SassCounts::Add(const SassCounts& other) {
   for (const auto& [opcode, count] : other.tensor_opcodes) tensor_opcodes[opcode] += count;
 }
 
-nlohmann::json SassCounts::ToJson() const {
-  return {{"instructions", instructions},
-          {"tensor_core", tensor_core},
-          {"warpgroup", warpgroup},
-          {"tma", tma},
-          {"fma", fma},
-          {"loads", loads},
-          {"wide_loads", wide_loads},
-          {"loads_128_bit", loads_128_bit},
-          {"local_loads", local_loads},
-          {"local_stores", local_stores},
-          {"tensor_opcodes", tensor_opcodes}};
-}
+nlohmann::json SassCounts::ToJson() const { return WriteObject(*this); }
+SassCounts SassCounts::FromJson(const nlohmann::json& json) { return ReadObject<SassCounts>(json); }
+nlohmann::json KernelSass::ToJson() const { return WriteObject(*this); }
+KernelSass KernelSass::FromJson(const nlohmann::json& json) { return ReadObject<KernelSass>(json); }
 
 nlohmann::json SassSummary::ToJson() const {
   if (!error.empty()) return {{"error", error}};
-  nlohmann::json kernel_list = nlohmann::json::array();
-  for (const auto& kernel : kernels) {
-    kernel_list.push_back({{"name", kernel.name},
-                           {"mangled_name", kernel.mangled_name},
-                           {"arch", kernel.arch},
-                           {"counts", kernel.counts.ToJson()}});
-  }
-  return {{"total", total.ToJson()}, {"kernels", std::move(kernel_list)}};
+  return {{"total", total.ToJson()}, {"kernels", json_fields::ToJsonValue(kernels)}};
+}
+
+SassSummary SassSummary::FromJson(const nlohmann::json& json) {
+  SassSummary summary;
+  json_fields::Reader reader(json);
+  reader("error", summary.error);
+  reader("total", summary.total);
+  reader("kernels", summary.kernels);
+  return summary;
 }
 
 SassSummary SummarizeSass(std::string_view cuobjdump_output) {

@@ -32,6 +32,8 @@ struct KernelResources {
   int64_t cumulative_stack_bytes = 0;  // with the stacks of the functions it calls
 
   nlohmann::json ToJson() const;
+  /// Reads ToJson's form; a missing or mistyped key keeps its default.
+  static KernelResources FromJson(const nlohmann::json& json);
 };
 
 /// Every kernel in the `ptxas info` lines of an nvcc log (nvcc 12 and 13 layouts), in log order.
@@ -57,6 +59,7 @@ struct SassCounts {
 
   void Add(const SassCounts& other);
   nlohmann::json ToJson() const;
+  static SassCounts FromJson(const nlohmann::json& json);
 };
 
 struct KernelSass {
@@ -64,6 +67,9 @@ struct KernelSass {
   std::string mangled_name;  // as cuobjdump printed it
   std::string arch;          // "sm_90a"
   SassCounts counts;
+
+  nlohmann::json ToJson() const;
+  static KernelSass FromJson(const nlohmann::json& json);
 };
 
 struct SassSummary {
@@ -72,6 +78,7 @@ struct SassSummary {
   std::string error;  // why there is no summary (no cuobjdump, or it failed); empty when read
 
   nlohmann::json ToJson() const;
+  static SassSummary FromJson(const nlohmann::json& json);
 };
 
 /// Reads `cuobjdump -sass` output (with or without the encoding comments, any architecture).

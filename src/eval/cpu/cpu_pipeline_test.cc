@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,8 @@
 #include <set>
 #include <string>
 #include <thread>
+
+#include <csignal>
 
 #include <gtest/gtest.h>
 
@@ -132,7 +135,9 @@ TEST_F(CpuPipelineTest, ForbiddenIncludeIsAnIntegrityViolationBeforeAnyBuild) {
   const StageRecord* audit = FindStage(verdict, "audit");
   ASSERT_NE(audit, nullptr);
   EXPECT_EQ(audit->outcome, "failed");
-  EXPECT_TRUE(audit->details.contains("findings"));
+  EXPECT_FALSE(audit->details.findings.empty());
+  ASSERT_TRUE(audit->details.failure.has_value());
+  EXPECT_EQ(audit->details.failure->kind, FailureKind::kContractFinding);
   EXPECT_EQ(FindStage(verdict, "build"), nullptr);
 }
 
@@ -142,9 +147,11 @@ TEST_F(CpuPipelineTest, SyntaxErrorIsACompileErrorWithTheLogAndTheExpectedSignat
   const StageRecord* build = FindStage(verdict, "build");
   ASSERT_NE(build, nullptr);
   EXPECT_EQ(build->outcome, "failed");
-  const std::string log = build->details.value("log", std::string());
+  const std::string log = build->details.log;
   EXPECT_NE(log.find("error"), std::string::npos) << log;
-  EXPECT_NE(log.find(task_.signature.Declaration()), std::string::npos) << log;
+  EXPECT_EQ(build->details.expected_signature, task_.signature.Declaration());
+  EXPECT_FALSE(build->details.diagnostics.empty()) << log;
+  EXPECT_NE(verdict.Render().find(task_.signature.Declaration()), std::string::npos) << verdict.Render();
 }
 
 TEST_F(CpuPipelineTest, MissingFunctionSaysTheCandidateDoesNotDefineIt) {
@@ -157,12 +164,34 @@ TEST_F(CpuPipelineTest, WrongResultIsAWrongOutput) {
   const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];"));
   EXPECT_EQ(verdict.status, VerdictStatus::kWrongOutput) << Describe(verdict);
   EXPECT_NE(verdict.reason.find("wrong output"), std::string::npos) << verdict.reason;
+  // What failed is in fields: the case in parts and the output's numbers.
+  const StageRecord* failed = verdict.FailedStage();
+  ASSERT_NE(failed, nullptr);
+  ASSERT_TRUE(failed->details.failure.has_value());
+  const Failure& failure = *failed->details.failure;
+  EXPECT_EQ(failure.kind, FailureKind::kWrongOutput);
+  ASSERT_TRUE(failure.at.has_value());
+  EXPECT_EQ(failure.at->shape.rfind("n=", 0), 0u) << failure.at->shape;
+  EXPECT_GT(failure.at->smallest_dim, 0);
+  EXPECT_FALSE(failure.at->distribution.empty());
+  EXPECT_NE(verdict.reason.find(failure.at->label), std::string::npos);
+  ASSERT_TRUE(failure.mismatch.has_value());
+  EXPECT_EQ(failure.mismatch->output, "c");
+  EXPECT_GT(failure.mismatch->norm_error, failure.mismatch->norm_bound);
+  // And it reads back from the JSON as it was.
+  const auto read = Verdict::FromJson(verdict.ToJson());
+  ASSERT_TRUE(read.ok());
+  ASSERT_NE(read->FailedStage(), nullptr);
+  EXPECT_EQ(read->FailedStage()->details.ToJson(), failed->details.ToJson());
 }
 
 TEST_F(CpuPipelineTest, WritingOutOfBoundsIsAnIntegrityViolation) {
   const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i <= n; ++i) c[i] = a[i] + b[i];"));
   EXPECT_EQ(verdict.status, VerdictStatus::kIntegrityViolation) << Describe(verdict);
   EXPECT_NE(verdict.reason.find("out of bounds"), std::string::npos) << verdict.reason;
+  ASSERT_NE(verdict.FailedStage(), nullptr);
+  ASSERT_TRUE(verdict.FailedStage()->details.failure.has_value());
+  EXPECT_EQ(verdict.FailedStage()->details.failure->kind, FailureKind::kOutOfBounds);
 }
 
 TEST_F(CpuPipelineTest, ModifyingAnInputIsAnIntegrityViolation) {
@@ -176,6 +205,13 @@ TEST_F(CpuPipelineTest, CrashingKernelIsARuntimeError) {
   const Verdict verdict = Evaluate(Kernel("if (n > 5) *static_cast<volatile float*>(nullptr) = a[0];\n  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];"));
   EXPECT_EQ(verdict.status, VerdictStatus::kRuntimeError) << Describe(verdict);
   EXPECT_NE(verdict.reason.find("SIGSEGV"), std::string::npos) << verdict.reason;
+  ASSERT_NE(verdict.FailedStage(), nullptr);
+  const auto& failure = verdict.FailedStage()->details.failure;
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->kind, FailureKind::kWorkerCrashed);
+  EXPECT_EQ(failure->signal, SIGSEGV);
+  ASSERT_TRUE(failure->at.has_value()) << "the case the worker was running";
+  EXPECT_GT(failure->at->smallest_dim, 5);
 }
 
 TEST_F(CpuPipelineTest, HangingKernelIsATimeout) {
@@ -192,7 +228,7 @@ TEST_F(CpuPipelineTest, ImportingFopenIsCaughtByTheBinaryAudit) {
   EXPECT_EQ(verdict.status, VerdictStatus::kIntegrityViolation) << Describe(verdict);
   const StageRecord* binary = FindStage(verdict, "binary_audit");
   ASSERT_NE(binary, nullptr) << Describe(verdict);
-  EXPECT_NE(binary->details.dump().find("fopen"), std::string::npos);
+  EXPECT_NE(binary->details.ToJson().dump().find("fopen"), std::string::npos);
 }
 
 TEST_F(CpuPipelineTest, WithoutTheSandboxTheVerdictSaysSo) {

@@ -132,8 +132,11 @@ bool WorkerSession::TimeAgainstBaseline() {
     }
     ++attempts;
     const Disturbance measured = probe.Finish();
-    stage.details["other_load_cores"].push_back(measured.other_cores);
-    stage.details["steal_cores"].push_back(measured.steal_cores);
+    TimingFacts& facts = stage.details.MutableTiming();
+    if (!facts.other_load_cores) facts.other_load_cores.emplace();
+    if (!facts.steal_cores) facts.steal_cores.emplace();
+    facts.other_load_cores->push_back(measured.other_cores);
+    facts.steal_cores->push_back(measured.steal_cores);
     const bool quiet = measured.total() <= kDisturbedCores;
     if (next->mismatch) {
       outcome = std::move(next);
@@ -159,42 +162,44 @@ bool WorkerSession::TimeAgainstBaseline() {
     outcome = std::move(disagreeing);
     disturbance = disagreeing_disturbance;
   }
-  stage.details["attempts"] = attempts;
+  TimingFacts& facts = stage.details.MutableTiming();
+  facts.attempts = attempts;
   stage.seconds = SecondsSince(start);
   if (disturbance.total() > kDisturbedCores) {
-    stage.details["note"] = fmt::format(
+    stage.details.note = fmt::format(
         "other work used {:.2f} cores while timing ran (in each of {} attempts): a parallel kernel's speedup "
         "may read low",
         disturbance.total(), attempts);
   }
-  stage.details["sets"] = sets;
-  stage.details["set_bytes"] = set_bytes;
-  stage.details["request_overhead_us"] = outcome->overhead_us;
-  stage.details["setup_s"] = outcome->setup_s;
-  stage.details["loop_s"] = outcome->loop_s;
-  stage.details["rounds"] = outcome->candidate_us.size();
+  facts.sets = sets;
+  facts.set_bytes = set_bytes;
+  facts.request_overhead_us = outcome->overhead_us;
+  facts.setup_s = outcome->setup_s;
+  facts.loop_s = outcome->loop_s;
+  facts.rounds = static_cast<int64_t>(outcome->candidate_us.size());
+  facts.shape = task_.FormatShape(task_.bench_shape);
   if (outcome->mismatch) {
-    stage.details["mismatch"] = *outcome->mismatch;
+    facts.mismatch = *outcome->mismatch;
     return Finish(stage, VerdictStatus::kIntegrityViolation,
                   fmt::format("a timed call returned a wrong result although every correctness case "
                               "passed (it behaves differently when timed): {}",
-                              *outcome->mismatch));
+                              *outcome->mismatch),
+                  FailureKind::kTimedOutputDiffers);
   }
-  if (outcome->tampering) return Finish(stage, VerdictStatus::kIntegrityViolation, *outcome->tampering);
+  if (outcome->tampering) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation, *outcome->tampering, FailureKind::kTimeNotReal);
+  }
   Timing timing;
   timing.candidate_us = MedianWithInterval(outcome->candidate_us);
   timing.baseline_us = MedianWithInterval(outcome->baseline_us);
   timing.speedup = PairedSpeedup(outcome->baseline_us, outcome->candidate_us);
   timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
   verdict_.timing = timing;
-  stage.details["candidate_inner_median_us"] = MedianWithInterval(outcome->candidate_inner_us).median;
-  stage.details["summary"] = fmt::format(
+  facts.candidate_inner_median_us = MedianWithInterval(outcome->candidate_inner_us).median;
+  stage.details.summary = fmt::format(
       "{} rounds over {} rotating input sets of {:.1f} MiB, timed from outside the worker",
       outcome->candidate_us.size(), sets, set_bytes / 1048576.0);
-  if (stage.details.contains("note")) {
-    stage.details["summary"] = stage.details["summary"].get<std::string>() + "; warning: " +
-                               stage.details["note"].get<std::string>();
-  }
+  if (!stage.details.note.empty()) stage.details.summary += "; warning: " + stage.details.note;
   return true;
 }
 

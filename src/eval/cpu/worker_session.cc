@@ -35,8 +35,9 @@ constexpr size_t kExtraCallsRange = 448;
 }  // namespace
 
 
-bool WorkerSession::WorkerFailed(StageRecord& stage) {
-  return FinishWorkerFailure(recorder_, stage, *worker_);
+bool WorkerSession::WorkerFailed(StageRecord& stage, const CaseSpec* running) {
+  return FinishWorkerFailure(recorder_, stage, *worker_,
+                             running ? std::optional(CaseRefFor(task_, *running)) : std::nullopt);
 }
 
 bool WorkerSession::Run(const std::filesystem::path& candidate,
@@ -55,9 +56,11 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
   const auto start = Clock::now();
   auto& stage = Stage("sandbox");
   scratch_ = std::make_unique<ScopedTempDir>("worker", options_.scratch_parent);
-  if (!scratch_->ok()) return Finish(stage, VerdictStatus::kInfraError, "cannot create a scratch folder");
+  if (!scratch_->ok()) {
+    return Finish(stage, VerdictStatus::kInfraError, "cannot create a scratch folder", FailureKind::kInfrastructure);
+  }
   auto worker = WorkerProcess::Start({options_.worker_executable, scratch_->path(), options_.threads, {}, options_.cancel});
-  if (!worker.ok()) return Finish(stage, VerdictStatus::kInfraError, worker.error().message);
+  if (!worker.ok()) return Finish(stage, VerdictStatus::kInfraError, worker.error().message, FailureKind::kInfrastructure);
   worker_ = std::move(worker.value());
   Message setup;
   setup.header = {{"type", "setup"},
@@ -72,15 +75,16 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage);
   if (reply->header.contains("protections")) {
-    stage.details["protections"] = reply->header["protections"];
+    stage.details.protections = Protections::FromJson(reply->header["protections"]);
     verdict_.provenance["protections"] = reply->header["protections"];
   }
   if (reply->type() != "ready") {
     return Finish(stage, VerdictStatus::kRuntimeError,
-                  "the candidate could not be loaded: " + reply->header.value("message", std::string("?")));
+                  "the candidate could not be loaded: " + reply->header.value("message", std::string("?")),
+                  FailureKind::kNotLoadable);
   }
   const auto protections = Protections::FromJson(reply->header["protections"]);
-  stage.details["summary"] = protections.Summary();
+  stage.details.summary = protections.Summary();
   return true;
 }
 
@@ -119,7 +123,7 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   auto reply = worker_->Request(request, "result", options_.call_timeout + kReplySlack,
                                 "running case " + spec.label);
   if (expected.valid()) expected.wait();
-  if (!reply) return WorkerFailed(stage);
+  if (!reply) return WorkerFailed(stage, &spec);
   if (reply->type() != "result") {
     return Finish(stage, VerdictStatus::kInfraError,
                   "worker error: " + reply->header.value("message", std::string("?")));
@@ -127,26 +131,10 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   // Judge a private copy: the shared pages stay writable from the worker's side.
   std::string snapshot = arena->Snapshot();
   const CaseCheck check = CheckSnapshot(task_, prepared, snapshot, canary_);
-  stage.details["worst_norm_error"] =
-      std::max(stage.details.value("worst_norm_error", 0.0), check.worst_norm_error);
-  if (check.problem != CaseProblem::kNone) stage.details["failed_case"] = spec.label;
-  switch (check.problem) {
-    case CaseProblem::kNone:
-      break;
-    case CaseProblem::kWrongOutput:
-      if (after_timing) {
-        return Finish(stage, VerdictStatus::kIntegrityViolation,
-                      fmt::format("correct before timing but wrong after it (it behaves differently "
-                                  "after many calls), at {}: {}",
-                                  spec.label, check.description));
-      }
-      return Finish(stage, VerdictStatus::kWrongOutput,
-                    fmt::format("wrong output at {}: {}", spec.label, check.description));
-    case CaseProblem::kInputModified:
-    case CaseProblem::kGuardDamaged:
-    case CaseProblem::kMalformed:
-      return Finish(stage, VerdictStatus::kIntegrityViolation,
-                    fmt::format("at {}: the kernel {}", spec.label, check.description));
+  auto& worst = stage.details.MutableCheck().worst_norm_error;
+  worst = std::max(worst.value_or(0.0), check.worst_norm_error);
+  if (check.problem != CaseProblem::kNone) {
+    return FinishCaseProblem(recorder_, stage, task_, spec, check, after_timing);
   }
   if (snapshot_out != nullptr) *snapshot_out = std::move(snapshot);
   return true;
@@ -196,15 +184,15 @@ bool WorkerSession::Correctness() {
     }
   }
   stage.seconds = SecondsSince(start);
-  stage.details["cases"] = cases_.size();
+  stage.details.MutableCheck().cases = static_cast<int64_t>(cases_.size());
   const auto random_shapes = std::count_if(cases_.begin(), cases_.end(), [](const CaseSpec& spec) {
     return spec.label.find("random shape") != std::string::npos;
   });
-  stage.details["summary"] = fmt::format(
+  stage.details.summary = fmt::format(
       "{} cases ({} shapes x {} distributions x up to {} seeds, {} random shapes, the bench shape); "
       "worst norm-wise error {:.2g}",
       cases_.size(), task_.eval_shapes.size(), task_.distributions.size(), options_.seeds,
-      random_shapes, stage.details.value("worst_norm_error", 0.0));
+      random_shapes, stage.details.MutableCheck().worst_norm_error.value_or(0.0));
   return true;
 }
 
@@ -219,8 +207,8 @@ bool WorkerSession::Determinism() {
   // Bitwise differences are allowed (OpenMP reductions may reorder sums); both runs were checked
   // against the reference, which is what catches kernels that read uninitialised memory.
   const bool identical = snapshot == determinism_snapshot_;
-  stage.details["bitwise_identical"] = identical;
-  stage.details["summary"] = fmt::format("re-ran {}: correct again{}", spec.label,
+  stage.details.MutableCheck().bitwise_identical = identical;
+  stage.details.summary = fmt::format("re-ran {}: correct again{}", spec.label,
                                          identical ? ", bitwise identical" : " (not bitwise identical)");
   return true;
 }
@@ -249,19 +237,20 @@ bool WorkerSession::IdleCheck() {
   const auto after = worker_->CpuTicks();
   stage.seconds = std::chrono::duration<double>(kIdleWindow).count();
   if (!before || !after) {
-    stage.details["summary"] = "skipped: the worker's CPU time is not readable";
+    stage.details.summary = "skipped: the worker's CPU time is not readable";
     return true;
   }
   const uint64_t used = *after - *before;
   const double used_ms = 1000.0 * static_cast<double>(used) / ClockTicksPerSecond();
-  stage.details["cpu_ms_while_idle"] = used_ms;
+  stage.details.cpu_ms_while_idle = used_ms;
   if (used > kIdleTicksAllowed) {
     return Finish(stage, VerdictStatus::kIntegrityViolation,
                   fmt::format("the worker used {:.0f} ms of CPU in {} ms after the kernel returned: "
                               "work continues in the background",
-                              used_ms, kIdleWindow.count()));
+                              used_ms, kIdleWindow.count()),
+                  FailureKind::kWorkAfterReturn);
   }
-  stage.details["summary"] = fmt::format("{:.0f} ms of CPU while idle", used_ms);
+  stage.details.summary = fmt::format("{:.0f} ms of CPU while idle", used_ms);
   return true;
 }
 
@@ -288,8 +277,8 @@ bool WorkerSession::Recheck() {
     if (!RunCase(stage, spec, prepared, true)) return false;
   }
   stage.seconds = SecondsSince(start);
-  stage.details["extra_calls"] = extra_calls;
-  stage.details["summary"] = fmt::format(
+  stage.details.MutableCheck().extra_calls = static_cast<int64_t>(extra_calls);
+  stage.details.summary = fmt::format(
       "correct after timing, on fresh values in the same buffers, and on {} more calls", extra_calls);
   return true;
 }
@@ -308,7 +297,7 @@ bool WorkerSession::CloseWorker() {
   const bool closed = worker_->Close(kSetupTimeout);
   stage.seconds = SecondsSince(start);
   if (!closed) return WorkerFailed(stage);
-  stage.details["summary"] = "the worker exited cleanly with nothing left unread";
+  stage.details.summary = "the worker exited cleanly with nothing left unread";
   return true;
 }
 

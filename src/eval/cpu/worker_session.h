@@ -40,11 +40,13 @@ class WorkerSession {
 
  private:
   StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }
-  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
-    return recorder_.Finish(stage, status, std::move(reason));
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason,
+              FailureKind kind = FailureKind::kUnspecified) {
+    return recorder_.Finish(stage, status, std::move(reason), kind);
   }
-  /// Turns a failed request into the verdict: timeout, crash, exit or protocol breach.
-  bool WorkerFailed(StageRecord& stage);
+  /// Turns a failed request into the verdict: timeout, crash, exit or protocol breach. `running`:
+  /// the case the request ran.
+  bool WorkerFailed(StageRecord& stage, const CaseSpec* running = nullptr);
   bool Start(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
   /// Runs one case on the candidate; fails the stage on any problem. `after_timing` marks the
   /// re-check, where a wrong answer means the kernel changed its behaviour.

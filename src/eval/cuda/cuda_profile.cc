@@ -16,10 +16,9 @@ constexpr uint64_t kReplaySeed = 0x9e0f11e;
 constexpr uint32_t kReplayCanary = 0x5a5a5a5a;
 
 std::string SharedObjectOf(const Verdict& verdict) {
-  for (const auto& stage : verdict.stages) {
-    if (stage.name == "build") return stage.details.value("shared_object", std::string());
-  }
-  return {};
+  const StageRecord* build = verdict.FindStage("build");
+  if (build == nullptr || !build->details.build) return {};
+  return build->details.build->shared_object.value_or(std::string());
 }
 
 // The replay folder: kernel.so, layout.json and arena.bin of the bench case.
@@ -51,7 +50,7 @@ void AttachCudaProfile(Verdict& verdict, const Task& task, const std::filesystem
   stage.name = "profile";
   stage.outcome = "ok";
   auto note = [&](const std::string& text) {
-    stage.details["summary"] = text;
+    stage.details.summary = text;
     stage.seconds = SecondsSince(start);
     verdict.stages.push_back(std::move(stage));
   };
@@ -72,8 +71,7 @@ void AttachCudaProfile(Verdict& verdict, const Task& task, const std::filesystem
     launches.push_back({{"kernel", kernel.kernel}, {"grid", kernel.grid_size}, {"block", kernel.block_size},
                         {"metrics", kernel.metrics}});
   }
-  stage.details["facts"] = facts;
-  stage.details["kernels"] = launches;
+  stage.details.profile = ProfileFacts{facts, launches};
   note(facts.empty() ? "ncu ran but reported no facts" : facts.front());
 }
 

@@ -58,11 +58,9 @@ std::string AbsoluteInputs(const CaseLayout& layout, const std::string& inputs) 
 }
 
 
-// Adds `ms` to a running total in `details[group][key]`.
-void AddMilliseconds(nlohmann::json& details, const char* group, const std::string& key, double ms) {
-  auto& totals = details[group];
-  if (!totals.is_object()) totals = nlohmann::json::object();
-  totals[key] = totals.value(key, 0.0) + ms;
+// Adds `ms` to the running total `totals[key]`.
+void AddMilliseconds(std::map<std::string, double>& totals, const std::string& key, double ms) {
+  totals[key] += ms;
 }
 
 }  // namespace
@@ -87,12 +85,14 @@ CudaWorkers CudaWorkers::Start(const EvalOptions& options) {
   return workers;
 }
 
-bool CudaSession::WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool trusted) {
+bool CudaSession::WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool trusted, const CaseSpec* running) {
   const auto& failure = *worker.failure();
   if (trusted) {
-    return Finish(stage, VerdictStatus::kInfraError, "the reference worker failed: " + failure.description);
+    return Finish(stage, VerdictStatus::kInfraError, "the reference worker failed: " + failure.description,
+                  FailureKind::kInfrastructure);
   }
-  return FinishWorkerFailure(recorder_, stage, worker);
+  return FinishWorkerFailure(recorder_, stage, worker,
+                             running ? std::optional(CaseRefFor(task_, *running)) : std::nullopt);
 }
 
 bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
@@ -133,7 +133,7 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   }
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
   if (reply->header.contains("protections")) {
-    stage.details["protections"] = reply->header["protections"];
+    stage.details.protections = Protections::FromJson(reply->header["protections"]);
     verdict_.provenance["protections"] = reply->header["protections"];
   }
   if (reply->type() == "load_error" && !reply->header.contains("protections")) {
@@ -143,13 +143,14 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   }
   if (reply->type() != "ready") {
     return Finish(stage, VerdictStatus::kRuntimeError,
-                  "the candidate could not be loaded: " + reply->header.value("message", std::string("?")));
+                  "the candidate could not be loaded: " + reply->header.value("message", std::string("?")),
+                  FailureKind::kNotLoadable);
   }
   const auto device = reply->header.value("device", nlohmann::json::object());
   l2_bytes_ = device.value("l2_bytes", size_t{0});
   verdict_.provenance["gpu"] = device;
   const auto protections = Protections::FromJson(reply->header["protections"]);
-  stage.details["summary"] = device.value("name", std::string("GPU")) + ": " + protections.Summary();
+  stage.details.summary = device.value("name", std::string("GPU")) + ": " + protections.Summary();
   return true;
 }
 
@@ -166,7 +167,10 @@ GuardedArena* CudaSession::ArenaFor(StageRecord& stage, WorkerProcess& worker, A
     }
     return nullptr;
   }
-  if (!created->pinned) stage.details["unpinned_arenas"] = stage.details.value("unpinned_arenas", 0) + 1;
+  if (!created->pinned) {
+    auto& unpinned = stage.details.MutableCounters().unpinned_arenas;
+    unpinned = unpinned.value_or(0) + 1;
+  }
   shared = std::move(created.value());
   return shared.arena.get();
 }
@@ -221,27 +225,30 @@ bool CudaSession::ComputeExpected(StageRecord& stage, PreparedCase& prepared) {
   return true;
 }
 
-bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const std::string& label) {
+bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const CaseRef& at) {
   if (reply.type() == "cuda_error") {
-    stage.details["failed_case"] = label;
-    return Finish(stage, VerdictStatus::kRuntimeError,
-                  fmt::format("CUDA error at {}: {}", label, reply.header.value("message", std::string("?"))));
+    Failure& failure = stage.details.MutableFailure(FailureKind::kCudaError);
+    failure.at = at;
+    failure.cuda_error = reply.header.value("message", std::string("?"));
+    failure.cuda_error_name = reply.header.value("error_name", std::string());
+    return Finish(stage, VerdictStatus::kRuntimeError, fmt::format("CUDA error at {}: {}", at.label, failure.cuda_error));
   }
   if (reply.type() != "result" && reply.type() != "timed") {
-    return Finish(stage, VerdictStatus::kInfraError, "worker error: " + reply.header.value("message", std::string("?")));
+    return Finish(stage, VerdictStatus::kInfraError, "worker error: " + reply.header.value("message", std::string("?")),
+                  FailureKind::kInfrastructure);
   }
   const auto violations = reply.header.value("violations", std::vector<std::string>{});
   if (!violations.empty()) {
-    stage.details["violations"] = violations;
-    stage.details["failed_case"] = label;
+    stage.details.violations = violations;
+    stage.details.MutableFailure(FailureKind::kOtherStream).at = at;
     return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  fmt::format("work outside the given stream at {}: {}", label, violations.front()));
+                  fmt::format("work outside the given stream at {}: {}", at.label, violations.front()));
   }
   if (reply.header.value("late_write", false)) {
-    stage.details["failed_case"] = label;
+    stage.details.MutableFailure(FailureKind::kLateWrite).at = at;
     return Finish(stage, VerdictStatus::kIntegrityViolation,
                   fmt::format("at {}: memory was still being written after the given stream completed "
-                              "(work left running on another stream)", label));
+                              "(work left running on another stream)", at.label));
   }
   return true;
 }
@@ -269,38 +276,26 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
   auto reply = workers_.candidate->Request(request, "result", timeout, "running case " + spec.label);
   const auto answered = Clock::now();
   const bool reference_ok = !expected.valid() || expected.get();
-  AddMilliseconds(stage.details, "evaluator_ms", "candidate_request",
-                  1000 * std::chrono::duration<double>(answered - sent).count());
-  AddMilliseconds(stage.details, "evaluator_ms", "reference_wait", 1000 * SecondsSince(answered));
+  RequestCounters& counters = stage.details.MutableCounters();
+  AddMilliseconds(counters.evaluator_ms, "candidate_request", 1000 * std::chrono::duration<double>(answered - sent).count());
+  AddMilliseconds(counters.evaluator_ms, "reference_wait", 1000 * SecondsSince(answered));
   gpu_shared.reset();  // the rest happens on the host
   if (!reference_ok) return false;
-  if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
-  if (!JudgeReply(stage, *reply, spec.label)) return false;
+  if (!reply) return WorkerFailed(stage, *workers_.candidate, false, &spec);
+  if (!JudgeReply(stage, *reply, CaseRefFor(task_, spec))) return false;
   const nlohmann::json phases = reply->header.value("phase_us", nlohmann::json::object());
   for (const auto& [phase, value] : phases.items()) {
-    AddMilliseconds(stage.details, "worker_phase_ms", phase, value.get<double>() / 1000);
+    if (value.is_number()) AddMilliseconds(counters.worker_phase_ms, phase, value.get<double>() / 1000);
   }
   const std::string snapshot = arena->Snapshot();
   const CaseCheck check = CheckSnapshot(task_, prepared, snapshot, canary_);
-  stage.details["worst_norm_error"] = std::max(stage.details.value("worst_norm_error", 0.0), check.worst_norm_error);
+  auto& worst = stage.details.MutableCheck().worst_norm_error;
+  worst = std::max(worst.value_or(0.0), check.worst_norm_error);
   if (check.problem == CaseProblem::kNone) return true;
-  stage.details["failed_case"] = spec.label;
   const std::string launch = reply->header.contains("launch_error")
                                  ? " (the launch failed: " + reply->header["launch_error"].get<std::string>() + ")"
                                  : "";
-  switch (check.problem) {
-    case CaseProblem::kWrongOutput:
-      if (after_timing) {
-        return Finish(stage, VerdictStatus::kIntegrityViolation,
-                      fmt::format("correct before timing but wrong after it (it behaves differently after "
-                                  "many calls), at {}: {}", spec.label, check.description));
-      }
-      return Finish(stage, VerdictStatus::kWrongOutput,
-                    fmt::format("wrong output at {}: {}{}", spec.label, check.description, launch));
-    default:
-      return Finish(stage, VerdictStatus::kIntegrityViolation,
-                    fmt::format("at {}: the kernel {}", spec.label, check.description));
-  }
+  return FinishCaseProblem(recorder_, stage, task_, spec, check, after_timing, launch);
 }
 
 bool CudaSession::Correctness() {
@@ -318,7 +313,7 @@ bool CudaSession::Correctness() {
     }
     const auto waiting = Clock::now();
     PreparedCase prepared = next.get();
-    AddMilliseconds(stage.details, "evaluator_ms", "inputs_wait", 1000 * SecondsSince(waiting));
+    AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "inputs_wait", 1000 * SecondsSince(waiting));
     if (i + 1 < cases_.size()) next = prepare(i + 1);
     if (!RunCase(stage, cases_[i], prepared, false)) {
       if (next.valid()) next.wait();
@@ -327,12 +322,12 @@ bool CudaSession::Correctness() {
     }
   }
   stage.seconds = SecondsSince(start);
-  stage.details["cases"] = cases_.size();
-  stage.details["summary"] = fmt::format(
+  stage.details.MutableCheck().cases = static_cast<int64_t>(cases_.size());
+  stage.details.summary = fmt::format(
       "{} cases ({} GPU shapes x {} distributions, random shapes, the bench shape), checked against the GPU "
       "reference; worst norm-wise error {:.2g}",
       cases_.size(), task_.eval_shapes.size(), task_.distributions.size(),
-      stage.details.value("worst_norm_error", 0.0));
+      stage.details.MutableCheck().worst_norm_error.value_or(0.0));
   return true;
 }
 
@@ -345,14 +340,15 @@ bool CudaSession::IdleCheck() {
   auto reply = workers_.candidate->Request(request, "idle_done", kCudaSetupTimeout, "watching the idle GPU");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
-  if (reply->type() == "cuda_error") return JudgeReply(stage, *reply, "the idle check");
+  if (reply->type() == "cuda_error") return JudgeReply(stage, *reply, CaseRef{.label = "the idle check"});
   const auto violations = reply->header.value("violations", std::vector<std::string>{});
   if (!violations.empty()) {
-    stage.details["violations"] = violations;
+    stage.details.violations = violations;
     return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  "work was launched after the kernel's calls had returned: " + violations.front());
+                  "work was launched after the kernel's calls had returned: " + violations.front(),
+                  FailureKind::kWorkAfterReturn);
   }
-  stage.details["summary"] = "no GPU work in the 100 ms after the last call";
+  stage.details.summary = "no GPU work in the 100 ms after the last call";
   return true;
 }
 
@@ -383,8 +379,8 @@ bool CudaSession::Recheck() {
   PreparedCase prepared = PrepareCase(task_, spec, kCudaGuardBytes);
   if (!RunCase(stage, spec, prepared, true, extra_calls)) return false;
   stage.seconds = SecondsSince(start);
-  stage.details["extra_calls"] = extra_calls;
-  stage.details["summary"] = fmt::format(
+  stage.details.MutableCheck().extra_calls = extra_calls;
+  stage.details.summary = fmt::format(
       "correct after timing, on fresh values in the same buffers, and after {} more calls", extra_calls);
   return true;
 }
@@ -397,7 +393,7 @@ bool CudaSession::Close() {
   stage.seconds = SecondsSince(start);
   if (!closed) return WorkerFailed(stage, *workers_.candidate, false);
   if (!reference_closed) return WorkerFailed(stage, *workers_.reference, true);
-  stage.details["summary"] = "both workers exited cleanly with nothing left unread";
+  stage.details.summary = "both workers exited cleanly with nothing left unread";
   return true;
 }
 

@@ -62,10 +62,12 @@ class CudaSession {
   using ArenaMap = std::map<std::string, SharedArena>;
 
   StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }
-  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason) {
-    return recorder_.Finish(stage, status, std::move(reason));
+  bool Finish(StageRecord& stage, VerdictStatus status, std::string reason,
+              FailureKind kind = FailureKind::kUnspecified) {
+    return recorder_.Finish(stage, status, std::move(reason), kind);
   }
-  bool WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool trusted);
+  /// `running`: the case the failed request ran.
+  bool WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool trusted, const CaseSpec* running = nullptr);
   bool Setup(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
              const std::filesystem::path& reference);
   GuardedArena* ArenaFor(StageRecord& stage, WorkerProcess& worker, ArenaMap& arenas,
@@ -77,7 +79,8 @@ class CudaSession {
   /// Runs the candidate on one case and judges it. `repeat` extra calls come first.
   bool RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
                int repeat = 0);
-  bool JudgeReply(StageRecord& stage, const Message& reply, const std::string& label);
+  /// Fails the stage for a CUDA error, a worker error, or GPU work the candidate was not allowed.
+  bool JudgeReply(StageRecord& stage, const Message& reply, const CaseRef& at);
   bool Correctness();
   bool IdleCheck();
   bool Time();

@@ -76,11 +76,16 @@ bool CudaSession::Time() {
   const auto timeout = milliseconds(static_cast<int64_t>(budget_s * 1000)) + options_.call_timeout * 4 + kCudaSetupTimeout;
   auto reply = workers_.candidate->Request(request, "timed", timeout, "timing on the GPU");
   stage.seconds = SecondsSince(start);
+  const CaseRef timed_case{.label = "the bench shape while timed", .shape = task_.FormatShape(bench.shape)};
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
-  if (!JudgeReply(stage, *reply, "the bench shape while timed")) return false;
+  if (!JudgeReply(stage, *reply, timed_case)) return false;
   const auto& header = reply->header;
+  TimingFacts& facts = stage.details.MutableTiming();
+  facts.shape = timed_case.shape;
   const auto mismatched = header.value("mismatched_elements", uint64_t{0});
   if (mismatched > 0) {
+    facts.mismatch = fmt::format("differed from the baseline's output on {} elements", mismatched);
+    stage.details.MutableFailure(FailureKind::kTimedOutputDiffers).at = timed_case;
     return Finish(stage, VerdictStatus::kIntegrityViolation,
                   fmt::format("while timed, its output differed from the baseline's on {} elements (it "
                               "skips, caches or changes its work when called repeatedly)", mismatched));
@@ -91,9 +96,11 @@ bool CudaSession::Time() {
   last.inputs = InputsOf(*arena, layout);
   if (!ComputeExpected(stage, last)) return false;
   const CaseCheck check = CheckSnapshot(task_, last, arena->Snapshot(), canary_);
-  stage.details["final_check_s"] = SecondsSince(start) - stage.seconds;
+  facts.final_check_s = SecondsSince(start) - stage.seconds;
   stage.seconds = SecondsSince(start);
   if (check.problem != CaseProblem::kNone) {
+    facts.mismatch = "the last timed output is wrong: " + check.description;
+    stage.details.MutableFailure(FailureKind::kTimedOutputDiffers).at = timed_case;
     return Finish(stage, VerdictStatus::kIntegrityViolation,
                   "after timing, its output for the last timed inputs is wrong: " + check.description);
   }
@@ -101,7 +108,8 @@ bool CudaSession::Time() {
   const auto candidate_us = Microseconds(header["candidate"]["cold_ns"]);
   const auto baseline_us = Microseconds(header["baseline"]["cold_ns"]);
   if (candidate_us.empty() || baseline_us.empty()) {
-    return Finish(stage, VerdictStatus::kInfraError, "no timing sample survived (all throttled?)");
+    return Finish(stage, VerdictStatus::kInfraError, "no timing sample survived (all throttled?)",
+                  FailureKind::kInfrastructure);
   }
   timing.candidate_us = MedianWithInterval(candidate_us);
   timing.baseline_us = MedianWithInterval(baseline_us);
@@ -109,30 +117,27 @@ bool CudaSession::Time() {
   timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
   verdict_.timing = timing;
   for (const char* side : {"candidate", "baseline"}) {
-    const auto& facts = header[side];
-    const double cold_us = MedianWithInterval(Microseconds(facts["cold_ns"])).median;
-    const double warm_us = facts.value("warm_ns", 0.0) / 1000.0;
-    stage.details[side] = {{"cold_us", cold_us}, {"warm_us", warm_us},
-                           {"warm_batch", facts.value("warm_batch", 1)},
-                           {"samples", facts["cold_ns"].size()},
-                           {"throttled_samples", facts.value("throttled_samples", 0)},
-                           {"sm_clock_mhz", facts.value("clock_mhz_median", 0.0)}};
+    const auto& measured = header[side];
+    SideTiming& timed = (std::string_view(side) == "candidate" ? facts.candidate : facts.baseline).emplace();
+    timed.cold_us = MedianWithInterval(Microseconds(measured["cold_ns"])).median;
+    timed.warm_us = measured.value("warm_ns", 0.0) / 1000.0;
+    timed.warm_batch = measured.value("warm_batch", 1);
+    timed.samples = static_cast<int64_t>(measured["cold_ns"].size());
+    timed.throttled_samples = measured.value("throttled_samples", 0);
+    timed.sm_clock_mhz = measured.value("clock_mhz_median", 0.0);
   }
-  stage.details["rounds"] = header.value("rounds", 0);
-  stage.details["blocking_kernel"] = header.value("blocking_kernel", true);
-  stage.details["l2_flush_bytes"] = header.value("flush_bytes", size_t{0});
-  stage.details["shape"] = task_.FormatShape(bench.shape);
-  if (header.contains("note")) stage.details["note"] = header["note"];
-  const double warm_us = stage.details["candidate"]["warm_us"].get<double>();
+  facts.rounds = header.value("rounds", 0);
+  facts.blocking_kernel = header.value("blocking_kernel", true);
+  facts.l2_flush_bytes = header.value("flush_bytes", int64_t{0});
+  if (header.contains("note") && header["note"].is_string()) stage.details.note = header["note"].get<std::string>();
+  const double warm_us = facts.candidate->warm_us;
   const bool warm_differs = std::abs(warm_us - timing.candidate_us.median) > 0.05 * timing.candidate_us.median;
-  stage.details["summary"] = fmt::format(
+  stage.details.summary = fmt::format(
       "cold {:.2f} us vs baseline {:.2f} us{} over {} rounds: speedup {:.2f}x [{:.2f}, {:.2f}] ({})",
       timing.candidate_us.median, timing.baseline_us.median,
       warm_differs ? fmt::format(" (warm {:.2f} us)", warm_us) : "", header.value("rounds", 0),
       timing.speedup.median, timing.speedup.low, timing.speedup.high, timing.comparison);
-  if (header.contains("note")) {
-    stage.details["summary"] = stage.details["summary"].get<std::string>() + "; " + header["note"].get<std::string>();
-  }
+  if (!stage.details.note.empty()) stage.details.summary += "; " + stage.details.note;
   return true;
 }
 bool CudaSession::PhysicalLimit() {
