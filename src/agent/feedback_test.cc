@@ -1,6 +1,9 @@
 // Feedback rendered from real verdicts: testdata/cpu_*.json are `ksmith eval --json` outputs for
-// vector_add and softmax candidates; testdata/cuda_*.json are hand-made from the CUDA stages'
-// field names (build resources and SASS, cold and warm timing, ncu facts).
+// vector_add and softmax candidates written before schema version 3 (what failed is read from
+// their words, eval/verdict_upgrade.cc); testdata/v3_*.json are version-3 outputs for red-team
+// kernels in tests/kernels/redteam, whose failures are typed fields; testdata/cuda_*.json are
+// hand-made from the CUDA stages' field names (build resources and SASS, cold and warm timing,
+// ncu facts).
 #include "agent/feedback.h"
 
 #include <filesystem>
@@ -115,6 +118,30 @@ TEST(Feedback, NanOnLargeInputsPointsAtOverflow) {
   EXPECT_EQ(feedback.find("norm-wise relative error 0 "), std::string::npos) << "a norm that skips NaN says nothing";
   EXPECT_TRUE(Contains(feedback, "subtracting the maximum"));
   EXPECT_TRUE(Contains(feedback, "large-magnitude inputs"));
+}
+
+TEST(Feedback, VersionThreeVerdictsAreReadFromTheirFieldsAlone) {
+  // The typed failure is what counts: a reason rewritten to say nothing changes none of it.
+  nlohmann::json partial = Verdict("v3_partial_relu.json");
+  ASSERT_EQ(partial.at("schema_version"), 3);
+  partial["reason"] = "(reworded)";
+  const std::string unwritten = RenderFeedback(partial, "");
+  EXPECT_TRUE(Contains(unwritten, "Failing case: shape n=7, inputs normal: standard normal values, seed #1.\n"));
+  EXPECT_TRUE(Contains(unwritten, "- output 'y': 3 of 7 output elements were never written\n"));
+  EXPECT_TRUE(Contains(unwritten, "Some elements were never written"));
+  EXPECT_TRUE(Contains(unwritten, "tiny shape"));
+  EXPECT_EQ(unwritten.find("norm-wise relative error 0 "), std::string::npos);
+  EXPECT_EQ(SummarizeVerdict(partial), "wrong_output: n=7 normal, 3 of 7 elements never written, max error nan at [4]");
+
+  nlohmann::json crash = Verdict("v3_crash_transpose.json");
+  crash["reason"] = "(reworded)";
+  const std::string crashed = RenderFeedback(crash, "");
+  EXPECT_TRUE(Contains(crashed, "Failing case: shape rows=33, cols=129, inputs normal"));
+  EXPECT_TRUE(Contains(crashed, "invalid memory access")) << "from the signal, not the words";
+
+  nlohmann::json mutate = Verdict("v3_input_mutation_softmax.json");
+  mutate["reason"] = "(reworded)";
+  EXPECT_TRUE(Contains(RenderFeedback(mutate, ""), "Instead: Inputs are read-only"));
 }
 
 TEST(Feedback, ModifiedInputIsExplainedWithWhatToDoInstead) {

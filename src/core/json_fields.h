@@ -7,6 +7,7 @@
 // empty std::optional and nothing else, so a struct's JSON form is fixed by its list.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,6 +54,15 @@ bool FromJsonValue(const nlohmann::json& json, T& out) {
   } else if constexpr (std::is_same_v<T, bool>) {
     if (!json.is_boolean()) return false;
     out = json.get<bool>();
+    return true;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    // NaN and infinities are written as null (nlohmann::json's rule).
+    if (json.is_null()) {
+      out = std::numeric_limits<T>::quiet_NaN();
+      return true;
+    }
+    if (!json.is_number()) return false;
+    out = json.get<T>();
     return true;
   } else if constexpr (std::is_arithmetic_v<T>) {
     if (!json.is_number()) return false;
