@@ -15,18 +15,36 @@ namespace {
 constexpr size_t kCycleLength = 3;
 constexpr size_t kSignatureChars = 96;
 
-// What makes two failures "the same": the status and the reason with its numbers removed (line
-// numbers, error values and sizes change from attempt to attempt while the mistake does not).
+std::string WithoutNumbers(const std::string& text) {
+  std::string kept;
+  for (char c : text) {
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+') continue;
+    kept.push_back(c);
+    if (kept.size() >= kSignatureChars) break;
+  }
+  return kept;
+}
+
+// What makes two failures "the same": the stage and what failed there (its kind, the input
+// distribution, the output, the signal, the first compiler error or audit rule), without numbers:
+// line numbers, error values and sizes change from attempt to attempt while the mistake does not.
 std::string FailureSignature(const Attempt& attempt) {
   if (attempt.passed()) return {};
-  std::string reason = attempt.extraction_error;
-  if (attempt.verdict) reason = attempt.verdict->reason;
-  std::string signature = attempt.status + ":";
-  for (char c : reason) {
-    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+') continue;
-    signature.push_back(c);
-    if (signature.size() >= kSignatureChars) break;
+  if (!attempt.verdict) return attempt.status + ":" + WithoutNumbers(attempt.extraction_error);
+  const Verdict& verdict = *attempt.verdict;
+  std::string signature = attempt.status;
+  const StageRecord* failed = verdict.FailedStage();
+  if (failed == nullptr) return signature + ":" + WithoutNumbers(verdict.reason);  // made without running
+  const StageDetails& details = failed->details;
+  signature += ":" + failed->name;
+  if (const auto& failure = details.failure) {
+    signature += std::string(":") + FailureKindName(failure->kind);
+    if (failure->at) signature += ":" + failure->at->distribution;
+    if (failure->mismatch) signature += ":" + failure->mismatch->output;
+    signature += ":" + std::to_string(failure->signal) + failure->cuda_error_name;
   }
+  if (!details.diagnostics.empty()) signature += ":" + WithoutNumbers(details.diagnostics.front().message);
+  if (!details.findings.empty()) signature += ":" + details.findings.front().rule;
   return signature;
 }
 

@@ -41,6 +41,16 @@ Attempt Failed(int64_t id, const std::string& status, const std::string& reason)
   attempt.verdict.emplace();
   attempt.verdict->status = *ParseVerdictStatus(status);
   attempt.verdict->reason = reason;
+  if (status == "passed") return attempt;
+  // What failed, as the pipeline records it: a compile error's first diagnostic is the reason.
+  StageRecord stage{status == "compile_error" ? "build" : "correctness", "failed", 0, {}, 0};
+  if (status == "compile_error") {
+    stage.details.diagnostics.push_back({"src/candidate.cpp", 1, reason, {}});
+  } else {
+    stage.details.MutableFailure(*ParseVerdictStatus(status) == VerdictStatus::kWrongOutput ? FailureKind::kWrongOutput
+                                                                                           : FailureKind::kUnspecified);
+  }
+  attempt.verdict->stages.push_back(std::move(stage));
   return attempt;
 }
 
