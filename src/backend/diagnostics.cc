@@ -20,21 +20,17 @@ int64_t ToInt(const std::string& digits) { return std::strtoll(digits.c_str(), n
 
 }  // namespace
 
-nlohmann::json Diagnostic::ToJson() const {
-  nlohmann::json json = {{"file", file}, {"line", line}, {"message", message}};
-  if (!notes.empty()) json["notes"] = json_fields::ToJsonValue(notes);
-  return json;
+// The field list (core/json_fields.h), in ksmith itself for argument-dependent lookup.
+template <class Self, class Io>
+void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, Diagnostic> {
+  io("file", self.file);
+  io("line", self.line);
+  io("message", self.message);
+  io("notes", self.notes);
 }
 
-Diagnostic Diagnostic::FromJson(const nlohmann::json& json) {
-  Diagnostic diagnostic;
-  json_fields::Reader reader(json);
-  reader("file", diagnostic.file);
-  reader("line", diagnostic.line);
-  reader("message", diagnostic.message);
-  reader("notes", diagnostic.notes);
-  return diagnostic;
-}
+nlohmann::json Diagnostic::ToJson() const { return json_fields::ToObject(*this); }
+Diagnostic Diagnostic::FromJson(const nlohmann::json& json) { return json_fields::FromObject<Diagnostic>(json); }
 
 // The wrappers ksmith compiles around a candidate name the required declaration
 // "ksmith-expected-signature"; absolute paths are system and toolkit headers.

@@ -161,4 +161,20 @@ int ReadFields(const nlohmann::json& object, T& value) {
   return reader.found();
 }
 
+/// A struct's ToJson, from its field list.
+template <class T>
+nlohmann::json ToObject(const T& value) {
+  nlohmann::json object = nlohmann::json::object();
+  WriteFields(value, object);
+  return object;
+}
+
+/// A struct's FromJson, from its field list: a missing or mistyped key keeps its default.
+template <class T>
+T FromObject(const nlohmann::json& object) {
+  T value{};
+  ReadFields(object, value);
+  return value;
+}
+
 }  // namespace ksmith::json_fields

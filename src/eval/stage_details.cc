@@ -211,17 +211,8 @@ FailureKind ParseFailureKind(const std::string& name) {
 
 // --- CaseRef, OutputMismatch, Failure, SideTiming --------------------------------------------
 
-Json CaseRef::ToJson() const {
-  Json json = Json::object();
-  WriteFields(*this, json);
-  return json;
-}
-
-CaseRef CaseRef::FromJson(const Json& json) {
-  CaseRef ref;
-  ReadFields(json, ref);
-  return ref;
-}
+Json CaseRef::ToJson() const { return json_fields::ToObject(*this); }
+CaseRef CaseRef::FromJson(const Json& json) { return json_fields::FromObject<CaseRef>(json); }
 
 CaseRef CaseRef::FromLabel(const std::string& label) {
   CaseRef ref;
@@ -244,17 +235,8 @@ CaseRef CaseRef::FromLabel(const std::string& label) {
   return ref;
 }
 
-Json OutputMismatch::ToJson() const {
-  Json json = Json::object();
-  WriteFields(*this, json);
-  return json;
-}
-
-OutputMismatch OutputMismatch::FromJson(const Json& json) {
-  OutputMismatch mismatch;
-  ReadFields(json, mismatch);
-  return mismatch;
-}
+Json OutputMismatch::ToJson() const { return json_fields::ToObject(*this); }
+OutputMismatch OutputMismatch::FromJson(const Json& json) { return json_fields::FromObject<OutputMismatch>(json); }
 
 Json Failure::ToJson() const {
   Json json = {{"kind", FailureKindName(kind)}};
@@ -282,17 +264,8 @@ Failure Failure::FromJson(const Json& json) {
   return failure;
 }
 
-Json SideTiming::ToJson() const {
-  Json json = Json::object();
-  WriteFields(*this, json);
-  return json;
-}
-
-SideTiming SideTiming::FromJson(const Json& json) {
-  SideTiming side;
-  ReadFields(json, side);
-  return side;
-}
+Json SideTiming::ToJson() const { return json_fields::ToObject(*this); }
+SideTiming SideTiming::FromJson(const Json& json) { return json_fields::FromObject<SideTiming>(json); }
 
 // --- StageDetails ----------------------------------------------------------------------------
 

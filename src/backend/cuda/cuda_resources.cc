@@ -97,26 +97,9 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
   io("counts", self.counts);
 }
 
-namespace {
 
-template <class T>
-nlohmann::json WriteObject(const T& value) {
-  nlohmann::json json = nlohmann::json::object();
-  json_fields::WriteFields(value, json);
-  return json;
-}
-
-template <class T>
-T ReadObject(const nlohmann::json& json) {
-  T value;
-  json_fields::ReadFields(json, value);
-  return value;
-}
-
-}  // namespace
-
-nlohmann::json KernelResources::ToJson() const { return WriteObject(*this); }
-KernelResources KernelResources::FromJson(const nlohmann::json& json) { return ReadObject<KernelResources>(json); }
+nlohmann::json KernelResources::ToJson() const { return json_fields::ToObject(*this); }
+KernelResources KernelResources::FromJson(const nlohmann::json& json) { return json_fields::FromObject<KernelResources>(json); }
 
 nlohmann::json ToJson(const std::vector<KernelResources>& resources) {
   nlohmann::json list = nlohmann::json::array();
@@ -272,10 +255,10 @@ void SassCounts::Add(const SassCounts& other) {
   for (const auto& [opcode, count] : other.tensor_opcodes) tensor_opcodes[opcode] += count;
 }
 
-nlohmann::json SassCounts::ToJson() const { return WriteObject(*this); }
-SassCounts SassCounts::FromJson(const nlohmann::json& json) { return ReadObject<SassCounts>(json); }
-nlohmann::json KernelSass::ToJson() const { return WriteObject(*this); }
-KernelSass KernelSass::FromJson(const nlohmann::json& json) { return ReadObject<KernelSass>(json); }
+nlohmann::json SassCounts::ToJson() const { return json_fields::ToObject(*this); }
+SassCounts SassCounts::FromJson(const nlohmann::json& json) { return json_fields::FromObject<SassCounts>(json); }
+nlohmann::json KernelSass::ToJson() const { return json_fields::ToObject(*this); }
+KernelSass KernelSass::FromJson(const nlohmann::json& json) { return json_fields::FromObject<KernelSass>(json); }
 
 nlohmann::json SassSummary::ToJson() const {
   if (!error.empty()) return {{"error", error}};
