@@ -78,7 +78,7 @@ TEST_P(HonestTest, PassesWithARealTiming) {
       << run.Describe();
   const double roofline = verdict["roofline_fraction"].get<double>();
   EXPECT_GT(roofline, 0.0);
-  EXPECT_LE(roofline, 1.5);
+  EXPECT_LE(roofline, 1.0) << "a passed verdict never claims more than the limit";
 
   const auto& provenance = verdict.at("provenance");
   ASSERT_TRUE(provenance.contains("secret_seed_sha256")) << provenance.dump();

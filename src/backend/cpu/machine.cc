@@ -34,6 +34,7 @@ double ksmith_probe_bandwidth_gbs(size_t bytes_per_array, int repetitions) {
   #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; ++i) { a[i] = 0.f; b[i] = 1.f; c[i] = 2.f; }
   double best = 0;
+  float sum = 0;
   for (int r = 0; r < repetitions; ++r) {
     double start = omp_get_wtime();
     #pragma omp parallel for schedule(static)
@@ -43,12 +44,22 @@ double ksmith_probe_bandwidth_gbs(size_t bytes_per_array, int repetitions) {
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5f * c[i];
     double triad_s = omp_get_wtime() - start;
+    // A read-only stream: no write-allocate traffic, the rate a reduction or a kernel with
+    // streaming stores can reach.
+    start = omp_get_wtime();
+    float total = 0;
+    #pragma omp parallel for simd schedule(static) reduction(+ : total)
+    for (size_t i = 0; i < n; ++i) total += c[i];
+    double read_s = omp_get_wtime() - start;
+    sum += total;
     double copy = 2.0 * n * sizeof(float) / copy_s / 1e9;
     double triad = 3.0 * n * sizeof(float) / triad_s / 1e9;
+    double read = 1.0 * n * sizeof(float) / read_s / 1e9;
     if (copy > best) best = copy;
     if (triad > best) best = triad;
+    if (read > best) best = read;
   }
-  volatile float sink = a[n / 2];
+  volatile float sink = a[n / 2] + sum;
   (void)sink;
   std::free(a); std::free(b); std::free(c);
   return best;
@@ -94,6 +105,7 @@ double ksmith_probe_gflops(long iterations) {
 }
 )PROBE";
 
+constexpr const char* kProbeVersion = "2";  // 2: the read-only stream
 constexpr size_t kBandwidthArrayMinBytes = size_t{64} << 20;
 constexpr int kBandwidthRepetitions = 5;
 constexpr long kFlopIterations = 20'000'000;
@@ -115,6 +127,32 @@ std::string CurrentTime() {
   std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   return text;
 }
+
+struct Probe {
+  std::unique_ptr<SharedLibrary> library;
+  double (*bandwidth)(size_t bytes_per_array, int repetitions) = nullptr;  // [GB/s]
+  double (*gflops)(long iterations) = nullptr;
+};
+
+Result<Probe> LoadProbe(const CpuCompiler& compiler) {
+  auto build = compiler.BuildStandalone(kProbeSource, "ksmith_probe.cc");
+  if (!build.ok()) return build.error();
+  if (!build->compiled) {
+    return MakeError(ErrorKind::kInternal, "the machine probe did not compile:\n{}", build->log);
+  }
+  auto library = SharedLibrary::Open(build->shared_object);
+  if (!library.ok()) return library.error();
+  auto bandwidth = (*library)->Symbol("ksmith_probe_bandwidth_gbs");
+  auto gflops = (*library)->Symbol("ksmith_probe_gflops");
+  if (!bandwidth.ok() || !gflops.ok()) return MakeError(ErrorKind::kInternal, "probe symbols missing");
+  Probe probe;
+  probe.bandwidth = reinterpret_cast<double (*)(size_t, int)>(*bandwidth);
+  probe.gflops = reinterpret_cast<double (*)(long)>(*gflops);
+  probe.library = std::move(library.value());
+  return probe;
+}
+
+size_t BandwidthArrayBytes(uint64_t llc_bytes) { return std::max<size_t>(kBandwidthArrayMinBytes, 4 * llc_bytes); }
 
 }  // namespace
 
@@ -147,6 +185,12 @@ MachineFacts MachineFacts::FromJson(const nlohmann::json& json) {
   return facts;
 }
 
+Result<double> MeasureBandwidthNow(const CpuCompiler& compiler, uint64_t llc_bytes) {
+  auto probe = LoadProbe(compiler);
+  if (!probe.ok()) return probe.error();
+  return probe->bandwidth(BandwidthArrayBytes(llc_bytes), kBandwidthRepetitions);
+}
+
 MachineFacts ProbeMachine() {
   MachineFacts facts;
   char host[256] = {};
@@ -173,7 +217,9 @@ Result<MachineFacts> LoadMachineFacts(const CpuCompiler& compiler, const fs::pat
                                       bool refresh) {
   MachineFacts facts = ProbeMachine();
   facts.compiler = compiler.info().version;
-  const std::string key = Sha256Hex(facts.cpu_model + "|" + std::to_string(facts.cores) + "|" +
+  // The probe's version is part of the key: a cache from an older probe is measured again.
+  const std::string key = Sha256Hex(std::string(kProbeVersion) + "|" + facts.cpu_model + "|" +
+                                    std::to_string(facts.cores) + "|" +
                                     facts.compiler + "|" + std::to_string(facts.llc_bytes))
                               .substr(0, 16);
   const fs::path cache_path = cache_directory / ("machine-" + key + ".json");
@@ -187,22 +233,11 @@ Result<MachineFacts> LoadMachineFacts(const CpuCompiler& compiler, const fs::pat
       }
     }
   }
-  auto build = compiler.BuildStandalone(kProbeSource, "ksmith_probe.cc");
-  if (!build.ok()) return build.error();
-  if (!build->compiled) {
-    return MakeError(ErrorKind::kInternal, "the machine probe did not compile:\n{}", build->log);
-  }
-  auto library = SharedLibrary::Open(build->shared_object);
-  if (!library.ok()) return library.error();
-  auto bandwidth = (*library)->Symbol("ksmith_probe_bandwidth_gbs");
-  auto gflops = (*library)->Symbol("ksmith_probe_gflops");
-  if (!bandwidth.ok() || !gflops.ok()) return MakeError(ErrorKind::kInternal, "probe symbols missing");
-  const auto measure_bandwidth = reinterpret_cast<double (*)(size_t, int)>(*bandwidth);
-  const auto measure_gflops = reinterpret_cast<double (*)(long)>(*gflops);
-  const size_t array_bytes = std::max<size_t>(kBandwidthArrayMinBytes, 4 * facts.llc_bytes);
-  facts.memory_bandwidth_gbs = measure_bandwidth(array_bytes, kBandwidthRepetitions);
+  auto probe = LoadProbe(compiler);
+  if (!probe.ok()) return probe.error();
+  facts.memory_bandwidth_gbs = probe->bandwidth(BandwidthArrayBytes(facts.llc_bytes), kBandwidthRepetitions);
   for (int i = 0; i < kFlopRepetitions; ++i) {
-    facts.fp32_gflops = std::max(facts.fp32_gflops, measure_gflops(kFlopIterations));
+    facts.fp32_gflops = std::max(facts.fp32_gflops, probe->gflops(kFlopIterations));
   }
   facts.measured_at = CurrentTime();
   (void)WriteFileAtomic(cache_path, facts.ToJson().dump(2));

@@ -21,7 +21,7 @@ struct MachineFacts {
   uint64_t l2_bytes = 0;
   uint64_t llc_bytes = 0;  // last-level cache
   std::string compiler;
-  double memory_bandwidth_gbs = 0;  // [GB/s] best of copy and triad, all cores
+  double memory_bandwidth_gbs = 0;  // [GB/s] best of copy, triad and a read-only stream, all cores
   double fp32_gflops = 0;           // [GFLOP/s] FMA throughput, all cores
   std::string measured_at;          // ISO 8601
   bool from_cache = false;
@@ -35,6 +35,10 @@ MachineFacts ProbeMachine();
 
 /// The measured facts, from the cache when present (keyed by CPU, core count and compiler),
 /// else measured now (about a second) and cached. `refresh` forces a new measurement.
+/// The memory bandwidth measured again, now, as LoadMachineFacts measures it [GB/s]: for a
+/// second look before a time is called impossible.
+Result<double> MeasureBandwidthNow(const CpuCompiler& compiler, uint64_t llc_bytes);
+
 Result<MachineFacts> LoadMachineFacts(const CpuCompiler& compiler,
                                       const std::filesystem::path& cache_directory, bool refresh);
 

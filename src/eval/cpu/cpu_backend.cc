@@ -17,9 +17,10 @@ namespace {
 // in the worker.
 class CpuSession : public VerificationSession {
  public:
-  CpuSession(const Task& task, EvalOptions options, const MachineFacts& machine, Verdict& verdict,
-             uint64_t secret_seed)
-      : task_(task), options_(std::move(options)), machine_(machine), verdict_(verdict), secret_seed_(secret_seed) {}
+  CpuSession(const Task& task, EvalOptions options, const MachineFacts& machine, const CpuCompiler& compiler,
+             Verdict& verdict, uint64_t secret_seed)
+      : task_(task), options_(std::move(options)), machine_(machine), compiler_(compiler), verdict_(verdict),
+        secret_seed_(secret_seed) {}
 
   void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) override {
     VerdictRecorder recorder(verdict_);
@@ -34,7 +35,12 @@ class CpuSession : public VerificationSession {
       recorder.Finish(recorder.Stage("sandbox"), VerdictStatus::kInfraError, entry.error().message);
       return;
     }
-    WorkerSession session(task_, options_, machine_, verdict_, secret_seed_);
+    // Only the bandwidth is measured again: the FMA peak does not depend on other load.
+    auto remeasure = [this] {
+      const auto bandwidth = MeasureBandwidthNow(compiler_, machine_.llc_bytes);
+      return MeasuredPeaks{bandwidth.ok() ? *bandwidth : 0, 0, 0};
+    };
+    WorkerSession session(task_, options_, machine_, verdict_, secret_seed_, remeasure);
     session.Run(candidate, trusted.baseline, *entry);
   }
 
@@ -42,6 +48,7 @@ class CpuSession : public VerificationSession {
   const Task& task_;
   const EvalOptions options_;
   const MachineFacts& machine_;
+  const CpuCompiler& compiler_;
   Verdict& verdict_;
   uint64_t secret_seed_;
   std::unique_ptr<SharedLibrary> reference_library_;
@@ -98,7 +105,7 @@ class CpuBackend : public EvalBackend {
     EvalOptions session_options = options;
     session_options.worker_executable = worker_executable_;
     session_options.scratch_parent = scratch_parent_;
-    return std::make_unique<CpuSession>(view, std::move(session_options), machine_, verdict, secret_seed);
+    return std::make_unique<CpuSession>(view, std::move(session_options), machine_, compiler_, verdict, secret_seed);
   }
 
  private:

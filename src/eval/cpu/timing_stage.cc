@@ -164,6 +164,7 @@ bool WorkerSession::TimeAgainstBaseline() {
   }
   TimingFacts& facts = stage.details.MutableTiming();
   facts.attempts = attempts;
+  timing_disturbed_ = disturbance.total() > kDisturbedCores;
   stage.seconds = SecondsSince(start);
   if (disturbance.total() > kDisturbedCores) {
     stage.details.note = fmt::format(
@@ -205,7 +206,8 @@ bool WorkerSession::TimeAgainstBaseline() {
 
 bool WorkerSession::PhysicalLimit() {
   return CheckPhysicalLimit(recorder_, *verdict_.timing, task_, task_.bench_shape,
-                            {machine_.memory_bandwidth_gbs, machine_.fp32_gflops}, "this machine");
+                            {machine_.memory_bandwidth_gbs, machine_.fp32_gflops, 0}, "this machine", remeasure_,
+                            timing_disturbed_ ? kDisturbedPeakMargin : kPeakNoiseMargin);
 }
 
 }  // namespace ksmith

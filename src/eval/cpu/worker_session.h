@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "core/files.h"
 #include "eval/cases.h"
 #include "eval/eval_options.h"
+#include "eval/physical_limit.h"
 #include "eval/verdict.h"
 #include "sandbox/layout.h"
 #include "sandbox/shared_arena.h"
@@ -29,10 +31,12 @@ inline constexpr size_t kCaseGuardBytes = 256;
 /// Runs its stages in order; timing_stage.cc holds the timing ones.
 class WorkerSession {
  public:
+  /// `remeasure` measures this machine's peaks again, now (the physical limit's second look);
+  /// empty: the cached peaks decide alone.
   WorkerSession(const Task& task, const EvalOptions& options, const MachineFacts& machine,
-                Verdict& verdict, uint64_t secret_seed)
+                Verdict& verdict, uint64_t secret_seed, std::function<MeasuredPeaks()> remeasure = {})
       : task_(task), options_(options), machine_(machine), verdict_(verdict),
-        secret_seed_(secret_seed) {}
+        secret_seed_(secret_seed), remeasure_(std::move(remeasure)) {}
 
   /// Runs every stage; sets the verdict's status (passed when all stages pass).
   bool Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
@@ -66,6 +70,8 @@ class WorkerSession {
   const Task& task_;
   const EvalOptions& options_;
   const MachineFacts& machine_;
+  std::function<MeasuredPeaks()> remeasure_;
+  bool timing_disturbed_ = false;  // other work ran while the chosen timing attempt ran
   Verdict& verdict_;
   VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_;

@@ -141,7 +141,9 @@ bool CudaSession::Time() {
   return true;
 }
 bool CudaSession::PhysicalLimit() {
-  const MeasuredPeaks peaks = gpu_ ? MeasuredPeaks{gpu_->copy_bandwidth_gbps, gpu_->fp32_tflops * 1e3} : MeasuredPeaks{};
+  const MeasuredPeaks peaks =
+      gpu_ ? MeasuredPeaks{gpu_->copy_bandwidth_gbps, gpu_->fp32_tflops * 1e3, gpu_->bf16_tensor_tflops * 1e3}
+           : MeasuredPeaks{};
   return CheckPhysicalLimit(recorder_, *verdict_.timing, task_, cases_.back().shape, peaks, "this GPU");
 }
 
