@@ -51,6 +51,49 @@ __global__ void SwapMutationKernel(Element* data, uint64_t count, int pairs, uin
   data[b] = kept;
 }
 
+// tensor/random.cc's counter-based generator, value for value: MixCounter, the open-interval
+// uniform, Box-Muller over counter pairs (cosine for even, sine for odd indices).
+__device__ uint64_t MixCounter(uint64_t seed, uint64_t stream, uint64_t index) {
+  return Mix(Mix(seed ^ Mix(stream)) + index);
+}
+
+__device__ double UniformOpen01(uint64_t seed, uint64_t stream, uint64_t index) {
+  return (static_cast<double>(MixCounter(seed, stream, index) >> 11) + 0.5) * 0x1p-53;
+}
+
+// Distribution indices as in tensor/random.h.
+constexpr int kNormal = 0, kUniform = 1, kLarge = 2, kPositive = 3, kTies = 4;
+
+__device__ float RandomValue(int distribution, uint64_t seed, uint64_t stream, uint64_t i) {
+  switch (distribution) {
+    case kNormal:
+    case kLarge: {
+      const uint64_t pair = i / 2;
+      const double u1 = UniformOpen01(seed, stream, 2 * pair);
+      const double u2 = UniformOpen01(seed, stream, 2 * pair + 1);
+      const double radius = (distribution == kLarge ? 1000.0 : 1.0) * sqrt(-2.0 * log(u1));
+      double sine, cosine;
+      sincospi(2.0 * u2, &sine, &cosine);
+      return static_cast<float>(radius * (i % 2 == 0 ? cosine : sine));
+    }
+    case kUniform: return static_cast<float>(2.0 * UniformOpen01(seed, stream, i) - 1.0);
+    case kPositive: return static_cast<float>(UniformOpen01(seed, stream, i));
+    case kTies: return static_cast<float>(static_cast<int>(MixCounter(seed, stream, i) % 9) - 4);
+    default: return 0.0f;
+  }
+}
+
+template <GpuElement kElement>
+__global__ void RandomFillKernel(void* data, uint64_t count, int distribution, uint64_t seed, uint64_t stream) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    const float value = RandomValue(distribution, seed, stream, i);
+    if constexpr (kElement == GpuElement::kFloat32) static_cast<float*>(data)[i] = value;
+    if constexpr (kElement == GpuElement::kFloat16) static_cast<__half*>(data)[i] = __float2half_rn(value);
+    if constexpr (kElement == GpuElement::kBFloat16) static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16_rn(value);
+  }
+}
+
 template <GpuElement kElement>
 __device__ float LoadElement(const void* data, uint64_t i) {
   if constexpr (kElement == GpuElement::kFloat32) return static_cast<const float*>(data)[i];
@@ -128,6 +171,25 @@ cudaError_t LaunchCompare(GpuElement element, const void* got, const void* want,
     case GpuElement::kInt32:
       CompareKernel<GpuElement::kInt32><<<grid, 256, 0, stream>>>(got, want, count, tolerance, scale, mismatches);
       break;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchRandomFill(GpuElement element, void* data, uint64_t count, int distribution, uint64_t seed,
+                             uint64_t stream_id, cudaStream_t stream) {
+  const unsigned grid = GridFor(count, 256);
+  switch (element) {
+    case GpuElement::kFloat32:
+      RandomFillKernel<GpuElement::kFloat32><<<grid, 256, 0, stream>>>(data, count, distribution, seed, stream_id);
+      break;
+    case GpuElement::kFloat16:
+      RandomFillKernel<GpuElement::kFloat16><<<grid, 256, 0, stream>>>(data, count, distribution, seed, stream_id);
+      break;
+    case GpuElement::kBFloat16:
+      RandomFillKernel<GpuElement::kBFloat16><<<grid, 256, 0, stream>>>(data, count, distribution, seed, stream_id);
+      break;
+    case GpuElement::kInt32:
+      return cudaErrorInvalidValue;  // int32 tensors are outputs only
   }
   return cudaGetLastError();
 }

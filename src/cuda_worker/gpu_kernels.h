@@ -34,6 +34,13 @@ cudaError_t LaunchSwapMutation(void* data, uint64_t count, size_t element_bytes,
 cudaError_t LaunchCompare(GpuElement element, const void* got, const void* want, uint64_t count, float tolerance,
                           float scale, unsigned long long* mismatches, cudaStream_t stream);
 
+/// Fills `count` elements of `element` (a floating type) with values of `distribution` (the
+/// index of tensor/random.h's Distribution) from counter stream (`seed`, `stream_id`): the host's
+/// FillRandom computed on the device, then rounded to the element type. Every value changes
+/// with the seed, so a timing round on freshly filled inputs sees inputs no earlier call saw.
+cudaError_t LaunchRandomFill(GpuElement element, void* data, uint64_t count, int distribution, uint64_t seed,
+                             uint64_t stream_id, cudaStream_t stream);
+
 /// Fills `bytes` (a multiple of 2) with the 4-byte `pattern` repeated.
 cudaError_t LaunchFill(void* data, uint64_t bytes, uint32_t pattern, cudaStream_t stream);
 

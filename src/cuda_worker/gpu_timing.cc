@@ -19,6 +19,9 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kBlockingTimeoutNs = 200'000'000;
 constexpr double kWarmBatchTargetNs = 200'000;
 constexpr int kWarmSamples = 5;
+// Samples on inputs that barely changed since the call before, after the timed rounds.
+constexpr int kReuseSamples = 5;
+constexpr uint64_t kReuseSalt = 0x7e05e;
 // nvbench drops samples taken below 75% of the default clock; below 85% of the fastest clock
 // seen in this run is stricter and needs no clock table.
 constexpr double kThrottleFraction = 0.85;
@@ -139,6 +142,7 @@ struct Side {
   std::vector<void*> pointers;
   unsigned char* base;
   std::vector<Sample> samples;
+  std::vector<double> reuse_ns;
   double warm_ns = 0;
   int warm_batch = 1;
 };
@@ -168,6 +172,7 @@ GpuTimingConfig GpuTimingConfig::FromJson(const nlohmann::json& json) {
   config.target_rse = json.value("target_rse", config.target_rse);
   config.flush_bytes = json.value("flush_bytes", config.flush_bytes);
   config.mutation_pairs = json.value("mutation_pairs", config.mutation_pairs);
+  config.distribution = json.value("distribution", config.distribution);
   config.seed = json.value("seed", config.seed);
   config.tolerance = json.value("tolerance", config.tolerance);
   config.scale = json.value("scale", config.scale);
@@ -195,8 +200,8 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   KS_TRY_CUDA("counter", cudaMemsetAsync(mismatches, 0, sizeof(unsigned long long), stream));
   KS_TRY_CUDA("baseline copy", cudaMemcpyAsync(baseline_base, bench.device_base(), bench.bytes(),
                                                cudaMemcpyDeviceToDevice, stream));
-  Side sides[2] = {{"candidate", candidate, {}, bench.device_base(), {}, 0, 1},
-                   {"baseline", baseline, {}, baseline_base, {}, 0, 1}};
+  Side sides[2] = {{"candidate", candidate, {}, bench.device_base(), {}, {}, 0, 1},
+                   {"baseline", baseline, {}, baseline_base, {}, {}, 0, 1}};
   for (size_t i = 0; i < layout.scalars.size(); ++i) {
     void* pointer = bench.device_pointers()[i];
     sides[0].pointers.push_back(pointer);
@@ -220,9 +225,22 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
       return {};
     });
   };
+  // Every timed round runs on inputs drawn afresh, every element: no earlier call saw them, and
+  // no cache of earlier inputs or outputs, however it is keyed, saves any work.
+  auto regenerate = [&](uint64_t round) {
+    return for_slots(false, [&](size_t slot, uint64_t count) -> Status {
+      const uint64_t seed = Mix(config.seed ^ (round * 1315423911ull));
+      for (const Side& side : sides) {
+        KS_TRY_CUDA("input generation", LaunchRandomFill(ElementOf(layout.tensors[slot].dtype), tensor(side, slot),
+                                                         count, config.distribution, seed, slot, stream));
+      }
+      return {};
+    });
+  };
+  // A few swapped pairs: inputs that barely differ from the call before.
   auto mutate = [&](uint64_t round) {
     return for_slots(false, [&](size_t slot, uint64_t count) -> Status {
-      const uint64_t seed = Mix(config.seed ^ (round * 1315423911ull + slot));
+      const uint64_t seed = Mix(config.seed ^ kReuseSalt ^ (round * 1315423911ull + slot));
       for (const Side& side : sides) {
         KS_TRY_CUDA("input mutation", LaunchSwapMutation(tensor(side, slot), count,
                                                          DTypeBytes(layout.tensors[slot].dtype),
@@ -257,7 +275,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   int rounds = 0;
   std::string blocking_note;
   while (true) {
-    if (auto status = mutate(rounds); !status.ok()) return status.error();
+    if (auto status = regenerate(rounds); !status.ok()) return status.error();
     for (const Side& side : sides) {
       if (auto status = poison(side); !status.ok()) return status.error();
     }
@@ -301,6 +319,30 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     if (rounds >= config.min_rounds && (settled || spent_s >= config.budget_s)) break;
   }
 
+  // The same cold samples on inputs that barely changed since the call before: an honest
+  // kernel takes as long as on fresh inputs; one that remembers earlier calls and redoes only
+  // what changed is faster here, and the evaluator says so.
+  for (int i = 0; i < kReuseSamples; ++i) {
+    if (auto status = mutate(rounds + i); !status.ok()) return status.error();
+    for (Side& side : sides) {
+      if (auto status = poison(side); !status.ok()) return status.error();
+      auto sample = sampler.Run(side.entry, side.pointers.data(), 1, true, rounds + i);
+      if (!sample.ok()) return sample.error();
+      side.reuse_ns.push_back(sample->ns);
+    }
+    size_t slot_index = 0;
+    if (auto status = for_slots(true, [&](size_t slot, uint64_t count) -> Status {
+          KS_TRY_CUDA("output comparison",
+                      LaunchCompare(ElementOf(layout.tensors[slot].dtype), tensor(sides[0], slot),
+                                    tensor(sides[1], slot), count,
+                                    config.tolerance, scales[slot_index++], mismatches, stream));
+          return {};
+        });
+        !status.ok()) {
+      return status.error();
+    }
+  }
+
   // Warm time: back-to-back calls without a flush; batched when a call is short.
   for (Side& side : sides) {
     std::vector<double> cold;
@@ -321,7 +363,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
 
   // A last untimed call on fresh inputs, left in place for the evaluator to check against the
   // reference: the outputs timed must be outputs of the inputs timed.
-  if (auto status = mutate(rounds + kWarmSamples + 1); !status.ok()) return status.error();
+  if (auto status = regenerate(rounds + kWarmSamples + 1); !status.ok()) return status.error();
   if (auto status = poison(sides[0]); !status.ok()) return status.error();
   candidate(sides[0].pointers.data(), bench.scalars(), stream);
   KS_TRY_CUDA("final call", cudaDeviceSynchronize());
@@ -356,6 +398,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
                         {"throttled_samples", throttled},
                         {"clock_mhz_median", Median(clocks)},
                         {"warm_ns", side.warm_ns},
+                        {"reuse_ns", side.reuse_ns},
                         {"warm_batch", side.warm_batch}};
   }
   return reply;

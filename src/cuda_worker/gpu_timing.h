@@ -2,9 +2,11 @@
 // is reset and a buffer of twice the L2 is written; the sample waits behind a blocking kernel
 // until all of it is queued, so launch latency is not counted; CUDA events time it; the SM clock
 // is read during the blocking kernel and throttled samples are dropped; sampling stops once the
-// relative standard error is below target or the budget is spent. Every round first swaps a few
-// input elements and poisons the outputs, and afterwards compares the candidate's output with
-// the baseline's on the GPU, so a kernel that skips, caches or counts calls while timed is seen.
+// relative standard error is below target or the budget is spent. Every round first draws every
+// input element afresh on the device and poisons the outputs, and afterwards compares the
+// candidate's output with the baseline's on the GPU, so a kernel that skips, caches or counts
+// calls while timed is seen. A few more samples follow on inputs that barely changed since the
+// call before (a few swapped pairs): a kernel faster there remembers earlier calls.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,7 +25,8 @@ struct GpuTimingConfig {
   int max_rounds = 5000;
   double target_rse = 0.005;
   size_t flush_bytes = 0;      // >= 2x L2
-  int mutation_pairs = 4;      // per input tensor per round
+  int mutation_pairs = 4;      // per input tensor per sample on barely changed inputs
+  int distribution = 0;        // the inputs' (tensor/random.h's Distribution, as an index)
   uint64_t seed = 0;
   float tolerance = 0;         // elementwise, relative to |baseline| + scale
   float scale = 0;             // floor for the output's RMS

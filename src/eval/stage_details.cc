@@ -17,7 +17,7 @@ using json_fields::WriteFields;
 // What the JSON form of a rejected build's log ends with, before the declaration.
 constexpr const char* kDeclarationHeading = "\nThe candidate must define, with C linkage:\n  ";
 
-constexpr std::array<std::pair<FailureKind, const char*>, 22> kFailureKindNames = {{
+constexpr std::array<std::pair<FailureKind, const char*>, 23> kFailureKindNames = {{
     {FailureKind::kUnspecified, "unspecified"},
     {FailureKind::kUnusableSource, "unusable_source"},
     {FailureKind::kCompilerRejected, "compiler_rejected"},
@@ -37,6 +37,7 @@ constexpr std::array<std::pair<FailureKind, const char*>, 22> kFailureKindNames 
     {FailureKind::kWorkAfterReturn, "work_after_return"},
     {FailureKind::kTimedOutputDiffers, "timed_output_differs"},
     {FailureKind::kWrongAfterTiming, "wrong_after_timing"},
+    {FailureKind::kFasterOnReusedInputs, "faster_on_reused_inputs"},
     {FailureKind::kTimeNotReal, "time_not_real"},
     {FailureKind::kInfrastructure, "infrastructure"},
     {FailureKind::kCancelled, "cancelled"},
@@ -78,6 +79,7 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
   io("samples", self.samples);
   io("throttled_samples", self.throttled_samples);
   io("sm_clock_mhz", self.sm_clock_mhz);
+  io("reuse_us", self.reuse_us);
 }
 
 template <class Self, class Io>

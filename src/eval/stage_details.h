@@ -42,6 +42,7 @@ enum class FailureKind {
   kWorkAfterReturn,      // CPU time or GPU launches after the call returned
   kTimedOutputDiffers,   // while timed, an output differed from the baseline's or the reference's
   kWrongAfterTiming,     // correct before timing, wrong after it
+  kFasterOnReusedInputs, // faster when its inputs barely changed since the call before
   kTimeNotReal,          // the clocks disagree, or a time below the physical floor
   kInfrastructure,       // the evaluator's fault
   kCancelled,
@@ -126,6 +127,7 @@ struct SideTiming {
   int64_t samples = 0;
   int64_t throttled_samples = 0;
   double sm_clock_mhz = 0;
+  double reuse_us = 0;  // median on inputs that barely changed since the call before; 0: not measured
 
   nlohmann::json ToJson() const;
   static SideTiming FromJson(const nlohmann::json& json);

@@ -16,6 +16,7 @@ using std::chrono::milliseconds;
 
 constexpr int kOverheadProbes = 21;
 constexpr size_t kMinRoundsForInterval = 10;
+constexpr size_t kReuseSamples = 5;
 constexpr auto kSetupTimeout = milliseconds(60'000);
 constexpr auto kCheckTimeout = milliseconds(30'000);
 constexpr double kTamperRelative = 0.2;  // of the candidate's median time
@@ -42,10 +43,10 @@ class Driver {
 
   // One timed request: returns {outer, inner} in microseconds.
   std::optional<std::pair<double, double>> Call(const std::string& target, size_t set, size_t round,
-                                                bool mutate) {
+                                                bool tweak) {
     Message request;
     request.header = {{"type", "time_call"}, {"target", target}, {"set", set}, {"round", round},
-                      {"mutate", mutate}};
+                      {"tweak", tweak}};
     const auto start = Clock::now();
     auto reply = worker_.Request(request, "timed", settings_.call_timeout + milliseconds(2000),
                                  fmt::format("timing the {} (round {})", target, round));
@@ -83,29 +84,13 @@ class Driver {
     outcome.setup_s = std::chrono::duration<double>(Clock::now() - setup_start).count();
 
     const auto loop_start = Clock::now();
-    for (size_t round = 0; round < settings_.max_rounds; ++round) {
-      const size_t set = round % settings_.sets;
-      const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
-      for (int turn = 0; turn < 2; ++turn) {
-        const bool candidate = (turn == 0) == candidate_first;
-        auto call = Call(candidate ? "candidate" : "baseline", set, round, turn == 0);
-        if (!call) return std::nullopt;
-        // The evaluator's clock, less the request's own cost; for calls shorter than the noise in
-        // that cost, never below what the worker's clock saw (a candidate cannot look faster this
-        // way: shrinking the worker's clock only makes the outside time count).
-        const double time_us = std::max(call->first - outcome.overhead_us, call->second);
-        (candidate ? outcome.candidate_us : outcome.baseline_us).push_back(time_us);
-        (candidate ? outcome.candidate_inner_us : outcome.baseline_inner_us).push_back(call->second);
+    size_t round = 0;
+    for (; round < settings_.max_rounds; ++round) {
+      // Each set gets new inputs after its round: every timed call sees inputs no call saw.
+      if (!TimeRound(outcome, round, RoundInputs::kFresh, outcome.candidate_us, outcome.baseline_us)) {
+        return std::nullopt;
       }
-      Message check;
-      check.header = {{"type", "time_check"}, {"set", set}};
-      auto checked = worker_.Request(check, "checked", kCheckTimeout, "checking a timed output");
-      if (!Accept(checked)) return std::nullopt;
-      if (!checked->header.value("passed", false)) {
-        outcome.mismatch = fmt::format("round {}: {}", round,
-                                       checked->header.value("description", std::string()));
-        break;
-      }
+      if (outcome.mismatch) break;
       const double elapsed_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
       const size_t rounds = outcome.candidate_us.size();
       const bool enough = rounds >= settings_.min_rounds && elapsed_s >= settings_.min_time_s;
@@ -118,12 +103,57 @@ class Driver {
                                     RelativeStandardError(outcome.baseline_us) <= settings_.target_rse);
       if ((enough && quiet) || (elapsed_s >= settings_.budget_s && rounds >= settings_.min_rounds)) break;
     }
+    // Then rounds on inputs that barely changed since the set's last call: each set once as it
+    // is (its last refresh), then with a few elements changed (ReuseTimes, eval/reuse_check.h).
+    const size_t reuse_rounds = settings_.sets + std::max<size_t>(kReuseSamples, settings_.sets);
+    for (size_t j = 0; !outcome.mismatch && j < reuse_rounds; ++j) {
+      std::vector<double> candidate_us, baseline_us;
+      const bool tweaked = j >= settings_.sets;
+      if (!TimeRound(outcome, ++round, tweaked ? RoundInputs::kTweaked : RoundInputs::kAsTheyAre,
+                     tweaked ? outcome.candidate_reuse_us : candidate_us,
+                     tweaked ? outcome.baseline_reuse_us : baseline_us)) {
+        return std::nullopt;
+      }
+    }
     outcome.loop_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
     CrossCheckClocks(outcome);
     return outcome;
   }
 
  private:
+  enum class RoundInputs { kFresh, kAsTheyAre, kTweaked };
+
+  // Times both sides, in a secret order, on the round's set, and checks the candidate's output
+  // against the baseline's. kFresh refreshes the set after the round; kTweaked changes a few of
+  // its elements before. Times go to `candidate_us` and `baseline_us`.
+  bool TimeRound(TimingOutcome& outcome, size_t round, RoundInputs inputs, std::vector<double>& candidate_us,
+                 std::vector<double>& baseline_us) {
+    const size_t set = round % settings_.sets;
+    const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
+    for (int turn = 0; turn < 2; ++turn) {
+      const bool candidate = (turn == 0) == candidate_first;
+      auto call = Call(candidate ? "candidate" : "baseline", set, round, turn == 0 && inputs == RoundInputs::kTweaked);
+      if (!call) return false;
+      // The evaluator's clock, less the request's own cost; for calls shorter than the noise in
+      // that cost, never below what the worker's clock saw (a candidate cannot look faster this
+      // way: shrinking the worker's clock only makes the outside time count).
+      const double time_us = std::max(call->first - outcome.overhead_us, call->second);
+      (candidate ? candidate_us : baseline_us).push_back(time_us);
+      if (inputs == RoundInputs::kFresh) {
+        (candidate ? outcome.candidate_inner_us : outcome.baseline_inner_us).push_back(call->second);
+      }
+    }
+    Message check;
+    check.header = {{"type", "time_check"}, {"set", set}};
+    if (inputs == RoundInputs::kFresh) check.header["refresh_round"] = round;
+    auto checked = worker_.Request(check, "checked", kCheckTimeout, "checking a timed output");
+    if (!Accept(checked)) return false;
+    if (!checked->header.value("passed", false)) {
+      outcome.mismatch = fmt::format("round {}: {}", round, checked->header.value("description", std::string()));
+    }
+    return true;
+  }
+
   // The gap between the two clocks is the request's cost, the same for both sides; a candidate
   // whose in-process time is much shorter than the evaluator saw has changed the worker's clock.
   static void CrossCheckClocks(TimingOutcome& outcome) {

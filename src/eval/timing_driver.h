@@ -1,8 +1,10 @@
 // The evaluator's side of timing: it drives the worker's TimingBench one call at a time and
 // times each call with its own clock, from outside the process the candidate runs in.
 //
-// Each round rotates to the next input set, runs candidate and baseline in a random order (the
-// first call changes a few inputs), then asks the worker to compare their outputs. The cost of
+// Each round rotates to the next input set, runs candidate and baseline in a random order, then
+// asks the worker to compare their outputs and to give the set new inputs for its next round
+// (every timed call sees inputs no call saw before). A few rounds follow on inputs that barely
+// changed since their set's last call, to show a kernel that skips work it did before. The cost of
 // a request with no kernel call is measured first and subtracted. The worker's own clock is
 // recorded too: if the candidate's in-process times fall short of this clock by more than the
 // baseline's do, the candidate tampered with the worker's timer.
@@ -41,6 +43,8 @@ struct TimingOutcome {
   double overhead_us = 0;                  // [us] median round trip of an empty request
   double setup_s = 0;                      // [s]
   double loop_s = 0;                       // [s]
+  std::vector<double> candidate_reuse_us;  // [us] on inputs that barely changed since the set's last call
+  std::vector<double> baseline_reuse_us;   // [us]
   std::optional<std::string> mismatch;     // a timed output that disagreed with the baseline
   std::optional<std::string> tampering;    // the clocks disagree for the candidate only
 };

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <new>
 
 namespace ksmith {
@@ -17,6 +18,8 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kSetStreamBase = 1'000'000;
 constexpr uint64_t kMutationPositionStream = 2'000'000;
 constexpr uint64_t kMutationValueStream = 3'000'000;
+constexpr uint64_t kRefreshStream = 4'000'000;
+constexpr size_t kRefreshBlockBytes = 64;
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 size_t RoundUp64(size_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -135,16 +138,56 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
     input_count += values.size();
   }
   bench->input_rms_ = input_count > 0 ? std::sqrt(square_sum / static_cast<double>(input_count)) : 0;
+  for (const auto& input : bench->sets_[0].inputs) {
+    bench->pool_.emplace_back(input.data, input.data + input.count * DTypeBytes(input.dtype));
+  }
   candidate(bench->sets_[0].candidate_pointers.data(), scalars.data());
   baseline(bench->sets_[0].baseline_pointers.data(), scalars.data());
+  bench->Refresh(0, ~size_t{0});  // the first calls saw set 0: its first timed round must not
   return bench;
 }
 
+void TimingBench::Refresh(size_t set_index, size_t round) {
+  SetBuffers& set = sets_.at(set_index);
+  for (size_t i = 0; i < set.inputs.size(); ++i) {
+    const Buffer& input = set.inputs[i];
+    const std::vector<unsigned char>& pool = pool_[i];
+    const size_t element_bytes = DTypeBytes(input.dtype);
+    const size_t block_elements = kRefreshBlockBytes / element_bytes;
+    const size_t blocks = input.count / block_elements;
+    const uint64_t stream = kRefreshStream + set_index * 64 + i;
+    uint64_t draw = 0;
+    auto next = [&] { return MixCounter(seed_, stream, round * 1024 + draw++); };
+    size_t stride = 1;
+    if (blocks > 1) {
+      do stride = 1 + next() % (blocks - 1);
+      while (std::gcd(stride, blocks) != 1);
+    }
+    const size_t offset = blocks > 0 ? next() % blocks : 0;
+    const size_t rotation = next() % block_elements;
+    const size_t rotated_bytes = rotation * element_bytes;
+    for (size_t b = 0; b < blocks; ++b) {
+      const unsigned char* from = pool.data() + ((b * stride + offset) % blocks) * kRefreshBlockBytes;
+      unsigned char* to = input.data + b * kRefreshBlockBytes;
+      std::memcpy(to, from + rotated_bytes, kRefreshBlockBytes - rotated_bytes);
+      std::memcpy(to + kRefreshBlockBytes - rotated_bytes, from, rotated_bytes);
+    }
+    // The tail past the last whole block: the pool's tail, rotated the same way.
+    const size_t tail_elements = input.count - blocks * block_elements;
+    const unsigned char* tail_from = pool.data() + blocks * kRefreshBlockBytes;
+    unsigned char* tail_to = input.data + blocks * kRefreshBlockBytes;
+    for (size_t e = 0; e < tail_elements; ++e) {
+      std::memcpy(tail_to + e * element_bytes, tail_from + ((e + rotation) % tail_elements) * element_bytes,
+                  element_bytes);
+    }
+  }
+}
+
 Result<double> TimingBench::Call(const std::string& target, size_t set_index, size_t round,
-                                 bool mutate) {
+                                 bool tweak) {
   if (set_index >= sets_.size()) return MakeError(ErrorKind::kProtocol, "no timing set {}", set_index);
   SetBuffers& set = sets_[set_index];
-  if (mutate) {
+  if (tweak) {
     for (size_t i = 0; i < set.inputs.size(); ++i) {
       const Buffer& input = set.inputs[i];
       const size_t element_bytes = DTypeBytes(input.dtype);

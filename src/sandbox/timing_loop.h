@@ -53,12 +53,20 @@ class TimingBench {
   static Result<std::unique_ptr<TimingBench>> Create(const nlohmann::json& request, const void* inputs,
                                                      KernelEntry candidate, KernelEntry baseline);
 
-  /// Changes a few inputs of `set` for `round` when `mutate`, then calls `target` ("candidate",
-  /// "baseline" or "none") on the set. Returns the call's time in this process [ns].
-  Result<double> Call(const std::string& target, size_t set, size_t round, bool mutate);
+  /// Changes a few inputs of `set` for `round` when `tweak` (inputs that barely differ from the
+  /// set's last call), then calls `target` ("candidate", "baseline" or "none") on the set.
+  /// Returns the call's time in this process [ns].
+  Result<double> Call(const std::string& target, size_t set, size_t round, bool tweak);
 
   /// Compares the candidate's output on `set` with the baseline's.
   Comparison Check(size_t set) const;
+
+  /// Gives every input of `set` new contents for `round`: the first set's original values in a
+  /// new order (64-byte blocks placed by a random affine permutation, each rotated by a random
+  /// count of elements), so the values keep their distribution while no element is likely to
+  /// stay where an earlier call saw it. Done after a set's round, untimed, so that the other
+  /// sets' rounds push it out of the cache before its next use.
+  void Refresh(size_t set, size_t round);
 
  private:
   struct Buffer {  // one tensor of a set, in memory_
@@ -86,6 +94,7 @@ class TimingBench {
   Distribution distribution_ = Distribution::kNormal;
   uint64_t seed_ = 0;
   size_t mutations_ = 16;
+  std::vector<std::vector<unsigned char>> pool_;  // per input tensor: the first set's original bytes
   Tolerance tolerance_;
   double epsilon_ = 0x1p-24;
   double accumulation_ = 1;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -160,6 +161,44 @@ TEST(TimingBench, MutatesInputsOnlyWhenAsked) {
   EXPECT_NE(g_last_input_sum, unchanged);
   // The bench works on its own copy: the shared inputs it was given stay as they were.
   EXPECT_EQ(inputs, before);
+}
+
+// Keeps a copy of the first input of its latest call.
+std::vector<float> g_seen_input;
+void CopyingAdd(void* const* p, const int64_t* s) {
+  const float* a = static_cast<const float*>(p[0]);
+  g_seen_input.assign(a, a + s[3]);
+  HonestAdd(p, s);
+}
+
+TEST(TimingBench, ARefreshMovesEveryValueAndKeepsTheirDistribution) {
+  auto inputs = Inputs(2);
+  auto bench = TimingBench::Create(Request(2), inputs.data(), CopyingAdd, HonestAdd);
+  ASSERT_TRUE(bench.ok());
+  // The first calls ran on set 0, so set 0 was refreshed before any timed call.
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 0, false).ok());
+  const std::vector<float> first = g_seen_input;
+  std::vector<float> original(inputs.begin(), inputs.begin() + kN);
+  EXPECT_NE(first, original);
+  (*bench)->Refresh(0, 1);
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 1, false).ok());
+  const std::vector<float> second = g_seen_input;
+  size_t same_place = 0;
+  for (size_t i = 0; i < kN; ++i) same_place += first[i] == second[i];
+  EXPECT_LT(same_place, kN / 20) << "nearly every element moves";
+  // The same values: the distribution does not change.
+  auto sorted = [](std::vector<float> values) {
+    std::sort(values.begin(), values.end());
+    return values;
+  };
+  EXPECT_EQ(sorted(second), sorted(original));
+  // Reproducible for a round, different between rounds.
+  (*bench)->Refresh(0, 1);
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 1, false).ok());
+  EXPECT_EQ(g_seen_input, second);
+  (*bench)->Refresh(0, 2);
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 2, false).ok());
+  EXPECT_NE(g_seen_input, second);
 }
 
 TEST(TimingBench, RefusesMissingKernelsBadLayoutsAndUnknownTargets) {

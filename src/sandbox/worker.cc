@@ -158,14 +158,21 @@ Message HandleTimeCall(const Message& request, TimingState& timing) {
   auto elapsed = timing.bench->Call(request.header.value("target", std::string()),
                                     request.header.value("set", size_t{0}),
                                     request.header.value("round", size_t{0}),
-                                    request.header.value("mutate", false));
+                                    request.header.value("tweak", false));
   if (!elapsed.ok()) return Reply("error", {{"message", elapsed.error().message}});
   return Reply("timed", {{"inner_ns", *elapsed}});
 }
 
 Message HandleTimeCheck(const Message& request, const TimingState& timing) {
   if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
-  const Comparison comparison = timing.bench->Check(request.header.value("set", size_t{0}));
+  const size_t set = request.header.value("set", size_t{0});
+  const Comparison comparison = timing.bench->Check(set);
+  // New inputs for the set's next round, now that this one is done: untimed, and long before
+  // the set is used again.
+  if (const auto refresh = request.header.find("refresh_round"); refresh != request.header.end() &&
+                                                                  refresh->is_number_unsigned()) {
+    timing.bench->Refresh(set, refresh->get<size_t>());
+  }
   return Reply("checked", {{"passed", comparison.passed}, {"description", comparison.Describe()}});
 }
 

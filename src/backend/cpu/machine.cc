@@ -185,6 +185,15 @@ MachineFacts MachineFacts::FromJson(const nlohmann::json& json) {
   return facts;
 }
 
+fs::path MachineFactsCachePath(const fs::path& cache_directory, const MachineFacts& facts) {
+  // The probe's version is part of the key: a cache from an older probe is measured again.
+  const std::string key = Sha256Hex(std::string(kProbeVersion) + "|" + facts.cpu_model + "|" +
+                                    std::to_string(facts.cores) + "|" + facts.compiler + "|" +
+                                    std::to_string(facts.llc_bytes))
+                              .substr(0, 16);
+  return cache_directory / ("machine-" + key + ".json");
+}
+
 Result<double> MeasureBandwidthNow(const CpuCompiler& compiler, uint64_t llc_bytes) {
   auto probe = LoadProbe(compiler);
   if (!probe.ok()) return probe.error();
@@ -217,12 +226,7 @@ Result<MachineFacts> LoadMachineFacts(const CpuCompiler& compiler, const fs::pat
                                       bool refresh) {
   MachineFacts facts = ProbeMachine();
   facts.compiler = compiler.info().version;
-  // The probe's version is part of the key: a cache from an older probe is measured again.
-  const std::string key = Sha256Hex(std::string(kProbeVersion) + "|" + facts.cpu_model + "|" +
-                                    std::to_string(facts.cores) + "|" +
-                                    facts.compiler + "|" + std::to_string(facts.llc_bytes))
-                              .substr(0, 16);
-  const fs::path cache_path = cache_directory / ("machine-" + key + ".json");
+  const fs::path cache_path = MachineFactsCachePath(cache_directory, facts);
   if (!refresh) {
     if (auto cached = ReadFile(cache_path); cached.ok()) {
       const auto json = nlohmann::json::parse(*cached, nullptr, false);

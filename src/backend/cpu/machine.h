@@ -35,6 +35,10 @@ MachineFacts ProbeMachine();
 
 /// The measured facts, from the cache when present (keyed by CPU, core count and compiler),
 /// else measured now (about a second) and cached. `refresh` forces a new measurement.
+/// Where LoadMachineFacts keeps the measurements of a machine like `facts` (its model, cores,
+/// compiler and cache size, and the probe's version).
+std::filesystem::path MachineFactsCachePath(const std::filesystem::path& cache_directory, const MachineFacts& facts);
+
 /// The memory bandwidth measured again, now, as LoadMachineFacts measures it [GB/s]: for a
 /// second look before a time is called impossible.
 Result<double> MeasureBandwidthNow(const CpuCompiler& compiler, uint64_t llc_bytes);

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include "core/files.h"
-#include "core/hash.h"
 
 namespace ksmith {
 namespace {
@@ -113,12 +112,9 @@ class LoadMachineFactsTest : public ::testing::Test {
 
   // The cache file the facts of this machine and compiler are stored under (machine.cc's key).
   fs::path CachePath() const {
-    const MachineFacts probe = ProbeMachine();
-    const std::string key = Sha256Hex(probe.cpu_model + "|" + std::to_string(probe.cores) + "|" +
-                                      compiler_->info().version + "|" +
-                                      std::to_string(probe.llc_bytes))
-                                .substr(0, 16);
-    return cache_ / ("machine-" + key + ".json");
+    MachineFacts probe = ProbeMachine();
+    probe.compiler = compiler_->info().version;
+    return MachineFactsCachePath(cache_, probe);
   }
 
   ScopedTempDir temp_{"ksmith-machine"};

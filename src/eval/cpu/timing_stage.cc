@@ -9,6 +9,7 @@
 #include "core/cpu_usage.h"
 #include "eval/cpu/worker_session.h"
 #include "eval/physical_limit.h"
+#include "eval/reuse_check.h"
 #include "eval/timing_driver.h"
 #include "sandbox/timing_loop.h"
 #include "tensor/random.h"
@@ -189,6 +190,17 @@ bool WorkerSession::TimeAgainstBaseline() {
   }
   if (outcome->tampering) {
     return Finish(stage, VerdictStatus::kIntegrityViolation, *outcome->tampering, FailureKind::kTimeNotReal);
+  }
+  const ReuseTimes candidate_reuse{MedianWithInterval(outcome->candidate_us).median, outcome->candidate_reuse_us};
+  const ReuseTimes baseline_reuse{MedianWithInterval(outcome->baseline_us).median, outcome->baseline_reuse_us};
+  facts.candidate = SideTiming{.cold_us = candidate_reuse.fresh_us,
+                               .samples = static_cast<int64_t>(outcome->candidate_us.size()),
+                               .reuse_us = ReusedMedianUs(candidate_reuse)};
+  facts.baseline = SideTiming{.cold_us = baseline_reuse.fresh_us,
+                              .samples = static_cast<int64_t>(outcome->baseline_us.size()),
+                              .reuse_us = ReusedMedianUs(baseline_reuse)};
+  if (const auto skipped = JudgeReuse(candidate_reuse, baseline_reuse)) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation, *skipped, FailureKind::kFasterOnReusedInputs);
   }
   Timing timing;
   timing.candidate_us = MedianWithInterval(outcome->candidate_us);

@@ -8,6 +8,7 @@
 #include "eval/cuda/cuda_session.h"
 #include "eval/gpu_gate.h"
 #include "eval/physical_limit.h"
+#include "eval/reuse_check.h"
 #include "eval/statistics.h"
 #include "tensor/dtype.h"
 #include "tensor/random.h"
@@ -67,6 +68,7 @@ bool CudaSession::Time() {
                            {"target_rse", std::min(options_.target_rse, kGpuTargetRse)},
                            {"flush_bytes", std::max(2 * l2_bytes_, kMinFlushBytes)},
                            {"seed", DeriveSeed(secret_seed_, kTimingSalt)},
+                           {"distribution", static_cast<int>(bench.distribution)},
                            {"tolerance", 2 * elementwise},
                            {"scale", 0.0}};
   Message request;
@@ -125,11 +127,19 @@ bool CudaSession::Time() {
     timed.samples = static_cast<int64_t>(measured["cold_ns"].size());
     timed.throttled_samples = measured.value("throttled_samples", 0);
     timed.sm_clock_mhz = measured.value("clock_mhz_median", 0.0);
+    timed.reuse_us = ReusedMedianUs(ReuseTimes{0, Microseconds(measured.value("reuse_ns", nlohmann::json::array()))});
   }
   facts.rounds = header.value("rounds", 0);
   facts.blocking_kernel = header.value("blocking_kernel", true);
   facts.l2_flush_bytes = header.value("flush_bytes", int64_t{0});
   if (header.contains("note") && header["note"].is_string()) stage.details.note = header["note"].get<std::string>();
+  const ReuseTimes candidate_reuse{timing.candidate_us.median,
+                                   Microseconds(header["candidate"].value("reuse_ns", nlohmann::json::array()))};
+  const ReuseTimes baseline_reuse{timing.baseline_us.median,
+                                  Microseconds(header["baseline"].value("reuse_ns", nlohmann::json::array()))};
+  if (const auto skipped = JudgeReuse(candidate_reuse, baseline_reuse)) {
+    return Finish(stage, VerdictStatus::kIntegrityViolation, *skipped, FailureKind::kFasterOnReusedInputs);
+  }
   const double warm_us = facts.candidate->warm_us;
   const bool warm_differs = std::abs(warm_us - timing.candidate_us.median) > 0.05 * timing.candidate_us.median;
   stage.details.summary = fmt::format(
