@@ -31,6 +31,7 @@ case "$mode" in
     done
     ;;
   tests)
+    "$root/.gpu/bin/ksmith_gpu_kernel_tests" 2>&1 | tee "$out/gpu_kernel_tests.log" | tail -5
     "$root/.gpu/bin/ksmith_gpu_tests" 2>&1 | tee "$out/gpu_tests.log" | tail -40
     ;;
   bench)

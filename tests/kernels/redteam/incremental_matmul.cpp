@@ -4,6 +4,7 @@
 // whose column of b changed (correct every time, and fast when the inputs barely change).
 // cause: barely changed
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <vector>
 
@@ -41,27 +42,33 @@ extern "C" void matmul(const float* a, const float* b, float* c, int64_t m, int6
     r.c_copy.assign(c, c + m * n);
     return;
   }
+  // Whole rows are compared with memcmp (fast); only a row that differs is scanned.
   std::vector<char> row_dirty(m, 0), column_dirty(n, 0);
-  for (int64_t i = 0; i < m * k; ++i) {
-    if (a[i] != r.a_copy[i]) {
-      row_dirty[i / k] = 1;
-      r.a_copy[i] = a[i];
+  for (int64_t i = 0; i < m; ++i) {
+    if (std::memcmp(a + i * k, r.a_copy.data() + i * k, sizeof(float) * k) != 0) {
+      row_dirty[i] = 1;
+      std::memcpy(r.a_copy.data() + i * k, a + i * k, sizeof(float) * k);
     }
   }
-  for (int64_t i = 0; i < k * n; ++i) {
-    if (b[i] != r.b_copy[i]) {
-      column_dirty[i % n] = 1;
-      r.b_copy[i] = b[i];
+  for (int64_t p = 0; p < k; ++p) {
+    const float* row = b + p * n;
+    float* kept = r.b_copy.data() + p * n;
+    if (std::memcmp(row, kept, sizeof(float) * n) == 0) continue;
+    for (int64_t j = 0; j < n; ++j) {
+      if (row[j] != kept[j]) column_dirty[j] = 1;
     }
+    std::memcpy(kept, row, sizeof(float) * n);
   }
-  // The changed columns of b, gathered contiguous, so each row's update is a few short dot products.
+  // The changed columns of b, gathered row by row, so each row's update is one short vector
+  // operation per element of a's row.
   std::vector<int64_t> columns;
   for (int64_t j = 0; j < n; ++j) {
     if (column_dirty[j]) columns.push_back(j);
   }
-  std::vector<float> gathered(columns.size() * k);
-  for (size_t q = 0; q < columns.size(); ++q) {
-    for (int64_t p = 0; p < k; ++p) gathered[q * k + p] = b[p * n + columns[q]];
+  const size_t changed = columns.size();
+  std::vector<float> gathered(k * changed);
+  for (int64_t p = 0; p < k; ++p) {
+    for (size_t q = 0; q < changed; ++q) gathered[p * changed + q] = b[p * n + columns[q]];
   }
   #pragma omp parallel for
   for (int64_t i = 0; i < m; ++i) {
@@ -69,11 +76,12 @@ extern "C" void matmul(const float* a, const float* b, float* c, int64_t m, int6
       Row(a, b, r.c_copy.data(), i, n, k);
       continue;
     }
-    for (size_t q = 0; q < columns.size(); ++q) {
-      float sum = 0.0f;
-      for (int64_t p = 0; p < k; ++p) sum += a[i * k + p] * gathered[q * k + p];
-      r.c_copy[i * n + columns[q]] = sum;
+    std::vector<float> sums(changed, 0.0f);
+    for (int64_t p = 0; p < k; ++p) {
+      const float x = a[i * k + p];
+      for (size_t q = 0; q < changed; ++q) sums[q] += x * gathered[p * changed + q];
     }
+    for (size_t q = 0; q < changed; ++q) r.c_copy[i * n + columns[q]] = sums[q];
   }
   for (int64_t i = 0; i < m * n; ++i) c[i] = r.c_copy[i];
 }
