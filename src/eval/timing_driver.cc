@@ -17,6 +17,8 @@ using std::chrono::milliseconds;
 constexpr int kOverheadProbes = 21;
 constexpr size_t kMinRoundsForInterval = 10;
 constexpr size_t kReuseSamples = 5;
+constexpr uint64_t kReuseEvery = 4;
+constexpr uint64_t kReuseSalt = 0x2e05e;
 constexpr auto kSetupTimeout = milliseconds(60'000);
 constexpr auto kCheckTimeout = milliseconds(30'000);
 constexpr double kTamperRelative = 0.2;  // of the candidate's median time
@@ -84,16 +86,23 @@ class Driver {
     outcome.setup_s = std::chrono::duration<double>(Clock::now() - setup_start).count();
 
     const auto loop_start = Clock::now();
+    // Every timed call sees inputs no call saw: a set gets new inputs after its round. But, in
+    // secret, about one round in kReuseEvery leaves its set as it is, and the set's next round
+    // changes only a few elements: those rounds are the samples on barely changed inputs
+    // (ReuseTimes, eval/reuse_check.h), taken among the others so that load on the machine
+    // touches both kinds alike.
+    std::vector<bool> reuse_next(settings_.sets, false);
     size_t round = 0;
     for (; round < settings_.max_rounds; ++round) {
-      // Each set gets new inputs after its round: every timed call sees inputs no call saw.
-      if (!TimeRound(outcome, round, RoundInputs::kFresh, outcome.candidate_us, outcome.baseline_us)) {
-        return std::nullopt;
-      }
+      const size_t set = round % settings_.sets;
+      const bool reuse = reuse_next[set];
+      reuse_next[set] = MixCounter(settings_.order_seed, kReuseSalt, round) % kReuseEvery == 0;
+      if (!TimeRound(outcome, round, reuse, !reuse_next[set])) return std::nullopt;
       if (outcome.mismatch) break;
       const double elapsed_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
       const size_t rounds = outcome.candidate_us.size();
-      const bool enough = rounds >= settings_.min_rounds && elapsed_s >= settings_.min_time_s;
+      const bool enough = rounds >= settings_.min_rounds && elapsed_s >= settings_.min_time_s &&
+                          outcome.candidate_reuse_us.size() >= kReuseSamples;
       // Either side's own noise is small, or the paired speedup is already pinned down: its 95%
       // interval spans no more than twice the target (drift that moves both sides cancels there).
       const Estimate speedup = PairedSpeedup(outcome.baseline_us, outcome.candidate_us);
@@ -103,16 +112,14 @@ class Driver {
                                     RelativeStandardError(outcome.baseline_us) <= settings_.target_rse);
       if ((enough && quiet) || (elapsed_s >= settings_.budget_s && rounds >= settings_.min_rounds)) break;
     }
-    // Then rounds on inputs that barely changed since the set's last call: each set once as it
-    // is (its last refresh), then with a few elements changed (ReuseTimes, eval/reuse_check.h).
-    const size_t reuse_rounds = settings_.sets + std::max<size_t>(kReuseSamples, settings_.sets);
-    for (size_t j = 0; !outcome.mismatch && j < reuse_rounds; ++j) {
-      std::vector<double> candidate_us, baseline_us;
-      const bool tweaked = j >= settings_.sets;
-      if (!TimeRound(outcome, ++round, tweaked ? RoundInputs::kTweaked : RoundInputs::kAsTheyAre,
-                     tweaked ? outcome.candidate_reuse_us : candidate_us,
-                     tweaked ? outcome.baseline_reuse_us : baseline_us)) {
-        return std::nullopt;
+    // A budget spent before enough samples on barely changed inputs: each set once more as it is,
+    // then rounds that change a few elements, until there are enough.
+    if (!outcome.mismatch && outcome.candidate_reuse_us.size() < kReuseSamples) {
+      for (size_t j = 0; j < settings_.sets; ++j) {
+        if (!TimeRound(outcome, ++round, false, false, /*sample=*/false)) return std::nullopt;
+      }
+      while (!outcome.mismatch && outcome.candidate_reuse_us.size() < kReuseSamples) {
+        if (!TimeRound(outcome, ++round, true, false)) return std::nullopt;
       }
     }
     outcome.loop_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
@@ -121,31 +128,32 @@ class Driver {
   }
 
  private:
-  enum class RoundInputs { kFresh, kAsTheyAre, kTweaked };
-
   // Times both sides, in a secret order, on the round's set, and checks the candidate's output
-  // against the baseline's. kFresh refreshes the set after the round; kTweaked changes a few of
-  // its elements before. Times go to `candidate_us` and `baseline_us`.
-  bool TimeRound(TimingOutcome& outcome, size_t round, RoundInputs inputs, std::vector<double>& candidate_us,
-                 std::vector<double>& baseline_us) {
+  // against the baseline's. `tweak`: a few elements of the set change first, and the times are
+  // samples on barely changed inputs; else they are the timed samples. `refresh`: the set gets
+  // new inputs afterwards. `sample`: false discards the times.
+  bool TimeRound(TimingOutcome& outcome, size_t round, bool tweak, bool refresh, bool sample = true) {
     const size_t set = round % settings_.sets;
     const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
     for (int turn = 0; turn < 2; ++turn) {
       const bool candidate = (turn == 0) == candidate_first;
-      auto call = Call(candidate ? "candidate" : "baseline", set, round, turn == 0 && inputs == RoundInputs::kTweaked);
+      auto call = Call(candidate ? "candidate" : "baseline", set, round, turn == 0 && tweak);
       if (!call) return false;
       // The evaluator's clock, less the request's own cost; for calls shorter than the noise in
       // that cost, never below what the worker's clock saw (a candidate cannot look faster this
       // way: shrinking the worker's clock only makes the outside time count).
       const double time_us = std::max(call->first - outcome.overhead_us, call->second);
-      (candidate ? candidate_us : baseline_us).push_back(time_us);
-      if (inputs == RoundInputs::kFresh) {
+      if (!sample) continue;
+      if (tweak) {
+        (candidate ? outcome.candidate_reuse_us : outcome.baseline_reuse_us).push_back(time_us);
+      } else {
+        (candidate ? outcome.candidate_us : outcome.baseline_us).push_back(time_us);
         (candidate ? outcome.candidate_inner_us : outcome.baseline_inner_us).push_back(call->second);
       }
     }
     Message check;
     check.header = {{"type", "time_check"}, {"set", set}};
-    if (inputs == RoundInputs::kFresh) check.header["refresh_round"] = round;
+    if (refresh) check.header["refresh_round"] = round;
     auto checked = worker_.Request(check, "checked", kCheckTimeout, "checking a timed output");
     if (!Accept(checked)) return false;
     if (!checked->header.value("passed", false)) {
