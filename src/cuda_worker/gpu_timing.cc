@@ -272,6 +272,17 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     return status.error();
   }
 
+  // Counts, on the device, the candidate's output elements that differ from the baseline's.
+  auto compare_outputs = [&]() -> Status {
+    size_t slot_index = 0;
+    return for_slots(true, [&](size_t slot, uint64_t count) -> Status {
+      KS_TRY_CUDA("output comparison",
+                  LaunchCompare(ElementOf(layout.tensors[slot].dtype), tensor(sides[0], slot), tensor(sides[1], slot),
+                                count, config.tolerance, scales[slot_index++], mismatches, stream));
+      return {};
+    });
+  };
+
   int rounds = 0;
   std::string blocking_note;
   while (true) {
@@ -295,17 +306,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
       }
       side.samples.push_back(*sample);
     }
-    size_t slot_index = 0;
-    if (auto status = for_slots(true, [&](size_t slot, uint64_t count) -> Status {
-          KS_TRY_CUDA("output comparison",
-                      LaunchCompare(ElementOf(layout.tensors[slot].dtype), tensor(sides[0], slot),
-                                    tensor(sides[1], slot), count,
-                                    config.tolerance, scales[slot_index++], mismatches, stream));
-          return {};
-        });
-        !status.ok()) {
-      return status.error();
-    }
+    if (auto status = compare_outputs(); !status.ok()) return status.error();
     ++rounds;
     if (sides[0].samples.empty()) continue;
     const double spent_s = std::chrono::duration<double>(Clock::now() - started).count();
@@ -330,17 +331,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
       if (!sample.ok()) return sample.error();
       side.reuse_ns.push_back(sample->ns);
     }
-    size_t slot_index = 0;
-    if (auto status = for_slots(true, [&](size_t slot, uint64_t count) -> Status {
-          KS_TRY_CUDA("output comparison",
-                      LaunchCompare(ElementOf(layout.tensors[slot].dtype), tensor(sides[0], slot),
-                                    tensor(sides[1], slot), count,
-                                    config.tolerance, scales[slot_index++], mismatches, stream));
-          return {};
-        });
-        !status.ok()) {
-      return status.error();
-    }
+    if (auto status = compare_outputs(); !status.ok()) return status.error();
   }
 
   // Warm time: back-to-back calls without a flush; batched when a call is short.
