@@ -120,6 +120,7 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
   io("shape", self.shape);
   io("mismatch", self.mismatch);
   io("attempts", self.attempts);
+  io("reuse_pairs", self.reuse_pairs);
   io("sets", self.sets);
   io("set_bytes", self.set_bytes);
   io("other_load_cores", self.other_load_cores);
@@ -162,7 +163,7 @@ bool IsKnownKey(const std::string& key) {
       "worst_norm_error", "cases", "extra_calls", "bitwise_identical", "evaluator_ms", "worker_phase_ms",
       "unpinned_arenas",
       // timing
-      "rounds", "shape", "mismatch", "attempts", "sets", "set_bytes", "other_load_cores", "steal_cores",
+      "rounds", "shape", "mismatch", "attempts", "reuse_pairs", "sets", "set_bytes", "other_load_cores", "steal_cores",
       "request_overhead_us", "setup_s", "loop_s", "candidate_inner_median_us", "candidate", "baseline",
       "blocking_kernel", "l2_flush_bytes", "final_check_s",
       // physical limit, with the names version 1 used

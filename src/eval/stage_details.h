@@ -143,6 +143,7 @@ struct TimingFacts {
   std::optional<int64_t> attempts, sets, set_bytes;
   std::optional<std::vector<double>> other_load_cores, steal_cores;
   std::optional<double> request_overhead_us, setup_s, loop_s, candidate_inner_median_us;
+  std::optional<int64_t> reuse_pairs;  // back-to-back pairs taken to confirm a suspicion of skipped work
   // cuda: the nvbench method.
   std::optional<SideTiming> candidate, baseline;
   std::optional<bool> blocking_kernel;

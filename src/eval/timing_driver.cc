@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/reuse_check.h"
 #include "eval/statistics.h"
 #include "tensor/random.h"
 
@@ -37,6 +38,9 @@ double RelativeStandardError(const std::vector<double>& samples) {
 }
 
 double Median(std::vector<double> values) { return MedianWithInterval(std::move(values)).median; }
+
+// Where a round's two times go.
+enum class Sample { kTimed, kReused, kPairFresh, kPairReused, kDiscarded };
 
 class Driver {
  public:
@@ -97,7 +101,9 @@ class Driver {
       const size_t set = round % settings_.sets;
       const bool reuse = reuse_next[set];
       reuse_next[set] = MixCounter(settings_.order_seed, kReuseSalt, round) % kReuseEvery == 0;
-      if (!TimeRound(outcome, round, reuse, !reuse_next[set])) return std::nullopt;
+      if (!TimeRound(outcome, round, set, reuse, !reuse_next[set], reuse ? Sample::kReused : Sample::kTimed)) {
+        return std::nullopt;
+      }
       if (outcome.mismatch) break;
       const double elapsed_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
       const size_t rounds = outcome.candidate_us.size();
@@ -116,24 +122,45 @@ class Driver {
     // then rounds that change a few elements, until there are enough.
     if (!outcome.mismatch && outcome.candidate_reuse_us.size() < kReuseSamples) {
       for (size_t j = 0; j < settings_.sets; ++j) {
-        if (!TimeRound(outcome, ++round, false, false, /*sample=*/false)) return std::nullopt;
+        ++round;
+        if (!TimeRound(outcome, round, round % settings_.sets, false, false, Sample::kDiscarded)) return std::nullopt;
       }
       while (!outcome.mismatch && outcome.candidate_reuse_us.size() < kReuseSamples) {
-        if (!TimeRound(outcome, ++round, true, false)) return std::nullopt;
+        ++round;
+        if (!TimeRound(outcome, round, round % settings_.sets, true, false, Sample::kReused)) return std::nullopt;
       }
     }
+    if (!outcome.mismatch && Suspect(outcome) && !ConfirmReuse(outcome, round)) return std::nullopt;
     outcome.loop_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
     CrossCheckClocks(outcome);
     return outcome;
   }
 
  private:
-  // Times both sides, in a secret order, on the round's set, and checks the candidate's output
-  // against the baseline's. `tweak`: a few elements of the set change first, and the times are
-  // samples on barely changed inputs; else they are the timed samples. `refresh`: the set gets
-  // new inputs afterwards. `sample`: false discards the times.
-  bool TimeRound(TimingOutcome& outcome, size_t round, bool tweak, bool refresh, bool sample = true) {
-    const size_t set = round % settings_.sets;
+  static bool Suspect(const TimingOutcome& outcome) {
+    return SuspectReuse({Median(outcome.candidate_us), outcome.candidate_reuse_us},
+                        {Median(outcome.baseline_us), outcome.baseline_reuse_us});
+  }
+
+  // Back-to-back pairs on each set in turn: fresh inputs, then the same set with a few elements
+  // changed, then new inputs for the set's next pair. Every set is renewed first, since the
+  // rounds before may have left it as it was.
+  bool ConfirmReuse(TimingOutcome& outcome, size_t& round) {
+    for (size_t set = 0; set < settings_.sets; ++set) {
+      if (!TimeRound(outcome, ++round, set, false, true, Sample::kDiscarded)) return false;
+    }
+    for (size_t pair = 0; pair < kReuseConfirmPairs && !outcome.mismatch; ++pair) {
+      const size_t set = pair % settings_.sets;
+      if (!TimeRound(outcome, ++round, set, false, false, Sample::kPairFresh)) return false;
+      if (!TimeRound(outcome, ++round, set, true, true, Sample::kPairReused)) return false;
+    }
+    return true;
+  }
+
+  // Times both sides, in a secret order, on `set`, and checks the candidate's output against the
+  // baseline's. `tweak`: a few elements of the set change first. `refresh`: the set gets new
+  // inputs afterwards. `sample`: where the two times go.
+  bool TimeRound(TimingOutcome& outcome, size_t round, size_t set, bool tweak, bool refresh, Sample sample) {
     const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
     for (int turn = 0; turn < 2; ++turn) {
       const bool candidate = (turn == 0) == candidate_first;
@@ -143,12 +170,22 @@ class Driver {
       // that cost, never below what the worker's clock saw (a candidate cannot look faster this
       // way: shrinking the worker's clock only makes the outside time count).
       const double time_us = std::max(call->first - outcome.overhead_us, call->second);
-      if (!sample) continue;
-      if (tweak) {
-        (candidate ? outcome.candidate_reuse_us : outcome.baseline_reuse_us).push_back(time_us);
-      } else {
-        (candidate ? outcome.candidate_us : outcome.baseline_us).push_back(time_us);
-        (candidate ? outcome.candidate_inner_us : outcome.baseline_inner_us).push_back(call->second);
+      switch (sample) {
+        case Sample::kTimed:
+          (candidate ? outcome.candidate_us : outcome.baseline_us).push_back(time_us);
+          (candidate ? outcome.candidate_inner_us : outcome.baseline_inner_us).push_back(call->second);
+          break;
+        case Sample::kReused:
+          (candidate ? outcome.candidate_reuse_us : outcome.baseline_reuse_us).push_back(time_us);
+          break;
+        case Sample::kPairFresh:
+          (candidate ? outcome.candidate_pair_fresh_us : outcome.baseline_pair_fresh_us).push_back(time_us);
+          break;
+        case Sample::kPairReused:
+          (candidate ? outcome.candidate_pair_reused_us : outcome.baseline_pair_reused_us).push_back(time_us);
+          break;
+        case Sample::kDiscarded:
+          break;
       }
     }
     Message check;

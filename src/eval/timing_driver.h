@@ -5,7 +5,7 @@
 // asks the worker to compare their outputs and to give the set new inputs for its next round
 // (every timed call sees inputs no call saw before). Some rounds, chosen in secret among the others,
 // run instead on inputs that barely changed since their set's last round, to show a kernel that
-// skips work it did before. The cost of
+// skips work it did before; if they point to it, back-to-back pairs confirm or clear it. The cost of
 // a request with no kernel call is measured first and subtracted. The worker's own clock is
 // recorded too: if the candidate's in-process times fall short of this clock by more than the
 // baseline's do, the candidate tampered with the worker's timer.
@@ -46,6 +46,12 @@ struct TimingOutcome {
   double loop_s = 0;                       // [s]
   std::vector<double> candidate_reuse_us;  // [us] on inputs that barely changed since the set's last call
   std::vector<double> baseline_reuse_us;   // [us]
+  // Taken only when the samples above point to skipped work (SuspectReuse): back-to-back pairs,
+  // fresh inputs then the same set barely changed (ReuseTimes, eval/reuse_check.h).
+  std::vector<double> candidate_pair_fresh_us;   // [us]
+  std::vector<double> candidate_pair_reused_us;  // [us]
+  std::vector<double> baseline_pair_fresh_us;    // [us]
+  std::vector<double> baseline_pair_reused_us;   // [us]
   std::optional<std::string> mismatch;     // a timed output that disagreed with the baseline
   std::optional<std::string> tampering;    // the clocks disagree for the candidate only
 };

@@ -191,8 +191,13 @@ bool WorkerSession::TimeAgainstBaseline() {
   if (outcome->tampering) {
     return Finish(stage, VerdictStatus::kIntegrityViolation, *outcome->tampering, FailureKind::kTimeNotReal);
   }
-  const ReuseTimes candidate_reuse{MedianWithInterval(outcome->candidate_us).median, outcome->candidate_reuse_us};
-  const ReuseTimes baseline_reuse{MedianWithInterval(outcome->baseline_us).median, outcome->baseline_reuse_us};
+  const ReuseTimes candidate_reuse{MedianWithInterval(outcome->candidate_us).median, outcome->candidate_reuse_us,
+                                   outcome->candidate_pair_fresh_us, outcome->candidate_pair_reused_us};
+  const ReuseTimes baseline_reuse{MedianWithInterval(outcome->baseline_us).median, outcome->baseline_reuse_us,
+                                  outcome->baseline_pair_fresh_us, outcome->baseline_pair_reused_us};
+  if (!candidate_reuse.pair_fresh_us.empty()) {
+    facts.reuse_pairs = static_cast<int64_t>(candidate_reuse.pair_fresh_us.size());
+  }
   facts.candidate = SideTiming{.cold_us = candidate_reuse.fresh_us,
                                .samples = static_cast<int64_t>(outcome->candidate_us.size()),
                                .reuse_us = ReusedMedianUs(candidate_reuse)};

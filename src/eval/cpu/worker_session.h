@@ -52,10 +52,10 @@ class WorkerSession {
   /// the case the request ran.
   bool WorkerFailed(StageRecord& stage, const CaseSpec* running = nullptr);
   bool Start(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
-  /// Runs one case on the candidate; fails the stage on any problem. `after_timing` marks the
-  /// re-check, where a wrong answer means the kernel changed its behaviour.
   /// The shared arena for `layout`, created and handed to the worker on first use.
   GuardedArena* ArenaFor(StageRecord& stage, const CaseLayout& layout);
+  /// Runs one case on the candidate; fails the stage on any problem. `after_timing` marks the
+  /// re-check, where a wrong answer means the kernel changed its behaviour.
   bool RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
                std::string* snapshot_out = nullptr);
   bool Correctness();
@@ -70,11 +70,11 @@ class WorkerSession {
   const Task& task_;
   const EvalOptions& options_;
   const MachineFacts& machine_;
-  std::function<MeasuredPeaks()> remeasure_;
-  bool timing_disturbed_ = false;  // other work ran while the chosen timing attempt ran
   Verdict& verdict_;
   VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_;
+  std::function<MeasuredPeaks()> remeasure_;
+  bool timing_disturbed_ = false;  // other work ran while the chosen timing attempt ran
   KernelEntry reference_ = nullptr;
   uint32_t canary_ = 0;
   std::unique_ptr<WorkerProcess> worker_;
