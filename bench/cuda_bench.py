@@ -7,7 +7,8 @@ docs/benchmarks.md by hand.
   bench/cuda_bench.py repeatability  one kernel evaluated 5 times: spread of its cold time
   bench/cuda_bench.py ncu            our cold time against ncu's gpu__time_duration, same kernel
   bench/cuda_bench.py all            all of the above
-KSMITH names the ksmith binary (default: .gpu/bin/ksmith, see scripts/gpu_env.sh).
+KSMITH names the ksmith binary (default: .gpu/bin/ksmith, see scripts/gpu_env.sh); RUNS the
+latency runs per task (default 5).
 """
 import json
 import os
@@ -53,15 +54,15 @@ def stage(verdict, name):
     return next(s for s in verdict["stages"] if s["name"] == name)
 
 
-def latency():
-    print("## Verdict latency, new candidate (median of 5; trusted builds cached)\n")
+def latency(runs=int(os.environ.get("RUNS", "5"))):
+    print(f"## Verdict latency, new candidate (median of {runs}; trusted builds cached)\n")
     print("| task | wall s | total_s | compile s | verify s | time s | of verify: start / correctness / recheck / release s |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
-        for task in ("vector_add", "relu", "softmax"):
+        for task in ("vector_add", "relu", "softmax", "matmul"):
             evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, 0)])  # warm caches
             rows = []
-            for run in range(5):
+            for run in range(runs):
                 wall, (verdict,) = evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, run + 1)])
                 rows.append((wall, verdict["total_s"], stage(verdict, "build")["details"]["compile_s"],
                              stage_seconds(verdict, VERIFY_STAGES), stage_seconds(verdict, ("timing",)),

@@ -1,5 +1,7 @@
 #include "cuda_worker/gpu_kernels.h"
 
+#include "tensor/normal_sample.h"
+
 #include <cmath>
 
 #include <cuda_bf16.h>
@@ -51,8 +53,8 @@ __global__ void SwapMutationKernel(Element* data, uint64_t count, int pairs, uin
   data[b] = kept;
 }
 
-// tensor/random.cc's counter-based generator, value for value: MixCounter, the open-interval
-// uniform, Box-Muller over counter pairs (cosine for even, sine for odd indices).
+// tensor/random.cc's counter-based generator, bit for bit: MixCounter, the open-interval uniform,
+// and for normal values the shared float Box-Muller of each index's hash (tensor/normal_sample.h).
 __device__ uint64_t MixCounter(uint64_t seed, uint64_t stream, uint64_t index) {
   return Mix(Mix(seed ^ Mix(stream)) + index);
 }
@@ -68,13 +70,8 @@ __device__ float RandomValue(int distribution, uint64_t seed, uint64_t stream, u
   switch (distribution) {
     case kNormal:
     case kLarge: {
-      const uint64_t pair = i / 2;
-      const double u1 = UniformOpen01(seed, stream, 2 * pair);
-      const double u2 = UniformOpen01(seed, stream, 2 * pair + 1);
-      const double radius = (distribution == kLarge ? 1000.0 : 1.0) * sqrt(-2.0 * log(u1));
-      double sine, cosine;
-      sincospi(2.0 * u2, &sine, &cosine);
-      return static_cast<float>(radius * (i % 2 == 0 ? cosine : sine));
+      const float value = normal_sample::StandardNormalFromBits(MixCounter(seed, stream, i));
+      return normal_sample::MulRn(value, distribution == kLarge ? 1000.0f : 1.0f);
     }
     case kUniform: return static_cast<float>(2.0 * UniformOpen01(seed, stream, i) - 1.0);
     case kPositive: return static_cast<float>(UniformOpen01(seed, stream, i));

@@ -139,7 +139,16 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
   }
   bench->input_rms_ = input_count > 0 ? std::sqrt(square_sum / static_cast<double>(input_count)) : 0;
   for (const auto& input : bench->sets_[0].inputs) {
-    bench->pool_.emplace_back(input.data, input.data + input.count * DTypeBytes(input.dtype));
+    const size_t bytes = input.count * DTypeBytes(input.dtype);
+    const size_t blocks = bytes / kRefreshBlockBytes;
+    std::vector<unsigned char>& pool = bench->pool_.emplace_back(bytes + blocks * kRefreshBlockBytes);
+    for (size_t b = 0; b < blocks; ++b) {
+      std::memcpy(pool.data() + 2 * b * kRefreshBlockBytes, input.data + b * kRefreshBlockBytes, kRefreshBlockBytes);
+      std::memcpy(pool.data() + (2 * b + 1) * kRefreshBlockBytes, input.data + b * kRefreshBlockBytes,
+                  kRefreshBlockBytes);
+    }
+    std::memcpy(pool.data() + 2 * blocks * kRefreshBlockBytes, input.data + blocks * kRefreshBlockBytes,
+                bytes - blocks * kRefreshBlockBytes);
   }
   candidate(bench->sets_[0].candidate_pointers.data(), scalars.data());
   baseline(bench->sets_[0].baseline_pointers.data(), scalars.data());
@@ -166,15 +175,18 @@ void TimingBench::Refresh(size_t set_index, size_t round) {
     const size_t offset = blocks > 0 ? next() % blocks : 0;
     const size_t rotation = next() % block_elements;
     const size_t rotated_bytes = rotation * element_bytes;
+    // Block b takes pool block (b * stride + offset) mod blocks, rotated left by `rotation`
+    // elements: in the doubled pool, the 64 bytes from `rotated_bytes` on.
+    size_t source = offset;
     for (size_t b = 0; b < blocks; ++b) {
-      const unsigned char* from = pool.data() + ((b * stride + offset) % blocks) * kRefreshBlockBytes;
-      unsigned char* to = input.data + b * kRefreshBlockBytes;
-      std::memcpy(to, from + rotated_bytes, kRefreshBlockBytes - rotated_bytes);
-      std::memcpy(to + kRefreshBlockBytes - rotated_bytes, from, rotated_bytes);
+      std::memcpy(input.data + b * kRefreshBlockBytes, pool.data() + 2 * source * kRefreshBlockBytes + rotated_bytes,
+                  kRefreshBlockBytes);
+      source += stride;
+      if (source >= blocks) source -= blocks;
     }
     // The tail past the last whole block: the pool's tail, rotated the same way.
     const size_t tail_elements = input.count - blocks * block_elements;
-    const unsigned char* tail_from = pool.data() + blocks * kRefreshBlockBytes;
+    const unsigned char* tail_from = pool.data() + 2 * blocks * kRefreshBlockBytes;
     unsigned char* tail_to = input.data + blocks * kRefreshBlockBytes;
     for (size_t e = 0; e < tail_elements; ++e) {
       std::memcpy(tail_to + e * element_bytes, tail_from + ((e + rotation) % tail_elements) * element_bytes,

@@ -94,7 +94,10 @@ class TimingBench {
   Distribution distribution_ = Distribution::kNormal;
   uint64_t seed_ = 0;
   size_t mutations_ = 16;
-  std::vector<std::vector<unsigned char>> pool_;  // per input tensor: the first set's original bytes
+  // Per input tensor: the first set's original bytes, each 64-byte block stored twice in a row,
+  // so that a rotated block is one contiguous 64-byte copy. The tail past the last whole block
+  // follows once.
+  std::vector<std::vector<unsigned char>> pool_;
   Tolerance tolerance_;
   double epsilon_ = 0x1p-24;
   double accumulation_ = 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -11,41 +12,48 @@ namespace {
 
 constexpr double kMagnitudeFactor = 8.0;  // times eps, on sum |terms|
 
+constexpr size_t kLanes = 8;      // independent partial sums, so the loops vectorize
+constexpr size_t kChunk = 4096;   // elements per block whose largest ratio is kept
+
+struct Bounds {
+  double elem_bound = 0;
+  double ref_rms = 0;
+  double magnitude_term = 0;  // kMagnitudeFactor * epsilon, or 0 without magnitudes
+};
+
+// An element's error over its bound; both values finite.
 template <typename Reference>
-Comparison Compare(const float* got, const Reference* ref, size_t count, const Tolerance& tolerance,
-                   double epsilon, double accumulation, double magnitude_floor,
-                   const double* magnitude) {
-  Comparison result;
-  result.count = count;
-  const double length = std::max(1.0, accumulation);
-  result.norm_bound = tolerance.norm + epsilon * (4.0 * std::sqrt(length) + length / 4.0);
-  result.elem_bound = tolerance.elem + epsilon * (16.0 * std::sqrt(length) + length);
+inline __attribute__((always_inline)) double FiniteRatio(float value, Reference expected, const Bounds& bounds, const double* magnitude,
+                          size_t i, double* error_out, bool* over_out) {
+  const double error = std::fabs(static_cast<double>(value) - expected);
+  const double bound = bounds.elem_bound * (std::fabs(static_cast<double>(expected)) + bounds.ref_rms) +
+                       (magnitude ? bounds.magnitude_term * std::fabs(magnitude[i]) : 0.0);
+  *error_out = error;
+  *over_out = error > bound;
+  const double quotient = error / bound;
+  return bound > 0 ? quotient : (error > 0 ? INFINITY : 0);
+}
 
-  double ref_square_sum = 0;
-  for (size_t i = 0; i < count; ++i) {
-    if (std::isfinite(ref[i])) ref_square_sum += ref[i] * ref[i];
-  }
-  result.ref_rms = std::max(count > 0 ? std::sqrt(ref_square_sum / static_cast<double>(count)) : 0.0,
-                            magnitude_floor);
-  // On a handful of elements the norm-wise error is just the worst element's, so it may reach
-  // the elementwise bound (the naive erf-form GELU loses 4e-5 near x = -3); on large outputs
-  // this term vanishes.
-  if (count > 0) result.norm_bound += result.elem_bound / std::sqrt(static_cast<double>(count));
+template <typename Reference>
+inline __attribute__((always_inline)) bool IsFinite(Reference value) {
+  return std::fabs(static_cast<double>(value)) <= std::numeric_limits<double>::max();
+}
 
-  double error_square_sum = 0;
+// The element-by-element judgement, for outputs with NaN, Inf or unwritten elements.
+template <typename Reference>
+void CompareElementwise(const float* got, const Reference* ref, size_t count, const Bounds& bounds,
+                        const double* magnitude, Comparison& result, double& error_square_sum) {
   double worst_ratio = -1;
   for (size_t i = 0; i < count; ++i) {
     const double expected = ref[i];
     const float value = got[i];
     double ratio = 0;
     if (std::isfinite(value) && std::isfinite(expected)) {
-      // The common case first: both finite.
-      const double error = std::fabs(static_cast<double>(value) - expected);
+      double error = 0;
+      bool over = false;
+      ratio = FiniteRatio(value, ref[i], bounds, magnitude, i, &error, &over);
       error_square_sum += error * error;
-      const double bound = result.elem_bound * (std::fabs(expected) + result.ref_rms) +
-                           (magnitude ? kMagnitudeFactor * epsilon * std::fabs(magnitude[i]) : 0.0);
-      ratio = bound > 0 ? error / bound : (error > 0 ? INFINITY : 0);
-      if (error > bound) ++result.over_bound;
+      result.over_bound += over;
     } else if (std::bit_cast<uint32_t>(value) == kPoisonBits) {
       ++result.unwritten;
       ratio = INFINITY;
@@ -64,17 +72,136 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
     if (ratio > worst_ratio) {
       worst_ratio = ratio;
       result.worst_index = i;
-      result.worst_got = value;
-      result.worst_ref = expected;
-      result.worst_abs_error = std::fabs(static_cast<double>(value) - expected);
     }
+  }
+}
+
+// The same judgement where every element is finite on both sides (checked before): lanes of
+// partial sums and, per chunk, the largest ratio, so that the compiler vectorizes it; the
+// worst element is then found again in its chunk (the first with the largest ratio, as above).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KSMITH_WITH_AVX2_CLONE __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define KSMITH_WITH_AVX2_CLONE
+#endif
+
+template <typename Reference>
+KSMITH_WITH_AVX2_CLONE void CompareFinite(const float* got, const Reference* ref, size_t count, const Bounds& bounds,
+                   const double* magnitude, Comparison& result, double& error_square_sum) {
+  double squares[kLanes] = {};
+  size_t over[kLanes] = {};
+  double worst_ratio = -1;
+  size_t worst_chunk = 0;
+  for (size_t chunk = 0; chunk < count; chunk += kChunk) {
+    const size_t end = std::min(count, chunk + kChunk);
+    double largest[kLanes];
+    std::fill(largest, largest + kLanes, -1.0);
+    size_t i = chunk;
+    for (; i + kLanes <= end; i += kLanes) {
+      for (size_t lane = 0; lane < kLanes; ++lane) {
+        double error = 0;
+        bool over_bound = false;
+        const double ratio = FiniteRatio(got[i + lane], ref[i + lane], bounds, magnitude, i + lane, &error, &over_bound);
+        squares[lane] += error * error;
+        over[lane] += over_bound;
+        largest[lane] = std::max(largest[lane], ratio);
+      }
+    }
+    for (; i < end; ++i) {
+      double error = 0;
+      bool over_bound = false;
+      const double ratio = FiniteRatio(got[i], ref[i], bounds, magnitude, i, &error, &over_bound);
+      squares[0] += error * error;
+      over[0] += over_bound;
+      largest[0] = std::max(largest[0], ratio);
+    }
+    const double chunk_largest = *std::max_element(largest, largest + kLanes);
+    if (chunk_largest > worst_ratio) {
+      worst_ratio = chunk_largest;
+      worst_chunk = chunk;
+    }
+  }
+  for (size_t lane = 0; lane < kLanes; ++lane) {
+    error_square_sum += squares[lane];
+    result.over_bound += over[lane];
+  }
+  for (size_t i = worst_chunk; i < std::min(count, worst_chunk + kChunk); ++i) {
+    double error = 0;
+    bool over_bound = false;
+    if (FiniteRatio(got[i], ref[i], bounds, magnitude, i, &error, &over_bound) == worst_ratio) {
+      result.worst_index = i;
+      break;
+    }
+  }
+}
+
+// One pass for the reference's size (its finite elements) and for the count of elements that
+// are not finite on either side.
+template <typename Reference>
+KSMITH_WITH_AVX2_CLONE size_t ScanValues(const float* got, const Reference* ref, size_t count,
+                                         double& ref_square_sum) {
+  double ref_squares[kLanes] = {};
+  size_t nonfinite[kLanes] = {};
+  size_t i = 0;
+  for (; i + kLanes <= count; i += kLanes) {
+    for (size_t lane = 0; lane < kLanes; ++lane) {
+      const bool finite_ref = IsFinite(ref[i + lane]);
+      const double expected = finite_ref ? static_cast<double>(ref[i + lane]) : 0.0;
+      ref_squares[lane] += expected * expected;
+      nonfinite[lane] += !finite_ref || !IsFinite(got[i + lane]);
+    }
+  }
+  for (; i < count; ++i) {
+    const bool finite_ref = IsFinite(ref[i]);
+    const double expected = finite_ref ? static_cast<double>(ref[i]) : 0.0;
+    ref_squares[0] += expected * expected;
+    nonfinite[0] += !finite_ref || !IsFinite(got[i]);
+  }
+  size_t any_nonfinite = 0;
+  for (size_t lane = 0; lane < kLanes; ++lane) {
+    ref_square_sum += ref_squares[lane];
+    any_nonfinite += nonfinite[lane];
+  }
+  return any_nonfinite;
+}
+
+template <typename Reference>
+Comparison Compare(const float* got, const Reference* ref, size_t count, const Tolerance& tolerance,
+                   double epsilon, double accumulation, double magnitude_floor,
+                   const double* magnitude) {
+  Comparison result;
+  result.count = count;
+  const double length = std::max(1.0, accumulation);
+  result.norm_bound = tolerance.norm + epsilon * (4.0 * std::sqrt(length) + length / 4.0);
+  result.elem_bound = tolerance.elem + epsilon * (16.0 * std::sqrt(length) + length);
+
+  double ref_square_sum = 0;
+  const size_t any_nonfinite = ScanValues(got, ref, count, ref_square_sum);
+  result.ref_rms = std::max(count > 0 ? std::sqrt(ref_square_sum / static_cast<double>(count)) : 0.0,
+                            magnitude_floor);
+  // On a handful of elements the norm-wise error is just the worst element's, so it may reach
+  // the elementwise bound (the naive erf-form GELU loses 4e-5 near x = -3); on large outputs
+  // this term vanishes.
+  if (count > 0) result.norm_bound += result.elem_bound / std::sqrt(static_cast<double>(count));
+
+  const Bounds bounds{result.elem_bound, result.ref_rms, magnitude ? kMagnitudeFactor * epsilon : 0.0};
+  double error_square_sum = 0;
+  if (any_nonfinite > 0) {
+    CompareElementwise(got, ref, count, bounds, magnitude, result, error_square_sum);
+  } else {
+    CompareFinite(got, ref, count, bounds, magnitude, result, error_square_sum);
+  }
+  if (count > 0) {
+    result.worst_got = got[result.worst_index];
+    result.worst_ref = static_cast<double>(ref[result.worst_index]);
+    result.worst_abs_error = std::fabs(static_cast<double>(result.worst_got) - result.worst_ref);
   }
   const double ref_norm = std::max(std::sqrt(ref_square_sum),
                                    magnitude_floor * std::sqrt(static_cast<double>(count)));
   double magnitude_allowance = 0;  // absolute, on ||got - ref||
   if (magnitude != nullptr) {
     double magnitude_square_sum = 0;
-    for (size_t i = 0; i < count; ++i) magnitude_square_sum += magnitude[i] * magnitude[i];
+    for (size_t m = 0; m < count; ++m) magnitude_square_sum += magnitude[m] * magnitude[m];
     magnitude_allowance = kMagnitudeFactor * epsilon * std::sqrt(magnitude_square_sum);
   }
   const double error_norm = std::sqrt(error_square_sum);

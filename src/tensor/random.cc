@@ -1,14 +1,15 @@
 #include "tensor/random.h"
 
+#include "tensor/normal_sample.h"
+
 #include <cmath>
-#include <numbers>
 #include <thread>
 #include <vector>
 
 namespace ksmith {
 namespace {
 
-constexpr double kLargeScale = 1000.0;
+constexpr float kLargeScale = 1000.0f;
 constexpr int kTiesHalfRange = 4;
 constexpr size_t kParallelFillThreshold = size_t{1} << 18;
 
@@ -19,41 +20,24 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Box-Muller: elements 2p and 2p+1 share the uniforms of counters 2p and 2p+1 and take the
-// cosine and the sine, so each transcendental serves two values.
-double StandardNormal(uint64_t seed, uint64_t stream, uint64_t index) {
-  const uint64_t pair = index / 2;
-  const double u1 = UniformOpen01(seed, stream, 2 * pair);
-  const double u2 = UniformOpen01(seed, stream, 2 * pair + 1);
-  const double radius = std::sqrt(-2.0 * std::log(u1));
-  const double angle = 2.0 * std::numbers::pi * u2;
-  return radius * (index % 2 == 0 ? std::cos(angle) : std::sin(angle));
-}
-
-void FillNormal(float* data, size_t begin, size_t end, double scale, uint64_t seed,
-                uint64_t stream) {
-  size_t i = begin;
-  if (i % 2 == 1 && i < end) {
-    data[i] = static_cast<float>(scale * StandardNormal(seed, stream, i));
-    ++i;
+// Normal values: one counter hash per element, Box-Muller in float (tensor/normal_sample.h, which
+// the GPU's generator shares, so both give the same bits). Built twice on x86-64, once for CPUs
+// with AVX2 and FMA, where the loop vectorizes and fma is one instruction, and once for any.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+void FillNormal(float* data, size_t begin, size_t end, float scale, uint64_t seed, uint64_t stream) {
+  const uint64_t stream_key = SplitMix64(seed ^ SplitMix64(stream));
+  for (size_t i = begin; i < end; ++i) {
+    const float value = normal_sample::StandardNormalFromBits(SplitMix64(stream_key + i));
+    data[i] = normal_sample::MulRn(value, scale);
   }
-  for (; i + 1 < end; i += 2) {
-    const double u1 = UniformOpen01(seed, stream, i);
-    const double u2 = UniformOpen01(seed, stream, i + 1);
-    const double radius = scale * std::sqrt(-2.0 * std::log(u1));
-    double sine = 0, cosine = 0;
-    ::sincos(2.0 * std::numbers::pi * u2, &sine, &cosine);
-    data[i] = static_cast<float>(radius * cosine);
-    data[i + 1] = static_cast<float>(radius * sine);
-  }
-  if (i < end) data[i] = static_cast<float>(scale * StandardNormal(seed, stream, i));
 }
 
 void FillRange(float* data, size_t begin, size_t end, Distribution distribution, uint64_t seed,
                uint64_t stream) {
   if (distribution == Distribution::kNormal || distribution == Distribution::kLarge) {
-    FillNormal(data, begin, end, distribution == Distribution::kLarge ? kLargeScale : 1.0, seed,
-               stream);
+    FillNormal(data, begin, end, distribution == Distribution::kLarge ? kLargeScale : 1.0f, seed, stream);
     return;
   }
   for (size_t i = begin; i < end; ++i) {

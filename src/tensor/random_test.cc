@@ -3,6 +3,7 @@
 #include "tensor/random.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "tensor/normal_sample.h"
 
 namespace ksmith {
 namespace {
@@ -132,6 +135,57 @@ TEST(FillRandom, NormalValuesAreFiniteAndNeighboursUncorrelated) {
     product_sum += static_cast<double>(data[i]) * data[i + 1];
   }
   EXPECT_NEAR(product_sum / static_cast<double>(data.size() - 1), 0.0, 0.02);
+}
+
+TEST(NormalSample, LogIsWithinAFewUnitsOfTheMathLibrary) {
+  for (uint32_t k : {1u, 2u, 3u, 1000u, 11585u, 11586u, 65535u, 1u << 20, (1u << 24) - 1, 1u << 24}) {
+    const double exact = std::log(static_cast<double>(k) * 0x1p-24);
+    EXPECT_NEAR(normal_sample::LogOfScaledInteger(k), exact, 3e-7 * std::max(1.0, std::fabs(exact))) << k;
+  }
+  for (uint64_t i = 0; i < 100'000; ++i) {
+    const uint32_t k = static_cast<uint32_t>(MixCounter(5, 5, i) >> 40) + 1;
+    const double exact = std::log(static_cast<double>(k) * 0x1p-24);
+    ASSERT_NEAR(normal_sample::LogOfScaledInteger(k), exact, 3e-7 * std::max(1.0, std::fabs(exact))) << k;
+  }
+}
+
+TEST(NormalSample, IsTheBoxMullerTransformOfItsBits) {
+  // The same transform in double with the math library: radius from the high 24 bits, the angle
+  // (a quadrant and an offset in (-pi/4, pi/4)) from the next 24.
+  for (uint64_t i = 0; i < 100'000; ++i) {
+    const uint64_t bits = MixCounter(9, 1, i);
+    const double u1 = static_cast<double>((bits >> 40) + 1) * 0x1p-24;
+    const uint64_t angle_bits = (bits >> 16) & 0xffffff;
+    const double phi = (static_cast<double>(angle_bits & 0x3fffff) + 0.5) * 0x1p-22 - 0.5;
+    const double angle = (static_cast<double>(angle_bits >> 22) + phi) * std::acos(0.0);
+    const double expected = std::sqrt(-2 * std::log(u1)) * std::cos(angle);
+    ASSERT_NEAR(normal_sample::StandardNormalFromBits(bits), expected, 2e-6) << i;
+  }
+}
+
+TEST(FillRandom, NormalIsTheSharedSampleOfEachIndexHashBitForBit) {
+  // FillRandom's loop is built for AVX2 and FMA where the CPU has them; this test's call is not.
+  // The GPU computes the same function (tensor/normal_sample.h).
+  const auto data = Fill(10'007, Distribution::kNormal, 77, 3);
+  for (size_t i = 0; i < data.size(); ++i) {
+    const float expected = normal_sample::StandardNormalFromBits(MixCounter(77, 3, i));
+    ASSERT_EQ(std::bit_cast<uint32_t>(data[i]), std::bit_cast<uint32_t>(expected)) << i;
+  }
+}
+
+TEST(FillRandom, NormalFollowsTheNormalDistributionFunction) {
+  auto data = Fill(kSamples, Distribution::kNormal, 21, 4);
+  std::sort(data.begin(), data.end());
+  double largest_gap = 0;  // the Kolmogorov-Smirnov statistic
+  for (size_t i = 0; i < data.size(); ++i) {
+    const double cdf = 0.5 * std::erfc(-data[i] / std::sqrt(2.0));
+    const double below = static_cast<double>(i) / kSamples;
+    const double above = static_cast<double>(i + 1) / kSamples;
+    largest_gap = std::max({largest_gap, std::fabs(cdf - below), std::fabs(cdf - above)});
+  }
+  // At 1e5 samples, 0.0052 is the 1% critical value.
+  EXPECT_LT(largest_gap, 0.0052);
+  EXPECT_LE(std::max(-data.front(), data.back()), 5.78f);  // the 24-bit radius's reach
 }
 
 TEST(FillRandom, LargeHasStandardDeviationAboutOneThousand) {
