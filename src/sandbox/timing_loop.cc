@@ -2,6 +2,10 @@
 
 #include <sys/mman.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -38,6 +42,26 @@ const float* TimingBench::AsFloats(const Buffer& buffer, std::vector<float>& sto
   storage = Widen(buffer);
   return storage.data();
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+bool CanEvictFromCaches() {
+  static const bool supported = __builtin_cpu_supports("clflushopt");
+  return supported;
+}
+
+// clflushopt, not clflush: the ordered clflush takes 13 times as long (53 ms for 96 MiB of
+// dirty lines on the development VM, against 4 ms).
+__attribute__((target("clflushopt"))) void EvictFromCaches(const void* data, size_t bytes) {
+  if (!CanEvictFromCaches() || bytes == 0) return;
+  const auto begin = reinterpret_cast<uintptr_t>(data) & ~uintptr_t{63};
+  const auto end = reinterpret_cast<uintptr_t>(data) + bytes;
+  for (uintptr_t line = begin; line < end; line += 64) _mm_clflushopt(reinterpret_cast<void*>(line));
+  _mm_sfence();
+}
+#else
+bool CanEvictFromCaches() { return false; }
+void EvictFromCaches(const void*, size_t) {}
+#endif
 
 PrivateMemory::PrivateMemory(size_t bytes) : size_((bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes) {
   void* data = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -153,6 +177,7 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
   candidate(bench->sets_[0].candidate_pointers.data(), scalars.data());
   baseline(bench->sets_[0].baseline_pointers.data(), scalars.data());
   bench->Refresh(0, ~size_t{0});  // the first calls saw set 0: its first timed round must not
+  for (size_t set = 0; set < sets; ++set) bench->Evict(set);
   return bench;
 }
 
@@ -192,6 +217,13 @@ void TimingBench::Refresh(size_t set_index, size_t round) {
       std::memcpy(tail_to + e * element_bytes, tail_from + ((e + rotation) % tail_elements) * element_bytes,
                   element_bytes);
     }
+  }
+}
+
+void TimingBench::Evict(size_t set_index) const {
+  const SetBuffers& set = sets_.at(set_index);
+  for (const auto* buffers : {&set.inputs, &set.candidate_outputs, &set.baseline_outputs}) {
+    for (const Buffer& buffer : *buffers) EvictFromCaches(buffer.data, buffer.count * DTypeBytes(buffer.dtype));
   }
 }
 

@@ -31,6 +31,16 @@ size_t TimingInputBytes(const CaseLayout& layout, size_t sets);
 void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distribution,
                       uint64_t seed, void* inputs);
 
+/// Whether this build, on this CPU, can write memory back and drop it from every cache level
+/// (EvictFromCaches). Where it can, a timed call's inputs are cold because its set was evicted
+/// after its last round, and two sets suffice; where it cannot, the sets rotate through more
+/// memory than the last-level cache holds.
+bool CanEvictFromCaches();
+
+/// Writes [data, data + bytes) back to memory and drops it from every cache; nothing where
+/// CanEvictFromCaches() is false.
+void EvictFromCaches(const void* data, size_t bytes);
+
 /// An anonymous private mapping, advised to use huge pages.
 class PrivateMemory {
  public:
@@ -67,6 +77,10 @@ class TimingBench {
   /// stay where an earlier call saw it. Done after a set's round, untimed, so that the other
   /// sets' rounds push it out of the cache before its next use.
   void Refresh(size_t set, size_t round);
+
+  /// Drops every buffer of `set` (inputs and both sides' outputs) from the caches, so that its
+  /// next round starts cold, as on a machine whose cache the rotating sets overflow.
+  void Evict(size_t set) const;
 
  private:
   struct Buffer {  // one tensor of a set, in memory_

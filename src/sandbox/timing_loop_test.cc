@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <algorithm>
 #include <map>
 #include <string>
@@ -199,6 +201,36 @@ TEST(TimingBench, ARefreshMovesEveryValueAndKeepsTheirDistribution) {
   (*bench)->Refresh(0, 2);
   ASSERT_TRUE((*bench)->Call("candidate", 0, 2, false).ok());
   EXPECT_NE(g_seen_input, second);
+}
+
+TEST(EvictFromCaches, IsAvailableWhereTheCpuHasClflushoptAndKeepsTheContents) {
+#if defined(__x86_64__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(CanEvictFromCaches(), text.find(" clflushopt") != std::string::npos);
+#else
+  EXPECT_FALSE(CanEvictFromCaches());
+#endif
+  // Unaligned on both ends: the lines that hold the first and the last byte are written back too.
+  std::vector<unsigned char> data(10'000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 7);
+  const auto before = data;
+  EvictFromCaches(data.data() + 3, data.size() - 5);
+  EvictFromCaches(data.data(), 0);
+  EXPECT_EQ(data, before);
+}
+
+TEST(TimingBench, AnEvictedSetKeepsItsInputsAndOutputs) {
+  auto inputs = Inputs(2);
+  auto bench = TimingBench::Create(Request(2), inputs.data(), CopyingAdd, HonestAdd);
+  ASSERT_TRUE(bench.ok());
+  ASSERT_TRUE((*bench)->Call("candidate", 1, 0, false).ok());
+  ASSERT_TRUE((*bench)->Call("baseline", 1, 0, false).ok());
+  const std::vector<float> seen = g_seen_input;
+  (*bench)->Evict(1);
+  EXPECT_TRUE((*bench)->Check(1).passed);
+  ASSERT_TRUE((*bench)->Call("candidate", 1, 0, false).ok());
+  EXPECT_EQ(g_seen_input, seen);
 }
 
 TEST(TimingBench, RefusesMissingKernelsBadLayoutsAndUnknownTargets) {

@@ -167,12 +167,13 @@ Message HandleTimeCheck(const Message& request, const TimingState& timing) {
   if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
   const size_t set = request.header.value("set", size_t{0});
   const Comparison comparison = timing.bench->Check(set);
-  // New inputs for the set's next round, now that this one is done: untimed, and long before
-  // the set is used again.
+  // New inputs for the set's next round, now that this one is done, and the set out of the
+  // caches: untimed, and long before the set is used again.
   if (const auto refresh = request.header.find("refresh_round"); refresh != request.header.end() &&
                                                                   refresh->is_number_unsigned()) {
     timing.bench->Refresh(set, refresh->get<size_t>());
   }
+  timing.bench->Evict(set);
   return Reply("checked", {{"passed", comparison.passed}, {"description", comparison.Describe()}});
 }
 
