@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,15 @@ struct BuildOutput {
   bool sandboxed = false;     // the compiler ran under Landlock (reads only system files)
   /// What the device compiler reported per kernel (ptxas); empty where it reports nothing.
   std::vector<KernelResources> resources;
-  /// The machine code's summary (cuobjdump); empty where there is none.
+  /// The machine code's summary (cuobjdump); empty where there is none. Reading it takes about
+  /// a second (cuobjdump on an H200's host, for a one-kernel object) and decides nothing, so a
+  /// fresh build computes it beside verification: `pending_sass` is then valid and `sass` empty
+  /// until FinalSass() is asked.
   SassSummary sass;
+  std::shared_future<SassSummary> pending_sass;
+
+  /// The summary, waiting for it if it is still being read.
+  SassSummary FinalSass() const { return pending_sass.valid() ? pending_sass.get() : sass; }
 
   nlohmann::json ToJson() const;
 };

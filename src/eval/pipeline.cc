@@ -64,6 +64,7 @@ class PipelineRun {
       Finish(stage, VerdictStatus::kInfraError,
              fmt::format("internal error in the evaluator during {}: {}", stage.name, error.what()));
     }
+    AttachPendingSass();
     verdict_.total_s = SecondsSince(start);
     return std::move(verdict_);
   }
@@ -118,6 +119,14 @@ class PipelineRun {
     }
   }
 
+  // The SASS summary was read beside verification; the build stage gets it now.
+  void AttachPendingSass() {
+    if (!pending_sass_.valid()) return;
+    for (StageRecord& stage : verdict_.stages) {
+      if (stage.name == "build" && stage.details.build) stage.details.build->sass = pending_sass_.get();
+    }
+  }
+
   bool Audit() {
     return AuditCandidateSource(recorder_, candidate_,
                                 [this] { return backend_.AuditSource(candidate_.text, view_); });
@@ -143,6 +152,7 @@ class PipelineRun {
     // What the device compiler reported (registers, spills, SASS); empty where it reports none.
     facts.resources = build->resources;
     facts.sass = build->sass;
+    pending_sass_ = build->pending_sass;
     facts.shared_object = build->shared_object.string();
     candidate_object_ = build->shared_object;
     auto findings = backend_.AuditBinary(*build, view_);
@@ -183,6 +193,7 @@ class PipelineRun {
   VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_ = 0;
   std::filesystem::path candidate_object_;
+  std::shared_future<SassSummary> pending_sass_;
   TrustedBuild trusted_;
 };
 

@@ -60,6 +60,18 @@ TEST_F(PipelineTest, RunsTheStagesInOrderAndPassesAnHonestKernel) {
   for (const auto& stage : verdict.stages) EXPECT_EQ(stage.outcome, "ok") << stage.name;
 }
 
+TEST_F(PipelineTest, ASassSummaryReadBesideVerificationLandsInTheBuildStage) {
+  // The summary is ready only once verification has started: waiting for it first would fail.
+  const Verdict verdict = Evaluate("add slow-sass");
+  EXPECT_EQ(verdict.status, VerdictStatus::kPassed) << verdict.reason;
+  const auto& build = verdict.stages.at(1);
+  ASSERT_EQ(build.name, "build");
+  ASSERT_TRUE(build.details.build && build.details.build->sass);
+  EXPECT_EQ(build.details.build->sass->error, "");
+  ASSERT_EQ(build.details.build->sass->kernels.size(), 1u);
+  EXPECT_EQ(build.details.build->sass->kernels[0].name, "read beside verification");
+}
+
 TEST_F(PipelineTest, EveryFailureEndsTheVerdictAtItsStageWithItsStatus) {
   struct Case {
     std::string source;

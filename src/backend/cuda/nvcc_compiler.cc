@@ -61,6 +61,29 @@ __global__ void ksmith_probe(float* x) { x[threadIdx.x] += 1.0f; }
 void ksmith_probe_launch(float* x) { ksmith_probe<<<1, 32>>>(x); }
 )";
 
+// The SASS summary of `shared_object`; `text` gets cuobjdump's output.
+SassSummary ReadSass(const fs::path& cuobjdump, const fs::path& shared_object, std::string* text) {
+  SassSummary summary;
+  if (cuobjdump.empty()) {
+    summary.error = "cuobjdump is not installed beside nvcc or on PATH";
+    return summary;
+  }
+  SpawnOptions options;
+  options.argv = {cuobjdump.string(), "-sass", shared_object.string()};
+  options.environment = ToolEnvironment();
+  auto run = RunCommand(options, kToolTimeout, kMaxSassBytes);
+  if (!run.ok()) {
+    summary.error = "cuobjdump did not start: " + run.error().message;
+    return summary;
+  }
+  if (!run->succeeded()) {
+    summary.error = fmt::format("cuobjdump failed ({}): {}", run->Describe(), Tail(run->output, 500));
+    return summary;
+  }
+  *text = run->output;
+  return SummarizeSass(*text);
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------- targets
@@ -276,8 +299,7 @@ Result<BuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
     if (auto sass = ReadFile(sass_path, kMaxSassBytes); sass.ok()) {
       output.sass = SummarizeSass(*sass);
     } else {
-      std::string text;
-      output.sass = ReadSass(stored, &text);
+      output.pending_sass = ReadSassAside(stored, sass_path);  // a build beside is still reading it
     }
     return output;
   }
@@ -292,12 +314,9 @@ Result<BuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
   }
   if (!output->compiled) return output;
 
-  std::string sass_text;
-  output->sass = ReadSass(output->shared_object, &sass_text);
   (void)WriteFileAtomic(log_path, output->log);
   (void)WriteFileAtomic(build_path,
                         nlohmann::json({{"command", output->command}, {"sandboxed", output->sandboxed}}).dump());
-  if (!sass_text.empty()) (void)WriteFileAtomic(sass_path, sass_text);
   std::error_code error;
   fs::rename(output->shared_object, stored, error);
   if (error) {
@@ -305,6 +324,7 @@ Result<BuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
   }
   fs::remove_all(output->shared_object.parent_path(), error);
   output->shared_object = stored;
+  output->pending_sass = ReadSassAside(stored, sass_path);
   return output;
 }
 
@@ -403,26 +423,15 @@ bool NvccCompiler::SandboxWorks() const {
   return *sandbox_->works;
 }
 
-SassSummary NvccCompiler::ReadSass(const fs::path& shared_object, std::string* text) const {
-  SassSummary summary;
-  if (info_.cuobjdump.empty()) {
-    summary.error = "cuobjdump is not installed beside nvcc or on PATH";
-    return summary;
-  }
-  SpawnOptions options;
-  options.argv = {info_.cuobjdump.string(), "-sass", shared_object.string()};
-  options.environment = ToolEnvironment();
-  auto run = RunCommand(options, kToolTimeout, kMaxSassBytes);
-  if (!run.ok()) {
-    summary.error = "cuobjdump did not start: " + run.error().message;
-    return summary;
-  }
-  if (!run->succeeded()) {
-    summary.error = fmt::format("cuobjdump failed ({}): {}", run->Describe(), Tail(run->output, 500));
-    return summary;
-  }
-  *text = run->output;
-  return SummarizeSass(*text);
+std::shared_future<SassSummary> NvccCompiler::ReadSassAside(const fs::path& stored, const fs::path& sass_path) const {
+  // A copy of the tool's path: the thread may outlive this compiler object (copies share state).
+  return std::async(std::launch::async, [cuobjdump = info_.cuobjdump, stored, sass_path] {
+           std::string text;
+           SassSummary summary = ReadSass(cuobjdump, stored, &text);
+           if (!text.empty()) (void)WriteFileAtomic(sass_path, text);
+           return summary;
+         })
+      .share();
 }
 
 }  // namespace ksmith

@@ -99,7 +99,10 @@ class NvccCompiler {
                                   const std::vector<std::string>& libraries, bool sandboxed) const;
   /// Whether nvcc works under Landlock here: compiles a known-good kernel once per compiler.
   bool SandboxWorks() const;
-  SassSummary ReadSass(const std::filesystem::path& shared_object, std::string* text) const;
+  /// Summarizes the stored object's SASS on a thread of its own, and stores the SASS text beside
+  /// the object for later cache hits.
+  std::shared_future<SassSummary> ReadSassAside(const std::filesystem::path& stored,
+                                                const std::filesystem::path& sass_path) const;
 
   NvccInfo info_;
   std::filesystem::path cache_directory_;

@@ -256,17 +256,17 @@ TEST_F(NvccCompilerTest, SummarizesTheSassWhereCuobjdumpIsInstalled) {
   auto build = BuildCandidate(kHonestVectorAdd);
   ASSERT_TRUE(build.ok() && build->compiled) << (build.ok() ? build->log : build.error().message);
   if (compiler_->info().cuobjdump.empty()) {
-    EXPECT_TRUE(Contains(build->sass.error, "cuobjdump"));
-    EXPECT_TRUE(build->sass.kernels.empty());
+    EXPECT_TRUE(Contains(build->FinalSass().error, "cuobjdump"));
+    EXPECT_TRUE(build->FinalSass().kernels.empty());
     GTEST_SKIP() << "no cuobjdump beside nvcc or on PATH; the SASS summary is empty";
   }
-  ASSERT_TRUE(build->sass.error.empty()) << build->sass.error;
-  ASSERT_EQ(build->sass.kernels.size(), 1u);
-  EXPECT_EQ(build->sass.kernels[0].arch, "sm_90a");
-  EXPECT_EQ(build->sass.kernels[0].name, "add_kernel(float const*, float const*, float*, long)");
-  EXPECT_GE(build->sass.total.loads, 2);  // a[i] and b[i]
-  EXPECT_EQ(build->sass.total.tensor_core, 0);
-  EXPECT_EQ(build->sass.total.local_loads, 0);
+  ASSERT_TRUE(build->FinalSass().error.empty()) << build->FinalSass().error;
+  ASSERT_EQ(build->FinalSass().kernels.size(), 1u);
+  EXPECT_EQ(build->FinalSass().kernels[0].arch, "sm_90a");
+  EXPECT_EQ(build->FinalSass().kernels[0].name, "add_kernel(float const*, float const*, float*, long)");
+  EXPECT_GE(build->FinalSass().total.loads, 2);  // a[i] and b[i]
+  EXPECT_EQ(build->FinalSass().total.tensor_core, 0);
+  EXPECT_EQ(build->FinalSass().total.local_loads, 0);
 }
 
 TEST_F(NvccCompilerTest, TheSecondBuildIsACacheHitWithTheSameReport) {
@@ -282,7 +282,7 @@ TEST_F(NvccCompilerTest, TheSecondBuildIsACacheHitWithTheSameReport) {
   EXPECT_EQ(second->command, first->command);
   EXPECT_EQ(second->sandboxed, first->sandboxed);
   EXPECT_EQ(ToJson(second->resources), ToJson(first->resources));
-  EXPECT_EQ(second->sass.ToJson(), first->sass.ToJson());
+  EXPECT_EQ(second->FinalSass().ToJson(), first->FinalSass().ToJson());
   // Nothing is left behind in the build folders.
   EXPECT_TRUE(fs::is_empty(temp_.path() / "cache" / "tmp"));
 }
