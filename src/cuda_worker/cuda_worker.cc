@@ -16,6 +16,7 @@
 
 #include "binary/shared_library.h"
 #include "cuda_worker/device_case.h"
+#include "cuda_worker/gpu_kernels.h"
 #include "cuda_worker/gpu_timing.h"
 #include "cuda_worker/stream_monitor.h"
 #include "sandbox/policy.h"
@@ -44,6 +45,11 @@ struct WorkerState {
   std::unique_ptr<SharedLibrary> libraries[3];
   std::map<std::string, CudaEntry> entries;  // "candidate", "baseline", "reference"
   std::map<std::string, std::unique_ptr<DeviceCase>> cases;
+  // The device copy of a case's memory as the stream left it, for the late-write check; grown
+  // to the largest case.
+  unsigned char* settled = nullptr;
+  size_t settled_bytes = 0;
+  unsigned long long* differing = nullptr;  // one device counter
   bool context_lost = false;
   nlohmann::json device_facts;
 };
@@ -156,6 +162,36 @@ Result<DeviceCase*> FindCase(const Message& request, WorkerState& state) {
   return found->second.get();
 }
 
+// Copies the case's device memory into the worker's own device buffer, on the copy stream.
+cudaError_t SnapshotOnDevice(WorkerState& state, const DeviceCase& device_case) {
+  if (state.settled_bytes < device_case.bytes()) {
+    if (state.settled != nullptr) cudaFree(state.settled);
+    state.settled = nullptr;
+    state.settled_bytes = 0;
+    if (auto error = cudaMalloc(&state.settled, device_case.bytes()); error != cudaSuccess) return error;
+    state.settled_bytes = device_case.bytes();
+  }
+  if (state.differing == nullptr) {
+    if (auto error = cudaMalloc(&state.differing, sizeof(*state.differing)); error != cudaSuccess) return error;
+  }
+  return cudaMemcpyAsync(state.settled, device_case.device_base(), device_case.bytes(), cudaMemcpyDeviceToDevice,
+                         state.copy_stream);
+}
+
+// Sets `changed` to how many words of the case's device memory differ from the snapshot.
+cudaError_t CountChangedSinceSnapshot(WorkerState& state, const DeviceCase& device_case, unsigned long long& changed) {
+  changed = 0;
+  cudaError_t error = cudaMemsetAsync(state.differing, 0, sizeof(*state.differing), state.copy_stream);
+  if (error == cudaSuccess) {
+    error = LaunchCountDifferences(device_case.device_base(), state.settled, device_case.bytes(), state.differing,
+                                   state.copy_stream);
+  }
+  if (error == cudaSuccess) {
+    error = cudaMemcpyAsync(&changed, state.differing, sizeof(changed), cudaMemcpyDeviceToHost, state.copy_stream);
+  }
+  return error == cudaSuccess ? cudaStreamSynchronize(state.copy_stream) : error;
+}
+
 Message HandleRun(const Message& request, WorkerState& state) {
   auto found = FindCase(request, state);
   if (!found.ok()) return Reply("error", {{"message", found.error().message}});
@@ -183,22 +219,30 @@ Message HandleRun(const Message& request, WorkerState& state) {
   const auto complete = Clock::now();
   state.monitor->MarkCallComplete();
   if (stream_error != cudaSuccess) return CudaError(state, "the kernel failed", stream_error);
-  // What the stream left, then what the whole device left: any difference was written by work
-  // still running after the stream completed.
+  // What the stream left (a device copy, taken before the download), then what the whole device
+  // left: any difference was written by work still running after the stream completed. The
+  // trusted reference leaves nothing running; only untrusted code needs the second look. Both
+  // copies stay on the device: a second download and a host memcmp took most of a large case's
+  // time.
+  const bool untrusted = target != "reference";
+  if (untrusted) {
+    if (auto error = SnapshotOnDevice(state, device_case); error != cudaSuccess) {
+      return CudaError(state, "copying the outputs", error);
+    }
+  }
   if (auto error = device_case.Download(state.copy_stream); error != cudaSuccess) {
     return CudaError(state, "downloading the outputs", error);
   }
   if (auto error = cudaDeviceSynchronize(); error != cudaSuccess) {
     return CudaError(state, "work left running after the call failed", error);
   }
-  // The trusted reference leaves nothing running; only untrusted code needs the second look.
   bool late_write = false;
-  if (target != "reference") {
-    std::vector<unsigned char> settled(device_case.bytes());
-    if (auto error = device_case.DownloadTo(settled.data(), state.copy_stream); error != cudaSuccess) {
-      return CudaError(state, "downloading the outputs", error);
+  if (untrusted) {
+    unsigned long long changed = 0;
+    if (auto error = CountChangedSinceSnapshot(state, device_case, changed); error != cudaSuccess) {
+      return CudaError(state, "comparing the outputs", error);
     }
-    late_write = std::memcmp(settled.data(), device_case.host_base(), device_case.bytes()) != 0;
+    late_write = changed != 0;
   }
   const auto downloaded = Clock::now();
   StreamReport streams = state.monitor->Collect();

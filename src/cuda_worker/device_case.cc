@@ -46,10 +46,8 @@ cudaError_t DeviceCase::Upload(cudaStream_t copy_stream) {
   return cudaStreamSynchronize(copy_stream);
 }
 
-cudaError_t DeviceCase::Download(cudaStream_t copy_stream) { return DownloadTo(memory_->data(), copy_stream); }
-
-cudaError_t DeviceCase::DownloadTo(unsigned char* out, cudaStream_t copy_stream) const {
-  if (auto error = cudaMemcpyAsync(out, device_, bytes_, cudaMemcpyDeviceToHost, copy_stream);
+cudaError_t DeviceCase::Download(cudaStream_t copy_stream) {
+  if (auto error = cudaMemcpyAsync(memory_->data(), device_, bytes_, cudaMemcpyDeviceToHost, copy_stream);
       error != cudaSuccess) {
     return error;
   }

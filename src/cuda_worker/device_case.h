@@ -29,8 +29,6 @@ class DeviceCase {
   cudaError_t Upload(cudaStream_t copy_stream);
   /// Device -> host arena.
   cudaError_t Download(cudaStream_t copy_stream);
-  /// Device -> `out` (SnapshotBytes-sized scratch), to compare with what Download brought.
-  cudaError_t DownloadTo(unsigned char* out, cudaStream_t copy_stream) const;
 
   void* const* device_pointers() const { return device_pointers_.data(); }
   const int64_t* scalars() const { return layout_.scalars.data(); }

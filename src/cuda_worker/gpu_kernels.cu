@@ -127,6 +127,21 @@ __global__ void FillKernel(uint32_t* data, uint64_t words, bool half_tail, uint3
   }
 }
 
+__global__ void CountDifferencesKernel(const uint64_t* a, const uint64_t* b, uint64_t words, uint64_t tail_bytes,
+                                       unsigned long long* differing) {
+  unsigned long long count = 0;
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < words;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    count += a[i] != b[i];
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const auto* tail_a = reinterpret_cast<const unsigned char*>(a + words);
+    const auto* tail_b = reinterpret_cast<const unsigned char*>(b + words);
+    for (uint64_t i = 0; i < tail_bytes; ++i) count += tail_a[i] != tail_b[i];
+  }
+  if (count != 0) atomicAdd(differing, count);
+}
+
 unsigned GridFor(uint64_t count, unsigned block) {
   const uint64_t blocks = (count + block - 1) / block;
   return static_cast<unsigned>(blocks < 4096 ? (blocks == 0 ? 1 : blocks) : 4096);
@@ -188,6 +203,15 @@ cudaError_t LaunchRandomFill(GpuElement element, void* data, uint64_t count, int
     case GpuElement::kInt32:
       return cudaErrorInvalidValue;  // int32 tensors are outputs only
   }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchCountDifferences(const void* a, const void* b, uint64_t bytes, unsigned long long* differing,
+                                   cudaStream_t stream) {
+  const uint64_t words = bytes / 8;
+  CountDifferencesKernel<<<GridFor(words, 256), 256, 0, stream>>>(static_cast<const uint64_t*>(a),
+                                                                   static_cast<const uint64_t*>(b), words, bytes % 8,
+                                                                   differing);
   return cudaGetLastError();
 }
 

@@ -1,6 +1,6 @@
 // The worker's own small kernels: the blocking kernel that holds a sample's work back until it
-// is all queued, the input mutations between timing rounds, and the device-side comparison of a
-// timed output with the baseline's.
+// is all queued, the input mutations between timing rounds, the device-side comparison of a
+// timed output with the baseline's, and the byte comparison that finds late writes.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,6 +40,11 @@ cudaError_t LaunchCompare(GpuElement element, const void* got, const void* want,
 /// with the seed, so a timing round on freshly filled inputs sees inputs no earlier call saw.
 cudaError_t LaunchRandomFill(GpuElement element, void* data, uint64_t count, int distribution, uint64_t seed,
                              uint64_t stream_id, cudaStream_t stream);
+
+/// Adds to `*differing` the number of 8-byte words (and of bytes in the tail past the last
+/// whole word) in which `a` and `b` differ; both 8-byte aligned, `bytes` long.
+cudaError_t LaunchCountDifferences(const void* a, const void* b, uint64_t bytes, unsigned long long* differing,
+                                   cudaStream_t stream);
 
 /// Fills `bytes` (a multiple of 2) with the 4-byte `pattern` repeated.
 cudaError_t LaunchFill(void* data, uint64_t bytes, uint32_t pattern, cudaStream_t stream);

@@ -255,11 +255,13 @@ bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const Cas
 
 bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
                           int repeat) {
+  const auto preparing = Clock::now();
   GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, prepared.layout, false);
   if (arena == nullptr) return false;
   if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
     return Finish(stage, VerdictStatus::kInfraError, status.error().message);
   }
+  AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "arena_prepare", 1000 * SecondsSince(preparing));
   std::optional<GpuGate::Shared> gpu_shared(std::in_place, options_.gpu_gate);
   // The reference worker computes the answer while the candidate's worker runs the candidate.
   std::future<bool> expected;
@@ -287,8 +289,12 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
   for (const auto& [phase, value] : phases.items()) {
     if (value.is_number()) AddMilliseconds(counters.worker_phase_ms, phase, value.get<double>() / 1000);
   }
+  const auto judging = Clock::now();
   const std::string snapshot = arena->Snapshot();
+  AddMilliseconds(counters.evaluator_ms, "snapshot", 1000 * SecondsSince(judging));
+  const auto checking = Clock::now();
   const CaseCheck check = CheckSnapshot(task_, prepared, snapshot, canary_);
+  AddMilliseconds(counters.evaluator_ms, "check", 1000 * SecondsSince(checking));
   auto& worst = stage.details.MutableCheck().worst_norm_error;
   worst = std::max(worst.value_or(0.0), check.worst_norm_error);
   if (check.problem == CaseProblem::kNone) return true;
