@@ -2,13 +2,16 @@
 """Benchmarks of `ksmith eval --backend cuda`, run on the GPU machine; results go into
 docs/benchmarks.md by hand.
 
+  bench/cuda_bench.py breakdown      each stage's seconds and the correctness stage's counters, per task
   bench/cuda_bench.py latency        a new (uncached) candidate per run: compile / verify / time
-  bench/cuda_bench.py throughput     40 new candidates in one `ksmith eval`: verdicts per minute
+  bench/cuda_bench.py throughput     COUNT (default 24) new candidates in one `ksmith eval`: verdicts per minute
   bench/cuda_bench.py repeatability  one kernel evaluated 5 times: spread of its cold time
   bench/cuda_bench.py ncu            our cold time against ncu's gpu__time_duration, same kernel
   bench/cuda_bench.py all            all of the above
 KSMITH names the ksmith binary (default: .gpu/bin/ksmith, see scripts/gpu_env.sh); RUNS the
-latency runs per task (default 5).
+latency and breakdown runs per task (default 5); LABEL names the binary in the breakdown; VERDICTS
+a JSON-lines file for every verdict the breakdown measured; COUNT, TASKS and JOBS the throughput's
+candidates, tasks and --jobs values.
 """
 import json
 import os
@@ -73,13 +76,62 @@ def latency(runs=int(os.environ.get("RUNS", "5"))):
     print()
 
 
-def throughput(count=24):
+def breakdown(runs=int(os.environ.get("RUNS", "5"))):
+    """Where a new candidate's verdict spends its time, stage by stage, median of `runs`.
+
+    VERDICTS names a JSON-lines file that gets every verdict measured (for a later look)."""
+    label = os.environ.get("LABEL", pathlib.Path(KSMITH).parent.parent.name)
+    print(f"## Where a verdict's time goes ({label}: {KSMITH}; median of {runs}, trusted builds cached)\n")
+    columns = ["total", "build", "compile", "correctness", "cand. request", "ref. wait", "inputs wait",
+               "arena prep", "snapshot", "host check", "download", "idle", "timing", "final check",
+               "recheck", "close", "release"]
+    print("| task | " + " | ".join(columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    saved = open(os.environ["VERDICTS"], "a") if os.environ.get("VERDICTS") else None
+
+    def counter(verdict, name, group, key):
+        value = stage(verdict, name)["details"].get(group, {}).get(key)
+        return None if value is None else value / 1000
+
+    with tempfile.TemporaryDirectory() as directory:
+        for task in ("vector_add", "relu", "softmax", "matmul"):
+            evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, 0)])  # warm caches
+            rows = []
+            for run in range(runs):
+                _, (verdict,) = evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, run + 1)])
+                if saved:
+                    saved.write(json.dumps({"label": label, "task": task, "verdict": verdict}) + "\n")
+                timing = stage(verdict, "timing")["details"]
+                rows.append((verdict["total_s"], stage_seconds(verdict, ("build",)),
+                             stage(verdict, "build")["details"]["compile_s"],
+                             stage_seconds(verdict, ("correctness",)),
+                             counter(verdict, "correctness", "evaluator_ms", "candidate_request"),
+                             counter(verdict, "correctness", "evaluator_ms", "reference_wait"),
+                             counter(verdict, "correctness", "evaluator_ms", "inputs_wait"),
+                             counter(verdict, "correctness", "evaluator_ms", "arena_prepare"),
+                             counter(verdict, "correctness", "evaluator_ms", "snapshot"),
+                             counter(verdict, "correctness", "evaluator_ms", "check"),
+                             counter(verdict, "correctness", "worker_phase_ms", "download"),
+                             stage_seconds(verdict, ("idle_check",)), stage_seconds(verdict, ("timing",)),
+                             timing.get("final_check_s"), stage_seconds(verdict, ("recheck",)),
+                             stage_seconds(verdict, ("close",)), stage_seconds(verdict, ("release",))))
+            cells = []
+            for column in zip(*rows):
+                known = [value for value in column if value is not None]
+                cells.append(f"{statistics.median(known):.2f}" if known else "-")
+            print(f"| {task} | " + " | ".join(cells) + " |")
+            sys.stdout.flush()
+    print()
+
+
+def throughput(count=int(os.environ.get("COUNT", "24")), tasks=tuple(os.environ.get("TASKS", "vector_add softmax").split()),
+               jobs_list=tuple(int(jobs) for jobs in os.environ.get("JOBS", "3 6").split())):
     print(f"## Sustained verdicts per minute ({count} new candidates in one `ksmith eval`)\n")
     print("| task | --jobs | verdicts | wall s | per minute | fast kernel's cold us: median (spread) |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
-        for task in ("vector_add", "softmax"):
-            for jobs in (3, 6):
+        for task in tasks:
+            for jobs in jobs_list:
                 kernels = [fresh_variant(HONEST / f"{task}_{'fast' if i % 2 else 'slow'}.cu", directory, i)
                            for i in range(count)]
                 wall, verdicts = evaluate(task, kernels, ("--jobs", str(jobs)))
@@ -131,7 +183,8 @@ def ncu():
 
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
-    steps = {"latency": latency, "throughput": throughput, "repeatability": repeatability, "ncu": ncu}
+    steps = {"latency": latency, "breakdown": breakdown, "throughput": throughput, "repeatability": repeatability,
+             "ncu": ncu}
     for name, step in steps.items():
         if what in (name, "all"):
             step()

@@ -3,6 +3,9 @@
 
   bench/eval_bench.py latency        verdict latency per task, cold and cached build, median of 5
   bench/eval_bench.py repeatability  one kernel evaluated 5 times: spread of the reported speedup
+  bench/eval_bench.py suite          every level-1 task's seed kernel, cached build: median verdict
+                                     (RUNS, default 3), each stage's share, for each build in KSMITHS
+                                     (label=path pairs, comma-separated; default: this build)
 Run from the repository root after `scripts/setup.sh build`.
 """
 import json
@@ -80,6 +83,53 @@ def repeatability(runs=5):
     shutil.rmtree(cache)
 
 
+def level1_tasks():
+    tasks = []
+    for toml in sorted((ROOT / "tasks").glob("*/*/task.toml")):
+        text = toml.read_text()
+        if "level = 2" not in text:
+            tasks.append(toml.parent)
+    return tasks
+
+
+def suite(runs=int(os.environ.get("RUNS", "3"))):
+    """The cached verdict of every level-1 task's seed kernel, side by side for each build."""
+    global KSMITH
+    builds = [pair.split("=", 1) for pair in os.environ.get("KSMITHS", f"this={KSMITH}").split(",")]
+    home_cache = pathlib.Path(tempfile.mkdtemp(prefix="ksmith-bench-suite-"))
+    tasks = level1_tasks()
+    labels = [label for label, _ in builds]
+    print("| task | " + " | ".join(f"{label}: verdict [s]" for label in labels) +
+          " | " + " | ".join(f"{label}: correctness / timing / recheck [s]" for label in labels) + " |")
+    print("|---|" + "---|" * (2 * len(builds)))
+    totals = {label: [] for label in labels}
+    for folder in tasks:
+        task = folder.name
+        cells, shares = [], []
+        for label, path in builds:
+            KSMITH = pathlib.Path(path)
+            evaluate(str(folder), folder / "seed_cpu.cc", home_cache)  # builds the kernels once
+            try:
+                verdicts = [evaluate(str(folder), folder / "seed_cpu.cc", home_cache)[1] for _ in range(runs)]
+            except SystemExit as failure:  # a verdict that did not pass: say so, go on
+                cells.append("failed")
+                shares.append(str(failure)[:80])
+                continue
+            total = statistics.median(v["total_s"] for v in verdicts)
+            pick = lambda name: statistics.median(
+                sum(s["seconds"] for s in v["stages"] if s["name"] == name) for v in verdicts)
+            totals[label].append(total)
+            cells.append(f"{total:.2f}")
+            shares.append(f"{pick('correctness'):.2f} / {pick('timing'):.2f} / {pick('recheck'):.2f}")
+        print(f"| {task} | " + " | ".join(cells) + " | " + " | ".join(shares) + " |")
+        sys.stdout.flush()
+    for label in labels:
+        values = sorted(totals[label])
+        print(f"\n{label}: median {statistics.median(values):.2f} s, fastest {values[0]:.2f} s, slowest "
+              f"{values[-1]:.2f} s, {sum(v <= 1.0 for v in values)} of {len(values)} tasks at or under 1 s")
+    shutil.rmtree(home_cache)
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "latency"
-    {"latency": latency, "repeatability": repeatability}[what]()
+    {"latency": latency, "repeatability": repeatability, "suite": suite}[what]()

@@ -4,6 +4,9 @@
 # to compare with, both packed by scripts/gpu_pack.sh (`scripts/gpu_pack.sh build-before .gpu-before`).
 #   scripts/gpu_compare.sh sample   `optimize --strategy sample`, 8 new kernels from a scripted model
 #   scripts/gpu_compare.sh bench    `bench --suite level1 --strategy tune` (SAMPLES per task, default 2)
+#   scripts/gpu_compare.sh breakdown   bench/cuda_bench.py breakdown (RUNS per task, default 3): each
+#                                      stage's seconds for a new candidate of four tasks
+#   scripts/gpu_compare.sh throughput  bench/cuda_bench.py throughput (COUNT candidates, default 24)
 # Each build gets its own cold cache, warmed by `ksmith doctor` (the GPU's facts) first.
 # Results: $OUT/compare-<mode>.txt, logs in $OUT/compare-<mode>.tar.gz. SIDES="after" runs one side.
 set -uo pipefail
@@ -56,6 +59,15 @@ for side in ${SIDES:-before after}; do
       status=$?
       end=$(date +%s.%N)
       passed=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['summary']; print({k: s.get(k) for k in ('pass_at_1','fast_1','geomean_speedup','efficiency_at_1')})" "$work/bench-$side.json" 2>&1)
+      ;;
+    breakdown|throughput)
+      begin=$(date +%s.%N)
+      KSMITH="$bin/ksmith" LABEL="$side" RUNS="${RUNS:-3}" VERDICTS="$work/verdicts.jsonl" \
+        python3 bench/cuda_bench.py "$mode" > "$work/$mode-$side.md" 2> "$work/$mode-$side.log"
+      status=$?
+      end=$(date +%s.%N)
+      cat "$work/$mode-$side.md" >> "$summary"
+      passed="tables above"
       ;;
   esac
   wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$begin" "$end")

@@ -292,8 +292,16 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
       }
       continue;
     }
-    const std::vector<float> got = WidenOutput(slot, data);
-    const Comparison comparison = JudgeOutput(task, prepared, index, got.data(), input_rms);
+    // fp32 outputs are judged where they lie when aligned; others are widened to fp32 first.
+    std::vector<float> widened;
+    const float* got = nullptr;
+    if (slot.dtype == DType::kFloat32 && reinterpret_cast<uintptr_t>(data.data()) % alignof(float) == 0) {
+      got = reinterpret_cast<const float*>(data.data());
+    } else {
+      widened = WidenOutput(slot, data);
+      got = widened.data();
+    }
+    const Comparison comparison = JudgeOutput(task, prepared, index, got, input_rms);
     check.worst_norm_error = std::max(check.worst_norm_error, comparison.norm_error);
     if (!comparison.passed) {
       check.problem = CaseProblem::kWrongOutput;

@@ -125,12 +125,17 @@ Status GuardedArena::Prepare(std::string_view inputs, uint32_t canary) {
 
 std::string GuardedArena::Snapshot() const {
   std::string snapshot;
+  SnapshotInto(snapshot);
+  return snapshot;
+}
+
+void GuardedArena::SnapshotInto(std::string& snapshot) const {
+  snapshot.clear();  // keeps the capacity
   snapshot.reserve(layout_.SnapshotBytes());
   for (size_t i = 0; i < layout_.tensors.size(); ++i) {
     snapshot.append(reinterpret_cast<const char*>(base_ + offsets_[i]),
                     layout_.tensors[i].bytes + 2 * layout_.guard_bytes);
   }
-  return snapshot;
 }
 
 void FillPattern(unsigned char* data, size_t size, uint32_t pattern) {

@@ -55,6 +55,9 @@ class GuardedArena {
   Status Prepare(std::string_view inputs, uint32_t canary);
   /// Every tensor with its guards, in slot order.
   std::string Snapshot() const;
+  /// The same into `snapshot`, whose memory is reused: a case's snapshot can be hundreds of
+  /// megabytes, and fresh pages for each cost more than the copy.
+  void SnapshotInto(std::string& snapshot) const;
 
   void* const* pointers() const { return pointers_.data(); }
   const int64_t* scalars() const { return layout_.scalars.data(); }

@@ -137,6 +137,20 @@ TEST(GuardedArena, PrepareCopiesInputsPoisonsOutputsAndFillsGuards) {
   EXPECT_EQ(snapshot.substr(guard, n * 4), Floats(a));
 }
 
+TEST(GuardedArena, SnapshotIntoReplacesWhatItHeldAndKeepsItsMemory) {
+  GuardedArena large(VectorAddLayout(1000));
+  GuardedArena small(VectorAddLayout(5));
+  ASSERT_TRUE(large.Prepare(std::string(2 * 1000 * 4, '\x01'), kCanary).ok());
+  ASSERT_TRUE(small.Prepare(Floats({1, 2, 3, 4, 5}) + Floats({6, 7, 8, 9, 10}), kCanary).ok());
+  std::string snapshot = "left over";
+  large.SnapshotInto(snapshot);
+  EXPECT_EQ(snapshot, large.Snapshot());
+  const char* memory = snapshot.data();
+  small.SnapshotInto(snapshot);
+  EXPECT_EQ(snapshot, small.Snapshot());
+  EXPECT_EQ(snapshot.data(), memory) << "a smaller snapshot reuses the memory of a larger one";
+}
+
 TEST(GuardedArena, KeepsItsPointersAcrossPrepareCallsAndRepoisonsOutputs) {
   GuardedArena arena(VectorAddLayout(3));
   ASSERT_TRUE(arena.Prepare(Floats({1, 2, 3}) + Floats({4, 5, 6}), kCanary).ok());

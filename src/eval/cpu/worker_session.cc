@@ -129,14 +129,14 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
                   "worker error: " + reply->header.value("message", std::string("?")));
   }
   // Judge a private copy: the shared pages stay writable from the worker's side.
-  std::string snapshot = arena->Snapshot();
-  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot, canary_);
+  arena->SnapshotInto(snapshot_);
+  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, canary_);
   auto& worst = stage.details.MutableCheck().worst_norm_error;
   worst = std::max(worst.value_or(0.0), check.worst_norm_error);
   if (check.problem != CaseProblem::kNone) {
     return FinishCaseProblem(recorder_, stage, task_, spec, check, after_timing);
   }
-  if (snapshot_out != nullptr) *snapshot_out = std::move(snapshot);
+  if (snapshot_out != nullptr) *snapshot_out = snapshot_;
   return true;
 }
 

@@ -99,6 +99,7 @@ class WorkerSession {
   void StartRecheckCases();
   size_t determinism_case_ = 0;
   std::string determinism_snapshot_;
+  std::string snapshot_;  // the latest case's judged copy; its memory serves every case
 };
 
 }  // namespace ksmith

@@ -290,10 +290,10 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
     if (value.is_number()) AddMilliseconds(counters.worker_phase_ms, phase, value.get<double>() / 1000);
   }
   const auto judging = Clock::now();
-  const std::string snapshot = arena->Snapshot();
+  arena->SnapshotInto(snapshot_);
   AddMilliseconds(counters.evaluator_ms, "snapshot", 1000 * SecondsSince(judging));
   const auto checking = Clock::now();
-  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot, canary_);
+  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, canary_);
   AddMilliseconds(counters.evaluator_ms, "check", 1000 * SecondsSince(checking));
   auto& worst = stage.details.MutableCheck().worst_norm_error;
   worst = std::max(worst.value_or(0.0), check.worst_norm_error);

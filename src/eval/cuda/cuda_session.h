@@ -97,6 +97,7 @@ class CudaSession {
   uint64_t secret_seed_;
   CudaWorkers workers_;
   uint32_t canary_ = 0;
+  std::string snapshot_;  // the latest case's judged copy; its memory serves every case
   size_t l2_bytes_ = 0;
   ArenaMap candidate_arenas_;
   ArenaMap reference_arenas_;

@@ -97,7 +97,8 @@ bool CudaSession::Time() {
   last.layout = layout;
   last.inputs = InputsOf(*arena, layout);
   if (!ComputeExpected(stage, last)) return false;
-  const CaseCheck check = CheckSnapshot(task_, last, arena->Snapshot(), canary_);
+  arena->SnapshotInto(snapshot_);
+  const CaseCheck check = CheckSnapshot(task_, last, snapshot_, canary_);
   facts.final_check_s = SecondsSince(start) - stage.seconds;
   stage.seconds = SecondsSince(start);
   if (check.problem != CaseProblem::kNone) {
