@@ -7,6 +7,7 @@
 
 #include "eval/reuse_check.h"
 #include "eval/statistics.h"
+#include "sandbox/timing_loop.h"
 #include "tensor/random.h"
 
 namespace ksmith {
@@ -160,10 +161,20 @@ class Driver {
   // Times both sides, in a secret order, on `set`, and checks the candidate's output against the
   // baseline's. `tweak`: a few elements of the set change first. `refresh`: the set gets new
   // inputs afterwards. `sample`: where the two times go.
+  // Untimed: the worker drops `set` from the caches.
+  bool Evict(size_t set) {
+    Message request;
+    request.header = {{"type", "time_evict"}, {"set", set}};
+    return Accept(worker_.Request(request, "evicted", kCheckTimeout, "evicting a timing set from the caches"));
+  }
+
   bool TimeRound(TimingOutcome& outcome, size_t round, size_t set, bool tweak, bool refresh, Sample sample) {
     const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
     for (int turn = 0; turn < 2; ++turn) {
       const bool candidate = (turn == 0) == candidate_first;
+      // The second side must not find the set in the caches where the first left it: a
+      // memory-bound kernel would read faster than memory allows (and than its first-side runs).
+      if (turn == 1 && evict_between_sides_ && !Evict(set)) return false;
       auto call = Call(candidate ? "candidate" : "baseline", set, round, turn == 0 && tweak);
       if (!call) return false;
       // The evaluator's clock, less the request's own cost; for calls shorter than the noise in
@@ -222,6 +233,8 @@ class Driver {
   WorkerProcess& worker_;
   const TimingSettings& settings_;
   std::string* error_;
+  // The worker runs on this machine: where its CPU cannot evict, the request would do nothing.
+  const bool evict_between_sides_ = CanEvictFromCaches();
 };
 
 }  // namespace

@@ -1,9 +1,10 @@
 // The evaluator's side of timing: it drives the worker's TimingBench one call at a time and
 // times each call with its own clock, from outside the process the candidate runs in.
 //
-// Each round rotates to the next input set, runs candidate and baseline in a random order, then
-// asks the worker to compare their outputs and to give the set new inputs for its next round
-// (every timed call sees inputs no call saw before). Some rounds, chosen in secret among the others,
+// Each round rotates to the next input set, runs candidate and baseline in a random order (the
+// worker drops the set from the caches between them, so neither side finds what the other
+// read), then asks the worker to compare their outputs and to give the set new inputs for its
+// next round (every timed call sees inputs no call saw before). Some rounds, chosen in secret among the others,
 // run instead on inputs that barely changed since their set's last round, to show a kernel that
 // skips work it did before; if they point to it, back-to-back pairs confirm or clear it. The cost of
 // a request with no kernel call is measured first and subtracted. The worker's own clock is

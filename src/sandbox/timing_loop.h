@@ -79,8 +79,10 @@ class TimingBench {
   void Refresh(size_t set, size_t round);
 
   /// Drops every buffer of `set` (inputs and both sides' outputs) from the caches, so that its
-  /// next round starts cold, as on a machine whose cache the rotating sets overflow.
+  /// next call starts cold, as on a machine whose cache the rotating sets overflow. Done after a
+  /// set's round and between its two calls.
   void Evict(size_t set) const;
+  bool HasSet(size_t set) const { return set < sets_.size(); }
 
  private:
   struct Buffer {  // one tensor of a set, in memory_

@@ -177,6 +177,14 @@ Message HandleTimeCheck(const Message& request, const TimingState& timing) {
   return Reply("checked", {{"passed", comparison.passed}, {"description", comparison.Describe()}});
 }
 
+Message HandleTimeEvict(const Message& request, const TimingState& timing) {
+  if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
+  const size_t set = request.header.value("set", size_t{0});
+  if (!timing.bench->HasSet(set)) return Reply("error", {{"message", fmt::format("no timing set {}", set)}});
+  timing.bench->Evict(set);
+  return Reply("evicted");
+}
+
 }  // namespace
 
 int RunWorker(int channel_fd) {
@@ -190,7 +198,8 @@ int RunWorker(int channel_fd) {
        {"run", [&](const Message& request) { return HandleRun(request, kernels, arenas); }},
        {"time_setup", [&](const Message& request) { return HandleTimeSetup(request, channel_fd, kernels, timing); }},
        {"time_call", [&](const Message& request) { return HandleTimeCall(request, timing); }},
-       {"time_check", [&](const Message& request) { return HandleTimeCheck(request, timing); }}});
+       {"time_check", [&](const Message& request) { return HandleTimeCheck(request, timing); }},
+       {"time_evict", [&](const Message& request) { return HandleTimeEvict(request, timing); }}});
 }
 
 }  // namespace ksmith
