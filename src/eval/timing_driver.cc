@@ -158,9 +158,6 @@ class Driver {
     return true;
   }
 
-  // Times both sides, in a secret order, on `set`, and checks the candidate's output against the
-  // baseline's. `tweak`: a few elements of the set change first. `refresh`: the set gets new
-  // inputs afterwards. `sample`: where the two times go.
   // Untimed: the worker drops `set` from the caches.
   bool Evict(size_t set) {
     Message request;
@@ -168,6 +165,9 @@ class Driver {
     return Accept(worker_.Request(request, "evicted", kCheckTimeout, "evicting a timing set from the caches"));
   }
 
+  // Times both sides, in a secret order, on `set`, and checks the candidate's output against the
+  // baseline's. `tweak`: a few elements of the set change first. `refresh`: the set gets new
+  // inputs afterwards. `sample`: where the two times go.
   bool TimeRound(TimingOutcome& outcome, size_t round, size_t set, bool tweak, bool refresh, Sample sample) {
     const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
     for (int turn = 0; turn < 2; ++turn) {

@@ -4,11 +4,11 @@
 // Each round rotates to the next input set, runs candidate and baseline in a random order (the
 // worker drops the set from the caches between them, so neither side finds what the other
 // read), then asks the worker to compare their outputs and to give the set new inputs for its
-// next round (every timed call sees inputs no call saw before). Some rounds, chosen in secret among the others,
-// run instead on inputs that barely changed since their set's last round, to show a kernel that
-// skips work it did before; if they point to it, back-to-back pairs confirm or clear it. The cost of
-// a request with no kernel call is measured first and subtracted. The worker's own clock is
-// recorded too: if the candidate's in-process times fall short of this clock by more than the
+// next round (every timed call sees inputs no call saw before). Some rounds, chosen in secret
+// among the others, run instead on inputs that barely changed since their set's last round, to
+// show a kernel that skips work it did before; if they point to it, back-to-back pairs confirm
+// or clear it. The cost of a request with no kernel call is measured first and subtracted. The
+// worker's own clock is recorded too: if the candidate's in-process times fall short of this clock by more than the
 // baseline's do, the candidate tampered with the worker's timer.
 #pragma once
 
