@@ -8,8 +8,8 @@
 // among the others, run instead on inputs that barely changed since their set's last round, to
 // show a kernel that skips work it did before; if they point to it, back-to-back pairs confirm
 // or clear it. The cost of a request with no kernel call is measured first and subtracted. The
-// worker's own clock is recorded too: if the candidate's in-process times fall short of this clock by more than the
-// baseline's do, the candidate tampered with the worker's timer.
+// worker's own clock is recorded too: if the candidate's in-process times fall short of this
+// clock by more than the baseline's do, the candidate tampered with the worker's timer.
 #pragma once
 
 #include <chrono>
