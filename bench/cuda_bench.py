@@ -57,16 +57,29 @@ def stage(verdict, name):
     return next(s for s in verdict["stages"] if s["name"] == name)
 
 
+LATENCY_TASKS = ("vector_add", "relu", "softmax", "matmul")
+
+
+def new_candidate_verdicts(directory, runs):
+    """Per latency task: `runs` verdicts of its honest fast kernel, each a new build (a first,
+    unmeasured one warms the caches). Yields (task, [(wall seconds, verdict)])."""
+    for task in LATENCY_TASKS:
+        evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, 0)])
+        results = []
+        for run in range(runs):
+            wall, (verdict,) = evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, run + 1)])
+            results.append((wall, verdict))
+        yield task, results
+
+
 def latency(runs=int(os.environ.get("RUNS", "5"))):
     print(f"## Verdict latency, new candidate (median of {runs}; trusted builds cached)\n")
     print("| task | wall s | total_s | compile s | verify s | time s | of verify: start / correctness / recheck / release s |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
-        for task in ("vector_add", "relu", "softmax", "matmul"):
-            evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, 0)])  # warm caches
+        for task, results in new_candidate_verdicts(directory, runs):
             rows = []
-            for run in range(runs):
-                wall, (verdict,) = evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, run + 1)])
+            for wall, verdict in results:
                 rows.append((wall, verdict["total_s"], stage(verdict, "build")["details"]["compile_s"],
                              stage_seconds(verdict, VERIFY_STAGES), stage_seconds(verdict, ("timing",)),
                              *(stage_seconds(verdict, (name,)) for name in ("sandbox", "correctness", "recheck", "release"))))
@@ -94,11 +107,9 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
         return None if value is None else value / 1000
 
     with tempfile.TemporaryDirectory() as directory:
-        for task in ("vector_add", "relu", "softmax", "matmul"):
-            evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, 0)])  # warm caches
+        for task, results in new_candidate_verdicts(directory, runs):
             rows = []
-            for run in range(runs):
-                _, (verdict,) = evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, run + 1)])
+            for _, verdict in results:
                 if saved:
                     saved.write(json.dumps({"label": label, "task": task, "verdict": verdict}) + "\n")
                 timing = stage(verdict, "timing")["details"]

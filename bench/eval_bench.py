@@ -24,10 +24,10 @@ HONEST = ROOT / "tests" / "kernels" / "honest"
 TASKS = ["vector_add", "relu", "gelu", "softmax", "layernorm", "rmsnorm", "row_sum", "transpose", "matmul"]
 
 
-def evaluate(task, kernel, cache_dir, extra=()):
+def evaluate(task, kernel, cache_dir, extra=(), ksmith=KSMITH):
     env = dict(os.environ, KSMITH_CACHE_DIR=str(cache_dir))
     start = time.perf_counter()
-    out = subprocess.run([str(KSMITH), "eval", "--quiet", "--json", "--task", task, *extra, str(kernel)],
+    out = subprocess.run([str(ksmith), "eval", "--quiet", "--json", "--task", task, *extra, str(kernel)],
                          capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - start
     verdict = json.loads(out.stdout)
@@ -94,7 +94,6 @@ def level1_tasks():
 
 def suite(runs=int(os.environ.get("RUNS", "3"))):
     """The cached verdict of every level-1 task's seed kernel, side by side for each build."""
-    global KSMITH
     builds = [pair.split("=", 1) for pair in os.environ.get("KSMITHS", f"this={KSMITH}").split(",")]
     home_cache = pathlib.Path(tempfile.mkdtemp(prefix="ksmith-bench-suite-"))
     tasks = level1_tasks()
@@ -107,10 +106,10 @@ def suite(runs=int(os.environ.get("RUNS", "3"))):
         task = folder.name
         cells, shares = [], []
         for label, path in builds:
-            KSMITH = pathlib.Path(path)
-            evaluate(str(folder), folder / "seed_cpu.cc", home_cache)  # builds the kernels once
             try:
-                verdicts = [evaluate(str(folder), folder / "seed_cpu.cc", home_cache)[1] for _ in range(runs)]
+                evaluate(str(folder), folder / "seed_cpu.cc", home_cache, ksmith=path)  # builds the kernels once
+                verdicts = [evaluate(str(folder), folder / "seed_cpu.cc", home_cache, ksmith=path)[1]
+                            for _ in range(runs)]
             except SystemExit as failure:  # a verdict that did not pass: say so, go on
                 cells.append("failed")
                 shares.append(str(failure)[:80])

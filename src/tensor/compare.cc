@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "core/target_clones.h"
+
 namespace ksmith {
 namespace {
 
@@ -21,10 +23,12 @@ struct Bounds {
   double magnitude_term = 0;  // kMagnitudeFactor * epsilon, or 0 without magnitudes
 };
 
-// An element's error over its bound; both values finite.
+// An element's error over its bound; both values finite. The quotient is computed whatever the
+// bound and then selected, so that the lanes calling it vectorize without a branch.
 template <typename Reference>
-inline __attribute__((always_inline)) double FiniteRatio(float value, Reference expected, const Bounds& bounds, const double* magnitude,
-                          size_t i, double* error_out, bool* over_out) {
+inline __attribute__((always_inline)) double FiniteRatio(float value, Reference expected, const Bounds& bounds,
+                                                         const double* magnitude, size_t i, double* error_out,
+                                                         bool* over_out) {
   const double error = std::fabs(static_cast<double>(value) - expected);
   const double bound = bounds.elem_bound * (std::fabs(static_cast<double>(expected)) + bounds.ref_rms) +
                        (magnitude ? bounds.magnitude_term * std::fabs(magnitude[i]) : 0.0);
@@ -79,15 +83,9 @@ void CompareElementwise(const float* got, const Reference* ref, size_t count, co
 // The same judgement where every element is finite on both sides (checked before): lanes of
 // partial sums and, per chunk, the largest ratio, so that the compiler vectorizes it; the
 // worst element is then found again in its chunk (the first with the largest ratio, as above).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KSMITH_WITH_AVX2_CLONE __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define KSMITH_WITH_AVX2_CLONE
-#endif
-
 template <typename Reference>
 KSMITH_WITH_AVX2_CLONE void CompareFinite(const float* got, const Reference* ref, size_t count, const Bounds& bounds,
-                   const double* magnitude, Comparison& result, double& error_square_sum) {
+                                          const double* magnitude, Comparison& result, double& error_square_sum) {
   double squares[kLanes] = {};
   size_t over[kLanes] = {};
   double worst_ratio = -1;

@@ -2,8 +2,9 @@
 // (tensor/random.cc) and on the GPU (cuda_worker/gpu_kernels.cu): Box-Muller in float with
 // polynomial log, sine and cosine, every operation either exact or a single IEEE rounding (an
 // explicit fma, a product, a quotient, a square root), so no math library and no compiler's
-// choice of contraction can make the two disagree. Why not libm: glibc's double log and sincos
-// cost about 40 ns a pair and were half of a cpu verdict's correctness stage; these vectorize.
+// choice of contraction can make the two disagree. Why not libm: the double Box-Muller with
+// glibc's log and sincos was 42% of a cpu correctness run's samples under perf (sincos 20%, log
+// 9%; docs/benchmarks.md); these polynomials vectorize.
 //
 // Every product here is rounded on its own (MulRn) and every sum of a product is an explicit fma.
 // Host files that include this header must be compiled with -ffp-contract=off, since GCC may

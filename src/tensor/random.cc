@@ -1,5 +1,6 @@
 #include "tensor/random.h"
 
+#include "core/target_clones.h"
 #include "tensor/normal_sample.h"
 
 #include <cmath>
@@ -21,12 +22,8 @@ uint64_t SplitMix64(uint64_t x) {
 }
 
 // Normal values: one counter hash per element, Box-Muller in float (tensor/normal_sample.h, which
-// the GPU's generator shares, so both give the same bits). Built twice on x86-64, once for CPUs
-// with AVX2 and FMA, where the loop vectorizes and fma is one instruction, and once for any.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-void FillNormal(float* data, size_t begin, size_t end, float scale, uint64_t seed, uint64_t stream) {
+// the GPU's generator shares, so both give the same bits).
+KSMITH_WITH_AVX2_CLONE void FillNormal(float* data, size_t begin, size_t end, float scale, uint64_t seed, uint64_t stream) {
   const uint64_t stream_key = SplitMix64(seed ^ SplitMix64(stream));
   for (size_t i = begin; i < end; ++i) {
     const float value = normal_sample::StandardNormalFromBits(SplitMix64(stream_key + i));
