@@ -95,8 +95,8 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
     VERDICTS names a JSON-lines file that gets every verdict measured (for a later look)."""
     label = os.environ.get("LABEL", pathlib.Path(KSMITH).parent.parent.name)
     print(f"## Where a verdict's time goes ({label}: {KSMITH}; median of {runs}, trusted builds cached)\n")
-    columns = ["total", "build", "compile", "correctness", "cand. request", "ref. wait", "inputs wait",
-               "arena prep", "snapshot", "host check", "download", "idle", "timing", "final check",
+    columns = ["total", "build", "compile", "correctness", "cand. request", "ref. wait", "case wait",
+               "arena prep", "snapshot", "host check", "check wait", "download", "idle", "timing", "final check",
                "recheck", "close", "release"]
     print("| task | " + " | ".join(columns) + " |")
     print("|---|" + "---|" * len(columns))
@@ -118,10 +118,13 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
                              stage_seconds(verdict, ("correctness",)),
                              counter(verdict, "correctness", "evaluator_ms", "candidate_request"),
                              counter(verdict, "correctness", "evaluator_ms", "reference_wait"),
-                             counter(verdict, "correctness", "evaluator_ms", "inputs_wait"),
+                             # the wait for the next case's inputs (and, since the case feed, its answers)
+                             counter(verdict, "correctness", "evaluator_ms", "case_wait")
+                             or counter(verdict, "correctness", "evaluator_ms", "inputs_wait"),
                              counter(verdict, "correctness", "evaluator_ms", "arena_prepare"),
                              counter(verdict, "correctness", "evaluator_ms", "snapshot"),
                              counter(verdict, "correctness", "evaluator_ms", "check"),
+                             counter(verdict, "correctness", "evaluator_ms", "check_wait"),
                              counter(verdict, "correctness", "worker_phase_ms", "download"),
                              stage_seconds(verdict, ("idle_check",)), stage_seconds(verdict, ("timing",)),
                              timing.get("final_check_s"), stage_seconds(verdict, ("recheck",)),

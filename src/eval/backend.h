@@ -50,6 +50,10 @@ struct TrustedBuild {
 class VerificationSession {
  public:
   virtual ~VerificationSession() = default;
+  /// (optional) The task's trusted kernels are built, while the candidate may still compile:
+  /// work that does not depend on the candidate (its inputs, the reference's answers) can start.
+  /// Called at most once, before Run.
+  virtual void TrustedReady(const TrustedBuild& trusted) { (void)trusted; }
   /// Runs every stage in order into the verdict the session was opened with; sets the status
   /// (passed when all stages pass). Never throws for anything the candidate does.
   virtual void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) = 0;

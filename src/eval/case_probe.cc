@@ -72,7 +72,7 @@ InputProbe ProbeInput(const Task& task, KernelEntry reference, const PreparedCas
     }
     offset += slot.bytes;
   }
-  redrawn.expected = RunReference(task, reference, redrawn, false);
+  redrawn.expected = RunReference(task, reference, redrawn, InputVariant::kAsGiven);
   InputProbe result;
   for (size_t output = 0; output < task.outputs.size(); ++output) {
     const DType dtype = task.outputs[output].dtype;

@@ -116,12 +116,68 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
   return prepared;
 }
 
-// Runs `reference` on a copy of `inputs` (trusted code still cannot change what a result is
-// compared against), optionally on their absolute values.
+std::string VariantInputs(const CaseLayout& layout, const std::string& inputs, InputVariant variant) {
+  std::string result = inputs;
+  if (variant == InputVariant::kAsGiven) return result;
+  size_t offset = 0;
+  uint64_t index = 0;  // over every input element, so that the signs differ between tensors too
+  for (const auto& slot : layout.tensors) {
+    if (slot.output) continue;
+    char* data = result.data() + offset;
+    offset += slot.bytes;
+    if (variant == InputVariant::kAbsolute) {
+      MakeAbsolute(slot.dtype, data, slot.Elements());
+      continue;
+    }
+    // Only fp32 inputs: a 16-bit input cannot move by d, and integers (indices) must not move.
+    if (slot.dtype != DType::kFloat32) {
+      index += static_cast<uint64_t>(slot.Elements());
+      continue;
+    }
+    auto* values = reinterpret_cast<float*>(data);
+    for (size_t i = 0; i < slot.Elements(); ++i, ++index) {
+      const bool up = variant == InputVariant::kNudgedAlternating ? index % 2 == 0 : (MixCounter(0x4e0d6e, index, 0) & 1) != 0;
+      float value;
+      std::memcpy(&value, &values[i], sizeof(value));
+      value = static_cast<float>(static_cast<double>(value) * (up ? 1 + kInputNudge : 1 - kInputNudge));
+      std::memcpy(&values[i], &value, sizeof(value));
+    }
+  }
+  return result;
+}
+
+void FoldMagnitude(InputVariant variant, const std::vector<std::vector<double>>& expected,
+                   const std::vector<std::vector<double>>& answer, std::vector<std::vector<double>>& magnitude) {
+  if (magnitude.size() < answer.size()) magnitude.resize(answer.size());
+  for (size_t output = 0; output < answer.size(); ++output) {
+    auto& folded = magnitude[output];
+    folded.resize(answer[output].size(), 0.0);
+    for (size_t i = 0; i < answer[output].size(); ++i) {
+      const double size = variant == InputVariant::kAbsolute
+                              ? std::abs(answer[output][i])
+                              : std::abs(answer[output][i] - expected.at(output).at(i)) / kInputNudge;
+      // NaN (the answer is undefined) adds nothing: the comparison judges such elements itself.
+      if (size > folded[i]) folded[i] = size;
+    }
+  }
+}
+
+bool WantsMagnitude(const Task& task, const PreparedCase& prepared) {
+  size_t output_elements = 0;
+  for (const auto& slot : prepared.layout.tensors) output_elements += slot.output ? slot.Elements() : 0;
+  // Only small outputs need it: on a large one, rms(ref) already gives a sum that happens to
+  // cancel the typical size of the row sums as its scale, and more reference runs would
+  // multiply the cost of the largest cases.
+  return output_elements <= static_cast<size_t>(kMagnitudeMaxElements) &&
+         task.Accumulation(CaseShape(task, prepared.layout)) > 1;
+}
+
+// Runs `reference` on a copy of the inputs (trusted code still cannot change what a result is
+// compared against), transformed as `variant` says.
 std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference,
-                                              const PreparedCase& prepared, bool absolute) {
+                                              const PreparedCase& prepared, InputVariant variant) {
   std::vector<void*> pointers(task.bindings.size(), nullptr);
-  std::string inputs = prepared.inputs;
+  std::string inputs = VariantInputs(prepared.layout, prepared.inputs, variant);
   std::vector<std::vector<double>> outputs;
   size_t offset = 0;
   for (const auto& slot : prepared.layout.tensors) {
@@ -129,7 +185,6 @@ std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry refe
       auto& output = outputs.emplace_back(slot.Elements());
       pointers[slot.parameter] = output.data();
     } else {
-      if (absolute) MakeAbsolute(slot.dtype, inputs.data() + offset, slot.Elements());
       pointers[slot.parameter] = inputs.data() + offset;
       offset += slot.bytes;
     }
@@ -224,15 +279,11 @@ Comparison JudgeOutput(const Task& task, const PreparedCase& prepared, size_t ou
 }
 
 void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared) {
-  prepared.expected = RunReference(task, reference, prepared, false);
+  prepared.expected = RunReference(task, reference, prepared, InputVariant::kAsGiven);
   prepared.magnitude.clear();
-  // Only small outputs need it: on a large one, rms(ref) already gives a sum that happens to
-  // cancel the typical size of the row sums as its scale, and a second reference run would
-  // double the cost of the largest cases.
-  size_t output_elements = 0;
-  for (const auto& output : prepared.expected) output_elements += output.size();
-  if (output_elements <= kMagnitudeMaxElements && task.Accumulation(CaseShape(task, prepared.layout)) > 1) {
-    prepared.magnitude = RunReference(task, reference, prepared, true);
+  if (!WantsMagnitude(task, prepared)) return;
+  for (const InputVariant variant : kMagnitudeVariants) {
+    FoldMagnitude(variant, prepared.expected, RunReference(task, reference, prepared, variant), prepared.magnitude);
   }
 }
 
@@ -246,7 +297,7 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
     return check;
   }
   const size_t guard = prepared.layout.guard_bytes;
-  const double input_rms = InputRms(prepared);
+  const double input_rms = prepared.input_rms ? *prepared.input_rms : InputRms(prepared);
   size_t offset = 0;
   size_t input_offset = 0;
   size_t output_index = 0;

@@ -45,6 +45,8 @@ struct PreparedCase {
   /// sum |terms|, the scale an honest fp32 sum's rounding error follows when the sum cancels.
   /// Empty for tasks without accumulation and for outputs over 65536 elements.
   std::vector<std::vector<double>> magnitude;
+  /// InputRms, when it was computed ahead (by the case feed); CheckSnapshot computes it otherwise.
+  std::optional<double> input_rms;
 };
 
 /// Where each tensor of `shape` goes; no data.
@@ -53,13 +55,41 @@ CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_byt
 /// Generates the inputs of `spec`. `guard_bytes` pads every tensor on both sides.
 PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes);
 
-/// Runs the trusted reference on the case's inputs (in this process), and for tasks that
-/// accumulate, once more on their absolute values (PreparedCase::magnitude).
+/// The inputs the reference also runs on, to learn how exactly an honest fp32 kernel can meet
+/// each output element (PreparedCase::magnitude).
+enum class InputVariant {
+  kAsGiven,
+  kAbsolute,            // every element's sign cleared: sum |terms| where a sum cancels
+  kNudgedAlternating,   // fp32 inputs times 1 + d and 1 - d, alternating by index
+  kNudgedScattered,     // the same with signs from a hash of the index
+};
+/// The variants magnitudes are computed from, in order after kAsGiven.
+inline constexpr InputVariant kMagnitudeVariants[] = {InputVariant::kAbsolute, InputVariant::kNudgedAlternating,
+                                                      InputVariant::kNudgedScattered};
+/// The relative nudge d: two fp32 roundings, the size of what an honest kernel's own rounding
+/// does to a quantity like (x - mean(x)).
+inline constexpr double kInputNudge = 0x1p-22;
+
+/// `inputs` (a case's input bytes in slot order) as `variant` says.
+std::string VariantInputs(const CaseLayout& layout, const std::string& inputs, InputVariant variant);
+
+/// Folds the reference's answer on `variant` into `magnitude` (per output, per element): the
+/// answer's size for kAbsolute, and for a nudge |answer - expected| / kInputNudge, the change
+/// fp32 rounding of the inputs' size can make. Where the answer hinges on a difference of
+/// nearly equal inputs (layernorm of a row of two close values), no fp32 kernel can do better.
+void FoldMagnitude(InputVariant variant, const std::vector<std::vector<double>>& expected,
+                   const std::vector<std::vector<double>>& answer, std::vector<std::vector<double>>& magnitude);
+
+/// Whether `prepared` gets magnitudes: the task accumulates and its outputs are small.
+bool WantsMagnitude(const Task& task, const PreparedCase& prepared);
+
+/// Runs the trusted reference on the case's inputs (in this process), and when WantsMagnitude,
+/// on each of kMagnitudeVariants (PreparedCase::magnitude).
 void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared);
 
-/// Runs the trusted reference on a copy of the case's inputs (or of their absolute values).
+/// Runs the trusted reference on a copy of the case's inputs as `variant` says.
 std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference,
-                                              const PreparedCase& prepared, bool absolute);
+                                              const PreparedCase& prepared, InputVariant variant);
 
 /// RMS over every input element, each read in its own dtype: the scale of the comparison's
 /// magnitude floor.

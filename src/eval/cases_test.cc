@@ -243,5 +243,121 @@ TEST_F(VectorAddCases, SnapshotOfTheWrongSizeIsMalformed) {
             std::string::npos);
 }
 
+TEST(InputVariants, NudgeFp32InputsByTheRelativeStepAndClearSigns) {
+  const Task task = LoadBuiltIn("elementwise", "vector_add");
+  const CaseSpec spec{{{"n", 6}}, Distribution::kNormal, 5, "n=6"};
+  const PreparedCase prepared = PrepareCase(task, spec, kGuard);
+  const auto* given = reinterpret_cast<const float*>(prepared.inputs.data());
+  const std::string absolute = VariantInputs(prepared.layout, prepared.inputs, InputVariant::kAbsolute);
+  const std::string nudged = VariantInputs(prepared.layout, prepared.inputs, InputVariant::kNudgedAlternating);
+  const auto* absolute_values = reinterpret_cast<const float*>(absolute.data());
+  const auto* nudged_values = reinterpret_cast<const float*>(nudged.data());
+  for (int i = 0; i < 12; ++i) {  // both inputs, 6 elements each
+    EXPECT_EQ(absolute_values[i], std::abs(given[i]));
+    const double step = (static_cast<double>(nudged_values[i]) - given[i]) / given[i];
+    EXPECT_NEAR(step, i % 2 == 0 ? kInputNudge : -kInputNudge, 0.5 * kInputNudge) << i;
+  }
+  EXPECT_EQ(VariantInputs(prepared.layout, prepared.inputs, InputVariant::kAsGiven), prepared.inputs);
+}
+
+TEST(InputVariants, MagnitudeIsTheLargestOfTheAbsoluteAnswerAndEachScaledChange) {
+  const std::vector<std::vector<double>> expected = {{1.0, -2.0, 3.0}};
+  std::vector<std::vector<double>> magnitude;
+  FoldMagnitude(InputVariant::kAbsolute, expected, {{1.5, 2.0, 3.0}}, magnitude);
+  FoldMagnitude(InputVariant::kNudgedAlternating, expected, {{1.0, -2.0 + 10 * kInputNudge, 3.0}}, magnitude);
+  FoldMagnitude(InputVariant::kNudgedScattered, expected, {{1.0 + kInputNudge, -2.0, std::nan("")}}, magnitude);
+  ASSERT_EQ(magnitude.size(), 1u);
+  EXPECT_DOUBLE_EQ(magnitude[0][0], 1.5);
+  EXPECT_NEAR(magnitude[0][1], 10.0, 1e-6);
+  EXPECT_DOUBLE_EQ(magnitude[0][2], 3.0);
+}
+
+// layernorm: x, gamma, beta, y, rows, cols.
+void ReferenceLayernorm(void* const* p, const int64_t* s) {
+  const auto* x = static_cast<const float*>(p[0]);
+  const auto* gamma = static_cast<const float*>(p[1]);
+  const auto* beta = static_cast<const float*>(p[2]);
+  auto* y = static_cast<double*>(p[3]);
+  const int64_t rows = s[4], cols = s[5];
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) mean += x[r * cols + c];
+    mean /= static_cast<double>(cols);
+    for (int64_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
+    var /= static_cast<double>(cols);
+    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = (x[r * cols + c] - mean) / std::sqrt(var + 1e-5) * gamma[c] + beta[c];
+  }
+}
+
+// What an honest fp32 kernel does (two passes, as layernorm_fast), with its inputs first
+// rounded to `keep_bits` mantissa bits (23: none lost).
+void Fp32Layernorm(void* const* p, const int64_t* s, int keep_bits) {
+  const auto* x = static_cast<const float*>(p[0]);
+  const auto* gamma = static_cast<const float*>(p[1]);
+  const auto* beta = static_cast<const float*>(p[2]);
+  auto* y = static_cast<float*>(p[3]);
+  const int64_t rows = s[4], cols = s[5];
+  auto round = [keep_bits](float value) {
+    const float scale = std::ldexp(1.0f, keep_bits - std::ilogb(value == 0 ? 1.0f : value));
+    return std::nearbyint(value * scale) / scale;
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    float mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) mean += round(x[r * cols + c]);
+    mean /= static_cast<float>(cols);
+    for (int64_t c = 0; c < cols; ++c) var += (round(x[r * cols + c]) - mean) * (round(x[r * cols + c]) - mean);
+    var /= static_cast<float>(cols);
+    const float rstd = 1.0f / std::sqrt(var + 1e-5f);
+    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = (round(x[r * cols + c]) - mean) * rstd * gamma[c] + beta[c];
+  }
+}
+
+// Rows of two values a thousand times the spread of normal inputs ("large"), each pair a few
+// thousandths apart: (x - mean) keeps only a few significant bits in fp32, in any kernel.
+PreparedCase CloseRows(const Task& task, float apart) {
+  PreparedCase prepared = PrepareCase(task, CaseSpec{{{"rows", 64}, {"cols", 2}}, Distribution::kLarge, 7, "close rows"}, kGuard);
+  auto* x = reinterpret_cast<float*>(prepared.inputs.data());
+  for (int r = 0; r < 64; ++r) {
+    x[2 * r] = 1000.1f + 0.37f * static_cast<float>(r);
+    x[2 * r + 1] = x[2 * r] + apart * static_cast<float>(1 + r % 5);
+  }
+  auto* gamma = x + 128;
+  gamma[0] = gamma[1] = -820.0f;
+  return prepared;
+}
+
+CaseCheck RunLayernorm(const Task& task, const PreparedCase& prepared, int keep_bits) {
+  GuardedArena arena(prepared.layout);
+  EXPECT_TRUE(arena.Prepare(prepared.inputs, kCanary).ok());
+  Fp32Layernorm(arena.pointers(), arena.scalars(), keep_bits);
+  return CheckSnapshot(task, prepared, arena.Snapshot(), kCanary);
+}
+
+TEST(InputVariants, AnHonestKernelPassesWhereNoFp32KernelCanMatchTheExactAnswer) {
+  const Task task = LoadBuiltIn("normalization", "layernorm");
+  PreparedCase prepared = CloseRows(task, 0.003f);
+  ComputeExpected(task, ReferenceLayernorm, prepared);
+  ASSERT_TRUE(WantsMagnitude(task, prepared));
+  const CaseCheck honest = RunLayernorm(task, prepared, 23);
+  EXPECT_EQ(honest.problem, CaseProblem::kNone) << honest.description;
+  // What the nudged inputs add is what lets it pass: without them it fails (the false rejection
+  // an H200 run met on a random shape of two columns).
+  PreparedCase absolute_only = prepared;
+  absolute_only.magnitude.clear();
+  FoldMagnitude(InputVariant::kAbsolute, prepared.expected,
+                RunReference(task, ReferenceLayernorm, prepared, InputVariant::kAbsolute), absolute_only.magnitude);
+  EXPECT_EQ(RunLayernorm(task, absolute_only, 23).problem, CaseProblem::kWrongOutput);
+}
+
+TEST(InputVariants, InputsRoundedToHalfPrecisionStillFailOnOrdinaryRows) {
+  const Task task = LoadBuiltIn("normalization", "layernorm");
+  for (const Distribution distribution : {Distribution::kNormal, Distribution::kLarge}) {
+    PreparedCase prepared = PrepareCase(task, CaseSpec{{{"rows", 64}, {"cols", 16}}, distribution, 11, "rows"}, kGuard);
+    ComputeExpected(task, ReferenceLayernorm, prepared);
+    EXPECT_EQ(RunLayernorm(task, prepared, 23).problem, CaseProblem::kNone);
+    EXPECT_EQ(RunLayernorm(task, prepared, 10).problem, CaseProblem::kWrongOutput);  // fp16's mantissa
+  }
+}
+
 }  // namespace
 }  // namespace ksmith

@@ -92,8 +92,9 @@ class PipelineRun {
       if (!build.valid()) build = SubmitBuild(pool_, backend_, view_, CandidateRequest(candidate_, backend_.traits()));
       session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
     }
-    if (!Audit() || Cancelled("build") || !Build(build) || Cancelled("trusted_build") || !BuildTrusted() ||
-        Cancelled("verify")) {
+    if (!Audit()) return;
+    StartTrustedBuilds(session.get());
+    if (Cancelled("build") || !Build(build) || Cancelled("trusted_build") || !BuildTrusted() || Cancelled("verify")) {
       return;
     }
     Progress("verifying the candidate");
@@ -162,17 +163,37 @@ class PipelineRun {
     return true;
   }
 
+  // The task's reference and baseline are queued beside the candidate's build; they are
+  // usually cached. Once they are there, the session may start what does not depend on the
+  // candidate while the candidate still compiles.
+  void StartTrustedBuilds(VerificationSession* session) {
+    const auto start = Clock::now();
+    auto sources = backend_.TrustedSources(view_);
+    if (!sources.ok()) {
+      trusted_error_ = sources.error().message;
+      return;
+    }
+    reference_build_ = SubmitBuild(pool_, backend_, view_, sources->first);
+    baseline_build_ = SubmitBuild(pool_, backend_, view_, sources->second);
+    if (session == nullptr) return;
+    reference_build_.wait();
+    baseline_build_.wait();
+    trusted_wait_s_ = SecondsSince(start);
+    const auto& reference = reference_build_.get();
+    const auto& baseline = baseline_build_.get();
+    if (reference.ok() && reference->compiled && baseline.ok() && baseline->compiled) {
+      session->TrustedReady({reference->shared_object, baseline->shared_object});
+    }
+  }
+
   bool BuildTrusted() {
     const auto start = Clock::now();
     auto& stage = recorder_.Stage("trusted_build");
-    auto sources = backend_.TrustedSources(view_);
-    if (!sources.ok()) return Finish(stage, VerdictStatus::kInfraError, sources.error().message);
-    auto reference = SubmitBuild(pool_, backend_, view_, sources->first);
-    auto baseline = SubmitBuild(pool_, backend_, view_, sources->second);
-    auto reference_build = reference.get();
-    auto baseline_build = baseline.get();
-    stage.seconds = SecondsSince(start);
-    for (auto* build : {&reference_build, &baseline_build}) {
+    if (!trusted_error_.empty()) return Finish(stage, VerdictStatus::kInfraError, trusted_error_);
+    const auto& reference_build = reference_build_.get();
+    const auto& baseline_build = baseline_build_.get();
+    stage.seconds = trusted_wait_s_ + SecondsSince(start);
+    for (const auto* build : {&reference_build, &baseline_build}) {
       if (!build->ok()) return Finish(stage, VerdictStatus::kInfraError, build->error().message);
       if (!(*build)->compiled) {
         stage.details.log = TrimLog((*build)->log, kMaxLogLines, kMaxLogBytes);
@@ -195,6 +216,10 @@ class PipelineRun {
   std::filesystem::path candidate_object_;
   std::shared_future<SassSummary> pending_sass_;
   TrustedBuild trusted_;
+  double trusted_wait_s_ = 0;  // waited before the candidate's build, for the session's sake
+  std::string trusted_error_;
+  std::shared_future<Result<BuildOutput>> reference_build_;
+  std::shared_future<Result<BuildOutput>> baseline_build_;
 };
 
 Verdict InternalErrorVerdict(const EvalBackend& backend, const Task& task, const CandidateSource& candidate,

@@ -27,6 +27,8 @@ class CudaSessionHolder : public VerificationSession {
                                              CudaWorkers::Start(options_));
   }
 
+  void TrustedReady(const TrustedBuild& trusted) override { session_->StartCases(trusted.reference); }
+
   void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) override {
     session_->Run(candidate, trusted.baseline, trusted.reference);
   }

@@ -22,11 +22,13 @@ using Clock = SteadyClock;
 using std::chrono::milliseconds;
 
 constexpr auto kReplySlack = milliseconds(5000);      // copies of large cases, beyond the call
-constexpr int64_t kMagnitudeMaxElements = 65536;
 constexpr uint64_t kRecheckSalt = 0xec4ec5;
 constexpr uint64_t kExtraCallsSalt = 0xca11'0001;
 constexpr int kMinExtraCalls = 64;
 constexpr int kExtraCallsRange = 448;
+// Cases prepared ahead of the candidate: every case of most tasks fits, so the reference has
+// answered them all while nvcc runs.
+constexpr size_t kCasesAheadBytes = size_t{1} << 30;
 
 std::vector<std::string> WorkerEnvironment(const EvalOptions& options) {
   // The device's own settings (which GPU) come first and win over what this process inherited.
@@ -44,19 +46,6 @@ std::vector<std::string> WorkerEnvironment(const EvalOptions& options) {
   environment.push_back("CUDA_CACHE_DISABLE=1");
   return environment;
 }
-
-// The inputs with every element's sign cleared, each in its own dtype.
-std::string AbsoluteInputs(const CaseLayout& layout, const std::string& inputs) {
-  std::string result = inputs;
-  size_t offset = 0;
-  for (const auto& slot : layout.tensors) {
-    if (slot.output) continue;
-    MakeAbsolute(slot.dtype, result.data() + offset, slot.Elements());
-    offset += slot.bytes;
-  }
-  return result;
-}
-
 
 // Adds `ms` to the running total `totals[key]`.
 void AddMilliseconds(std::map<std::string, double>& totals, const std::string& key, double ms) {
@@ -95,42 +84,61 @@ bool CudaSession::WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool t
                              running ? std::optional(CaseRefFor(task_, *running)) : std::nullopt);
 }
 
+void CudaSession::StartCases(const std::filesystem::path& reference) {
+  canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 1)) | 0x01010101u;
+  cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
+  feed_ = std::make_unique<CaseFeed>(
+      cases_,
+      [this, reference] {
+        if (!workers_.start_error.empty()) return Status(MakeError(ErrorKind::kInternal, "{}", workers_.start_error));
+        return SetupReference(reference);
+      },
+      [this](const CaseSpec& spec) { return PrepareCase(task_, spec, kCudaGuardBytes); },
+      [this](PreparedCase& prepared) {
+        // The reference shares the GPU like any verification; another candidate's timing waits.
+        GpuGate::Shared gpu_shared(options_.gpu_gate);
+        return ComputeExpected(prepared);
+      },
+      kCasesAheadBytes);
+}
+
 bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
                       const std::filesystem::path& reference) {
-  canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 1)) | 0x01010101u;
-  if (!Setup(candidate, baseline, reference) || !Correctness() || !IdleCheck()) return false;
+  if (!feed_) StartCases(reference);
+  if (!Setup(candidate, baseline) || !Correctness() || !IdleCheck()) return false;
   if (options_.time && (!Time() || !Recheck() || !PhysicalLimit())) return false;
   if (!Close()) return false;
   MarkPassed(verdict_, cases_.size());
   return true;
 }
 
-bool CudaSession::Setup(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
-                        const std::filesystem::path& reference) {
-  const auto start = Clock::now();
-  auto& stage = Stage("sandbox");
-  if (!workers_.start_error.empty()) return Finish(stage, VerdictStatus::kInfraError, workers_.start_error);
+Status CudaSession::SetupReference(const std::filesystem::path& reference) {
   const nlohmann::json limits = {{"cpu_seconds", 600}, {"file_bytes", uint64_t{64} << 20}};
   Message trusted;
   trusted.header = {{"type", "setup"}, {"reference", reference.string()}, {"sandbox", options_.sandbox},
                     {"scratch", workers_.scratch->path().string()},
                     {"readable", {reference.parent_path().string()}}, {"limits", limits}};
+  auto reply = workers_.reference->Request(trusted, "ready", kCudaSetupTimeout, "starting the reference worker");
+  if (!reply) return MakeError(ErrorKind::kInternal, "the reference worker failed: {}", workers_.reference->failure()->description);
+  if (reply->type() != "ready") {
+    return MakeError(ErrorKind::kInternal, "the GPU reference could not be loaded: {}",
+                     reply->header.value("message", std::string("?")));
+  }
+  return {};
+}
+
+bool CudaSession::Setup(const std::filesystem::path& candidate, const std::filesystem::path& baseline) {
+  const auto start = Clock::now();
+  auto& stage = Stage("sandbox");
+  if (!workers_.start_error.empty()) return Finish(stage, VerdictStatus::kInfraError, workers_.start_error);
+  const nlohmann::json limits = {{"cpu_seconds", 600}, {"file_bytes", uint64_t{64} << 20}};
   Message setup;
   setup.header = {{"type", "setup"}, {"candidate", candidate.string()}, {"baseline", baseline.string()},
                   {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
                   {"readable", {candidate.parent_path().string(), baseline.parent_path().string()}},
                   {"limits", limits}};
-  auto trusted_reply = std::async(std::launch::async, [&] {
-    return workers_.reference->Request(trusted, "ready", kCudaSetupTimeout, "starting the reference worker");
-  });
   auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
-  auto reference_reply = trusted_reply.get();
   stage.seconds = SecondsSince(start);
-  if (!reference_reply) return WorkerFailed(stage, *workers_.reference, true);
-  if (reference_reply->type() != "ready") {
-    return Finish(stage, VerdictStatus::kInfraError,
-                  "the GPU reference could not be loaded: " + reference_reply->header.value("message", std::string("?")));
-  }
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
   if (reply->header.contains("protections")) {
     stage.details.protections = Protections::FromJson(reply->header["protections"]);
@@ -175,23 +183,29 @@ GuardedArena* CudaSession::ArenaFor(StageRecord& stage, WorkerProcess& worker, A
   return shared.arena.get();
 }
 
-bool CudaSession::RunReference(StageRecord& stage, const CaseLayout& layout, const std::string& inputs,
-                               std::vector<std::vector<double>>& outputs) {
-  GuardedArena* arena = ArenaFor(stage, *workers_.reference, reference_arenas_, layout, true);
-  if (arena == nullptr) return false;
-  if (auto status = arena->Prepare(inputs, canary_); !status.ok()) {
-    return Finish(stage, VerdictStatus::kInfraError, status.error().message);
+Status CudaSession::RunReference(const CaseLayout& layout, const std::string& inputs,
+                                 std::vector<std::vector<double>>& outputs) {
+  WorkerProcess& worker = *workers_.reference;
+  auto worker_failed = [&worker] {
+    return MakeError(ErrorKind::kInternal, "the reference worker failed: {}", worker.failure()->description);
+  };
+  SharedArena& shared = reference_arenas_[layout.Key()];
+  if (!shared.arena) {
+    auto created = ShareArena(worker, layout, kCudaSetupTimeout);
+    if (!created.ok()) return worker.failure() ? worker_failed() : created.error();
+    if (!created->pinned) ++reference_unpinned_;
+    shared = std::move(created.value());
   }
+  GuardedArena* arena = shared.arena.get();
+  if (auto status = arena->Prepare(inputs, canary_); !status.ok()) return status.error();
   Message request;
   request.header = layout.ToJson();
   request.header["type"] = "run";
   request.header["target"] = "reference";
-  auto reply = workers_.reference->Request(request, "result", options_.call_timeout + kReplySlack,
-                                           "running the GPU reference");
-  if (!reply) return WorkerFailed(stage, *workers_.reference, true);
+  auto reply = worker.Request(request, "result", options_.call_timeout + kReplySlack, "running the GPU reference");
+  if (!reply) return worker_failed();
   if (reply->type() != "result") {
-    return Finish(stage, VerdictStatus::kInfraError,
-                  "the GPU reference failed: " + reply->header.value("message", std::string("?")));
+    return MakeError(ErrorKind::kInternal, "the GPU reference failed: {}", reply->header.value("message", std::string("?")));
   }
   outputs.clear();
   for (const auto& slot : layout.tensors) {
@@ -199,30 +213,22 @@ bool CudaSession::RunReference(StageRecord& stage, const CaseLayout& layout, con
     const auto* values = static_cast<const double*>(arena->pointers()[slot.parameter]);
     outputs.emplace_back(values, values + slot.bytes / sizeof(double));
   }
-  return true;
+  return {};
 }
 
-bool CudaSession::ComputeExpected(StageRecord& stage, PreparedCase& prepared) {
+Status CudaSession::ComputeExpected(PreparedCase& prepared) {
   const CaseLayout layout = ReferenceLayout(prepared.layout);
-  if (!RunReference(stage, layout, prepared.inputs, prepared.expected)) return false;
+  if (Status ran = RunReference(layout, prepared.inputs, prepared.expected); !ran.ok()) return ran;
   prepared.magnitude.clear();
-  const DimValues shape = [&] {
-    DimValues values;
-    for (size_t i = 0; i < task_.dims.size(); ++i) {
-      for (size_t p = 0; p < task_.bindings.size(); ++p) {
-        if (task_.bindings[p].role == ParameterRole::kDim && task_.bindings[p].index == i) {
-          values[task_.dims[i]] = prepared.layout.scalars[p];
-        }
-      }
+  if (!WantsMagnitude(task_, prepared)) return {};
+  std::vector<std::vector<double>> answer;
+  for (const InputVariant variant : kMagnitudeVariants) {
+    if (Status ran = RunReference(layout, VariantInputs(prepared.layout, prepared.inputs, variant), answer); !ran.ok()) {
+      return ran;
     }
-    return values;
-  }();
-  bool small = true;
-  for (const auto& output : prepared.expected) small = small && static_cast<int64_t>(output.size()) <= kMagnitudeMaxElements;
-  if (task_.Accumulation(shape) > 1 && small) {
-    return RunReference(stage, layout, AbsoluteInputs(prepared.layout, prepared.inputs), prepared.magnitude);
+    FoldMagnitude(variant, prepared.expected, answer, prepared.magnitude);
   }
-  return true;
+  return {};
 }
 
 bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const CaseRef& at) {
@@ -253,20 +259,23 @@ bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const Cas
   return true;
 }
 
-bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
-                          int repeat) {
+bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, int repeat,
+                           std::string& snapshot, std::string& launch, const std::function<bool()>& settle) {
   const auto preparing = Clock::now();
+  // A new layout's arena may fail in the worker: the case before is judged first, so that a
+  // verdict always names the first case that went wrong.
+  if (!candidate_arenas_.count(prepared.layout.Key()) && !settle()) return false;
   GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, prepared.layout, false);
   if (arena == nullptr) return false;
   if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
-    return Finish(stage, VerdictStatus::kInfraError, status.error().message);
+    return settle() && Finish(stage, VerdictStatus::kInfraError, status.error().message);
   }
   AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "arena_prepare", 1000 * SecondsSince(preparing));
   std::optional<GpuGate::Shared> gpu_shared(std::in_place, options_.gpu_gate);
   // The reference worker computes the answer while the candidate's worker runs the candidate.
-  std::future<bool> expected;
+  std::future<Status> expected;
   if (prepared.expected.empty()) {
-    expected = std::async(std::launch::async, [&] { return ComputeExpected(stage, prepared); });
+    expected = std::async(std::launch::async, [&] { return ComputeExpected(prepared); });
   }
   Message request;
   request.header = prepared.layout.ToJson();
@@ -277,12 +286,15 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
   const auto sent = Clock::now();
   auto reply = workers_.candidate->Request(request, "result", timeout, "running case " + spec.label);
   const auto answered = Clock::now();
-  const bool reference_ok = !expected.valid() || expected.get();
+  const Status reference = expected.valid() ? expected.get() : Status();
   RequestCounters& counters = stage.details.MutableCounters();
   AddMilliseconds(counters.evaluator_ms, "candidate_request", 1000 * std::chrono::duration<double>(answered - sent).count());
   AddMilliseconds(counters.evaluator_ms, "reference_wait", 1000 * SecondsSince(answered));
   gpu_shared.reset();  // the rest happens on the host
-  if (!reference_ok) return false;
+  const auto settling = Clock::now();
+  if (!settle()) return false;
+  AddMilliseconds(counters.evaluator_ms, "check_wait", 1000 * SecondsSince(settling));
+  if (!reference.ok()) return Finish(stage, VerdictStatus::kInfraError, reference.error().message, FailureKind::kInfrastructure);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false, &spec);
   if (!JudgeReply(stage, *reply, CaseRefFor(task_, spec))) return false;
   const nlohmann::json phases = reply->header.value("phase_us", nlohmann::json::object());
@@ -290,44 +302,89 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
     if (value.is_number()) AddMilliseconds(counters.worker_phase_ms, phase, value.get<double>() / 1000);
   }
   const auto judging = Clock::now();
-  arena->SnapshotInto(snapshot_);
+  arena->SnapshotInto(snapshot);
   AddMilliseconds(counters.evaluator_ms, "snapshot", 1000 * SecondsSince(judging));
-  const auto checking = Clock::now();
-  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, canary_);
-  AddMilliseconds(counters.evaluator_ms, "check", 1000 * SecondsSince(checking));
+  launch = reply->header.contains("launch_error")
+               ? " (the launch failed: " + reply->header["launch_error"].get<std::string>() + ")"
+               : "";
+  return true;
+}
+
+bool CudaSession::RecordCheck(StageRecord& stage, const CaseSpec& spec, const CaseCheck& check, bool after_timing,
+                              const std::string& launch) {
   auto& worst = stage.details.MutableCheck().worst_norm_error;
   worst = std::max(worst.value_or(0.0), check.worst_norm_error);
   if (check.problem == CaseProblem::kNone) return true;
-  const std::string launch = reply->header.contains("launch_error")
-                                 ? " (the launch failed: " + reply->header["launch_error"].get<std::string>() + ")"
-                                 : "";
   return FinishCaseProblem(recorder_, stage, task_, spec, check, after_timing, launch);
+}
+
+bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
+                          int repeat) {
+  std::string launch;
+  if (!CallCase(stage, spec, prepared, repeat, snapshot_, launch, [] { return true; })) return false;
+  const auto checking = Clock::now();
+  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, canary_);
+  AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "check", 1000 * SecondsSince(checking));
+  return RecordCheck(stage, spec, check, after_timing, launch);
 }
 
 bool CudaSession::Correctness() {
   const auto start = Clock::now();
   auto& stage = Stage("correctness");
-  cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
-  // Inputs of the next case are generated while the current one runs.
-  auto prepare = [this](size_t index) {
-    return std::async(std::launch::async, [this, index] { return PrepareCase(task_, cases_[index], kCudaGuardBytes); });
+  auto& counters = stage.details.MutableCounters();
+  // Case i is judged on a thread of its own while case i + 1 runs; its result is recorded
+  // before anything of case i + 1 is, so the verdict names the first case that went wrong.
+  struct PendingCheck {
+    CaseSpec spec;
+    PreparedCase prepared;
+    std::string snapshot;
+    std::string launch;
+    std::future<CaseCheck> check;
+    double check_ms = 0;  // written by the checking thread, read after check.get()
   };
-  std::future<PreparedCase> next = prepare(0);
-  for (size_t i = 0; i < cases_.size(); ++i) {
+  std::unique_ptr<PendingCheck> pending;
+  std::string spare_snapshot;  // the snapshot buffer not in use by the pending check
+  const auto settle = [&]() -> bool {
+    if (!pending) return true;
+    const CaseCheck check = pending->check.get();
+    AddMilliseconds(counters.evaluator_ms, "check", pending->check_ms);
+    const bool passed = RecordCheck(stage, pending->spec, check, false, pending->launch);
+    spare_snapshot = std::move(pending->snapshot);
+    pending.reset();
+    return passed;
+  };
+  bool judged = true;
+  for (size_t i = 0; i < cases_.size() && judged; ++i) {
     if (options_.progress && (i % 8 == 0 || i + 1 == cases_.size())) {
       options_.progress(fmt::format("correctness {}/{}", i + 1, cases_.size()));
     }
     const auto waiting = Clock::now();
-    PreparedCase prepared = next.get();
-    AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "inputs_wait", 1000 * SecondsSince(waiting));
-    if (i + 1 < cases_.size()) next = prepare(i + 1);
-    if (!RunCase(stage, cases_[i], prepared, false)) {
-      if (next.valid()) next.wait();
-      stage.seconds = SecondsSince(start);
-      return false;
+    auto prepared = feed_->Next();
+    AddMilliseconds(counters.evaluator_ms, "case_wait", 1000 * SecondsSince(waiting));
+    if (!prepared.ok()) {
+      judged = settle() && Finish(stage, VerdictStatus::kInfraError, prepared.error().message, FailureKind::kInfrastructure);
+      break;
     }
+    auto next = std::make_unique<PendingCheck>();
+    next->spec = cases_[i];
+    next->prepared = std::move(prepared.value());
+    next->snapshot = std::move(spare_snapshot);
+    judged = CallCase(stage, next->spec, next->prepared, 0, next->snapshot, next->launch, settle);
+    if (!judged) break;
+    PendingCheck* judging = next.get();
+    next->check = std::async(std::launch::async, [this, judging] {
+      const auto checking = Clock::now();
+      CaseCheck check = CheckSnapshot(task_, judging->prepared, judging->snapshot, canary_);
+      judging->check_ms = 1000 * SecondsSince(checking);
+      return check;
+    });
+    pending = std::move(next);
   }
+  if (judged) judged = settle();
+  feed_.reset();  // done with the reference worker: the stages after this one use it directly
   stage.seconds = SecondsSince(start);
+  if (!judged) return false;
+  if (reference_unpinned_ > 0) counters.unpinned_arenas = counters.unpinned_arenas.value_or(0) + reference_unpinned_;
   stage.details.MutableCheck().cases = static_cast<int64_t>(cases_.size());
   stage.details.summary = fmt::format(
       "{} cases ({} GPU shapes x {} distributions, random shapes, the bench shape), checked against the GPU "
@@ -394,8 +451,10 @@ bool CudaSession::Recheck() {
 bool CudaSession::Close() {
   auto& stage = Stage("close");
   const auto start = Clock::now();
-  const bool reference_closed = workers_.reference->Close(kCudaSetupTimeout);
+  // Each exit releases a CUDA context: both at once.
+  auto reference_closing = std::async(std::launch::async, [this] { return workers_.reference->Close(kCudaSetupTimeout); });
   const bool closed = workers_.candidate->Close(kCudaSetupTimeout);
+  const bool reference_closed = reference_closing.get();
   stage.seconds = SecondsSince(start);
   if (!closed) return WorkerFailed(stage, *workers_.candidate, false);
   if (!reference_closed) return WorkerFailed(stage, *workers_.reference, true);

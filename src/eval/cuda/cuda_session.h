@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include "backend/cuda/gpu_facts.h"
 #include "core/files.h"
+#include "eval/case_feed.h"
 #include "eval/cases.h"
 #include "eval/eval_options.h"
 #include "eval/verdict.h"
@@ -53,6 +55,11 @@ class CudaSession {
       : task_(task), options_(options), gpu_future_(std::move(gpu)), verdict_(verdict),
         secret_seed_(secret_seed), workers_(std::move(workers)) {}
 
+  /// Starts preparing the correctness cases: inputs, and the answers of the reference (the
+  /// built reference.cu) on the reference worker. Nothing of it depends on the candidate, so it
+  /// runs while the candidate compiles. Run starts it if this was not called.
+  void StartCases(const std::filesystem::path& reference);
+
   /// Runs every stage; sets the verdict's status (passed when all pass). cuda_timing_stage.cc
   /// holds the timing stages.
   bool Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
@@ -68,15 +75,24 @@ class CudaSession {
   }
   /// `running`: the case the failed request ran.
   bool WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool trusted, const CaseSpec* running = nullptr);
-  bool Setup(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
-             const std::filesystem::path& reference);
+  bool Setup(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
   GuardedArena* ArenaFor(StageRecord& stage, WorkerProcess& worker, ArenaMap& arenas,
                          const CaseLayout& layout, bool trusted);
-  /// Fills prepared.expected (and .magnitude) from the reference worker.
-  bool ComputeExpected(StageRecord& stage, PreparedCase& prepared);
-  bool RunReference(StageRecord& stage, const CaseLayout& layout, const std::string& inputs,
-                    std::vector<std::vector<double>>& outputs);
-  /// Runs the candidate on one case and judges it. `repeat` extra calls come first.
+  /// Loads the reference into its worker. Errors here and below are the evaluator's.
+  Status SetupReference(const std::filesystem::path& reference);
+  /// Fills prepared.expected (and .magnitude) from the reference worker. Used by the feed's
+  /// thread during correctness and by the stages after it, never by both at once.
+  Status ComputeExpected(PreparedCase& prepared);
+  Status RunReference(const CaseLayout& layout, const std::string& inputs, std::vector<std::vector<double>>& outputs);
+  /// Runs the candidate on one case (`repeat` extra calls first) and copies the case's memory
+  /// into `snapshot` for judging; `launch` gets what a failed launch said. `settle` records the
+  /// judgement of the case before, and is called before anything of this case is recorded.
+  bool CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, int repeat,
+                std::string& snapshot, std::string& launch, const std::function<bool()>& settle);
+  /// Records a case's judgement; false (the stage finished) when it went wrong.
+  bool RecordCheck(StageRecord& stage, const CaseSpec& spec, const CaseCheck& check, bool after_timing,
+                   const std::string& launch);
+  /// Runs the candidate on one case and judges it at once. `repeat` extra calls come first.
   bool RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
                int repeat = 0);
   /// Fails the stage for a CUDA error, a worker error, or GPU work the candidate was not allowed.
@@ -102,7 +118,9 @@ class CudaSession {
   ArenaMap candidate_arenas_;
   ArenaMap reference_arenas_;
   std::vector<CaseSpec> cases_;
-  std::optional<PreparedCase> bench_prepared_;
+  int reference_unpinned_ = 0;  // the reference's arenas that could not be page-locked
+  // Last: it stops (and stops using the reference worker and its arenas) before they go.
+  std::unique_ptr<CaseFeed> feed_;
 };
 
 }  // namespace ksmith

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "core/clock.h"
 #include "eval/cuda/cuda_session.h"
@@ -52,8 +53,9 @@ bool CudaSession::Time() {
     if (gpu_) verdict_.provenance["gpu_facts"] = gpu_->ToJson();
   }
   if (options_.progress) options_.progress("timing against the baseline on the GPU");
-  // Nothing else of this process runs on the GPU while a candidate is timed.
-  GpuGate::Exclusive gpu_alone(options_.gpu_gate);
+  // Nothing else of this process runs on the GPU while a candidate is timed; the check of what
+  // timing left behind shares it again, so that other verdicts' work goes on meanwhile.
+  std::optional<GpuGate::Exclusive> gpu_alone(std::in_place, options_.gpu_gate);
   const CaseSpec& bench = cases_.back();
   const CaseLayout layout = MakeLayout(task_, bench.shape, kCudaGuardBytes);
   GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, layout, false);
@@ -77,6 +79,7 @@ bool CudaSession::Time() {
   request.header["config"] = config;
   const auto timeout = milliseconds(static_cast<int64_t>(budget_s * 1000)) + options_.call_timeout * 4 + kCudaSetupTimeout;
   auto reply = workers_.candidate->Request(request, "timed", timeout, "timing on the GPU");
+  gpu_alone.reset();
   stage.seconds = SecondsSince(start);
   const CaseRef timed_case{.label = "the bench shape while timed", .shape = task_.FormatShape(bench.shape)};
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
@@ -96,7 +99,12 @@ bool CudaSession::Time() {
   PreparedCase last;
   last.layout = layout;
   last.inputs = InputsOf(*arena, layout);
-  if (!ComputeExpected(stage, last)) return false;
+  std::optional<GpuGate::Shared> gpu_shared(std::in_place, options_.gpu_gate);
+  Status answered = ComputeExpected(last);
+  gpu_shared.reset();
+  if (!answered.ok()) {
+    return Finish(stage, VerdictStatus::kInfraError, answered.error().message, FailureKind::kInfrastructure);
+  }
   arena->SnapshotInto(snapshot_);
   const CaseCheck check = CheckSnapshot(task_, last, snapshot_, canary_);
   facts.final_check_s = SecondsSince(start) - stage.seconds;

@@ -1,0 +1,108 @@
+// The feed of prepared cases: order, the bound on what it holds ahead, and how it stops.
+#include "eval/case_feed.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace ksmith {
+namespace {
+
+std::vector<CaseSpec> Specs(int count) {
+  std::vector<CaseSpec> specs;
+  for (int i = 0; i < count; ++i) specs.push_back(CaseSpec{{}, Distribution::kNormal, static_cast<uint64_t>(i), "case " + std::to_string(i)});
+  return specs;
+}
+
+// A case whose inputs are `bytes` long and name the seed it came from.
+PreparedCase Inputs(const CaseSpec& spec, size_t bytes) {
+  PreparedCase prepared;
+  prepared.inputs.assign(bytes, static_cast<char>('a' + spec.seed));
+  return prepared;
+}
+
+Status Double(PreparedCase& prepared) {
+  prepared.expected = {std::vector<double>(prepared.inputs.size() / sizeof(double), 2.0)};
+  return {};
+}
+
+TEST(CaseFeed, GivesEveryCaseInOrderWithItsAnswer) {
+  CaseFeed feed(Specs(5), nullptr, [](const CaseSpec& spec) { return Inputs(spec, 64); }, Double, 1 << 20);
+  for (int i = 0; i < 5; ++i) {
+    auto next = feed.Next();
+    ASSERT_TRUE(next.ok()) << next.error().message;
+    EXPECT_EQ(next->inputs.front(), 'a' + i);
+    ASSERT_EQ(next->expected.size(), 1u);
+    EXPECT_EQ(next->expected[0].size(), 8u);
+    EXPECT_EQ(PreparedBytes(*next), 64u + 8 * sizeof(double));
+    EXPECT_TRUE(next->input_rms.has_value());  // computed ahead, not while the candidate is judged
+  }
+  EXPECT_THROW((void)feed.Next(), std::logic_error);
+}
+
+TEST(CaseFeed, HoldsNoMoreThanItsBoundPlusOneCaseAhead) {
+  std::atomic<int> prepared{0};
+  // Each case holds 128 + 128 bytes; a bound of 600 lets three be ready before the taker comes.
+  CaseFeed feed(Specs(10), nullptr,
+                [&](const CaseSpec& spec) {
+                  ++prepared;
+                  return Inputs(spec, 128);
+                },
+                Double, 600);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(prepared.load(), 3);
+  ASSERT_TRUE(feed.Next().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(prepared.load(), 4);
+  for (int i = 1; i < 10; ++i) ASSERT_TRUE(feed.Next().ok());
+  EXPECT_EQ(prepared.load(), 10);
+}
+
+TEST(CaseFeed, StopsAtTheFirstFailedAnswerAndSaysWhichCase) {
+  int answered = 0;
+  CaseFeed feed(Specs(5), nullptr, [](const CaseSpec& spec) { return Inputs(spec, 16); },
+                [&](PreparedCase& prepared) -> Status {
+                  if (++answered == 3) return MakeError(ErrorKind::kInternal, "the reference worker failed");
+                  return Double(prepared);
+                },
+                1 << 20);
+  ASSERT_TRUE(feed.Next().ok());
+  ASSERT_TRUE(feed.Next().ok());
+  auto third = feed.Next();
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.error().message, "case 2: the reference worker failed");
+  EXPECT_EQ(answered, 3);
+}
+
+TEST(CaseFeed, AFailedStartIsTheAnswerForTheFirstCase) {
+  bool prepared_any = false;
+  CaseFeed feed(Specs(2), [] { return Status(MakeError(ErrorKind::kIo, "cannot load the reference")); },
+                [&](const CaseSpec& spec) {
+                  prepared_any = true;
+                  return Inputs(spec, 8);
+                },
+                Double, 1 << 20);
+  auto first = feed.Next();
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.error().message, "cannot load the reference");
+  EXPECT_FALSE(prepared_any);
+}
+
+TEST(CaseFeed, ClosesWithCasesNeverTaken) {
+  std::atomic<int> prepared{0};
+  {
+    CaseFeed feed(Specs(100), nullptr,
+                  [&](const CaseSpec& spec) {
+                    ++prepared;
+                    return Inputs(spec, 64);
+                  },
+                  Double, 256);
+    ASSERT_TRUE(feed.Next().ok());
+  }  // a verdict that failed at its first case: the feed stops instead of preparing the rest
+  EXPECT_LT(prepared.load(), 100);
+}
+
+}  // namespace
+}  // namespace ksmith
