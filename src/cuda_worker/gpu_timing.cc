@@ -284,6 +284,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   };
 
   int rounds = 0;
+  std::string stopped_by = "rounds";  // why the loop ended, for the verdict
   std::string blocking_note;
   while (true) {
     if (auto status = regenerate(rounds); !status.ok()) return status.error();
@@ -317,7 +318,10 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     const bool settled = RelativeStandardError(times[0]) <= config.target_rse &&
                          RelativeStandardError(times[1]) <= config.target_rse;
     if (rounds >= config.max_rounds) break;
-    if (rounds >= config.min_rounds && (settled || spent_s >= config.budget_s)) break;
+    if (rounds >= config.min_rounds && (settled || spent_s >= config.budget_s)) {
+      stopped_by = settled ? "interval" : "budget";
+      break;
+    }
   }
 
   // The same cold samples on inputs that barely changed since the call before: an honest
@@ -371,6 +375,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
                           {"violations", streams.violations},
                           {"blocking_kernel", sampler.blocking()},
                           {"flush_bytes", config.flush_bytes},
+                          {"stopped_by", stopped_by},
                           {"elapsed_s", std::chrono::duration<double>(Clock::now() - started).count()}};
   if (!blocking_note.empty()) reply["note"] = blocking_note;
   for (const Side& side : sides) {

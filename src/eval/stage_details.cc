@@ -118,6 +118,8 @@ template <class Self, class Io>
 void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, TimingFacts> {
   io("rounds", self.rounds);
   io("shape", self.shape);
+  io("budget_s", self.budget_s);
+  io("stopped_by", self.stopped_by);
   io("mismatch", self.mismatch);
   io("attempts", self.attempts);
   io("reuse_pairs", self.reuse_pairs);
@@ -163,7 +165,7 @@ bool IsKnownKey(const std::string& key) {
       "worst_norm_error", "cases", "extra_calls", "bitwise_identical", "evaluator_ms", "worker_phase_ms",
       "unpinned_arenas",
       // timing
-      "rounds", "shape", "mismatch", "attempts", "reuse_pairs", "sets", "set_bytes", "other_load_cores", "steal_cores",
+      "rounds", "shape", "budget_s", "stopped_by", "mismatch", "attempts", "reuse_pairs", "sets", "set_bytes", "other_load_cores", "steal_cores",
       "request_overhead_us", "setup_s", "loop_s", "candidate_inner_median_us", "candidate", "baseline",
       "blocking_kernel", "l2_flush_bytes", "final_check_s",
       // physical limit, with the names version 1 used

@@ -138,6 +138,10 @@ struct SideTiming {
 struct TimingFacts {
   int64_t rounds = 0;  // rounds of the timing loop
   std::string shape;   // the bench shape
+  std::optional<double> budget_s;  // the loop's budget: it may stop sooner, never later (min rounds aside)
+  /// Why the loop stopped: "interval" (both sides' noise, or the speedup's interval, under the
+  /// target), "budget" (spent), "rounds" (the most it takes) or "mismatch" (a wrong output).
+  std::optional<std::string> stopped_by;
   std::optional<std::string> mismatch;  // a timed output that differed: "round N: ..."
   // cpu: the evaluator's outside clock over rotating input sets.
   std::optional<int64_t> attempts, sets, set_bytes;

@@ -105,7 +105,10 @@ class Driver {
       if (!TimeRound(outcome, round, set, reuse, !reuse_next[set], reuse ? Sample::kReused : Sample::kTimed)) {
         return std::nullopt;
       }
-      if (outcome.mismatch) break;
+      if (outcome.mismatch) {
+        outcome.stopped_by = "mismatch";
+        break;
+      }
       const double elapsed_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
       const size_t rounds = outcome.candidate_us.size();
       const bool enough = rounds >= settings_.min_rounds && elapsed_s >= settings_.min_time_s &&
@@ -117,7 +120,14 @@ class Driver {
                           (speedup.high - speedup.low) <= 2 * settings_.target_rse * speedup.median;
       const bool quiet = pinned || (RelativeStandardError(outcome.candidate_us) <= settings_.target_rse &&
                                     RelativeStandardError(outcome.baseline_us) <= settings_.target_rse);
-      if ((enough && quiet) || (elapsed_s >= settings_.budget_s && rounds >= settings_.min_rounds)) break;
+      if (enough && quiet) {
+        outcome.stopped_by = "interval";
+        break;
+      }
+      if (elapsed_s >= settings_.budget_s && rounds >= settings_.min_rounds) {
+        outcome.stopped_by = "budget";
+        break;
+      }
     }
     // A budget spent before enough samples on barely changed inputs: each set once more as it is,
     // then rounds that change a few elements, until there are enough.

@@ -45,6 +45,7 @@ struct TimingOutcome {
   double overhead_us = 0;                  // [us] median round trip of an empty request
   double setup_s = 0;                      // [s]
   double loop_s = 0;                       // [s]
+  std::string stopped_by = "rounds";       // TimingFacts::stopped_by
   std::vector<double> candidate_reuse_us;  // [us] on inputs that barely changed since the set's last call
   std::vector<double> baseline_reuse_us;   // [us]
   // Taken only when the samples above point to skipped work (SuspectReuse): back-to-back pairs,

@@ -119,8 +119,15 @@ TEST_F(CpuPipelineTest, TimedHonestKernelGetsASpeedupWithAnInterval) {
   const std::set<std::string> comparisons = {"faster", "slower", "tie"};
   EXPECT_TRUE(comparisons.contains(verdict.timing->comparison)) << verdict.timing->comparison;
   EXPECT_TRUE(verdict.ToJson().contains("speedup"));
-  ASSERT_NE(FindStage(verdict, "timing"), nullptr);
+  const StageRecord* timing = FindStage(verdict, "timing");
+  ASSERT_NE(timing, nullptr);
   ASSERT_NE(FindStage(verdict, "recheck"), nullptr);
+  // The budget used is reported: what it was, and whether the interval or the budget ended it.
+  ASSERT_TRUE(timing->details.timing.has_value());
+  EXPECT_EQ(timing->details.timing->budget_s, options_.timing_budget_s);
+  const std::set<std::string> reasons = {"interval", "budget"};
+  EXPECT_TRUE(reasons.contains(timing->details.timing->stopped_by.value_or("")))
+      << timing->details.timing->stopped_by.value_or("(none)");
 }
 
 TEST_F(CpuPipelineTest, EmptySourceIsACompileError) {

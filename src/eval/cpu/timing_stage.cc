@@ -182,6 +182,8 @@ bool WorkerSession::TimeAgainstBaseline() {
   facts.request_overhead_us = outcome->overhead_us;
   facts.setup_s = outcome->setup_s;
   facts.loop_s = outcome->loop_s;
+  facts.budget_s = options_.timing_budget_s;
+  facts.stopped_by = outcome->stopped_by;
   facts.rounds = static_cast<int64_t>(outcome->candidate_us.size());
   facts.shape = task_.FormatShape(task_.bench_shape);
   if (outcome->mismatch) {

@@ -139,6 +139,9 @@ bool CudaSession::Time() {
     timed.reuse_us = ReusedMedianUs(ReuseTimes{0, Microseconds(measured.value("reuse_ns", nlohmann::json::array()))});
   }
   facts.rounds = header.value("rounds", 0);
+  facts.budget_s = budget_s;
+  facts.loop_s = header.value("elapsed_s", 0.0);
+  facts.stopped_by = header.value("stopped_by", std::string("rounds"));
   facts.blocking_kernel = header.value("blocking_kernel", true);
   facts.l2_flush_bytes = header.value("flush_bytes", int64_t{0});
   if (header.contains("note") && header["note"].is_string()) stage.details.note = header["note"].get<std::string>();
