@@ -97,6 +97,8 @@ def suite(runs=int(os.environ.get("RUNS", "3"))):
     builds = [pair.split("=", 1) for pair in os.environ.get("KSMITHS", f"this={KSMITH}").split(",")]
     home_cache = pathlib.Path(tempfile.mkdtemp(prefix="ksmith-bench-suite-"))
     tasks = level1_tasks()
+    if os.environ.get("SUITE_TASKS"):  # a subset, by name
+        tasks = [folder for folder in tasks if folder.name in os.environ["SUITE_TASKS"].split()]
     labels = [label for label, _ in builds]
     print("| task | " + " | ".join(f"{label}: verdict [s]" for label in labels) +
           " | " + " | ".join(f"{label}: correctness / timing / recheck [s]" for label in labels) + " |")
