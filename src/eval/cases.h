@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "binary/shared_library.h"
+#include "core/result.h"
 #include "sandbox/layout.h"
 #include "task/task.h"
 #include "tensor/compare.h"
@@ -63,9 +65,6 @@ enum class InputVariant {
   kNudgedAlternating,   // fp32 inputs times 1 + d and 1 - d, alternating by index
   kNudgedScattered,     // the same with signs from a hash of the index
 };
-/// The variants magnitudes are computed from, in order after kAsGiven.
-inline constexpr InputVariant kMagnitudeVariants[] = {InputVariant::kAbsolute, InputVariant::kNudgedAlternating,
-                                                      InputVariant::kNudgedScattered};
 /// The relative nudge d: two fp32 roundings, the size of what an honest kernel's own rounding
 /// does to a quantity like (x - mean(x)).
 inline constexpr double kInputNudge = 0x1p-22;
@@ -83,8 +82,16 @@ void FoldMagnitude(InputVariant variant, const std::vector<std::vector<double>>&
 /// Whether `prepared` gets magnitudes: the task accumulates and its outputs are small.
 bool WantsMagnitude(const Task& task, const PreparedCase& prepared);
 
+/// Runs a reference on the given input bytes (a case's, transformed), into `answer`.
+using RunOnInputs = std::function<Status(const std::string& inputs, std::vector<std::vector<double>>& answer)>;
+/// Fills prepared.magnitude (prepared.expected must be there) through `run`: the absolute
+/// values, the alternating nudge, and the scattered nudge only when the alternating one widened
+/// some element past twice its absolute-value bound. A reference multilinear in its inputs
+/// (sums, products, matmul) never does that, so its cases pay for two extra runs, not three.
+Status ComputeMagnitude(PreparedCase& prepared, const RunOnInputs& run);
+
 /// Runs the trusted reference on the case's inputs (in this process), and when WantsMagnitude,
-/// on each of kMagnitudeVariants (PreparedCase::magnitude).
+/// on the variants ComputeMagnitude asks for (PreparedCase::magnitude).
 void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared);
 
 /// Runs the trusted reference on a copy of the case's inputs as `variant` says.

@@ -359,5 +359,27 @@ TEST(InputVariants, InputsRoundedToHalfPrecisionStillFailOnOrdinaryRows) {
   }
 }
 
+TEST(InputVariants, TheSecondNudgeRunsOnlyWhereTheFirstWidenedTheBound) {
+  auto runs_for = [](const Task& task, PreparedCase prepared, KernelEntry reference) {
+    prepared.expected = RunReference(task, reference, prepared, InputVariant::kAsGiven);
+    int runs = 0;
+    const Status computed = ComputeMagnitude(prepared, [&](const std::string& inputs, std::vector<std::vector<double>>& answer) {
+      ++runs;
+      PreparedCase variant;
+      variant.layout = prepared.layout;
+      variant.inputs = inputs;
+      answer = RunReference(task, reference, variant, InputVariant::kAsGiven);
+      return Status();
+    });
+    EXPECT_TRUE(computed.ok());
+    return runs;
+  };
+  const Task add = LoadBuiltIn("elementwise", "vector_add");
+  const PreparedCase sums = PrepareCase(add, CaseSpec{{{"n", 1000}}, Distribution::kLarge, 3, "n=1000"}, kGuard);
+  EXPECT_EQ(runs_for(add, sums, ReferenceAdd), 2) << "a sum: a nudge never exceeds the absolute-value bound";
+  const Task layernorm = LoadBuiltIn("normalization", "layernorm");
+  EXPECT_EQ(runs_for(layernorm, CloseRows(layernorm, 0.003f), ReferenceLayernorm), 3);
+}
+
 }  // namespace
 }  // namespace ksmith

@@ -221,14 +221,9 @@ Status CudaSession::ComputeExpected(PreparedCase& prepared) {
   if (Status ran = RunReference(layout, prepared.inputs, prepared.expected); !ran.ok()) return ran;
   prepared.magnitude.clear();
   if (!WantsMagnitude(task_, prepared)) return {};
-  std::vector<std::vector<double>> answer;
-  for (const InputVariant variant : kMagnitudeVariants) {
-    if (Status ran = RunReference(layout, VariantInputs(prepared.layout, prepared.inputs, variant), answer); !ran.ok()) {
-      return ran;
-    }
-    FoldMagnitude(variant, prepared.expected, answer, prepared.magnitude);
-  }
-  return {};
+  return ComputeMagnitude(prepared, [&](const std::string& inputs, std::vector<std::vector<double>>& answer) {
+    return RunReference(layout, inputs, answer);
+  });
 }
 
 bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const CaseRef& at) {
