@@ -174,6 +174,7 @@ GpuTimingConfig GpuTimingConfig::FromJson(const nlohmann::json& json) {
   config.mutation_pairs = json.value("mutation_pairs", config.mutation_pairs);
   config.distribution = json.value("distribution", config.distribution);
   config.seed = json.value("seed", config.seed);
+  config.final_seed = json.value("final_seed", config.final_seed);
   config.tolerance = json.value("tolerance", config.tolerance);
   config.scale = json.value("scale", config.scale);
   config.small_kernel_ns = json.value("small_kernel_ns", config.small_kernel_ns);
@@ -358,7 +359,18 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
 
   // A last untimed call on fresh inputs, left in place for the evaluator to check against the
   // reference: the outputs timed must be outputs of the inputs timed.
-  if (auto status = regenerate(rounds + kWarmSamples + 1); !status.ok()) return status.error();
+  if (config.final_seed == 0) {
+    if (auto status = regenerate(rounds + kWarmSamples + 1); !status.ok()) return status.error();
+  } else if (auto status = for_slots(false, [&](size_t slot, uint64_t count) -> Status {
+               KS_TRY_CUDA("input generation",
+                           LaunchRandomFill(ElementOf(layout.tensors[slot].dtype), tensor(sides[0], slot), count,
+                                            config.distribution, config.final_seed,
+                                            static_cast<uint64_t>(layout.tensors[slot].parameter), stream));
+               return {};
+             });
+             !status.ok()) {
+    return status.error();
+  }
   if (auto status = poison(sides[0]); !status.ok()) return status.error();
   candidate(sides[0].pointers.data(), bench.scalars(), stream);
   KS_TRY_CUDA("final call", cudaDeviceSynchronize());

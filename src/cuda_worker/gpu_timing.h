@@ -28,6 +28,10 @@ struct GpuTimingConfig {
   int mutation_pairs = 4;      // per input tensor per sample on barely changed inputs
   int distribution = 0;        // the inputs' (tensor/random.h's Distribution, as an index)
   uint64_t seed = 0;
+  /// Nonzero: the last, checked call runs on inputs drawn from this seed, with each tensor's
+  /// parameter index as its stream: the inputs tensor/random.h's FillRandom gives the evaluator,
+  /// which then has the reference's answer ready before timing ends.
+  uint64_t final_seed = 0;
   float tolerance = 0;         // elementwise, relative to |baseline| + scale
   float scale = 0;             // floor for the output's RMS
   double small_kernel_ns = 20'000;  // below this, warm time uses back-to-back batches
@@ -36,7 +40,8 @@ struct GpuTimingConfig {
 };
 
 /// Times `candidate` on `bench` (its device memory) and `baseline` on a private copy. Leaves
-/// the candidate's last output and the mutated inputs in `bench`'s device memory. The reply
+/// the candidate's last output and its inputs (drawn from `final_seed` when given) in `bench`'s
+/// device memory. The reply
 /// holds per-side samples [ns], clocks, warm times, mismatching rounds and stream violations.
 Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEntry baseline,
                                  cudaStream_t stream, cudaStream_t copy_stream,

@@ -23,6 +23,7 @@ using std::chrono::milliseconds;
 
 constexpr auto kReplySlack = milliseconds(5000);      // copies of large cases, beyond the call
 constexpr uint64_t kRecheckSalt = 0xec4ec5;
+constexpr uint64_t kFinalCallSalt = 0xf17a1;
 constexpr uint64_t kExtraCallsSalt = 0xca11'0001;
 constexpr int kMinExtraCalls = 64;
 constexpr int kExtraCallsRange = 448;
@@ -87,8 +88,15 @@ bool CudaSession::WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool t
 void CudaSession::StartCases(const std::filesystem::path& reference) {
   canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 1)) | 0x01010101u;
   cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
+  // After the correctness cases, the inputs of the last timed call: its answer is ready when
+  // timing ends.
+  final_case_ = cases_.back();
+  final_case_.seed = DeriveSeed(secret_seed_, kFinalCallSalt);
+  final_case_.label = "the bench shape, last timed call";
+  std::vector<CaseSpec> specs = cases_;
+  specs.push_back(final_case_);
   feed_ = std::make_unique<CaseFeed>(
-      cases_,
+      std::move(specs),
       [this, reference] {
         if (!workers_.start_error.empty()) return Status(MakeError(ErrorKind::kInternal, "{}", workers_.start_error));
         return SetupReference(reference);
@@ -106,6 +114,7 @@ bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesys
                       const std::filesystem::path& reference) {
   if (!feed_) StartCases(reference);
   if (!Setup(candidate, baseline) || !Correctness() || !IdleCheck()) return false;
+  if (!options_.time) feed_.reset();  // the last timed call's case is not needed
   if (options_.time && (!Time() || !Recheck() || !PhysicalLimit())) return false;
   if (!Close()) return false;
   MarkPassed(verdict_, cases_.size());
@@ -376,9 +385,11 @@ bool CudaSession::Correctness() {
     pending = std::move(next);
   }
   if (judged) judged = settle();
-  feed_.reset();  // done with the reference worker: the stages after this one use it directly
   stage.seconds = SecondsSince(start);
-  if (!judged) return false;
+  if (!judged) {
+    feed_.reset();
+    return false;
+  }
   if (reference_unpinned_ > 0) counters.unpinned_arenas = counters.unpinned_arenas.value_or(0) + reference_unpinned_;
   stage.details.MutableCheck().cases = static_cast<int64_t>(cases_.size());
   stage.details.summary = fmt::format(

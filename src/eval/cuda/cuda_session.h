@@ -118,8 +118,11 @@ class CudaSession {
   ArenaMap candidate_arenas_;
   ArenaMap reference_arenas_;
   std::vector<CaseSpec> cases_;
+  CaseSpec final_case_;  // the inputs of the last timed call, drawn in the worker from its seed
   int reference_unpinned_ = 0;  // the reference's arenas that could not be page-locked
-  // Last: it stops (and stops using the reference worker and its arenas) before they go.
+  // Last: it stops (and stops using the reference worker and its arenas) before they go. It
+  // lives until timing took the last timed call's case from it; the stages after use the
+  // reference worker directly.
   std::unique_ptr<CaseFeed> feed_;
 };
 

@@ -70,6 +70,7 @@ bool CudaSession::Time() {
                            {"target_rse", std::min(options_.target_rse, kGpuTargetRse)},
                            {"flush_bytes", std::max(2 * l2_bytes_, kMinFlushBytes)},
                            {"seed", DeriveSeed(secret_seed_, kTimingSalt)},
+                           {"final_seed", final_case_.seed},
                            {"distribution", static_cast<int>(bench.distribution)},
                            {"tolerance", 2 * elementwise},
                            {"scale", 0.0}};
@@ -95,15 +96,24 @@ bool CudaSession::Time() {
                   fmt::format("while timed, its output differed from the baseline's on {} elements (it "
                               "skips, caches or changes its work when called repeatedly)", mismatched));
   }
-  // The outputs left in place are those of the last, mutated inputs: check them for real.
-  PreparedCase last;
-  last.layout = layout;
-  last.inputs = InputsOf(*arena, layout);
-  std::optional<GpuGate::Shared> gpu_shared(std::in_place, options_.gpu_gate);
-  Status answered = ComputeExpected(last);
-  gpu_shared.reset();
-  if (!answered.ok()) {
-    return Finish(stage, VerdictStatus::kInfraError, answered.error().message, FailureKind::kInfrastructure);
+  // The outputs left in place are those of the last call's inputs, drawn in the worker from
+  // final_case_'s seed: the feed has the reference's answer for them. Should the inputs found
+  // differ (the device's generator and the host's disagree, or the candidate changed them), the
+  // reference answers the inputs as found, as before the feed.
+  auto answered_ahead = feed_->Next();
+  feed_.reset();
+  if (!answered_ahead.ok()) {
+    return Finish(stage, VerdictStatus::kInfraError, answered_ahead.error().message, FailureKind::kInfrastructure);
+  }
+  PreparedCase last = std::move(answered_ahead.value());
+  std::string found = InputsOf(*arena, layout);
+  if (found != last.inputs) {
+    last = PreparedCase{.layout = layout, .inputs = std::move(found)};
+    stage.details.note = "the last timed call's inputs were not the ones drawn ahead; checked against the reference on the inputs found";
+    GpuGate::Shared gpu_shared(options_.gpu_gate);
+    if (Status answered = ComputeExpected(last); !answered.ok()) {
+      return Finish(stage, VerdictStatus::kInfraError, answered.error().message, FailureKind::kInfrastructure);
+    }
   }
   arena->SnapshotInto(snapshot_);
   const CaseCheck check = CheckSnapshot(task_, last, snapshot_, canary_);
@@ -144,7 +154,10 @@ bool CudaSession::Time() {
   facts.stopped_by = header.value("stopped_by", std::string("rounds"));
   facts.blocking_kernel = header.value("blocking_kernel", true);
   facts.l2_flush_bytes = header.value("flush_bytes", int64_t{0});
-  if (header.contains("note") && header["note"].is_string()) stage.details.note = header["note"].get<std::string>();
+  if (header.contains("note") && header["note"].is_string()) {
+    const std::string worker_note = header["note"].get<std::string>();
+    stage.details.note = stage.details.note.empty() ? worker_note : worker_note + "; " + stage.details.note;
+  }
   const ReuseTimes candidate_reuse{timing.candidate_us.median,
                                    Microseconds(header["candidate"].value("reuse_ns", nlohmann::json::array()))};
   const ReuseTimes baseline_reuse{timing.baseline_us.median,
