@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <string_view>
 #include <optional>
 
 #include "core/clock.h"
@@ -32,6 +34,20 @@ std::string InputsOf(const GuardedArena& arena, const CaseLayout& layout) {
     inputs.append(static_cast<const char*>(arena.pointers()[slot.parameter]), slot.bytes);
   }
   return inputs;
+}
+
+// Whether the arena's input tensors hold exactly `inputs` (slot order), compared in place.
+bool InputsAre(const GuardedArena& arena, const CaseLayout& layout, std::string_view inputs) {
+  size_t offset = 0;
+  for (const auto& slot : layout.tensors) {
+    if (slot.output) continue;
+    if (offset + slot.bytes > inputs.size() ||
+        std::memcmp(arena.pointers()[slot.parameter], inputs.data() + offset, slot.bytes) != 0) {
+      return false;
+    }
+    offset += slot.bytes;
+  }
+  return offset == inputs.size();
 }
 
 std::vector<double> Microseconds(const nlohmann::json& nanoseconds) {
@@ -106,9 +122,8 @@ bool CudaSession::Time() {
     return Finish(stage, VerdictStatus::kInfraError, answered_ahead.error().message, FailureKind::kInfrastructure);
   }
   PreparedCase last = std::move(answered_ahead.value());
-  std::string found = InputsOf(*arena, layout);
-  if (found != last.inputs) {
-    last = PreparedCase{.layout = layout, .inputs = std::move(found)};
+  if (!InputsAre(*arena, layout, last.inputs)) {
+    last = PreparedCase{.layout = layout, .inputs = InputsOf(*arena, layout)};
     stage.details.note = "the last timed call's inputs were not the ones drawn ahead; checked against the reference on the inputs found";
     GpuGate::Shared gpu_shared(options_.gpu_gate);
     if (Status answered = ComputeExpected(last); !answered.ok()) {
