@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "cli/parse_errors.h"
 
 namespace ksmith {
 
@@ -38,7 +39,7 @@ int RunCli(int argc, char** argv) {
   } catch (const CLI::Success& success) {
     return app.exit(success);
   } catch (const CLI::ParseError& error) {
-    app.exit(error);
+    PrintError(DescribeParseError(app, error, std::vector<std::string>(argv + 1, argv + argc)));
     return kExitUsage;
   }
   for (auto& [command, handler] : handlers) {

@@ -151,5 +151,41 @@ TEST_F(CliTest, EvalRejectsOutOfRangeOptions) {
   EXPECT_EQ(RunKsmith({"eval", "-t", "vector_add", "--threads", "-1", "kernel.cpp"}).exit_code, kExitUsage);
 }
 
+// Parse errors in the one style: `ksmith: error: <what>, <where>; <what to do>`, with the
+// nearest flag or command (issue 13).
+TEST_F(CliTest, AMisspelledFlagIsNamedWithTheNearestFlag) {
+  const CliRun run = RunKsmith({"optimize", "--task", "softmax", "--max-candidate", "3"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_EQ(run.err.rfind("ksmith: error: unknown flag '--max-candidate' for `ksmith optimize`; did you mean "
+                          "--max-candidates?", 0), 0u) << Describe(run);
+  EXPECT_NE(run.err.find("See `ksmith optimize --help` for its flags"), std::string::npos) << Describe(run);
+  EXPECT_EQ(run.err.find("The following arguments"), std::string::npos) << "CLI11's raw words: " << Describe(run);
+}
+
+TEST_F(CliTest, AnUnknownCommandIsNamedWithTheNearestCommand) {
+  const CliRun run = RunKsmith({"evaluate", "kernel.cu"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_EQ(run.err.rfind("ksmith: error: unknown command 'evaluate' for `ksmith`; did you mean `ksmith eval`?", 0), 0u)
+      << Describe(run);
+  EXPECT_EQ(run.err.find("A subcommand is required"), std::string::npos) << Describe(run);
+  const CliRun nested = RunKsmith({"runs", "shw", "3"});
+  EXPECT_EQ(nested.err.rfind("ksmith: error: unknown command 'shw' for `ksmith runs`; did you mean `ksmith runs show`?", 0),
+            0u) << Describe(nested);
+}
+
+TEST_F(CliTest, NoCommandListsTheCommands) {
+  const CliRun run = RunKsmith({});
+  EXPECT_NE(run.err.find("ksmith: error: `ksmith` needs a command; run `ksmith --help`"), std::string::npos)
+      << Describe(run);
+  EXPECT_NE(run.err.find("optimize"), std::string::npos) << Describe(run);
+}
+
+TEST_F(CliTest, AValueOutOfRangeSaysWhichCommandAndWhereToLook) {
+  const CliRun run = RunKsmith({"eval", "-t", "vector_add", "--seeds", "0", "kernel.cpp"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_EQ(run.err.rfind("ksmith: error: --seeds: ", 0), 0u) << Describe(run);
+  EXPECT_NE(run.err.find(", in `ksmith eval`; run `ksmith eval --help`"), std::string::npos) << Describe(run);
+}
+
 }  // namespace
 }  // namespace ksmith
