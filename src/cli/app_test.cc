@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -185,6 +186,28 @@ TEST_F(CliTest, AValueOutOfRangeSaysWhichCommandAndWhereToLook) {
   EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
   EXPECT_EQ(run.err.rfind("ksmith: error: --seeds: ", 0), 0u) << Describe(run);
   EXPECT_NE(run.err.find(", in `ksmith eval`; run `ksmith eval --help`"), std::string::npos) << Describe(run);
+}
+
+TEST_F(CliTest, TaskColumnsStayApartForLongNames) {
+  const CliRun run = RunKsmith({"tasks"});
+  ASSERT_EQ(run.exit_code, kExitOk) << Describe(run);
+  std::istringstream lines(run.out);
+  std::string header;
+  std::getline(lines, header);
+  const size_t category = header.find("CATEGORY");
+  ASSERT_NE(category, std::string::npos) << run.out;
+  int checked = 0;
+  for (std::string line; std::getline(lines, line);) {
+    // Every row's category starts under CATEGORY, after at least two spaces.
+    ASSERT_GT(line.size(), category) << line;
+    EXPECT_NE(line[category], ' ') << line;
+    EXPECT_EQ(line.substr(category - 2, 2), "  ") << line;
+    if (line.rfind("cross_entropy_backward ", 0) == 0) {  // 22 characters
+      EXPECT_EQ(line.substr(category, 8), "backward") << line;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 1) << run.out;
 }
 
 }  // namespace

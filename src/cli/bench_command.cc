@@ -178,10 +178,10 @@ int RunBench(const BenchFlags& flags) {
   std::sort(tasks->begin(), tasks->end(),
             [](const std::string& a, const std::string& b) { return std::pair(TaskLabel(a), a) < std::pair(TaskLabel(b), b); });
   tasks->erase(std::unique(tasks->begin(), tasks->end()), tasks->end());
-  auto db = flags.db.empty() ? DefaultStorePath() : Result<std::filesystem::path>(std::filesystem::path(flags.db));
+  auto db = StorePathFromFlag(flags.db);
   if (!db.ok()) {
     PrintError(db.error().message);
-    return kExitInfra;
+    return db.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
   // Created (or migrated) here, once, rather than by the first tasks side by side.
   if (auto store = RunStore::Open(*db); !store.ok()) {

@@ -137,8 +137,11 @@ std::optional<Failure> OptimizeRun::ResolveSettings() {
 }
 
 std::optional<Failure> OptimizeRun::Prepare() {
-  auto db_path = flags_.db.empty() ? DefaultStorePath() : Result<std::filesystem::path>(std::filesystem::path(flags_.db));
-  if (!db_path.ok()) return Infra(db_path.error().message);
+  auto db_path = StorePathFromFlag(flags_.db);
+  if (!db_path.ok()) {
+    return db_path.error().kind == ErrorKind::kInvalidArgument ? Usage(db_path.error().message)
+                                                                : Infra(db_path.error().message);
+  }
   db_path_ = *db_path;
   auto store = RunStore::Open(db_path_);
   if (!store.ok()) return Infra(store.error().message);
@@ -272,8 +275,14 @@ std::optional<Failure> OptimizeRun::PrepareProvider(std::vector<RecordedCall> re
   const char* key = std::getenv(variable.c_str());
   // A local server (vLLM, llama.cpp, Ollama) needs no key; the public endpoints do.
   if ((key == nullptr || *key == '\0') && settings_.base_url.empty()) {
-    return Usage(fmt::format("{} is not set: export your key for --provider {}, or point --base-url at a local "
-                             "OpenAI-compatible server", variable, settings_.provider));
+    // A local server speaks the OpenAI protocol, so that is the way out only for --provider openai.
+    const std::string instead =
+        ProtocolOf(settings_.provider) == ChatProtocol::kAnthropic
+            ? "export your Anthropic key, or use --provider openai --base-url URL for a local OpenAI-compatible "
+              "server (vLLM, llama.cpp, Ollama), or leave out --provider to tune the seed kernel without a model"
+            : "export your key, or point --base-url at a local OpenAI-compatible server (vLLM, llama.cpp, Ollama), "
+              "or leave out --provider to tune the seed kernel without a model";
+    return Usage(fmt::format("{} is not set, for --provider {}; {}", variable, settings_.provider, instead));
   }
   if (settings_.model.empty()) {
     return Usage(fmt::format("--provider {} needs --model NAME (or [llm] model in ksmith.toml)", settings_.provider));

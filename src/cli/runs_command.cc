@@ -24,7 +24,7 @@ struct RunsFlags {
 };
 
 Result<std::unique_ptr<RunStore>> OpenStore(const std::string& db) {
-  auto path = db.empty() ? DefaultStorePath() : Result<std::filesystem::path>(std::filesystem::path(db));
+  auto path = StorePathFromFlag(db);
   if (!path.ok()) return path.error();
   std::error_code error;
   if (!std::filesystem::exists(*path, error)) {
@@ -50,7 +50,7 @@ int ListRuns(const RunsFlags& flags) {
   auto store = OpenStore(flags.db);
   if (!store.ok()) {
     PrintError(store.error().message);
-    return store.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+    return store.error().kind == ErrorKind::kNotFound || store.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
   auto runs = (*store)->ListRuns();
   if (!runs.ok()) {
@@ -78,7 +78,7 @@ int ShowRun(const RunsFlags& flags) {
   auto store = OpenStore(flags.db);
   if (!store.ok()) {
     PrintError(store.error().message);
-    return store.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+    return store.error().kind == ErrorKind::kNotFound || store.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
   auto run = (*store)->GetRun(flags.run_id);
   if (!run.ok()) {
@@ -132,7 +132,7 @@ int ExportRunCommand(const RunsFlags& flags) {
   auto store = OpenStore(flags.db);
   if (!store.ok()) {
     PrintError(store.error().message);
-    return store.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+    return store.error().kind == ErrorKind::kNotFound || store.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
   if (auto run = (*store)->GetRun(flags.run_id); !run.ok()) {
     PrintError(run.error().message);

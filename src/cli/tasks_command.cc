@@ -100,19 +100,28 @@ int ListTasks(const TasksFlags& flags) {
     return kExitInfra;
   }
   nlohmann::json list = nlohmann::json::array();
-  std::string table = fmt::format("{:<14} {:<15} {}\n", "TASK", "CATEGORY", "SIGNATURE");
+  // Columns as wide as their longest entry, so that long names (KernelBench's) keep them apart.
+  size_t name_width = 4;
+  size_t category_width = 8;
+  for (const auto& entry : *entries) {
+    name_width = std::max(name_width, entry.name.size());
+    category_width = std::max(category_width, entry.category.size());
+  }
+  std::string table = fmt::format("{:<{}}  {:<{}}  {}\n", "TASK", name_width, "CATEGORY", category_width, "SIGNATURE");
   int broken = 0;
   for (const auto& entry : *entries) {
     auto task = registry.Find(entry.directory.string());
     if (!task.ok()) {
       ++broken;
       list.push_back({{"name", entry.name}, {"error", task.error().message}});
-      table += fmt::format("{:<14} {:<15} (invalid: {})\n", entry.name, entry.category, task.error().message);
+      table += fmt::format("{:<{}}  {:<{}}  (invalid: {})\n", entry.name, name_width, entry.category, category_width,
+                           task.error().message);
       continue;
     }
     list.push_back({{"name", task->name}, {"category", task->category}, {"level", task->level},
                     {"signature", task->signature.Declaration()}});
-    table += fmt::format("{:<14} {:<15} {}\n", task->name, task->category, task->signature.Declaration());
+    table += fmt::format("{:<{}}  {:<{}}  {}\n", task->name, name_width, task->category, category_width,
+                         task->signature.Declaration());
   }
   std::fputs(flags.json ? (list.dump(2) + "\n").c_str() : table.c_str(), stdout);
   return broken > 0 ? kExitInfra : kExitOk;

@@ -515,4 +515,18 @@ Result<fs::path> DefaultStorePath() {
   return *cache / "runs.db";
 }
 
+Result<fs::path> StorePathFromFlag(const std::string& db_flag) {
+  if (db_flag.empty()) return DefaultStorePath();
+  const fs::path path(db_flag);
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--db {}: the folder {} does not exist; create it first (mkdir -p {}) or name a store in an "
+                     "existing folder",
+                     db_flag, folder.string(), folder.string());
+  }
+  return path;
+}
+
 }  // namespace ksmith

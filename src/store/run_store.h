@@ -128,4 +128,9 @@ class RunStore {
 /// The default store: $KSMITH_DB, else <cache directory>/runs.db.
 Result<std::filesystem::path> DefaultStorePath();
 
+/// The store a `--db` flag names, or DefaultStorePath() when it is empty. A path given by the
+/// user must be in a folder that exists (a typo is not silently made into folders);
+/// kInvalidArgument says which folder and what to do.
+Result<std::filesystem::path> StorePathFromFlag(const std::string& db_flag);
+
 }  // namespace ksmith

@@ -382,6 +382,24 @@ TEST_F(Optimize, ErrorsAUserMeetsFirstAreClear) {
   const CliResult no_key = RunKsmith(Flags({"--provider", "openai", "--model", "gpt-x"}), {"OPENAI_API_KEY="});
   EXPECT_EQ(no_key.exit_code, 2) << no_key.Describe();
   EXPECT_NE(no_key.err.find("OPENAI_API_KEY is not set"), std::string::npos) << no_key.err;
+  // A local server speaks the OpenAI protocol: for Anthropic the way out is another provider.
+  const CliResult no_anthropic_key =
+      RunKsmith(Flags({"--provider", "anthropic", "--model", "claude-x"}), {"ANTHROPIC_API_KEY="});
+  EXPECT_EQ(no_anthropic_key.exit_code, 2) << no_anthropic_key.Describe();
+  EXPECT_NE(no_anthropic_key.err.find("ANTHROPIC_API_KEY is not set, for --provider anthropic; export your Anthropic "
+                                      "key, or use --provider openai --base-url URL"),
+            std::string::npos)
+      << no_anthropic_key.err;
+
+  // A --db in a folder that does not exist is refused, not made into folders.
+  const std::string missing = Out("no-such-folder") + "/runs.db";
+  const CliResult bad_db = RunKsmith({"optimize", "--task", "vector_add", "--db", missing, "--json"});
+  EXPECT_EQ(bad_db.exit_code, 2) << bad_db.Describe();
+  EXPECT_NE(bad_db.err.find("ksmith: error: --db " + missing + ": the folder " + Out("no-such-folder") +
+                            " does not exist; create it first"),
+            std::string::npos)
+      << bad_db.err;
+  EXPECT_FALSE(fs::exists(Out("no-such-folder")));
 
   const CliResult no_model = RunKsmith(Flags({"--strategy", "refine"}), {"OPENAI_API_KEY="});
   EXPECT_EQ(no_model.exit_code, 2) << no_model.Describe();
