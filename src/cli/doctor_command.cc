@@ -1,4 +1,6 @@
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
@@ -10,6 +12,9 @@
 #include "cli/context.h"
 #include "core/subprocess.h"
 #include "core/strings.h"
+#include "core/files.h"
+#include "sandbox/policy.h"
+#include "sandbox/protocol.h"
 #include "sandbox/supervisor.h"
 
 namespace ksmith {
@@ -38,11 +43,42 @@ std::string ToolVersion(const std::string& tool) {
 nlohmann::json GpuJson(const Result<GpuFacts>& gpu) {
   if (!gpu.ok()) {
     const std::string& message = gpu.error().message;
-    return {{"available", false}, {"reason", message.starts_with("no ") ? message : "no GPU: " + message}};
+    // The loader's words ("libcuda.so.1: cannot open shared object file") are not the reader's.
+    std::error_code error;
+    std::string reason = message.starts_with("no ") ? message : "no GPU: " + message;
+    if (!std::filesystem::exists("/dev/nvidiactl", error)) {
+      reason = "no NVIDIA GPU here (/dev/nvidiactl is missing); --backend cuda needs one, --backend cpu runs here";
+    } else if (message.find("libcuda.so") != std::string::npos) {
+      reason = "no NVIDIA driver found (libcuda.so.1 is not installed); install the driver for --backend cuda";
+    }
+    return {{"available", false}, {"reason", reason}, {"detail", message}};
   }
   nlohmann::json json = gpu->ToJson();
   json["available"] = true;
   return json;
+}
+
+// The walls a candidate runs in on this machine: a worker applies them to itself and says which
+// took effect, as it does before loading a candidate.
+nlohmann::json SandboxJson(const std::filesystem::path& cache_directory) {
+  ScopedTempDir scratch("doctor-sandbox", cache_directory);
+  if (!scratch.ok()) return {{"error", "cannot create a scratch folder under " + cache_directory.string()}};
+  auto worker = WorkerProcess::Start({WorkerProcess::DefaultExecutable(), scratch.path(), 1, {}, nullptr});
+  if (!worker.ok()) return {{"error", worker.error().message}};
+  Message probe;
+  probe.header = {{"type", "sandbox_probe"}, {"scratch", scratch.path().string()}};
+  auto reply = (*worker)->Request(probe, "protections", std::chrono::seconds(20), "probing the sandbox");
+  (*worker)->Close(std::chrono::seconds(5));
+  if (!reply) return {{"error", "the worker failed: " + (*worker)->failure()->description}};
+  return reply->header.value("protections", nlohmann::json::object());
+}
+
+std::string SandboxText(const nlohmann::json& sandbox) {
+  if (sandbox.contains("error")) return fmt::format("sandbox      could not be probed: {}\n", sandbox["error"].get<std::string>());
+  const Protections protections = Protections::FromJson(sandbox);
+  std::string text = fmt::format("sandbox      {}\n", protections.Summary());
+  for (const auto& note : protections.notes) text += fmt::format("             {}\n", note);
+  return text;
 }
 
 std::string GpuText(const Result<GpuFacts>& gpu, const nlohmann::json& gpu_json) {
@@ -80,6 +116,7 @@ int RunDoctor(const DoctorFlags& flags) {
   json["worker"] = WorkerProcess::DefaultExecutable().string();
   const auto gpu = LoadGpuFacts(DefaultCudaWorkerExecutable(), context->cache_directory, flags.refresh);
   json["gpu"] = GpuJson(gpu);
+  json["sandbox"] = SandboxJson(context->cache_directory);
   if (flags.json) {
     std::fputs((json.dump(2) + "\n").c_str(), stdout);
     return kExitOk;
@@ -97,6 +134,7 @@ int RunDoctor(const DoctorFlags& flags) {
       machine.measured_at, machine.from_cache ? " (cached; --refresh measures again)" : "",
       context->compiler.info().version, json["compilers"]["nvcc"].get<std::string>(),
       context->cache_directory.string());
+  text += SandboxText(json["sandbox"]);
   text += GpuText(gpu, json["gpu"]);
   std::fputs(text.c_str(), stdout);
   return kExitOk;

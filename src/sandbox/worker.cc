@@ -78,6 +78,14 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
   return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}});
 }
 
+// `ksmith doctor`: the walls this machine allows, applied to this worker as for a candidate.
+// The worker can serve nothing after it (it loaded no kernel).
+Message HandleSandboxProbe(const Message& request) {
+  SandboxPolicy policy;
+  policy.scratch = request.header.value("scratch", std::string());
+  return Reply("protections", {{"protections", ApplySandbox(policy).ToJson()}});
+}
+
 struct SharedArena {
   std::unique_ptr<SharedMemory> memory;
   std::unique_ptr<GuardedArena> arena;
@@ -194,6 +202,7 @@ int RunWorker(int channel_fd) {
   return ServeRequests(
       channel_fd,
       {{"setup", [&](const Message& request) { return HandleSetup(request, kernels); }},
+       {"sandbox_probe", [&](const Message& request) { return HandleSandboxProbe(request); }},
        {"arena", [&](const Message& request) { return HandleArena(request, channel_fd, arenas); }},
        {"run", [&](const Message& request) { return HandleRun(request, kernels, arenas); }},
        {"time_setup", [&](const Message& request) { return HandleTimeSetup(request, channel_fd, kernels, timing); }},

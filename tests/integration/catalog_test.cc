@@ -73,6 +73,20 @@ TEST(DoctorCli, MeasuresBandwidthAndFlops) {
   EXPECT_GT(json.value("memory_bandwidth_gbs", 0.0), 0.0) << run.out;
   EXPECT_GT(json.value("fp32_gflops", 0.0), 0.0) << run.out;
   EXPECT_GE(json.value("cores", 0), 1) << run.out;
+  // The sandbox a candidate gets here, as a worker applied it to itself (issue 13: --help
+  // promised it, the output had none).
+  ASSERT_TRUE(json.contains("sandbox")) << run.out;
+  EXPECT_FALSE(json["sandbox"].contains("error")) << json["sandbox"].dump();
+  EXPECT_TRUE(json["sandbox"].value("rlimits", false)) << json["sandbox"].dump();
+  // Without a GPU: one plain reason, never the loader's words.
+  if (!fs::exists("/dev/nvidiactl")) {
+    const std::string reason = json["gpu"].value("reason", std::string());
+    EXPECT_EQ(reason.rfind("no NVIDIA GPU here (/dev/nvidiactl is missing)", 0), 0u) << reason;
+    EXPECT_EQ(reason.find("libcuda"), std::string::npos) << reason;
+  }
+  const CliResult text = RunKsmith({"doctor"});
+  ASSERT_EQ(text.exit_code, 0) << text.Describe();
+  EXPECT_NE(text.out.find("\nsandbox      "), std::string::npos) << text.out;
 }
 
 }  // namespace
