@@ -36,6 +36,30 @@ ErrorKind KindOf(int code) {
   }
 }
 
+// What a person can do about a failure of the file itself; empty where the failure is ksmith's
+// own (a bad statement), and the statement is then what the message needs.
+std::string Advice(int code) {
+  switch (code & 0xff) {
+    case SQLITE_READONLY:
+      return "the file or its folder is read-only to ksmith; make both writable (chmod u+w), or pass --db with a "
+             "store in a folder you can write";
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return "the file is damaged; move it aside (ksmith starts a new store in its place) or pass --db with "
+             "another file, and `sqlite3 FILE .recover` may save the runs it held";
+    case SQLITE_FULL: return "the disk is full; free some space, or pass --db with a store on another disk";
+    case SQLITE_IOERR: return "the disk failed to read or write it; check the disk and its free space";
+    case SQLITE_CANTOPEN: return "check that its folder exists and that ksmith may write there";
+    case SQLITE_PERM:
+    case SQLITE_AUTH: return "access was denied; check the file's permissions";
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "another process kept writing to it past the busy timeout; wait for it to finish, or pass --db with "
+             "another store";
+    default: return "";
+  }
+}
+
 }  // namespace
 
 SqlValue SqlOptional(const std::optional<int64_t>& value) {
@@ -114,7 +138,9 @@ Result<std::unique_ptr<Database>> Database::Open(const fs::path& path) {
     // A connection is returned even on failure, holding the message.
     const std::string message = connection != nullptr ? sqlite3_errmsg(connection) : sqlite3_errstr(code);
     sqlite3_close(connection);
-    return MakeError(KindOf(code), "{}: cannot open: {}", path.string(), message);
+    const std::string advice = Advice(code);
+    return MakeError(KindOf(code), "the run store {}: cannot open: {}{}{}", path.string(), message,
+                     advice.empty() ? "" : "; ", advice);
   }
   sqlite3_extended_result_codes(connection, 1);
   return std::unique_ptr<Database>(new Database(connection, path));
@@ -128,9 +154,11 @@ Database::~Database() { sqlite3_close_v2(connection_); }
 
 Error Database::LastError(std::string_view what) const {
   const int code = sqlite3_extended_errcode(connection_);
-  // SQLite says only "database is locked"; the reader of the message wants to know by whom.
-  const char* hint = (code & 0xff) == SQLITE_BUSY ? " (another process kept writing to it past the busy timeout)" : "";
-  return MakeError(KindOf(code), "{}: {}: {}{}", path_.string(), what, sqlite3_errmsg(connection_), hint);
+  // A failure of the file says which file, what is wrong and what to do, without the SQL.
+  if (const std::string advice = Advice(code); !advice.empty()) {
+    return MakeError(KindOf(code), "the run store {}: {}; {}", path_.string(), sqlite3_errmsg(connection_), advice);
+  }
+  return MakeError(KindOf(code), "{}: {}: {}", path_.string(), what, sqlite3_errmsg(connection_));
 }
 
 Result<Statement> Database::Query(std::string_view sql, const std::vector<SqlValue>& parameters) const {

@@ -91,6 +91,35 @@ TEST(RunStoreFile, AnotherProgramsDatabaseIsLeftAlone) {
   EXPECT_NE(marked.error().message.find("application_id 42"), std::string::npos) << marked.error().message;
 }
 
+TEST(RunStoreFile, ADamagedFileSaysWhichFileAndWhatToDoWithoutSql) {
+  testing::StoreFolder folder;
+  {
+    auto store = RunStore::Open(folder.db_path());
+    ASSERT_TRUE(store.ok()) << store.error().message;
+  }
+  // Every page after the first overwritten: the header still says SQLite, the tables are gone.
+  const auto size = std::filesystem::file_size(folder.db_path());
+  ASSERT_GT(size, 4096u);
+  {
+    std::fstream file(folder.db_path(), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(4096);
+    const std::string garbage(size - 4096, '\x5a');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  std::string message;
+  auto store = RunStore::Open(folder.db_path());
+  if (!store.ok()) {
+    message = store.error().message;
+  } else {
+    auto runs = (*store)->ListRuns();
+    ASSERT_FALSE(runs.ok()) << "a damaged store read as fine";
+    message = runs.error().message;
+  }
+  EXPECT_NE(message.find("the run store " + folder.db_path().string()), std::string::npos) << message;
+  EXPECT_NE(message.find("the file is damaged; move it aside"), std::string::npos) << message;
+  EXPECT_EQ(message.find("SELECT"), std::string::npos) << "no SQL for a damaged file: " << message;
+}
+
 TEST(RunStoreFile, DirectoryInsteadOfAFileIsAnErrorNamingIt) {
   testing::StoreFolder folder;
   std::filesystem::create_directories(folder.db_path());
