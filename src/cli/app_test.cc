@@ -10,9 +10,13 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
+#include "store/database.h"
+#include "store/run_store.h"
 
 namespace ksmith {
 namespace {
@@ -208,6 +212,37 @@ TEST_F(CliTest, TaskColumnsStayApartForLongNames) {
     }
   }
   EXPECT_EQ(checked, 1) << run.out;
+}
+
+TEST_F(CliTest, ARunWhoseProcessWasKilledShowsAsInterruptedWithTheResumeCommand) {
+  ScopedTempDir folder("ksmith-cli-runs");
+  const std::string db = (folder.path() / "runs.db").string();
+  {
+    auto store = RunStore::Open(db);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    RunRecord run;
+    run.id = "20261126-000000-abcdef";
+    run.task = "vector_add";
+    run.backend = "cpu";
+    run.strategy = "tune";
+    ASSERT_TRUE((*store)->CreateRun(run, "name = \"vector_add\"\n").ok());
+  }
+  {
+    // As `kill -9` leaves it: still "running", owned by a process that is gone.
+    const pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    ::waitpid(child, nullptr, 0);
+    auto raw = Database::Open(db);
+    ASSERT_TRUE(raw.ok());
+    ASSERT_TRUE((*raw)->Execute("UPDATE runs SET owner_pid = ?", {static_cast<int64_t>(child)}).ok());
+  }
+  const CliRun show = RunKsmith({"runs", "show", "20261126-000000-abcdef", "--db", db.c_str()});
+  ASSERT_EQ(show.exit_code, kExitOk) << Describe(show);
+  EXPECT_NE(show.out.find("interrupted (the process that ran it (pid "), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("`ksmith optimize --resume 20261126-000000-abcdef` continues it"), std::string::npos)
+      << show.out;
+  const CliRun list = RunKsmith({"runs", "list", "--db", db.c_str()});
+  EXPECT_NE(list.out.find("interrupted"), std::string::npos) << list.out;
 }
 
 }  // namespace

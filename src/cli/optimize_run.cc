@@ -309,7 +309,9 @@ std::optional<Failure> OptimizeRun::PrepareProvider(std::vector<RecordedCall> re
 OptimizeOutcome OptimizeRun::Execute() {
   if (resuming_) {
     if (auto status = store_->ReopenRun(run_.id); !status.ok()) {
-      return {kExitInfra, status.error().message, {}, {}};
+      // Another process owns it: the user's to sort out, not a failure of ksmith's.
+      const int exit_code = status.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+      return {exit_code, status.error().message, {}, {}};
     }
     Note(fmt::format("resuming run {} ({} on {}, {})", run_.id, run_.task, run_.backend, run_.strategy));
   } else {

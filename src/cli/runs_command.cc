@@ -34,15 +34,26 @@ Result<std::unique_ptr<RunStore>> OpenStore(const std::string& db) {
   return RunStore::Open(*path);
 }
 
+// Why a run stands where it does; for an interrupted one, what happened and how to go on.
+std::string StopReason(const RunRecord& run) {
+  if (DisplayStatus(run) == "interrupted") {
+    return fmt::format("the process that ran it ({}) is gone; `ksmith optimize --resume {}` continues it",
+                       run.owner.Describe(), run.id);
+  }
+  if (run.status == "running") return "running now, " + run.owner.Describe();
+  return run.stop_reason;
+}
+
 nlohmann::json RunJson(const RunRecord& run) {
   nlohmann::json json = {{"run_id", run.id},           {"task", run.task},         {"backend", run.backend},
                          {"strategy", run.strategy},   {"provider", run.provider}, {"model", run.model},
-                         {"status", run.status},       {"stop_reason", run.stop_reason},
+                         {"status", DisplayStatus(run)}, {"stop_reason", StopReason(run)},
                          {"created_at", run.created_at}, {"finished_at", run.finished_at},
                          {"candidates", run.candidates}, {"passed", run.passed}, {"llm_calls", run.llm_calls},
                          {"tokens", run.tokens},       {"cost", run.cost_dollars}, {"config", run.config}};
   json["best_candidate_id"] = run.best_candidate_id ? nlohmann::json(*run.best_candidate_id) : nlohmann::json();
   json["best_speedup"] = run.best_speedup ? nlohmann::json(*run.best_speedup) : nlohmann::json();
+  json["owner"] = {{"host", run.owner.host}, {"pid", run.owner.pid}};
   return json;
 }
 
@@ -66,7 +77,7 @@ int ListRuns(const RunsFlags& flags) {
   if (runs->empty()) std::printf("no runs yet\n");
   for (const auto& run : *runs) {
     std::printf("%s  %-12s %-4s %-7s %-9s %3lld evaluated, %3lld passed, best %s  %s\n", run.id.c_str(), run.task.c_str(),
-                run.backend.c_str(), run.strategy.c_str(), run.status.c_str(), static_cast<long long>(run.candidates),
+                run.backend.c_str(), run.strategy.c_str(), DisplayStatus(run).c_str(), static_cast<long long>(run.candidates),
                 static_cast<long long>(run.passed),
                 run.best_speedup ? fmt::format("{:.2f}x", *run.best_speedup).c_str() : "-",
                 run.model.empty() ? "" : run.model.c_str());
@@ -108,7 +119,7 @@ int ShowRun(const RunsFlags& flags) {
   }
   std::printf("run %s: %s on %s, strategy %s%s\n", run->id.c_str(), run->task.c_str(), run->backend.c_str(),
               run->strategy.c_str(), run->model.empty() ? "" : (", model " + run->model + " via " + run->provider).c_str());
-  std::printf("  %s (%s); started %s, ended %s\n", run->status.c_str(), run->stop_reason.c_str(), run->created_at.c_str(),
+  std::printf("  %s (%s); started %s, ended %s\n", DisplayStatus(*run).c_str(), StopReason(*run).c_str(), run->created_at.c_str(),
               run->finished_at.empty() ? "-" : run->finished_at.c_str());
   std::printf("  %lld evaluated, %lld passed, %lld model calls, %lld tokens, $%.4f\n",
               static_cast<long long>(run->candidates), static_cast<long long>(run->passed),

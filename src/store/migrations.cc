@@ -107,6 +107,12 @@ Status CheckNumbering(const std::vector<Migration>& migrations) {
 const std::vector<Migration>& RunStoreMigrations() {
   static const std::vector<Migration> migrations = {
       {1, "tasks, runs, llm_calls, candidates, verdicts", kInitialSchema},
+      // The process that runs a run: a run left "running" by a killed process is told from one
+      // still running, and a second resume of a running run is refused.
+      {2, "runs: owner_host, owner_pid, owner_start_ticks",
+       "ALTER TABLE runs ADD COLUMN owner_host TEXT NOT NULL DEFAULT '';\n"
+       "ALTER TABLE runs ADD COLUMN owner_pid INTEGER NOT NULL DEFAULT 0;\n"
+       "ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER NOT NULL DEFAULT 0;\n"},
   };
   return migrations;
 }

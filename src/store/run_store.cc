@@ -133,7 +133,7 @@ std::optional<double> SpeedupOf(const nlohmann::json& verdict) {
   return std::nullopt;
 }
 
-// Columns 0-11 are the run's own; 12-17 the totals. `?1` is the passed status.
+// Columns 0-11 are the run's own; 12-17 the totals; 18-20 its owner. `?1` is the passed status.
 constexpr std::string_view kSelectRuns = R"sql(
 SELECT r.id, t.name, r.backend, r.strategy, r.provider, r.model, r.config, r.status, r.stop_reason,
        r.created_at, r.finished_at, r.best_candidate_id,
@@ -144,7 +144,8 @@ SELECT r.id, t.name, r.backend, r.strategy, r.provider, r.model, r.config, r.sta
        (SELECT COALESCE(SUM(l.input_tokens + l.output_tokens), 0) FROM llm_calls l WHERE l.run_id = r.id),
        (SELECT COALESCE(SUM(l.cost_dollars), 0.0) FROM llm_calls l WHERE l.run_id = r.id),
        (SELECT MAX(v.speedup) FROM candidates c JOIN verdicts v ON v.candidate_id = c.id
-         WHERE c.run_id = r.id AND v.status = ?1)
+         WHERE c.run_id = r.id AND v.status = ?1),
+       r.owner_host, r.owner_pid, r.owner_start_ticks
 FROM runs r JOIN tasks t ON t.id = r.task_id
 )sql";
 
@@ -168,6 +169,7 @@ RunRecord ReadRunRow(const Statement& row) {
   run.tokens = row.Int(15);
   run.cost_dollars = row.Double(16);
   run.best_speedup = row.OptionalDouble(17);
+  run.owner = {row.Text(18), row.Int(19), row.Int(20)};
   return run;
 }
 
@@ -228,6 +230,7 @@ Status RunStore::CreateRun(const RunRecord& run, const std::string& task_toml) {
     return MakeError(ErrorKind::kInvalidArgument, "run '{}' already exists in {}", run.id, database.path().string());
   }
   const std::string now = NowUtcIso8601();
+  const RunOwner owner = RunOwner::Current();
   const std::string task_hash = Sha256Hex(task_toml);
   if (Status task = database.Execute(
           "INSERT OR IGNORE INTO tasks (name, toml, toml_sha256, created_at) VALUES (?, ?, ?, ?)",
@@ -239,10 +242,12 @@ Status RunStore::CreateRun(const RunRecord& run, const std::string& task_toml) {
   if (!task_id.ok()) return task_id.error();
   if (Status inserted = database.Execute(
           "INSERT INTO runs (id, task_id, backend, strategy, provider, model, config, status, stop_reason, "
-          "created_at, finished_at, best_candidate_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)",
+          "created_at, finished_at, best_candidate_id, owner_host, owner_pid, owner_start_ticks) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
           {run.id, *task_id, run.backend, run.strategy, run.provider, run.model, DumpJson(run.config),
            run.status.empty() ? std::string("running") : run.status, run.stop_reason,
-           run.created_at.empty() ? now : run.created_at, SqlOptional(run.best_candidate_id)});
+           run.created_at.empty() ? now : run.created_at, SqlOptional(run.best_candidate_id), owner.host, owner.pid,
+           owner.start_ticks});
       !inserted.ok()) {
     return inserted;
   }
@@ -276,13 +281,38 @@ Status RunStore::FinishRun(const std::string& run_id, const std::string& status,
 Status RunStore::ReopenRun(const std::string& run_id) {
   std::lock_guard lock(mutex_);
   Database& database = *database_;
+  // The check and the claim in one write transaction: of two resumes at once, the second sees
+  // the first's claim.
+  auto transaction = Transaction::Begin(database);
+  if (!transaction.ok()) return transaction.error();
+  auto run = ReadRun(run_id);
+  if (!run.ok()) return run.error();
+  const RunOwner self = RunOwner::Current();
+  if (run->status == "running" && !(run->owner == self)) {
+    switch (run->owner.Check()) {
+      case RunOwner::Liveness::kAlive:
+        return MakeError(ErrorKind::kInvalidArgument,
+                         "run {} is being run by {} (since {}); wait for it to end, or stop it (kill {}) and resume "
+                         "again",
+                         run_id, run->owner.Describe(), run->created_at, run->owner.pid);
+      case RunOwner::Liveness::kElsewhere:
+        return MakeError(ErrorKind::kInvalidArgument,
+                         "run {} is marked running by {}, which cannot be checked from here; resume it on that host, "
+                         "or once that process is surely gone",
+                         run_id, run->owner.Describe());
+      case RunOwner::Liveness::kGone:
+      case RunOwner::Liveness::kUnknown:
+        break;  // killed, or from before owners were recorded: taken over
+    }
+  }
   if (Status updated = database.Execute(
-          "UPDATE runs SET status = 'running', stop_reason = '', finished_at = '' WHERE id = ?", {run_id});
+          "UPDATE runs SET status = 'running', stop_reason = '', finished_at = '', owner_host = ?, owner_pid = ?, "
+          "owner_start_ticks = ? WHERE id = ?",
+          {self.host, self.pid, self.start_ticks, run_id});
       !updated.ok()) {
     return updated;
   }
-  if (database.Changes() == 0) return UnknownRun(database, run_id);
-  return {};
+  return transaction->Commit();
 }
 
 Result<int64_t> RunStore::AddLlmCall(const std::string& run_id, const LlmCall& call) {
@@ -527,6 +557,11 @@ Result<fs::path> StorePathFromFlag(const std::string& db_flag) {
                      db_flag, folder.string(), folder.string());
   }
   return path;
+}
+
+std::string DisplayStatus(const RunRecord& run) {
+  if (run.status == "running" && run.owner.Check() == RunOwner::Liveness::kGone) return "interrupted";
+  return run.status;
 }
 
 }  // namespace ksmith

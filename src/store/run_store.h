@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "store/run_owner.h"
 #include "llm/provider.h"
 
 namespace ksmith {
@@ -33,6 +34,7 @@ struct RunRecord {
   std::string created_at;          // ISO 8601, UTC
   std::string finished_at;
   std::optional<int64_t> best_candidate_id;
+  RunOwner owner;  // the process that created or last resumed it (set by the store)
   // Totals, computed by the store from the run's rows (read-only):
   int64_t candidates = 0;       // candidates with a verdict
   int64_t passed = 0;
@@ -95,7 +97,10 @@ class RunStore {
   /// of the run's candidates. kNotFound for an unknown run.
   Status FinishRun(const std::string& run_id, const std::string& status, const std::string& stop_reason,
                    std::optional<int64_t> best_candidate_id);
-  /// Back to "running" for a resume; clears finished_at and stop_reason.
+  /// Back to "running" for a resume, owned by this process; clears finished_at and
+  /// stop_reason. A run still "running" under a live owner (or one on another host, which
+  /// nothing here can check) is refused with kInvalidArgument naming that owner: two processes
+  /// never work on one run. One whose owner is gone (killed) is taken over.
   Status ReopenRun(const std::string& run_id);
 
   /// Records the call whole; returns its id. Its sequence is the run's next.
@@ -124,6 +129,9 @@ class RunStore {
   std::unique_ptr<Database> database_;  // guarded by mutex_
   int schema_version_ = 0;
 };
+
+/// The status to show: "interrupted" for a run still marked "running" whose owner is gone.
+std::string DisplayStatus(const RunRecord& run);
 
 /// The default store: $KSMITH_DB, else <cache directory>/runs.db.
 Result<std::filesystem::path> DefaultStorePath();
