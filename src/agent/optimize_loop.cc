@@ -26,6 +26,7 @@ std::string Explanation(const std::string& answer) {
 Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   Attempt attempt;
   attempt.candidate_id = record.id;
+  attempt.number = record.sequence + 1;
   attempt.parent_id = record.parent_id;
   attempt.origin = record.origin;
   attempt.role = record.role;
@@ -100,7 +101,7 @@ Status OptimizeLoop::RecordVerdict(size_t index, Verdict verdict) {
   if (auto recorded = store_.AddVerdict(attempt.candidate_id, json); !recorded.ok()) return recorded;
   attempt.status = VerdictStatusName(verdict.status);
   if (verdict.timing) attempt.speedup = verdict.timing->speedup.median;
-  std::string line = fmt::format("candidate {}: {}", attempt.candidate_id, attempt.status);
+  std::string line = fmt::format("candidate {}: {}", attempt.number, attempt.status);
   if (attempt.speedup) line += fmt::format(" {:.2f}x", *attempt.speedup);
   if (!attempt.passed() && !verdict.reason.empty()) line += " (" + FirstLine(verdict.reason, 100) + ")";
   Report(line);
@@ -146,14 +147,14 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
     }
     record.explanation = Explanation(call.reply->content);
   }
-  auto candidate_id = store_.AddCandidate(record);
+  auto candidate_id = store_.AddCandidate(record, &record.sequence);
   if (!candidate_id.ok()) return candidate_id.error();
   budget_.ChargeCandidate();
   record.id = *candidate_id;
   record.status = record.extraction_error.empty() ? "pending" : "extraction_failed";
   Attempt attempt = FromRecord(record, call.reply ? call.reply->content : std::string());
   if (!record.extraction_error.empty()) {
-    Report(fmt::format("candidate {}: no kernel ({})", attempt.candidate_id, FirstLine(record.extraction_error, 100)));
+    Report(fmt::format("candidate {}: no kernel ({})", attempt.number, FirstLine(record.extraction_error, 100)));
   }
   return attempt;
 }
@@ -228,7 +229,7 @@ Result<LoopOutcome> OptimizeLoop::Run() {
         record.role = step.role;
         record.source = step.source;
         record.knobs = KnobsToJson(step.knobs);
-        auto candidate_id = store_.AddCandidate(record);
+        auto candidate_id = store_.AddCandidate(record, &record.sequence);
         if (!candidate_id.ok()) return candidate_id.error();
         budget_.ChargeCandidate();
         record.id = *candidate_id;

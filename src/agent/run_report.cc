@@ -41,7 +41,7 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
   if (best == nullptr) {
     report += "No candidate passed.\n\n";
   } else {
-    report += fmt::format("Candidate {} ({}{}): {}.\n\n", best->candidate_id, best->origin,
+    report += fmt::format("Candidate {} ({}{}): {}.\n\n", best->number, best->origin,
                           best->knobs.empty() ? "" : ", " + best->knobs.dump(), SummarizeVerdict(*best->verdict));
     if (!best_path.empty()) report += fmt::format("Written to `{}`.\n\n", best_path);
     // The model's own account of the change, when it gave one.

@@ -26,7 +26,8 @@ namespace ksmith {
 
 /// One candidate of the run as the store keeps it.
 struct Attempt {
-  int64_t candidate_id = 0;
+  int64_t candidate_id = 0;      // the store's id, unique across runs
+  int64_t number = 0;            // 1, 2, 3... within its run: what people are shown
   std::optional<int64_t> parent_id;
   std::string origin;            // "llm", "tune"
   std::string role;

@@ -50,6 +50,7 @@ nlohmann::json RunSummaryJson(const RunRecord& run, const RunState& state, const
     nlohmann::json verdict = best->verdict->ToJson();
     verdict["source"] = outputs.best_kernel.string();
     verdict["candidate_id"] = best->candidate_id;
+    verdict["candidate"] = best->number;
     verdict["origin"] = best->origin;
     verdict["knobs"] = best->knobs;
     verdict["explanation"] = best->explanation;
@@ -63,7 +64,7 @@ std::string RenderRunSummary(const RunRecord& run, const RunState& state, const 
   text += fmt::format("  {} attempts, {} evaluated, {} passed; {} model calls, {} tokens, ${:.4f}\n",
                       state.attempts.size(), run.candidates, run.passed, run.llm_calls, run.tokens, run.cost_dollars);
   if (const Attempt* best = state.Best(); best != nullptr && best->verdict) {
-    text += fmt::format("  best: candidate {} ({}{}): {}\n", best->candidate_id, best->origin,
+    text += fmt::format("  best: candidate {} ({}{}): {}\n", best->number, best->origin,
                         best->knobs.empty() ? "" : " " + best->knobs.dump(), SummarizeVerdict(*best->verdict));
     text += fmt::format("  kernel: {}\n", outputs.best_kernel.string());
     if (!best->explanation.empty()) {

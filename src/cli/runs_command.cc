@@ -127,7 +127,7 @@ int ShowRun(const RunsFlags& flags) {
   for (const auto& candidate : *candidates) {
     std::string outcome = candidate.extraction_error.empty() ? "" : FirstLine(candidate.extraction_error, 80);
     if (candidate.verdict) outcome = FirstLine(candidate.verdict->value("reason", std::string()), 80);
-    std::printf("  #%-4lld %-5s %-20s %8s  %s%s\n", static_cast<long long>(candidate.id), candidate.origin.c_str(),
+    std::printf("  #%-4lld %-5s %-20s %8s  %s%s\n", static_cast<long long>(candidate.sequence + 1), candidate.origin.c_str(),
                 candidate.status.c_str(), candidate.speedup ? fmt::format("{:.2f}x", *candidate.speedup).c_str() : "-",
                 candidate.knobs.empty() ? "" : (candidate.knobs.dump() + " ").c_str(), outcome.c_str());
   }

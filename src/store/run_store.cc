@@ -344,7 +344,7 @@ Result<int64_t> RunStore::AddLlmCall(const std::string& run_id, const LlmCall& c
   return id;
 }
 
-Result<int64_t> RunStore::AddCandidate(const CandidateRecord& candidate) {
+Result<int64_t> RunStore::AddCandidate(const CandidateRecord& candidate, int64_t* sequence_out) {
   std::lock_guard lock(mutex_);
   Database& database = *database_;
   auto transaction = Transaction::Begin(database);
@@ -375,6 +375,7 @@ Result<int64_t> RunStore::AddCandidate(const CandidateRecord& candidate) {
   }
   const int64_t id = database.LastInsertRowId();
   if (Status committed = transaction->Commit(); !committed.ok()) return committed.error();
+  if (sequence_out != nullptr) *sequence_out = *sequence;
   return id;
 }
 

@@ -108,8 +108,8 @@ class RunStore {
   /// A candidate without a verdict: it is evaluated next. Extraction failures are recorded with
   /// status "extraction_failed" and never evaluated. The store assigns id and sequence (the
   /// fields given are ignored) and created_at when empty; parent_id and llm_call_id must belong
-  /// to the same run. Returns the id.
-  Result<int64_t> AddCandidate(const CandidateRecord& candidate);
+  /// to the same run. Returns the id; `sequence_out`, when given, gets the sequence.
+  Result<int64_t> AddCandidate(const CandidateRecord& candidate, int64_t* sequence_out = nullptr);
   /// `verdict` is what `ksmith eval --json` prints: an object with a string "status", and
   /// "speedup" (the median) when it was timed. A second verdict for one candidate, or one for a
   /// candidate whose extraction failed, is kInvalidArgument; an unknown candidate is kNotFound.

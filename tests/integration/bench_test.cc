@@ -8,6 +8,7 @@ namespace {
 TEST(BenchCli, RunsASmallSuiteAndWritesTheReport) {
   const fs::path directory = fs::temp_directory_path() / ("ksmith-bench-" + std::to_string(::getpid()));
   fs::remove_all(directory);
+  fs::create_directories(directory);  // a --db in a missing folder is refused
   const std::string db = (directory / "runs.db").string();
   const CliResult run = RunKsmith({"bench", "--suite", "vector_add,relu", "--samples", "2", "--timing-budget", "0.1",
                                    "--seeds", "1", "--db", db, "--report", (directory / "report").string(), "--json"},

@@ -251,6 +251,14 @@ TEST_F(Optimize, WithoutAProviderItTunesTheSeedKernelAndSaysSo) {
   const auto shown = ShowRun(summary["run_id"]);
   for (const auto& candidate : shown["candidates_list"]) settings.insert(candidate["knobs"].dump());
   EXPECT_EQ(settings.size(), 3u);
+
+  // A second run in the same store counts its own candidates from 1 (issue 13: it began at 4).
+  const CliResult second = RunKsmith(Flags({"--max-candidates", "2"}, "second"), {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="});
+  ASSERT_EQ(second.exit_code, 0) << second.Describe();
+  EXPECT_NE(second.err.find("candidate 1: "), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("candidate 2: "), std::string::npos) << second.err;
+  EXPECT_EQ(second.err.find("candidate 4: "), std::string::npos) << second.err;
+  EXPECT_LE(second.Json()["best"].value("candidate", 0), 2) << second.out;
 }
 
 // Starts `ksmith args...` in the background; stdout and stderr go to files.
