@@ -26,6 +26,15 @@ std::string DescribeOutcome(const Attempt& attempt) {
 
 }  // namespace
 
+std::string ShortOfBaseline(const Attempt& best) {
+  if (!best.verdict || !best.verdict->timing) return "";
+  const Timing& timing = *best.verdict->timing;
+  if (timing.comparison == "faster") return "";
+  if (timing.comparison == "slower") return fmt::format("slower than the baseline ({:.2f}x)", timing.speedup.median);
+  return fmt::format("not measurably faster than the baseline ({:.2f}x, interval {:.2f}-{:.2f})", timing.speedup.median,
+                     timing.speedup.low, timing.speedup.high);
+}
+
 std::string RenderRunReport(const RunRecord& run, const RunState& state, const std::string& best_path) {
   std::string report = fmt::format("# ksmith run {}\n\n", run.id);
   report += fmt::format("- task: `{}` on `{}`\n- strategy: {}\n", run.task, run.backend, run.strategy);
@@ -37,10 +46,12 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
   report += fmt::format("- model calls: {}, tokens: {}, cost: ${:.4f}\n\n", run.llm_calls, run.tokens, run.cost_dollars);
 
   const Attempt* best = state.Best();
-  report += "## Best kernel\n\n";
+  const std::string short_of = best != nullptr ? ShortOfBaseline(*best) : "";
+  report += short_of.empty() ? "## Best kernel\n\n" : "## Fastest correct kernel\n\n";
   if (best == nullptr) {
     report += "No candidate passed.\n\n";
   } else {
+    if (!short_of.empty()) report += fmt::format("**Nothing beat the baseline.** The fastest correct kernel is {}.\n\n", short_of);
     report += fmt::format("Candidate {} ({}{}): {}.\n\n", best->number, best->origin,
                           best->knobs.empty() ? "" : ", " + best->knobs.dump(), SummarizeVerdict(*best->verdict));
     if (!best_path.empty()) report += fmt::format("Written to `{}`.\n\n", best_path);

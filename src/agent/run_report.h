@@ -9,6 +9,11 @@
 
 namespace ksmith {
 
+/// How the run's fastest correct kernel stands against the baseline: "" when it beat it (its
+/// speedup's interval lies above 1) or was not timed; otherwise "slower than the baseline
+/// (0.69x)" or "not measurably faster than the baseline (1.01x, interval 0.98-1.04)".
+std::string ShortOfBaseline(const Attempt& best);
+
 /// `best_path`: where the best kernel was written (empty when nothing passed).
 std::string RenderRunReport(const RunRecord& run, const RunState& state, const std::string& best_path);
 

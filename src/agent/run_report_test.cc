@@ -62,5 +62,41 @@ TEST(RunReport, SaysSoWhenNothingPassed) {
   EXPECT_EQ(report.find("Written to"), std::string::npos);
 }
 
+TEST(RunReport, SaysPlainlyWhenNothingBeatTheBaseline) {
+  auto attempt_with = [](const std::string& comparison, double median, double low, double high) {
+    Attempt attempt;
+    attempt.candidate_id = 7;
+    attempt.number = 1;
+    attempt.origin = "tune";
+    attempt.status = "passed";
+    attempt.speedup = median;
+    Verdict verdict;
+    verdict.status = VerdictStatus::kPassed;
+    Timing timing;
+    timing.speedup = {median, low, high};
+    timing.comparison = comparison;
+    verdict.timing = timing;
+    attempt.verdict = verdict;
+    return attempt;
+  };
+  const Attempt slower = attempt_with("slower", 0.69, 0.67, 0.71);
+  EXPECT_EQ(ShortOfBaseline(slower), "slower than the baseline (0.69x)");
+  RunState state;
+  state.attempts = {slower};
+  const std::string report = RenderRunReport(SampleRun(), state, "out/best.cc");
+  EXPECT_NE(report.find("## Fastest correct kernel"), std::string::npos) << report;
+  EXPECT_NE(report.find("**Nothing beat the baseline.** The fastest correct kernel is slower than the baseline (0.69x)."),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("## Best kernel"), std::string::npos) << report;
+
+  EXPECT_EQ(ShortOfBaseline(attempt_with("tie", 1.01, 0.98, 1.04)),
+            "not measurably faster than the baseline (1.01x, interval 0.98-1.04)");
+  const Attempt faster = attempt_with("faster", 2.0, 1.9, 2.1);
+  EXPECT_EQ(ShortOfBaseline(faster), "");
+  state.attempts = {faster};
+  EXPECT_NE(RenderRunReport(SampleRun(), state, "out/best.cc").find("## Best kernel"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ksmith

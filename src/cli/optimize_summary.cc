@@ -55,6 +55,7 @@ nlohmann::json RunSummaryJson(const RunRecord& run, const RunState& state, const
     verdict["knobs"] = best->knobs;
     verdict["explanation"] = best->explanation;
     summary["best"] = std::move(verdict);
+    summary["beat_baseline"] = best->verdict->timing.has_value() && ShortOfBaseline(*best).empty();
   }
   return summary;
 }
@@ -64,7 +65,10 @@ std::string RenderRunSummary(const RunRecord& run, const RunState& state, const 
   text += fmt::format("  {} attempts, {} evaluated, {} passed; {} model calls, {} tokens, ${:.4f}\n",
                       state.attempts.size(), run.candidates, run.passed, run.llm_calls, run.tokens, run.cost_dollars);
   if (const Attempt* best = state.Best(); best != nullptr && best->verdict) {
-    text += fmt::format("  best: candidate {} ({}{}): {}\n", best->number, best->origin,
+    const std::string short_of = ShortOfBaseline(*best);
+    if (!short_of.empty()) text += fmt::format("  nothing beat the baseline: the fastest correct kernel is {}\n", short_of);
+    text += fmt::format("  {}: candidate {} ({}{}): {}\n", short_of.empty() ? "best" : "fastest correct", best->number,
+                        best->origin,
                         best->knobs.empty() ? "" : " " + best->knobs.dump(), SummarizeVerdict(*best->verdict));
     text += fmt::format("  kernel: {}\n", outputs.best_kernel.string());
     if (!best->explanation.empty()) {
