@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "agent/code_extraction.h"
+#include "agent/source_identity.h"
 #include "core/strings.h"
 
 namespace ksmith {
@@ -42,6 +43,9 @@ Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   }
   attempt.status = record.status;
   attempt.speedup = record.speedup;
+  if (record.verdict && record.verdict->contains("repeat_of_candidate")) {
+    attempt.repeat_of = record.verdict->value("repeat_of_candidate", int64_t{0});
+  }
   return attempt;
 }
 
@@ -120,6 +124,31 @@ Status OptimizeLoop::RecordVerdicts(const std::vector<size_t>& indices, std::vec
   return status;
 }
 
+std::optional<size_t> OptimizeLoop::EarlierSameKernel(size_t index) {
+  const Attempt& attempt = state_.attempts[index];
+  if (attempt.source.empty()) return std::nullopt;
+  const auto [found, inserted] = kernels_seen_.emplace(NormalizedSource(attempt.source), index);
+  if (inserted || found->second == index) return std::nullopt;
+  return found->second;
+}
+
+Status OptimizeLoop::RecordRepeat(size_t index, size_t original_index) {
+  const Attempt& original = state_.attempts[original_index];
+  Attempt& attempt = state_.attempts[index];
+  if (!original.verdict) return {};  // its evaluation was interrupted: this one stays pending too
+  nlohmann::json json = original.verdict->ToJson();
+  json["repeat_of_candidate"] = original.number;
+  if (auto recorded = store_.AddVerdict(attempt.candidate_id, json); !recorded.ok()) return recorded;
+  attempt.verdict = original.verdict;
+  attempt.status = original.status;
+  attempt.speedup = original.speedup;
+  attempt.repeat_of = original.number;
+  Report(fmt::format("candidate {}: the same kernel as candidate {} (comments and spacing aside): {} again, "
+                     "not evaluated twice",
+                     attempt.number, original.number, attempt.status));
+  return {};
+}
+
 Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted) {
   call.role = step.role;
   exhausted = call.provider_exhausted;
@@ -163,6 +192,7 @@ Result<LoopOutcome> OptimizeLoop::Run() {
   auto loaded = LoadRunState(store_, run_id_);
   if (!loaded.ok()) return loaded.error();
   state_ = std::move(loaded.value());
+  for (size_t i = 0; i < state_.attempts.size(); ++i) (void)EarlierSameKernel(i);  // a resumed run's kernels
   LoopOutcome outcome;
   outcome.status = "finished";
   // Resume: what was proposed but not yet judged is judged first; nothing judged is redone.
@@ -208,6 +238,7 @@ Result<LoopOutcome> OptimizeLoop::Run() {
       calls.push_back(std::async(std::launch::async, [this, request] { return provider_->Complete(request); }));
     }
     size_t next_call = 0;
+    std::vector<std::pair<size_t, size_t>> repeats;  // (attempt, earlier attempt of this batch)
     std::vector<size_t> evaluating;
     std::vector<std::future<Verdict>> verdicts;
     for (const auto& step : steps) {
@@ -237,12 +268,25 @@ Result<LoopOutcome> OptimizeLoop::Run() {
         attempt = FromRecord(record, "");
       }
       state_.attempts.push_back(std::move(attempt));
+      const size_t index = state_.attempts.size() - 1;
       if (state_.attempts.back().status == "pending" && !StopRequested()) {
-        evaluating.push_back(state_.attempts.size() - 1);
+        if (const auto original = EarlierSameKernel(index)) {
+          // Judged already, or being judged in this batch: its verdict is this one's.
+          if (state_.attempts[*original].verdict) {
+            if (auto status = RecordRepeat(index, *original); !status.ok()) return status.error();
+          } else {
+            repeats.emplace_back(index, *original);
+          }
+          continue;
+        }
+        evaluating.push_back(index);
         verdicts.push_back(StartEvaluation(evaluating.back()));
       }
     }
     if (auto recorded = RecordVerdicts(evaluating, verdicts); !recorded.ok()) return recorded.error();
+    for (const auto& [index, original] : repeats) {
+      if (auto status = RecordRepeat(index, original); !status.ok()) return status.error();
+    }
   }
   if (const Attempt* best = state_.Best()) outcome.best_candidate_id = best->candidate_id;
   if (auto finished = store_.FinishRun(run_id_, outcome.status, outcome.stop_reason, outcome.best_candidate_id);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <future>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -83,6 +84,10 @@ class OptimizeLoop {
   /// Waits for every verdict (`verdicts[i]` of `state_.attempts[indices[i]]`) and records each
   /// in order; the first store error is returned once all are in.
   Status RecordVerdicts(const std::vector<size_t>& indices, std::vector<std::future<Verdict>>& verdicts);
+  /// The earlier attempt of the run with the same kernel as attempt `index`, if any.
+  std::optional<size_t> EarlierSameKernel(size_t index);
+  /// Gives attempt `index` the verdict of `original` (decided), as a repeat.
+  Status RecordRepeat(size_t index, size_t original);
   Result<Attempt> RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted);
   void Report(const std::string& line);
   bool StopRequested() const { return settings_.stop_requested != nullptr && settings_.stop_requested->load(); }
@@ -98,6 +103,7 @@ class OptimizeLoop {
   RunState state_;
   int failed_calls_in_row_ = 0;
   std::string last_call_error_;
+  std::map<std::string, size_t> kernels_seen_;  // NormalizedSource -> the first attempt with it
 };
 
 }  // namespace ksmith

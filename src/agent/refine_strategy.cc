@@ -5,6 +5,8 @@
 #include <cctype>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "agent/feedback.h"
 #include "agent/prompt.h"
 #include "agent/strategy.h"
@@ -59,6 +61,13 @@ Turn MakeTurn(const Attempt& attempt) {
   if (attempt.verdict) {
     turn.feedback = RenderFeedback(*attempt.verdict, attempt.source);
     turn.summary = SummarizeVerdict(*attempt.verdict);
+    if (attempt.repeat_of) {
+      // The model repeated itself: say so first, so that the next answer changes the code.
+      turn.feedback = fmt::format("This kernel is the same as candidate {} (only comments or spacing differ), so it "
+                                  "was not evaluated again: change the code itself. Its verdict, again:\n\n",
+                                  *attempt.repeat_of) + turn.feedback;
+      turn.summary = fmt::format("repeat of candidate {}: {}", *attempt.repeat_of, turn.summary);
+    }
   } else {
     turn.feedback = RenderExtractionFeedback(attempt.extraction_error);
     turn.summary = "no kernel: " + attempt.extraction_error.substr(0, 160);

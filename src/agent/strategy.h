@@ -39,6 +39,9 @@ struct Attempt {
   std::optional<Verdict> verdict;
   std::string status;            // verdict status, "extraction_failed" or "pending"
   std::optional<double> speedup;
+  /// The number of the earlier candidate of the run with the same kernel (NormalizedSource),
+  /// whose verdict this one got without being evaluated again.
+  std::optional<int64_t> repeat_of;
 
   bool passed() const { return status == "passed"; }
 };

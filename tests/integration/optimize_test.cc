@@ -236,6 +236,32 @@ TEST_F(Optimize, ATokenBudgetStopsTheRunCleanly) {
   EXPECT_NE(summary["stop_reason"].get<std::string>().find("token"), std::string::npos) << summary["stop_reason"];
 }
 
+TEST_F(Optimize, AKernelSentTwiceIsJudgedOnceAndTheModelIsToldItRepeatedItself) {
+  // The wrong kernel, then the same code with a new comment and spacing, then the right one.
+  const std::string repeated = "// second try: the same thing\n" + kWrong + "\n\n";
+  auto server = Serve(nlohmann::json::array({
+      {{"content", Answer("Try this.", kWrong)}},
+      {{"content", Answer("Try this instead.", repeated)}},
+      {{"content", Answer("Use addition.", kCorrect)}},
+  }));
+  ASSERT_NE(server, nullptr);
+  const CliResult run = RunKsmith(Flags({"--provider", "openai", "--base-url", server->base_url(), "--model",
+                                         "scripted", "--max-candidates", "3"}),
+                                  {std::string("OPENAI_API_KEY=") + kKey});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_NE(run.err.find("candidate 2: the same kernel as candidate 1 (comments and spacing aside): wrong_output again"),
+            std::string::npos)
+      << run.err;
+  const auto shown = ShowRun(run.Json()["run_id"]);
+  EXPECT_EQ(Statuses(shown), (std::vector<std::string>{"wrong_output", "wrong_output", "passed"}));
+  EXPECT_EQ(shown["candidates_list"][1]["verdict"].value("repeat_of_candidate", 0), 1);
+  // The model heard that it repeated itself before its third answer.
+  const auto requests = server->requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_NE(requests[2]["body"].dump().find("This kernel is the same as candidate 1"), std::string::npos)
+      << requests[2]["body"].dump().substr(0, 3000);
+}
+
 TEST_F(Optimize, WithoutAProviderItTunesTheSeedKernelAndSaysSo) {
   const CliResult run = RunKsmith(Flags({"--max-candidates", "3"}), {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
