@@ -71,7 +71,7 @@ Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id) 
   return state;
 }
 
-void OptimizeLoop::Report(const std::string& line) {
+void OptimizeLoop::Report(int64_t candidate, const std::string& line) {
   if (!settings_.progress) return;
   LoopProgress progress;
   progress.attempts = state_.attempts.size();
@@ -84,6 +84,7 @@ void OptimizeLoop::Report(const std::string& line) {
   progress.tokens = budget_.tokens();
   progress.cost_dollars = budget_.dollars();
   progress.last = line;
+  progress.candidate = candidate;
   settings_.progress(progress);
 }
 
@@ -108,9 +109,9 @@ Status OptimizeLoop::RecordVerdict(size_t index, Verdict verdict) {
   std::string line = fmt::format("candidate {}: {}", attempt.number, attempt.status);
   if (attempt.speedup) line += fmt::format(" {:.2f}x", *attempt.speedup);
   if (!attempt.passed() && !verdict.reason.empty()) line += " (" + FirstLine(verdict.reason, 100) + ")";
-  Report(line);
   // As the store keeps it, so that a resumed run, which reads it back, gives the same feedback.
   if (auto stored = Verdict::FromJson(json); stored.ok()) attempt.verdict = std::move(stored.value());
+  Report(attempt.number, line);  // after the verdict is in, so that the counts include it
   return {};
 }
 
@@ -143,7 +144,7 @@ Status OptimizeLoop::RecordRepeat(size_t index, size_t original_index) {
   attempt.status = original.status;
   attempt.speedup = original.speedup;
   attempt.repeat_of = original.number;
-  Report(fmt::format("candidate {}: the same kernel as candidate {} (comments and spacing aside): {} again, "
+  Report(attempt.number, fmt::format("candidate {}: the same kernel as candidate {} (comments and spacing aside): {} again, "
                      "not evaluated twice",
                      attempt.number, original.number, attempt.status));
   return {};
@@ -183,7 +184,7 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
   record.status = record.extraction_error.empty() ? "pending" : "extraction_failed";
   Attempt attempt = FromRecord(record, call.reply ? call.reply->content : std::string());
   if (!record.extraction_error.empty()) {
-    Report(fmt::format("candidate {}: no kernel ({})", attempt.number, FirstLine(record.extraction_error, 100)));
+    Report(attempt.number, fmt::format("candidate {}: no kernel ({})", attempt.number, FirstLine(record.extraction_error, 100)));
   }
   return attempt;
 }

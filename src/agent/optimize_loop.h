@@ -42,6 +42,7 @@ struct LoopProgress {
   int64_t tokens = 0;
   double cost_dollars = 0;
   std::string last;       // what just happened, one line
+  int64_t candidate = 0;  // the candidate `last` is about: its number in the run
 };
 
 struct LoopSettings {
@@ -89,7 +90,8 @@ class OptimizeLoop {
   /// Gives attempt `index` the verdict of `original` (decided), as a repeat.
   Status RecordRepeat(size_t index, size_t original);
   Result<Attempt> RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted);
-  void Report(const std::string& line);
+  /// Reports what just happened to candidate number `candidate`.
+  void Report(int64_t candidate, const std::string& line);
   bool StopRequested() const { return settings_.stop_requested != nullptr && settings_.stop_requested->load(); }
 
   RunStore& store_;

@@ -14,7 +14,7 @@ RunRecord SampleRun() {
   run.provider = "openai";
   run.model = "m";
   run.status = "finished";
-  run.stop_reason = "3 candidates were evaluated, the most allowed";
+  run.stop_reason = "3 candidates were made, the most --max-candidates allows";
   run.candidates = 2;
   run.passed = 1;
   return run;
@@ -40,7 +40,7 @@ TEST(RunReport, ShowsTheBestKernelTheModelsWordsAndEveryAttempt) {
   state.attempts = {failed, best};
   const std::string report = RenderRunReport(SampleRun(), state, "out/best.cc");
   EXPECT_NE(report.find("# ksmith run 20261121-120000-abcdef"), std::string::npos);
-  EXPECT_NE(report.find("3 candidates were evaluated"), std::string::npos);
+  EXPECT_NE(report.find("3 candidates were made"), std::string::npos);
   EXPECT_NE(report.find("Written to `out/best.cc`"), std::string::npos);
   EXPECT_NE(report.find("> Vectorized the exp."), std::string::npos);
   EXPECT_NE(report.find("```cpp\nextern \"C\" void softmax() {}\n```"), std::string::npos);

@@ -85,6 +85,9 @@ class Strategy {
   virtual bool needs_model() const = 0;
   /// The next steps (at least one), or an empty list when the strategy has nothing left to try.
   virtual std::vector<Step> Next(const RunState& state) = 0;
+  /// The most candidates it can ever make, when that is finite (tune: its knob settings), so
+  /// that a run can say up front that it will end before its --max-candidates.
+  virtual std::optional<size_t> Capacity() const { return std::nullopt; }
 };
 
 std::unique_ptr<Strategy> MakeSampleStrategy(const StrategyContext& context);

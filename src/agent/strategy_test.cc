@@ -81,6 +81,9 @@ TEST(TuneStrategy, WalksEverySettingOnceAndSkipsThoseAlreadyTried) {
   context.max_attempts = 100;
   auto strategy = MakeStrategy("tune", context);
   ASSERT_TRUE(strategy.ok()) << strategy.error().message;
+  // Two BLOCK values times three UNROLL values: known up front, so a run can say when it ends.
+  EXPECT_EQ((*strategy)->Capacity(), std::optional<size_t>(6));
+  ASSERT_TRUE(strategy.ok()) << strategy.error().message;
   EXPECT_FALSE((*strategy)->needs_model());
   RunState state;
   std::set<std::string> seen;

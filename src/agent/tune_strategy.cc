@@ -17,6 +17,8 @@ class TuneStrategy : public Strategy {
   std::string name() const override { return "tune"; }
   bool needs_model() const override { return false; }
 
+  std::optional<size_t> Capacity() const override { return settings_.size(); }
+
   std::vector<Step> Next(const RunState& state) override {
     // The settings already tried are read from the run, so a resumed tune skips them. No
     // setting depends on another's verdict, so a batch of them is evaluated side by side.

@@ -352,13 +352,22 @@ OptimizeOutcome OptimizeRun::Execute() {
   loop_settings.request.max_output_tokens = static_cast<int>(settings_.max_output_tokens);
   loop_settings.request.temperature = settings_.temperature;
   loop_settings.stop_requested = &g_stop_requested;
+  // A strategy that can make fewer candidates than allowed says so now, not when it runs out.
+  int64_t limit = settings_.max_candidates;
+  if (const auto capacity = strategy_->Capacity(); capacity && static_cast<int64_t>(*capacity) < limit) {
+    Note(fmt::format("the {} strategy has {} settings to try: the run ends after {} candidates, before "
+                     "--max-candidates {}",
+                     strategy_->name(), *capacity, *capacity, limit));
+    limit = static_cast<int64_t>(*capacity);
+  }
   if (!flags_.quiet) {
-    const int64_t limit = settings_.max_candidates;
     loop_settings.progress = [limit](const LoopProgress& progress) {
       std::string best = progress.best_speedup ? fmt::format("{:.2f}x", *progress.best_speedup) : "-";
-      // Candidates of a batch are all made before their verdicts come: count outcomes.
-      std::fprintf(stderr, "[%zu/%lld] %s | best %s | %lld tokens, $%.4f\n", progress.decided,
-                   static_cast<long long>(limit), progress.last.c_str(), best.c_str(),
+      // Each line is about one candidate and carries its number: the count never repeats or
+      // jumps, whatever order a batch's verdicts come in.
+      std::fprintf(stderr, "[%lld/%lld] %s | %zu of %zu decided, %zu passed | best %s | %lld tokens, $%.4f\n",
+                   static_cast<long long>(progress.candidate), static_cast<long long>(limit), progress.last.c_str(),
+                   progress.decided, progress.attempts, progress.passed, best.c_str(),
                    static_cast<long long>(progress.tokens), progress.cost_dollars);
     };
   }

@@ -1,5 +1,7 @@
 #include "cli/optimize_summary.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "agent/feedback.h"
@@ -62,8 +64,11 @@ nlohmann::json RunSummaryJson(const RunRecord& run, const RunState& state, const
 
 std::string RenderRunSummary(const RunRecord& run, const RunState& state, const RunOutputs& outputs) {
   std::string text = fmt::format("run {}: {} ({})\n", run.id, run.status, run.stop_reason);
-  text += fmt::format("  {} attempts, {} evaluated, {} passed; {} model calls, {} tokens, ${:.4f}\n",
-                      state.attempts.size(), run.candidates, run.passed, run.llm_calls, run.tokens, run.cost_dollars);
+  const size_t no_kernel = state.attempts.size() - std::min<size_t>(state.attempts.size(), run.candidates);
+  text += fmt::format("  {} candidates made: {} evaluated{}, {} passed; {} model calls, {} tokens, ${:.4f}\n",
+                      state.attempts.size(), run.candidates,
+                      no_kernel > 0 ? fmt::format(", {} without a kernel", no_kernel) : "", run.passed, run.llm_calls,
+                      run.tokens, run.cost_dollars);
   if (const Attempt* best = state.Best(); best != nullptr && best->verdict) {
     const std::string short_of = ShortOfBaseline(*best);
     if (!short_of.empty()) text += fmt::format("  nothing beat the baseline: the fastest correct kernel is {}\n", short_of);

@@ -24,7 +24,7 @@ std::optional<std::string> Budget::Exhausted(std::chrono::steady_clock::time_poi
     return fmt::format("the budget of ${:.2f} is spent: ${:.2f} used", *limits_.dollars, dollars());
   }
   if (limits_.candidates && candidates_ >= *limits_.candidates) {
-    return fmt::format("{} candidates were evaluated, the most allowed", candidates_);
+    return fmt::format("{} candidates were made, the most --max-candidates allows", candidates_);
   }
   if (limits_.wall) {
     const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(now - start_);

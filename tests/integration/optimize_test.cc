@@ -266,6 +266,12 @@ TEST_F(Optimize, WithoutAProviderItTunesTheSeedKernelAndSaysSo) {
   const CliResult run = RunKsmith(Flags({"--max-candidates", "3"}), {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   EXPECT_NE(run.err.find("running the tune strategy"), std::string::npos) << run.err;
+  // One progress line per candidate, numbered in the run, none repeated or skipped.
+  for (const char* line : {"[1/3] candidate 1: ", "[2/3] candidate 2: ", "[3/3] candidate 3: "}) {
+    const size_t at = run.err.find(line);
+    EXPECT_NE(at, std::string::npos) << line << "\n" << run.err;
+    EXPECT_EQ(run.err.find(line, at + 1), std::string::npos) << "twice: " << line << "\n" << run.err;
+  }
   const auto summary = run.Json();
   EXPECT_EQ(summary["strategy"], "tune");
   EXPECT_EQ(summary["candidates"], 3);
