@@ -1,5 +1,7 @@
 #include "agent/run_report.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "agent/feedback.h"
@@ -35,7 +37,26 @@ std::string ShortOfBaseline(const Attempt& best) {
                      timing.speedup.low, timing.speedup.high);
 }
 
-std::string RenderRunReport(const RunRecord& run, const RunState& state, const std::string& best_path) {
+std::string RetrySummary(const std::vector<LlmCallRecord>& calls) {
+  size_t retried = 0;
+  std::map<std::string, int> reasons;
+  for (const auto& record : calls) {
+    if (record.call.retry_reasons.empty()) continue;
+    ++retried;
+    for (const auto& reason : record.call.retry_reasons) ++reasons[reason];
+  }
+  if (retried == 0) return "";
+  std::string text = fmt::format("{} of {} model calls were retried:", retried, calls.size());
+  bool first = true;
+  for (const auto& [reason, count] : reasons) {
+    text += fmt::format("{} {} ({} time{})", first ? "" : ",", reason, count, count == 1 ? "" : "s");
+    first = false;
+  }
+  return text;
+}
+
+std::string RenderRunReport(const RunRecord& run, const RunState& state, const std::string& best_path,
+                            const std::vector<LlmCallRecord>& calls) {
   std::string report = fmt::format("# ksmith run {}\n\n", run.id);
   report += fmt::format("- task: `{}` on `{}`\n- strategy: {}\n", run.task, run.backend, run.strategy);
   if (!run.provider.empty()) report += fmt::format("- model: {} via {}\n", run.model.empty() ? "(default)" : run.model, run.provider);
@@ -43,7 +64,9 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
                         run.status);
   report += fmt::format("- stopped because: {}\n", run.stop_reason.empty() ? "-" : run.stop_reason);
   report += fmt::format("- attempts: {}, evaluated: {}, passed: {}\n", state.attempts.size(), run.candidates, run.passed);
-  report += fmt::format("- model calls: {}, tokens: {}, cost: ${:.4f}\n\n", run.llm_calls, run.tokens, run.cost_dollars);
+  report += fmt::format("- model calls: {}, tokens: {}, cost: ${:.4f}\n", run.llm_calls, run.tokens, run.cost_dollars);
+  if (const std::string retries = RetrySummary(calls); !retries.empty()) report += "- " + retries + "\n";
+  report += "\n";
 
   const Attempt* best = state.Best();
   const std::string short_of = best != nullptr ? ShortOfBaseline(*best) : "";

@@ -14,7 +14,12 @@ namespace ksmith {
 /// (0.69x)" or "not measurably faster than the baseline (1.01x, interval 0.98-1.04)".
 std::string ShortOfBaseline(const Attempt& best);
 
-/// `best_path`: where the best kernel was written (empty when nothing passed).
-std::string RenderRunReport(const RunRecord& run, const RunState& state, const std::string& best_path);
+/// "2 of 5 model calls were retried: HTTP 429 (2 times), timed out (1 time)"; empty when none was.
+std::string RetrySummary(const std::vector<LlmCallRecord>& calls);
+
+/// `best_path`: where the best kernel was written (empty when nothing passed). `calls`: the
+/// run's model calls, for the retries.
+std::string RenderRunReport(const RunRecord& run, const RunState& state, const std::string& best_path,
+                            const std::vector<LlmCallRecord>& calls = {});
 
 }  // namespace ksmith

@@ -98,5 +98,13 @@ TEST(RunReport, SaysPlainlyWhenNothingBeatTheBaseline) {
   EXPECT_NE(RenderRunReport(SampleRun(), state, "out/best.cc").find("## Best kernel"), std::string::npos);
 }
 
+TEST(RunReport, RetriedModelCallsAreCountedWithTheirReasons) {
+  std::vector<LlmCallRecord> calls(3);
+  calls[0].call.retry_reasons = {"HTTP 429", "HTTP 429"};
+  calls[2].call.retry_reasons = {"timed out"};
+  EXPECT_EQ(RetrySummary(calls), "2 of 3 model calls were retried: HTTP 429 (2 times), timed out (1 time)");
+  EXPECT_EQ(RetrySummary({LlmCallRecord{}}), "");
+}
+
 }  // namespace
 }  // namespace ksmith

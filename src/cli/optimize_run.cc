@@ -392,7 +392,9 @@ OptimizeOutcome OptimizeRun::Execute() {
   }
   const std::filesystem::path directory =
       flags_.output_dir.empty() ? std::filesystem::path("ksmith-runs") / run->id : std::filesystem::path(flags_.output_dir);
-  auto outputs = WriteRunOutputs(directory, *run, outcome->state);
+  auto calls = store_->LlmCalls(run->id);
+  if (!calls.ok()) return {kExitInfra, calls.error().message, {}, {}};
+  auto outputs = WriteRunOutputs(directory, *run, outcome->state, *calls);
   if (!outputs.ok()) {
     return {kExitInfra, outputs.error().message, {}, {}};
   }

@@ -12,7 +12,8 @@
 
 namespace ksmith {
 
-Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const RunRecord& run, const RunState& state) {
+Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const RunRecord& run, const RunState& state,
+                                   const std::vector<LlmCallRecord>& calls) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) return MakeError(ErrorKind::kIo, "cannot create the output folder {}: {}", directory.string(), error.message());
@@ -22,7 +23,7 @@ Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const
     if (auto status = WriteFileAtomic(outputs.best_kernel, best->source); !status.ok()) return status.error();
   }
   outputs.report = directory / "report.md";
-  if (auto status = WriteFileAtomic(outputs.report, RenderRunReport(run, state, outputs.best_kernel.string()));
+  if (auto status = WriteFileAtomic(outputs.report, RenderRunReport(run, state, outputs.best_kernel.string(), calls));
       !status.ok()) {
     return status.error();
   }

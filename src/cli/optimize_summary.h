@@ -19,7 +19,8 @@ struct RunOutputs {
 };
 
 /// Writes best.cc / best.cu and report.md into `directory` (created if missing).
-Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const RunRecord& run, const RunState& state);
+Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const RunRecord& run, const RunState& state,
+                                   const std::vector<LlmCallRecord>& calls = {});
 
 /// The summary object: run_id, status, stop_reason, candidates (evaluated), attempts, passed,
 /// best (its verdict as `ksmith eval --json` prints it, plus source, candidate_id, explanation),

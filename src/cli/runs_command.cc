@@ -9,6 +9,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "core/strings.h"
+#include "agent/run_report.h"
 #include "store/export.h"
 #include "store/run_store.h"
 
@@ -32,6 +33,18 @@ Result<std::unique_ptr<RunStore>> OpenStore(const std::string& db) {
                      path->string());
   }
   return RunStore::Open(*path);
+}
+
+// "1.86x [1.72, 1.92]": the median speedup with its 95% interval, from the stored verdict.
+std::string SpeedupCell(const CandidateRecord& candidate) {
+  if (!candidate.speedup) return "-";
+  // The verdict's top-level "speedup_ci95": [low, high] (docs/verdict.md).
+  const auto interval = candidate.verdict ? candidate.verdict->value("speedup_ci95", nlohmann::json()) : nlohmann::json();
+  if (interval.is_array() && interval.size() == 2 && interval[0].is_number() && interval[1].is_number()) {
+    return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", *candidate.speedup, interval[0].get<double>(),
+                       interval[1].get<double>());
+  }
+  return fmt::format("{:.2f}x", *candidate.speedup);
 }
 
 // Why a run stands where it does; for an interrupted one, what happened and how to go on.
@@ -101,8 +114,11 @@ int ShowRun(const RunsFlags& flags) {
     PrintError(candidates.error().message);
     return kExitInfra;
   }
+  auto calls = (*store)->LlmCalls(flags.run_id);
+  const std::string retries = calls.ok() ? RetrySummary(*calls) : "";
   if (flags.json) {
     nlohmann::json json = RunJson(*run);
+    json["model_call_retries"] = retries;
     json["candidates_list"] = nlohmann::json::array();
     for (const auto& candidate : *candidates) {
       nlohmann::json item = {{"candidate_id", candidate.id}, {"sequence", candidate.sequence},
@@ -124,11 +140,12 @@ int ShowRun(const RunsFlags& flags) {
   std::printf("  %lld evaluated, %lld passed, %lld model calls, %lld tokens, $%.4f\n",
               static_cast<long long>(run->candidates), static_cast<long long>(run->passed),
               static_cast<long long>(run->llm_calls), static_cast<long long>(run->tokens), run->cost_dollars);
+  if (!retries.empty()) std::printf("  %s\n", retries.c_str());
   for (const auto& candidate : *candidates) {
     std::string outcome = candidate.extraction_error.empty() ? "" : FirstLine(candidate.extraction_error, 80);
     if (candidate.verdict) outcome = FirstLine(candidate.verdict->value("reason", std::string()), 80);
-    std::printf("  #%-4lld %-5s %-20s %8s  %s%s\n", static_cast<long long>(candidate.sequence + 1), candidate.origin.c_str(),
-                candidate.status.c_str(), candidate.speedup ? fmt::format("{:.2f}x", *candidate.speedup).c_str() : "-",
+    std::printf("  #%-4lld %-5s %-20s %-22s  %s%s\n", static_cast<long long>(candidate.sequence + 1),
+                candidate.origin.c_str(), candidate.status.c_str(), SpeedupCell(candidate).c_str(),
                 candidate.knobs.empty() ? "" : (candidate.knobs.dump() + " ").c_str(), outcome.c_str());
   }
   return kExitOk;

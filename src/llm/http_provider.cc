@@ -90,6 +90,7 @@ class HttpProvider final : public ChatProvider {
         call.error = GiveUpMessage(attempt, attempt_number);
         break;
       }
+      call.retry_reasons.push_back(attempt.short_reason);
       Progress(fmt::format("{}: {}; retrying in {:.1f} s (attempt {} of {})", settings_.provider,
                            attempt.short_reason, std::chrono::duration<double>(*delay).count(), attempt_number + 1,
                            settings_.retry.max_attempts));

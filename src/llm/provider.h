@@ -29,6 +29,7 @@ struct LlmCall {
   std::string response_body;  // the last raw body received (may be HTML, empty)
   int http_status = 0;        // of the last attempt; 0: no HTTP answer
   int attempts = 0;
+  std::vector<std::string> retry_reasons;  // why each retried attempt failed: "HTTP 429", "timed out"
   double latency_s = 0;       // [s] from the first attempt to the last answer, waits included
   bool cached = false;        // answered from the response cache, no network
   std::optional<ChatReply> reply;  // set when a usable reply came (it may be truncated)

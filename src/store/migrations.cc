@@ -113,6 +113,8 @@ const std::vector<Migration>& RunStoreMigrations() {
        "ALTER TABLE runs ADD COLUMN owner_host TEXT NOT NULL DEFAULT '';\n"
        "ALTER TABLE runs ADD COLUMN owner_pid INTEGER NOT NULL DEFAULT 0;\n"
        "ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER NOT NULL DEFAULT 0;\n"},
+      // Why each retried attempt of a model call failed, so that `runs show` and the report can say.
+      {3, "llm_calls: retry_reasons", "ALTER TABLE llm_calls ADD COLUMN retry_reasons TEXT NOT NULL DEFAULT '[]';\n"},
   };
   return migrations;
 }

@@ -328,14 +328,14 @@ Result<int64_t> RunStore::AddLlmCall(const std::string& run_id, const LlmCall& c
   if (Status inserted = database.Execute(
           "INSERT INTO llm_calls (run_id, sequence, provider, model, role, request, response_body, http_status, "
           "attempts, latency_s, cached, reply_content, reply_finish_reason, reply_input_tokens, "
-          "reply_output_tokens, error, provider_exhausted, input_tokens, output_tokens, cost_dollars, created_at) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "reply_output_tokens, error, provider_exhausted, input_tokens, output_tokens, cost_dollars, created_at, "
+          "retry_reasons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           {run_id, *sequence, call.provider, call.model, call.role, DumpJson(call.request), call.response_body,
            int64_t{call.http_status}, int64_t{call.attempts}, call.latency_s, int64_t{call.cached ? 1 : 0},
            reply ? SqlValue(reply->content) : no_reply, reply ? SqlValue(reply->finish_reason) : no_reply,
            reply ? SqlValue(reply->input_tokens) : no_reply, reply ? SqlValue(reply->output_tokens) : no_reply,
            call.error, int64_t{call.provider_exhausted ? 1 : 0}, call.input_tokens, call.output_tokens,
-           call.cost_dollars, NowUtcIso8601()});
+           call.cost_dollars, NowUtcIso8601(), DumpJson(nlohmann::json(call.retry_reasons))});
       !inserted.ok()) {
     return inserted.error();
   }
@@ -492,7 +492,7 @@ Result<std::vector<LlmCallRecord>> RunStore::LlmCalls(const std::string& run_id)
   auto statement = database_->Query(
       "SELECT id, run_id, sequence, provider, model, role, request, response_body, http_status, attempts, "
       "latency_s, cached, reply_content, reply_finish_reason, reply_input_tokens, reply_output_tokens, error, "
-      "provider_exhausted, input_tokens, output_tokens, cost_dollars, created_at "
+      "provider_exhausted, input_tokens, output_tokens, cost_dollars, created_at, retry_reasons "
       "FROM llm_calls WHERE run_id = ? ORDER BY sequence",
       {run_id});
   if (!statement.ok()) return statement.error();
@@ -525,6 +525,11 @@ Result<std::vector<LlmCallRecord>> RunStore::LlmCalls(const std::string& run_id)
     call.output_tokens = r.Int(19);
     call.cost_dollars = r.Double(20);
     record.created_at = r.Text(21);
+    if (const auto reasons = ParseStoredJson(r.Text(22)); reasons.is_array()) {
+      for (const auto& reason : reasons) {
+        if (reason.is_string()) call.retry_reasons.push_back(reason.get<std::string>());
+      }
+    }
     calls.push_back(std::move(record));
   }
 }

@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "cli_runner.h"
 #include "store/run_store.h"
 #include "testing/scripted_llm_server.h"
@@ -132,6 +134,15 @@ TEST_F(Optimize, RefineAgainstAnOpenAiServerRecordsEveryAttemptAndFindsTheCorrec
   EXPECT_NE(candidates[1]["extraction_error"].get<std::string>().find("HTML"), std::string::npos)
       << candidates[1]["extraction_error"];
   EXPECT_EQ(shown["llm_calls"], 5);
+  // The retried calls (429, then 500) are on record with their reasons, not only on stderr.
+  const std::string retries = shown.value("model_call_retries", std::string());
+  EXPECT_EQ(retries.rfind("1 of 5 model calls were retried: ", 0), 0u) << retries;
+  EXPECT_NE(retries.find("429"), std::string::npos) << retries;
+  EXPECT_NE(retries.find("500"), std::string::npos) << retries;
+  std::ifstream report(summary["report"].get<std::string>());
+  std::stringstream report_text;
+  report_text << report.rdbuf();
+  EXPECT_NE(report_text.str().find("- " + retries), std::string::npos) << report_text.str().substr(0, 1500);
 
   // The key is nowhere in the store.
   for (const auto& file : {Db(), Db() + "-wal"}) {
@@ -283,6 +294,13 @@ TEST_F(Optimize, WithoutAProviderItTunesTheSeedKernelAndSaysSo) {
   const auto shown = ShowRun(summary["run_id"]);
   for (const auto& candidate : shown["candidates_list"]) settings.insert(candidate["knobs"].dump());
   EXPECT_EQ(settings.size(), 3u);
+  // `runs show` gives each speedup with its interval.
+  const CliResult text = RunKsmith({"runs", "show", summary["run_id"], "--db", Db()});
+  ASSERT_EQ(text.exit_code, 0) << text.Describe();
+  const auto& first = shown["candidates_list"][0]["verdict"]["speedup_ci95"];
+  EXPECT_NE(text.out.find(fmt::format("x [{:.2f}, {:.2f}]", first[0].get<double>(), first[1].get<double>())),
+            std::string::npos)
+      << text.out;
 
   // A second run in the same store counts its own candidates from 1 (issue 13: it began at 4).
   const CliResult second = RunKsmith(Flags({"--max-candidates", "2"}, "second"), {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="});
