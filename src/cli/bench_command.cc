@@ -18,6 +18,7 @@
 #include "bench/suite.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/setting_ranges.h"
 #include "cli/context.h"
 #include "cli/optimize_run.h"
 #include "eval/backend_registry.h"
@@ -273,18 +274,18 @@ CommandHandler AddBenchCommand(CLI::App& app) {
   app.add_option("--strategy", flags->strategy, "refine, sample or tune (default: refine with a model, tune without)")
       ->check(CLI::IsMember({"refine", "sample", "tune"}));
   app.add_option("--samples,-n", flags->samples, "Candidates per task (the n of pass@k)")
-      ->check(CLI::Range(int64_t{1}, int64_t{10000}))->capture_default_str();
+      ->check(RangeCheck("samples"))->capture_default_str();
   app.add_option("--provider", flags->provider, "As for `ksmith optimize`")->check(CLI::IsMember({"openai", "anthropic"}));
   app.add_option("--base-url", flags->base_url, "As for `ksmith optimize`");
   app.add_option("--model", flags->model, "As for `ksmith optimize`");
-  app.add_option("--timing-budget", flags->timing_budget_s, "Seconds each candidate's timing may take")->check(CLI::Range(0.05, 600.0));
-  app.add_option("--seeds", flags->seeds, "Input seeds per eval shape and distribution")->check(CLI::Range(1, 100));
+  app.add_option("--timing-budget", flags->timing_budget_s, "Seconds each candidate's timing may take")->check(RangeCheck("timing_budget_s"));
+  app.add_option("--seeds", flags->seeds, "Input seeds per eval shape and distribution")->check(RangeCheck("seeds"));
   app.add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
   app.add_option("--report", flags->report_dir, "Where report.md, report.html, bench.json and each task's run go (default ksmith-bench/<id>)");
   app.add_option("--jobs,-j", flags->jobs,
                  "Tasks run at once. They share one evaluation service, whose device takes one timing at a time, so "
                  "more jobs overlap model calls, builds and correctness checks while no two timings overlap")
-      ->check(CLI::Range(1, 64))->capture_default_str();
+      ->check(RangeCheck("jobs"))->capture_default_str();
   app.add_option("--devices", flags->devices,
                  "Devices the tasks' candidates are evaluated on (a GPU's index as CUDA_VISIBLE_DEVICES counts them, "
                  "e.g. --devices 0,1; default: the first)")

@@ -12,6 +12,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/setting_ranges.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
 #include "eval/eval_options.h"
@@ -184,18 +185,18 @@ CommandHandler AddEvalCommand(CLI::App& app) {
   app.add_flag("--profile", flags->profile, "cuda: profile one replay of a passing candidate with ncu");
   app.add_option("--jobs,-j", flags->jobs,
                  "Candidates evaluated at once. On a GPU they share it for correctness and take turns to time "
-                 "(default: up to 3); on the cpu, more than the default 1 lets their timings share the cores")->check(CLI::Range(1, 16));
+                 "(default: up to 3); on the cpu, more than the default 1 lets their timings share the cores")->check(RangeCheck("eval_jobs"));
   app.add_option("--devices", flags->devices,
                  "Devices to evaluate on, each with --jobs workers (a GPU's index as CUDA_VISIBLE_DEVICES counts "
                  "them, e.g. --devices 0,1; default: the first)")
       ->delimiter(',');
   app.add_flag("--json", flags->json, "Print JSON instead of the human-readable verdict (one object per line for several candidates)");
   app.add_option("--output,-o", flags->output_path, "Also write the JSON verdict to this file (one per line for several candidates)");
-  app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution")->check(CLI::Range(1, 100))->capture_default_str();
-  app.add_option("--timeout-ms", flags->timeout_ms, "Limit for one kernel call [ms]")->check(CLI::Range(100, 3'600'000))->capture_default_str();
-  app.add_option("--timing-budget", flags->timing_budget_s, "Seconds the timing loop may take")->check(CLI::Range(0.05, 600.0))->capture_default_str();
+  app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution")->check(RangeCheck("seeds"))->capture_default_str();
+  app.add_option("--timeout-ms", flags->timeout_ms, "Limit for one kernel call [ms]")->check(RangeCheck("timeout_ms"))->capture_default_str();
+  app.add_option("--timing-budget", flags->timing_budget_s, "Seconds the timing loop may take")->check(RangeCheck("timing_budget_s"))->capture_default_str();
   app.add_flag("--no-time", flags->no_time, "Verify only; skip timing and the physical-limit check");
-  app.add_option("--threads", flags->threads, "OpenMP threads for candidate and baseline (0: all cores)")->check(CLI::Range(0, 1024))->capture_default_str();
+  app.add_option("--threads", flags->threads, "OpenMP threads for candidate and baseline (0: all cores)")->check(RangeCheck("threads"))->capture_default_str();
   app.add_option("--seed", flags->seed, "Fix the input seed to reproduce a verdict (default: secret and random)");
   app.add_flag("--no-sandbox", flags->no_sandbox, "Run the candidate without seccomp/Landlock/rlimits (debugging only)");
   app.add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");

@@ -4,6 +4,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/setting_ranges.h"
 #include "cli/optimize_run.h"
 #include "eval/backend_registry.h"
 
@@ -24,19 +25,19 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
                  "tune (search the kernel's @tune knobs, the default without one)")
       ->check(CLI::IsMember({"refine", "sample", "tune"}));
   app.add_option("--max-candidates,-n", flags->max_candidates, "Attempts before the run stops (default 20)")
-      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+      ->check(RangeCheck("max_candidates"));
   app.add_option("--kernel", flags->kernel, "A kernel to start from (and for tune, the one whose knobs are searched; "
                  "default: the task's seed kernel)");
-  app.add_option("--parallel", flags->parallel, "Model calls in flight at once (default 4)")->check(CLI::Range(1, 64));
-  app.add_option("--temperature", flags->temperature, "Sampling temperature (default 0.7)")->check(CLI::Range(0.0, 2.0));
+  app.add_option("--parallel", flags->parallel, "Model calls in flight at once (default 4)")->check(RangeCheck("max_concurrency"));
+  app.add_option("--temperature", flags->temperature, "Sampling temperature (default 0.7)")->check(RangeCheck("temperature"));
   app.add_option("--max-tokens", flags->budget_tokens, "Token budget (input + output) for the run")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(RangeCheck("tokens"));
   app.add_option("--max-dollars", flags->budget_dollars, "Cost budget in dollars (needs prices in ksmith.toml)")
-      ->check(CLI::Range(0.0, 1e9));
-  app.add_option("--time-budget", flags->budget_wall_s, "Wall-clock budget for the run [s]")->check(CLI::Range(1.0, 1e7));
+      ->check(RangeCheck("dollars"));
+  app.add_option("--time-budget", flags->budget_wall_s, "Wall-clock budget for the run [s]")->check(RangeCheck("wall_s"));
   app.add_option("--timing-budget", flags->timing_budget_s, "Seconds each candidate's timing may take (default 1)")
-      ->check(CLI::Range(0.05, 600.0));
-  app.add_option("--seeds", flags->seeds, "Input seeds per eval shape and distribution (default 3)")->check(CLI::Range(1, 100));
+      ->check(RangeCheck("timing_budget_s"));
+  app.add_option("--seeds", flags->seeds, "Input seeds per eval shape and distribution (default 3)")->check(RangeCheck("seeds"));
   app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for (default: the GPU found)");
   app.add_option("--devices", flags->devices,
                  "GPU backends: devices to evaluate on (CUDA_VISIBLE_DEVICES indices, e.g. --devices 0,1; default: the "

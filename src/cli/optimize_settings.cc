@@ -1,5 +1,7 @@
 #include "cli/optimize_settings.h"
 
+#include "cli/setting_ranges.h"
+
 #include <functional>
 #include <map>
 
@@ -163,6 +165,14 @@ Status ApplyConfigFile(const std::filesystem::path& path, OptimizeSettings& sett
         for (const auto& [name, unused] : known->second) names += (names.empty() ? "" : ", ") + name;
         return MakeError(ErrorKind::kInvalidArgument, "{}: [{}] has no key '{}' (known: {})", path.string(), section,
                          key, names);
+      }
+      // Numbers follow the same rule, in the same words, as the flags (cli/setting_ranges.h).
+      if (const SettingRange* range = RangeOf(key)) {
+        const std::string text = node.is_number() ? fmt::format("{}", node.value<double>().value_or(0))
+                                                  : (node.is_string() ? *node.value<std::string>() : "?");
+        if (const std::string wrong = CheckRange(*range, text); !wrong.empty()) {
+          return MakeError(ErrorKind::kInvalidArgument, "{}: [{}] {} {}", path.string(), section, key, wrong);
+        }
       }
       if (auto status = setter->second(node, settings); !status.ok()) {
         return MakeError(ErrorKind::kInvalidArgument, "{}: [{}] {} {}", path.string(), section, key,

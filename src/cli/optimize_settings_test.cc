@@ -1,4 +1,5 @@
 #include "cli/optimize_settings.h"
+#include "cli/setting_ranges.h"
 
 #include <filesystem>
 #include <fstream>
@@ -105,6 +106,26 @@ TEST(OptimizeSettings, JsonRoundTripKeepsEverySetting) {
   EXPECT_EQ(back.ToJson(), settings.ToJson());
   EXPECT_FALSE(back.budget_tokens.has_value());
   EXPECT_EQ(back.budget_dollars, 2.5);
+}
+
+// One rule and one message for a number, whether a flag or ksmith.toml gives it (issue 13).
+TEST_F(ConfigFile, ANumberOutOfRangeGetsTheSameWordsAsItsFlag) {
+  OptimizeSettings settings;
+  auto negative = ApplyConfigFile(Write("[optimize]\nmax_candidates = -3\n"), settings);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().message.find("[optimize] max_candidates must be an integer from 1 to 100000, got -3"),
+            std::string::npos)
+      << negative.error().message;
+  const SettingRange* range = RangeOf("max_candidates");
+  ASSERT_NE(range, nullptr);
+  EXPECT_EQ(CheckRange(*range, "-3"), "must be an integer from 1 to 100000, got -3");
+  auto fraction = ApplyConfigFile(Write("[eval]\ntiming_budget_s = 0.01\n"), settings);
+  ASSERT_FALSE(fraction.ok());
+  EXPECT_NE(fraction.error().message.find("timing_budget_s must be a number from 0.05 to 600, got 0.01"),
+            std::string::npos)
+      << fraction.error().message;
+  EXPECT_EQ(CheckRange(*RangeOf("seeds"), "2.5"), "must be an integer from 1 to 100, got '2.5'");
+  EXPECT_EQ(CheckRange(*RangeOf("seeds"), "7"), "");
 }
 
 }  // namespace
