@@ -1,5 +1,7 @@
 #include "bench/bench_html.h"
 
+#include <filesystem>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -91,6 +93,11 @@ std::string SpeedupChart(const nlohmann::json& tasks) {
                        "<title>{}: {:.2f}x</title></rect>",
                        kMargin + i * width + 1, std::min(top, base), std::max(1.0, width - 2), std::abs(base - top),
                        bars[i].first >= 1 ? "bar" : "bar slower", Escape(bars[i].second), bars[i].first);
+    // The task's name under its bar, slanted so that long names of neighbours do not overlap.
+    const double center = kMargin + (i + 0.5) * width;
+    svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1}\" class=\"tick task-label\" text-anchor=\"end\" "
+                       "transform=\"rotate(-30 {0:.1f} {1})\">{2}</text>",
+                       center, kHeight - kMargin + 12, Escape(bars[i].second));
   }
   svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"unit\"/>", kMargin, y_of(1.0),
                      kWidth - 16, y_of(1.0));
@@ -124,8 +131,16 @@ std::string RooflineChart(const nlohmann::json& tasks) {
                        "roofline</title></circle><text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\">{}</text>",
                        x, y, Escape(name), speedup, 100 * fraction, x + 7, y - 6, Escape(name));
   }
-  svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">100%</text>", kMargin - 4,
-                     PlotY(1 / top) + 4);
+  // Values on both axes: the speedups at the ends and 1x, the fractions 0%, 50% and 100%.
+  for (double tick : {low, 1.0, high}) {
+    const double x = PlotX((std::log10(tick) - log_low) / (log_high - log_low));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick axis-value\" text-anchor=\"middle\">{:.2g}x</text>", x,
+                       kHeight - kMargin + 16, tick);
+  }
+  for (double fraction : {0.0, 0.5, 1.0}) {
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick axis-value\" text-anchor=\"end\">{:.0f}%</text>",
+                       kMargin - 4, PlotY(fraction / top) + 4, 100 * fraction);
+  }
   return svg + "</svg>";
 }
 
@@ -143,7 +158,7 @@ std::string BenchHtml(const nlohmann::json& bench) {
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + Escape(title) +
                      "</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
                      "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-                     "th:first-child,td:first-child{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:16px}"
+                     "th:first-child,td:first-child,td.words{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:16px}"
                      ".axis{stroke:#444}.unit{stroke:#999;stroke-dasharray:4 3}.line{fill:none;stroke:#2563eb;stroke-width:2}"
                      ".point{fill:#2563eb}.bar{fill:#16a34a}.bar.slower{fill:#dc2626}.label{font-size:12px}"
                      ".tick{font-size:10px;fill:#444}</style></head><body>\n";
@@ -166,17 +181,28 @@ std::string BenchHtml(const nlohmann::json& bench) {
                       Number(summary["wall_s"]));
   html += "<div class=\"charts\">" + FastPChart(summary["fast_p"]) + SpeedupChart(bench["tasks"]) +
           RooflineChart(bench["tasks"]) + "</div>\n";
-  html += "<h2>Tasks</h2><table><tr><th>task</th><th>samples</th><th>correct</th><th>pass@1</th><th>best speedup</th>"
-          "<th>speedup@1</th><th>efficiency@1</th><th>run</th></tr>\n";
+  html += "<h2>Tasks</h2><table><tr><th>task</th><th>samples</th><th>correct</th><th>pass@1</th>"
+          "<th>best speedup [95% interval]</th><th>speedup@1</th><th>efficiency@1</th><th>best kernel</th><th>run</th></tr>\n";
   for (const auto& task : bench["tasks"]) {
     auto first = [](const nlohmann::json& list) { return list.empty() ? nlohmann::json() : list[0]; };
     const std::string error = task.value("error", std::string());
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+    const std::string kernel = task.value("best_kernel", std::string());
+    std::string best = "-";
+    if (!kernel.empty()) {
+      best = fmt::format("<a class=\"best-kernel\" href=\"{}\">{}</a>", Escape(kernel),
+                         Escape(std::filesystem::path(kernel).filename().string()));
+      if (const auto knobs = task.value("best_knobs", nlohmann::json::object()); !knobs.empty()) {
+        best += " <code>" + Escape(knobs.dump()) + "</code>";
+      }
+      if (const std::string words = task.value("best_explanation", std::string()); !words.empty()) {
+        best += "<br><small>" + Escape(words) + "</small>";
+      }
+    }
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"best-speedup\">{}</td><td>{}</td><td>{}</td><td class=\"words\">{}</td><td>{}</td></tr>\n",
                         Escape(task.value("task", std::string())), task["samples"].dump(), Percent(task["correct_rate"]),
-                        Percent(first(task["pass_at_k"])),
-                        task["best_speedup"].is_number() ? fmt::format("{:.2f}x", task["best_speedup"].get<double>()) : "-",
+                        Percent(first(task["pass_at_k"])), SpeedupWithInterval(task),
                         first(task["speedup_at_k"]).is_number() ? fmt::format("{:.2f}x", first(task["speedup_at_k"]).get<double>()) : "-",
-                        Percent(first(task["efficiency_at_k"])),
+                        Percent(first(task["efficiency_at_k"])), best,
                         Escape(error.empty() ? task.value("run_id", std::string()) : "error: " + error));
   }
   return html + "</table></body></html>\n";

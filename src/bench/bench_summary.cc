@@ -1,5 +1,7 @@
 #include "bench/bench_summary.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 namespace ksmith {
@@ -84,7 +86,11 @@ nlohmann::json BenchJson(const BenchSettings& settings, const std::vector<BenchT
                            {"tokens", result.tokens},
                            {"cost", result.cost_dollars},
                            {"device_s", result.device_s},
-                           {"wall_s", result.wall_s}};
+                           {"wall_s", result.wall_s},
+                           {"strategy", result.strategy},
+                           {"best_kernel", result.best_kernel},
+                           {"best_knobs", result.best_knobs},
+                           {"best_explanation", result.best_explanation}};
     tasks.push_back(std::move(task));
     // A task that could not run counts as failed everywhere: it is in the denominator.
     all.push_back(metrics);
@@ -150,6 +156,30 @@ std::string DescribeMachine(const nlohmann::json& machine) {
   return text;
 }
 
+std::string SpeedupWithInterval(const nlohmann::json& task) {
+  const auto& median = task["best_speedup"];
+  if (!median.is_number()) return "-";
+  const auto interval = task.value("best_speedup_ci95", nlohmann::json());
+  if (interval.is_array() && interval.size() == 2 && interval[0].is_number() && interval[1].is_number()) {
+    return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", median.get<double>(), interval[0].get<double>(),
+                       interval[1].get<double>());
+  }
+  return fmt::format("{:.2f}x", median.get<double>());
+}
+
+namespace {
+
+// A table cell: a pipe or a line break would end it.
+std::string MarkdownCell(std::string text) {
+  for (char& c : text) {
+    if (c == '|') c = '/';
+    if (c == '\n') c = ' ';
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string BenchMarkdown(const nlohmann::json& bench) {
   const auto& settings = bench["settings"];
   const auto& summary = bench["summary"];
@@ -181,14 +211,21 @@ std::string BenchMarkdown(const nlohmann::json& bench) {
                         jobs > 1 ? fmt::format(" ({} tasks at once)", jobs) : "");
   }
   text += "\n\n";
-  text += "| task | samples | correct | pass@1 | best speedup | speedup@1 | efficiency@1 | run |\n";
-  text += "|---|---|---|---|---|---|---|---|\n";
+  text += "| task | samples | correct | pass@1 | best speedup [95% interval] | speedup@1 | efficiency@1 | best kernel | run |\n";
+  text += "|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& task : bench["tasks"]) {
     auto first = [](const nlohmann::json& list) { return list.empty() ? nlohmann::json() : list[0]; };
-    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", task["task"].get<std::string>(),
+    const std::string kernel = task.value("best_kernel", std::string());
+    const auto knobs = task.value("best_knobs", nlohmann::json::object());
+    std::string best = kernel.empty() ? "-" : fmt::format("[{}]({})", std::filesystem::path(kernel).filename().string(), kernel);
+    if (!kernel.empty() && !knobs.empty()) best += " " + knobs.dump();
+    if (const std::string words = task.value("best_explanation", std::string()); !kernel.empty() && !words.empty()) {
+      best += ": " + words;
+    }
+    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", task["task"].get<std::string>(),
                         task["samples"].get<int64_t>(), Percent(task["correct_rate"]), Percent(first(task["pass_at_k"])),
-                        Times(task["best_speedup"]), Times(first(task["speedup_at_k"])),
-                        Percent(first(task["efficiency_at_k"])),
+                        SpeedupWithInterval(task), Times(first(task["speedup_at_k"])),
+                        Percent(first(task["efficiency_at_k"])), MarkdownCell(best),
                         task["error"].get<std::string>().empty() ? task["run_id"].get<std::string>()
                                                                   : "error: " + task["error"].get<std::string>());
   }

@@ -24,7 +24,14 @@ struct BenchTaskResult {
   double cost_dollars = 0;
   double device_s = 0;        // [s] the evaluator's time over the task's candidates
   double wall_s = 0;          // [s] the task's run, end to end
+  std::string strategy;       // the strategy the run used ("tune", "refine")
+  std::string best_kernel;    // the fastest correct kernel's file, relative to the report's folder
+  nlohmann::json best_knobs = nlohmann::json::object();
+  std::string best_explanation;  // the model's words, first line
 };
+
+/// A task's best speedup with its 95% interval, "2.00x [1.80, 2.20]"; "-" without one.
+std::string SpeedupWithInterval(const nlohmann::json& task);
 
 struct BenchSettings {
   std::string suite;

@@ -91,6 +91,14 @@ BenchTaskResult RunTask(const BenchFlags& flags, const std::string& task, const 
   const nlohmann::json& summary = outcome.summary;
   result.run_id = summary["run_id"];
   result.tokens = summary.value("tokens", int64_t{0});
+  result.strategy = summary.value("strategy", std::string());
+  if (const auto& best = summary.value("best", nlohmann::json()); best.is_object()) {
+    // Relative to the report's folder, where report.md and report.html link to it from.
+    const std::filesystem::path source = best.value("source", std::string());
+    result.best_kernel = source.lexically_relative(output.parent_path().parent_path()).string();
+    result.best_knobs = best.value("knobs", nlohmann::json::object());
+    result.best_explanation = FirstLine(best.value("explanation", std::string()), 200);
+  }
   result.cost_dollars = summary.value("cost", 0.0);
   auto store = RunStore::Open(db);
   if (!store.ok()) {
@@ -198,11 +206,15 @@ int RunBench(const BenchFlags& flags) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
-  BenchSettings settings{flags.suite, flags.backend, flags.strategy.empty() ? "default" : flags.strategy, flags.samples,
+  BenchSettings settings{flags.suite, flags.backend, flags.strategy, flags.samples,
                          flags.jobs, DescribeThisMachine(flags.backend, **service), true};
   EvalClient client(**service);
   const auto start = SteadyClock::now();
   const std::vector<BenchTaskResult> results = RunTasks(flags, *tasks, *db, report_dir, client);
+  // The strategy the runs used (tune without a model, refine with one), not the word "default".
+  for (const auto& result : results) {
+    if (settings.strategy.empty()) settings.strategy = result.strategy;
+  }
   const nlohmann::json bench = BenchJson(settings, results, SecondsSince(start));
   const std::string markdown = BenchMarkdown(bench);
   if (auto written = WriteFileAtomic(report_dir / "report.md", markdown); !written.ok()) {
