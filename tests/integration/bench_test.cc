@@ -35,6 +35,14 @@ TEST(BenchCli, RunsASmallSuiteAndWritesTheReport) {
   std::stringstream text;
   text << report.rdbuf();
   EXPECT_NE(text.str().find("| vector_add | 2 |"), std::string::npos) << text.str();
+  // The strategy the runs used, not "default"; each task's best kernel linked from the report.
+  EXPECT_EQ(bench["settings"]["strategy"], "tune") << bench["settings"].dump();
+  EXPECT_NE(text.str().find(", tune strategy,"), std::string::npos) << text.str();
+  for (const auto& task : bench["tasks"]) {
+    const std::string kernel = task.value("best_kernel", std::string());
+    EXPECT_TRUE(fs::exists(directory / "report" / kernel)) << kernel;
+    EXPECT_NE(text.str().find("](" + kernel + ")"), std::string::npos) << text.str();
+  }
   EXPECT_TRUE(fs::exists(directory / "report" / "bench.json"));
   EXPECT_TRUE(fs::exists(directory / "report" / "report.html"));
   if (!::testing::Test::HasFailure()) fs::remove_all(directory);
