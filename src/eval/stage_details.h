@@ -44,6 +44,7 @@ enum class FailureKind {
   kWrongAfterTiming,     // correct before timing, wrong after it
   kFasterOnReusedInputs, // faster when its inputs barely changed since the call before
   kTimeNotReal,          // the clocks disagree, or a time below the physical floor
+  kProcessStateChanged,  // process-wide settings the baseline runs under (threads, FP mode, affinity)
   kInfrastructure,       // the evaluator's fault
   kCancelled,
 };

@@ -14,6 +14,7 @@
 #include "binary/shared_library.h"
 #include "sandbox/layout.h"
 #include "sandbox/policy.h"
+#include "sandbox/process_state.h"
 #include "sandbox/protocol.h"
 #include "sandbox/shared_memory.h"
 #include "sandbox/timing_loop.h"
@@ -31,7 +32,24 @@ struct Kernels {
   std::unique_ptr<SharedLibrary> baseline_library;
   KernelEntry candidate = nullptr;
   KernelEntry baseline = nullptr;
+  // The process-wide state the baseline runs under, captured before the candidate was loaded,
+  // and every change the candidate made to it (each undone at once).
+  ProcessState expected_state;
+  std::vector<std::string> state_changes;
 };
+
+// After candidate code ran (its load, each of its calls): what it changed is noted and undone,
+// so the baseline never runs under it.
+void GuardProcessState(Kernels& kernels) {
+  auto changes = ProcessState::Capture().ChangesFrom(kernels.expected_state);
+  if (changes.empty()) return;
+  for (auto& change : changes) {
+    if (std::find(kernels.state_changes.begin(), kernels.state_changes.end(), change) == kernels.state_changes.end()) {
+      kernels.state_changes.push_back(std::move(change));
+    }
+  }
+  kernels.expected_state.Restore();
+}
 
 Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::object()) {
   fields["type"] = type;
@@ -65,8 +83,10 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
     kernels.baseline_library = std::move(library.value());
     kernels.baseline = *entry;
   }
+  kernels.expected_state = ProcessState::Capture();
   // Candidate code first runs here (static constructors), already inside the walls.
   auto library = SharedLibrary::Open(request.header.at("candidate").get<std::string>());
+  GuardProcessState(kernels);
   if (!library.ok()) {
     return Reply("load_error",
                  {{"message", library.error().message}, {"protections", protections.ToJson()}});
@@ -129,7 +149,7 @@ Message HandleArena(const Message& request, int channel_fd,
   return Reply("arena_ready");
 }
 
-Message HandleRun(const Message& request, const Kernels& kernels,
+Message HandleRun(const Message& request, Kernels& kernels,
                   const std::map<std::string, SharedArena>& arenas) {
   auto layout = CaseLayout::FromJson(request.header);
   if (!layout.ok()) return Reply("error", {{"message", layout.error().message}});
@@ -142,6 +162,7 @@ Message HandleRun(const Message& request, const Kernels& kernels,
   const auto start = std::chrono::steady_clock::now();
   entry(arena.pointers(), arena.scalars());
   const auto stop = std::chrono::steady_clock::now();
+  if (!on_baseline) GuardProcessState(kernels);
   return Reply("result", {{"elapsed_ns",
                            std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count()}});
 }
@@ -161,12 +182,13 @@ Message HandleTimeSetup(const Message& request, int channel_fd, const Kernels& k
   return Reply("time_ready");
 }
 
-Message HandleTimeCall(const Message& request, TimingState& timing) {
+Message HandleTimeCall(const Message& request, Kernels& kernels, TimingState& timing) {
   if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
-  auto elapsed = timing.bench->Call(request.header.value("target", std::string()),
-                                    request.header.value("set", size_t{0}),
+  const std::string target = request.header.value("target", std::string());
+  auto elapsed = timing.bench->Call(target, request.header.value("set", size_t{0}),
                                     request.header.value("round", size_t{0}),
                                     request.header.value("tweak", false));
+  if (target != "baseline") GuardProcessState(kernels);
   if (!elapsed.ok()) return Reply("error", {{"message", elapsed.error().message}});
   return Reply("timed", {{"inner_ns", *elapsed}});
 }
@@ -206,7 +228,8 @@ int RunWorker(int channel_fd) {
        {"arena", [&](const Message& request) { return HandleArena(request, channel_fd, arenas); }},
        {"run", [&](const Message& request) { return HandleRun(request, kernels, arenas); }},
        {"time_setup", [&](const Message& request) { return HandleTimeSetup(request, channel_fd, kernels, timing); }},
-       {"time_call", [&](const Message& request) { return HandleTimeCall(request, timing); }},
+       {"time_call", [&](const Message& request) { return HandleTimeCall(request, kernels, timing); }},
+       {"state_report", [&](const Message&) { return Reply("state", {{"changes", kernels.state_changes}}); }},
        {"time_check", [&](const Message& request) { return HandleTimeCheck(request, timing); }},
        {"time_evict", [&](const Message& request) { return HandleTimeEvict(request, timing); }}});
 }

@@ -46,7 +46,7 @@ bool WorkerSession::Run(const std::filesystem::path& candidate,
   canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 0)) | 0x01010101u;
   if (!Start(candidate, baseline) || !Correctness() || !Determinism() || !IdleCheck()) return false;
   if (options_.time && (!TimeAgainstBaseline() || !Recheck() || !PhysicalLimit())) return false;
-  if (!CloseWorker()) return false;
+  if (!ProcessStateCheck() || !CloseWorker()) return false;
   MarkPassed(verdict_, cases_.size());
   return true;
 }
@@ -289,6 +289,28 @@ int64_t WorkerSession::LargestElements(const DimValues& shape) const {
     for (const auto& tensor : *tensors) largest = std::max(largest, task_.Elements(tensor, shape));
   }
   return largest;
+}
+
+bool WorkerSession::ProcessStateCheck() {
+  auto& stage = Stage("process_state");
+  const auto start = Clock::now();
+  Message request;
+  request.header = {{"type", "state_report"}};
+  auto reply = worker_->Request(request, "state", kSetupTimeout, "reading the process state");
+  stage.seconds = SecondsSince(start);
+  if (!reply) return WorkerFailed(stage);
+  const auto changes = reply->header.value("changes", std::vector<std::string>{});
+  if (!changes.empty()) {
+    stage.details.violations = changes;
+    std::string list;
+    for (const auto& change : changes) list += (list.empty() ? "" : "; ") + change;
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  "the candidate changed process-wide settings the baseline runs under: " + list +
+                      " (the worker undid each change before the baseline ran)",
+                  FailureKind::kProcessStateChanged);
+  }
+  stage.details.summary = "the OpenMP and OpenBLAS thread counts, floating-point mode and CPU affinity were left as found";
+  return true;
 }
 
 bool WorkerSession::CloseWorker() {

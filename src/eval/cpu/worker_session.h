@@ -64,6 +64,9 @@ class WorkerSession {
   bool TimeAgainstBaseline();
   bool Recheck();
   bool PhysicalLimit();
+  /// Whether the candidate left the process-wide settings the baseline runs under as it found
+  /// them (the worker checks after each of its calls and undoes any change).
+  bool ProcessStateCheck();
   bool CloseWorker();
   int64_t LargestElements(const DimValues& shape) const;
 
