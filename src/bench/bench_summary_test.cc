@@ -55,7 +55,7 @@ TEST(BenchJson, SummarizesTasksIncludingOneThatCouldNotRun) {
   EXPECT_EQ(summary["geomean_tasks"], 2);
   EXPECT_EQ(summary["tokens"], 100);
   const std::string markdown = BenchMarkdown(bench);
-  EXPECT_NE(markdown.find("| softmax | 2 | 50% | 50% | 3.00x |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| softmax | 2 | 50% | 50% | 3.00x [2.80, 3.10] | 1.50x |"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("error: optimize ended with exit code 3"), std::string::npos);
   EXPECT_NE(markdown.find("fast_1 33%"), std::string::npos) << markdown;
 }
