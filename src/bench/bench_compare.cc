@@ -217,8 +217,12 @@ Result<BenchRecord> LoadBenchRecord(const std::filesystem::path& path) {
   std::error_code error;
   const std::filesystem::path file = std::filesystem::is_directory(path, error) ? path / "bench.json" : path;
   if (!std::filesystem::exists(file, error)) {
-    return file == path ? MakeError(ErrorKind::kNotFound, "{}: no such file", path.string())
-                        : MakeError(ErrorKind::kNotFound, "{}: the folder holds no bench.json", path.string());
+    return file == path ? MakeError(ErrorKind::kNotFound,
+                                    "{}: no such file; give the bench.json or the report folder `ksmith bench` wrote",
+                                    path.string())
+                        : MakeError(ErrorKind::kNotFound,
+                                    "{}: the folder holds no bench.json; give a report folder `ksmith bench` wrote",
+                                    path.string());
   }
   auto text = ReadFile(file);
   if (!text.ok()) return text.error();

@@ -188,15 +188,13 @@ std::optional<Failure> OptimizeRun::Prepare() {
     return Usage(fmt::format("unknown provider '{}': choose openai (any OpenAI-compatible server), anthropic or replay",
                              settings_.provider));
   }
+  bool announce_tune = false;
   if (settings_.provider.empty()) {
     if (!settings_.strategy.empty() && settings_.strategy != "tune") {
       return Usage(fmt::format("the {} strategy needs a model: give --provider openai|anthropic (and --model), or use "
                                "--strategy tune", settings_.strategy));
     }
-    if (settings_.strategy.empty()) {
-      Note("no model provider configured (--provider or [llm] provider in ksmith.toml): running the tune strategy "
-           "over the seed kernel's @tune knobs");
-    }
+    announce_tune = settings_.strategy.empty();
     settings_.strategy = "tune";
   } else if (settings_.strategy.empty()) {
     settings_.strategy = "refine";
@@ -206,6 +204,11 @@ std::optional<Failure> OptimizeRun::Prepare() {
   auto task = registry.Find(settings_.task);
   if (!task.ok()) return task.error().kind == ErrorKind::kParse ? Infra(task.error().message) : Usage(task.error().message);
   task_ = std::move(task.value());
+  // Said once the task is known to exist, so that a mistyped task gets its error alone.
+  if (announce_tune) {
+    Note("no model provider configured (--provider or [llm] provider in ksmith.toml): running the tune strategy "
+         "over the seed kernel's @tune knobs");
+  }
   auto toml = ReadFile(task_->toml_path, size_t{1} << 20);
   if (!toml.ok()) return Infra(toml.error().message);
   task_toml_ = std::move(toml.value());

@@ -93,7 +93,8 @@ Status CheckIsOurs(const Database& database) {
 }
 
 Error UnknownRun(const Database& database, const std::string& run_id) {
-  return MakeError(ErrorKind::kNotFound, "no run '{}' in {}", run_id, database.path().string());
+  return MakeError(ErrorKind::kNotFound, "no run '{}' in {}; `ksmith runs list --db {}` lists the runs it holds",
+                   run_id, database.path().string(), database.path().string());
 }
 
 Status CheckRunExists(const Database& database, const std::string& run_id) {
