@@ -193,18 +193,28 @@ Result<LoopOutcome> OptimizeLoop::Run() {
   auto loaded = LoadRunState(store_, run_id_);
   if (!loaded.ok()) return loaded.error();
   state_ = std::move(loaded.value());
-  for (size_t i = 0; i < state_.attempts.size(); ++i) (void)EarlierSameKernel(i);  // a resumed run's kernels
   LoopOutcome outcome;
   outcome.status = "finished";
-  // Resume: what was proposed but not yet judged is judged first; nothing judged is redone.
+  // Resume: what was proposed but not yet judged is judged first (a repeat of an earlier kernel
+  // takes its verdict); nothing judged is redone.
   std::vector<size_t> pending;
+  std::vector<std::pair<size_t, size_t>> repeats;  // (attempt, the earlier one with its kernel)
   for (size_t i = 0; i < state_.attempts.size(); ++i) {
-    if (state_.attempts[i].status == "pending") pending.push_back(i);
+    const auto original = EarlierSameKernel(i);
+    if (state_.attempts[i].status != "pending") continue;
+    if (original) {
+      repeats.emplace_back(i, *original);
+    } else {
+      pending.push_back(i);
+    }
   }
   if (!StopRequested()) {
     std::vector<std::future<Verdict>> verdicts;
     for (size_t index : pending) verdicts.push_back(StartEvaluation(index));
     if (auto status = RecordVerdicts(pending, verdicts); !status.ok()) return status.error();
+    for (const auto& [index, original] : repeats) {
+      if (auto status = RecordRepeat(index, original); !status.ok()) return status.error();
+    }
   }
   while (outcome.stop_reason.empty()) {
     if (StopRequested()) {
