@@ -102,6 +102,9 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
     print("|---|" + "---|" * len(columns))
     saved = open(os.environ["VERDICTS"], "a") if os.environ.get("VERDICTS") else None
 
+    def first_known(*values):  # 0.0 is a measurement, not a missing one
+        return next((value for value in values if value is not None), None)
+
     def counter(verdict, name, group, key):
         value = stage(verdict, name)["details"].get(group, {}).get(key)
         return None if value is None else value / 1000
@@ -119,8 +122,8 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
                              counter(verdict, "correctness", "evaluator_ms", "candidate_request"),
                              counter(verdict, "correctness", "evaluator_ms", "reference_wait"),
                              # the wait for the next case's inputs (and, since the case feed, its answers)
-                             counter(verdict, "correctness", "evaluator_ms", "case_wait")
-                             or counter(verdict, "correctness", "evaluator_ms", "inputs_wait"),
+                             first_known(counter(verdict, "correctness", "evaluator_ms", "case_wait"),
+                                         counter(verdict, "correctness", "evaluator_ms", "inputs_wait")),
                              counter(verdict, "correctness", "evaluator_ms", "arena_prepare"),
                              counter(verdict, "correctness", "evaluator_ms", "snapshot"),
                              counter(verdict, "correctness", "evaluator_ms", "check"),

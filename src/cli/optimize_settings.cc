@@ -60,7 +60,8 @@ OptimizeSettings OptimizeSettings::FromJson(const nlohmann::json& json) {
 
 namespace {
 
-// One setter per accepted key; each checks the value's type and range.
+// One setter per accepted key; each checks the value's type. Numbers are range-checked before
+// (cli/setting_ranges.h), the same rule as their flags.
 using Setter = std::function<Status(const toml::node&, OptimizeSettings&)>;
 
 template <typename T>
@@ -74,11 +75,11 @@ Setter Field(T OptimizeSettings::*field) {
       settings.*field = node.value<bool>().value_or(false);
     } else if constexpr (std::is_floating_point_v<T>) {
       auto value = node.value<double>();
-      if (!value || *value < 0) return MakeError(ErrorKind::kInvalidArgument, "must be a number >= 0");
+      if (!value) return MakeError(ErrorKind::kInvalidArgument, "must be a number");
       settings.*field = *value;
     } else {
       auto value = node.value<int64_t>();
-      if (!node.is_integer() || !value || *value < 0) return MakeError(ErrorKind::kInvalidArgument, "must be an integer >= 0");
+      if (!node.is_integer() || !value) return MakeError(ErrorKind::kInvalidArgument, "must be an integer");
       settings.*field = static_cast<T>(*value);
     }
     return {};
@@ -89,7 +90,7 @@ template <typename T>
 Setter OptionalField(std::optional<T> OptimizeSettings::*field) {
   return [field](const toml::node& node, OptimizeSettings& settings) -> Status {
     auto value = node.value<T>();
-    if (!value || *value <= 0) return MakeError(ErrorKind::kInvalidArgument, "must be a number > 0");
+    if (!value) return MakeError(ErrorKind::kInvalidArgument, "must be a number");
     settings.*field = *value;
     return {};
   };

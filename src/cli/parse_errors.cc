@@ -13,20 +13,25 @@ struct Command {
   std::string unmatched;  // the word after `path` that names none of its subcommands
 };
 
+// Every subcommand, parsed or not (CLI11's filterless overload gives only the parsed ones).
+std::vector<const CLI::App*> AllSubcommands(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App*) { return true; });
+}
+
 // The deepest command `args` names, e.g. `ksmith runs show` for {"runs", "show", "7"}.
 Command CommandOf(const CLI::App& root, const std::vector<std::string>& args) {
   Command command{&root, "ksmith"};
   for (const auto& arg : args) {
     if (arg.empty() || arg[0] == '-') continue;
     bool descended = false;
-    for (const CLI::App* sub : command.app->get_subcommands([](const CLI::App*) { return true; })) {
+    for (const CLI::App* sub : AllSubcommands(*command.app)) {
       if (sub->get_name() == arg) {
         command = {sub, command.path + " " + arg};
         descended = true;
         break;
       }
     }
-    if (!descended && !command.app->get_subcommands([](const CLI::App*) { return true; }).empty()) {
+    if (!descended && !AllSubcommands(*command.app).empty()) {
       command.unmatched = arg;
       break;
     }
@@ -44,7 +49,7 @@ std::vector<std::string> FlagsOf(const CLI::App& app) {
 
 std::vector<std::string> SubcommandsOf(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  for (const CLI::App* sub : AllSubcommands(app)) names.push_back(sub->get_name());
   return names;
 }
 
@@ -108,7 +113,7 @@ std::string DescribeParseError(const CLI::App& root, const CLI::ParseError& erro
     }
     if (!words.empty()) return DescribeExtra(command, words.front());
   }
-  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr && command.app->get_subcommands([](const CLI::App*) { return true; }).size() > 0 &&
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr && AllSubcommands(*command.app).size() > 0 &&
       std::string(error.what()).find("ubcommand") != std::string::npos) {
     // `ksmith evaluate`, `ksmith runs shw`: the word that was meant as a command.
     if (!command.unmatched.empty()) return DescribeExtra(command, command.unmatched);

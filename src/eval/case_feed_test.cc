@@ -23,6 +23,24 @@ PreparedCase Inputs(const CaseSpec& spec, size_t bytes) {
   return prepared;
 }
 
+// Prepares inputs of `bytes`, counting the cases prepared.
+CaseFeed::Prepare Counting(std::atomic<int>& prepared, size_t bytes) {
+  return [&prepared, bytes](const CaseSpec& spec) {
+    ++prepared;
+    return Inputs(spec, bytes);
+  };
+}
+
+// Waits (up to 10 s, for a loaded machine) until `count` cases were prepared, then a little
+// longer, so that a feed that would run past its bound has the time to.
+void SettleAt(const std::atomic<int>& prepared, int count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (prepared.load() < count && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
 Status Double(PreparedCase& prepared) {
   prepared.expected = {std::vector<double>(prepared.inputs.size() / sizeof(double), 2.0)};
   return {};
@@ -45,16 +63,11 @@ TEST(CaseFeed, GivesEveryCaseInOrderWithItsAnswer) {
 TEST(CaseFeed, HoldsNoMoreThanItsBoundPlusOneCaseAhead) {
   std::atomic<int> prepared{0};
   // Each case holds 128 + 128 bytes; a bound of 600 lets three be ready before the taker comes.
-  CaseFeed feed(Specs(10), nullptr,
-                [&](const CaseSpec& spec) {
-                  ++prepared;
-                  return Inputs(spec, 128);
-                },
-                Double, 600);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CaseFeed feed(Specs(10), nullptr, Counting(prepared, 128), Double, 600);
+  SettleAt(prepared, 3);
   EXPECT_EQ(prepared.load(), 3);
   ASSERT_TRUE(feed.Next().ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  SettleAt(prepared, 4);
   EXPECT_EQ(prepared.load(), 4);
   for (int i = 1; i < 10; ++i) ASSERT_TRUE(feed.Next().ok());
   EXPECT_EQ(prepared.load(), 10);
@@ -93,12 +106,7 @@ TEST(CaseFeed, AFailedStartIsTheAnswerForTheFirstCase) {
 TEST(CaseFeed, ClosesWithCasesNeverTaken) {
   std::atomic<int> prepared{0};
   {
-    CaseFeed feed(Specs(100), nullptr,
-                  [&](const CaseSpec& spec) {
-                    ++prepared;
-                    return Inputs(spec, 64);
-                  },
-                  Double, 256);
+    CaseFeed feed(Specs(100), nullptr, Counting(prepared, 64), Double, 256);
     ASSERT_TRUE(feed.Next().ok());
   }  // a verdict that failed at its first case: the feed stops instead of preparing the rest
   EXPECT_LT(prepared.load(), 100);

@@ -146,9 +146,10 @@ std::string VariantInputs(const CaseLayout& layout, const std::string& inputs, I
   return result;
 }
 
-void FoldMagnitude(InputVariant variant, const std::vector<std::vector<double>>& expected,
+bool FoldMagnitude(InputVariant variant, const std::vector<std::vector<double>>& expected,
                    const std::vector<std::vector<double>>& answer, std::vector<std::vector<double>>& magnitude) {
   if (magnitude.size() < answer.size()) magnitude.resize(answer.size());
+  bool widened = false;
   for (size_t output = 0; output < answer.size(); ++output) {
     auto& folded = magnitude[output];
     folded.resize(answer[output].size(), 0.0);
@@ -157,37 +158,24 @@ void FoldMagnitude(InputVariant variant, const std::vector<std::vector<double>>&
                               ? std::abs(answer[output][i])
                               : std::abs(answer[output][i] - expected.at(output).at(i)) / kInputNudge;
       // NaN (the answer is undefined) adds nothing: the comparison judges such elements itself.
+      widened = widened || size > 2 * folded[i];
       if (size > folded[i]) folded[i] = size;
     }
   }
+  return widened;
 }
 
 Status ComputeMagnitude(PreparedCase& prepared, const RunOnInputs& run) {
   prepared.magnitude.clear();
   std::vector<std::vector<double>> answer;
-  for (const InputVariant variant : {InputVariant::kAbsolute, InputVariant::kNudgedAlternating}) {
+  for (const InputVariant variant :
+       {InputVariant::kAbsolute, InputVariant::kNudgedAlternating, InputVariant::kNudgedScattered}) {
     if (Status ran = run(VariantInputs(prepared.layout, prepared.inputs, variant), answer); !ran.ok()) return ran;
-    if (variant == InputVariant::kNudgedAlternating) {
-      // Widened past twice the absolute-value bound anywhere? Then the answer hinges on
-      // differences somewhere, and the second sign pattern covers what this one cancelled.
-      bool widened = false;
-      for (size_t output = 0; output < answer.size() && !widened; ++output) {
-        for (size_t i = 0; i < answer[output].size() && !widened; ++i) {
-          const double nudged = std::abs(answer[output][i] - prepared.expected.at(output).at(i)) / kInputNudge;
-          widened = nudged > 2 * prepared.magnitude.at(output).at(i);
-        }
-      }
-      FoldMagnitude(variant, prepared.expected, answer, prepared.magnitude);
-      if (!widened) return {};
-    } else {
-      FoldMagnitude(variant, prepared.expected, answer, prepared.magnitude);
-    }
+    const bool widened = FoldMagnitude(variant, prepared.expected, answer, prepared.magnitude);
+    // Past twice the absolute-value bound nowhere: the answer hinges on no difference of
+    // inputs, and a second sign pattern would find nothing the first cancelled.
+    if (variant == InputVariant::kNudgedAlternating && !widened) break;
   }
-  if (Status ran = run(VariantInputs(prepared.layout, prepared.inputs, InputVariant::kNudgedScattered), answer);
-      !ran.ok()) {
-    return ran;
-  }
-  FoldMagnitude(InputVariant::kNudgedScattered, prepared.expected, answer, prepared.magnitude);
   return {};
 }
 

@@ -76,7 +76,8 @@ std::string VariantInputs(const CaseLayout& layout, const std::string& inputs, I
 /// answer's size for kAbsolute, and for a nudge |answer - expected| / kInputNudge, the change
 /// fp32 rounding of the inputs' size can make. Where the answer hinges on a difference of
 /// nearly equal inputs (layernorm of a row of two close values), no fp32 kernel can do better.
-void FoldMagnitude(InputVariant variant, const std::vector<std::vector<double>>& expected,
+/// Returns whether some element grew past twice what it held before.
+bool FoldMagnitude(InputVariant variant, const std::vector<std::vector<double>>& expected,
                    const std::vector<std::vector<double>>& answer, std::vector<std::vector<double>>& magnitude);
 
 /// Whether `prepared` gets magnitudes: the task accumulates and its outputs are small.

@@ -263,9 +263,11 @@ TEST(InputVariants, NudgeFp32InputsByTheRelativeStepAndClearSigns) {
 TEST(InputVariants, MagnitudeIsTheLargestOfTheAbsoluteAnswerAndEachScaledChange) {
   const std::vector<std::vector<double>> expected = {{1.0, -2.0, 3.0}};
   std::vector<std::vector<double>> magnitude;
-  FoldMagnitude(InputVariant::kAbsolute, expected, {{1.5, 2.0, 3.0}}, magnitude);
-  FoldMagnitude(InputVariant::kNudgedAlternating, expected, {{1.0, -2.0 + 10 * kInputNudge, 3.0}}, magnitude);
-  FoldMagnitude(InputVariant::kNudgedScattered, expected, {{1.0 + kInputNudge, -2.0, std::nan("")}}, magnitude);
+  EXPECT_TRUE(FoldMagnitude(InputVariant::kAbsolute, expected, {{1.5, 2.0, 3.0}}, magnitude));
+  // 10 against an absolute-value bound of 2: widened past twice it.
+  EXPECT_TRUE(FoldMagnitude(InputVariant::kNudgedAlternating, expected, {{1.0, -2.0 + 10 * kInputNudge, 3.0}}, magnitude));
+  // 1 against 1.5, nothing against 10, NaN against 3: nothing widened.
+  EXPECT_FALSE(FoldMagnitude(InputVariant::kNudgedScattered, expected, {{1.0 + kInputNudge, -2.0, std::nan("")}}, magnitude));
   ASSERT_EQ(magnitude.size(), 1u);
   EXPECT_DOUBLE_EQ(magnitude[0][0], 1.5);
   EXPECT_NEAR(magnitude[0][1], 10.0, 1e-6);

@@ -2,7 +2,8 @@
 // the same worker (the baseline): the OpenMP thread count and dynamic adjustment, OpenBLAS's
 // thread count, the floating-point environment (rounding and exception masks, flush-to-zero
 // and denormals-are-zero) and the CPU affinity. The worker captures them before the candidate
-// is loaded, checks and restores them after each of its calls, and reports every change.
+// is loaded, checks and restores them after its load, after each correctness call and after
+// each timing round (never inside a timed request), and reports every change.
 #pragma once
 
 #include <sched.h>

@@ -191,19 +191,20 @@ Message HandleTimeSetup(const Message& request, int channel_fd, const Kernels& k
   return Reply("time_ready");
 }
 
-Message HandleTimeCall(const Message& request, Kernels& kernels, TimingState& timing) {
+Message HandleTimeCall(const Message& request, TimingState& timing) {
   if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
-  const std::string target = request.header.value("target", std::string());
-  auto elapsed = timing.bench->Call(target, request.header.value("set", size_t{0}),
-                                    request.header.value("round", size_t{0}),
+  auto elapsed = timing.bench->Call(request.header.value("target", std::string()),
+                                    request.header.value("set", size_t{0}), request.header.value("round", size_t{0}),
                                     request.header.value("tweak", false));
-  if (target != "baseline") GuardProcessState(kernels);
   if (!elapsed.ok()) return Reply("error", {{"message", elapsed.error().message}});
   return Reply("timed", {{"inner_ns", *elapsed}});
 }
 
-Message HandleTimeCheck(const Message& request, const TimingState& timing) {
+Message HandleTimeCheck(const Message& request, Kernels& kernels, const TimingState& timing) {
   if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
+  // Between rounds, not inside a timed request: the outside clock times the whole request, and
+  // the check would be charged to the candidate's side alone.
+  GuardProcessState(kernels);
   const size_t set = request.header.value("set", size_t{0});
   const Comparison comparison = timing.bench->Check(set);
   // New inputs for the set's next round, now that this one is done, and the set out of the
@@ -237,9 +238,13 @@ int RunWorker(int channel_fd) {
        {"arena", [&](const Message& request) { return HandleArena(request, channel_fd, arenas); }},
        {"run", [&](const Message& request) { return HandleRun(request, kernels, arenas); }},
        {"time_setup", [&](const Message& request) { return HandleTimeSetup(request, channel_fd, kernels, timing); }},
-       {"time_call", [&](const Message& request) { return HandleTimeCall(request, kernels, timing); }},
-       {"state_report", [&](const Message&) { return Reply("state", {{"changes", kernels.state_changes}}); }},
-       {"time_check", [&](const Message& request) { return HandleTimeCheck(request, timing); }},
+       {"time_call", [&](const Message& request) { return HandleTimeCall(request, timing); }},
+       {"state_report",
+        [&](const Message&) {
+          GuardProcessState(kernels);  // whatever the last calls left since the last look
+          return Reply("state", {{"changes", kernels.state_changes}});
+        }},
+       {"time_check", [&](const Message& request) { return HandleTimeCheck(request, kernels, timing); }},
        {"time_evict", [&](const Message& request) { return HandleTimeEvict(request, timing); }}});
 }
 

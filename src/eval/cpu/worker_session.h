@@ -65,7 +65,7 @@ class WorkerSession {
   bool Recheck();
   bool PhysicalLimit();
   /// Whether the candidate left the process-wide settings the baseline runs under as it found
-  /// them (the worker checks after each of its calls and undoes any change).
+  /// them (the worker checks between calls and undoes any change).
   bool ProcessStateCheck();
   bool CloseWorker();
   int64_t LargestElements(const DimValues& shape) const;

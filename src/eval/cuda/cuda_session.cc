@@ -48,6 +48,9 @@ std::vector<std::string> WorkerEnvironment(const EvalOptions& options) {
   return environment;
 }
 
+// What both workers' setup asks of the sandbox.
+nlohmann::json WorkerLimits() { return {{"cpu_seconds", 600}, {"file_bytes", uint64_t{64} << 20}}; }
+
 // Adds `ms` to the running total `totals[key]`.
 void AddMilliseconds(std::map<std::string, double>& totals, const std::string& key, double ms) {
   totals[key] += ms;
@@ -122,11 +125,10 @@ bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesys
 }
 
 Status CudaSession::SetupReference(const std::filesystem::path& reference) {
-  const nlohmann::json limits = {{"cpu_seconds", 600}, {"file_bytes", uint64_t{64} << 20}};
   Message trusted;
   trusted.header = {{"type", "setup"}, {"reference", reference.string()}, {"sandbox", options_.sandbox},
                     {"scratch", workers_.scratch->path().string()},
-                    {"readable", {reference.parent_path().string()}}, {"limits", limits}};
+                    {"readable", {reference.parent_path().string()}}, {"limits", WorkerLimits()}};
   auto reply = workers_.reference->Request(trusted, "ready", kCudaSetupTimeout, "starting the reference worker");
   if (!reply) return MakeError(ErrorKind::kInternal, "the reference worker failed: {}", workers_.reference->failure()->description);
   if (reply->type() != "ready") {
@@ -140,12 +142,11 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   const auto start = Clock::now();
   auto& stage = Stage("sandbox");
   if (!workers_.start_error.empty()) return Finish(stage, VerdictStatus::kInfraError, workers_.start_error);
-  const nlohmann::json limits = {{"cpu_seconds", 600}, {"file_bytes", uint64_t{64} << 20}};
   Message setup;
   setup.header = {{"type", "setup"}, {"candidate", candidate.string()}, {"baseline", baseline.string()},
                   {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
                   {"readable", {candidate.parent_path().string(), baseline.parent_path().string()}},
-                  {"limits", limits}};
+                  {"limits", WorkerLimits()}};
   auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
@@ -171,14 +172,13 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   return true;
 }
 
-GuardedArena* CudaSession::ArenaFor(StageRecord& stage, WorkerProcess& worker, ArenaMap& arenas,
-                                    const CaseLayout& layout, bool trusted) {
-  SharedArena& shared = arenas[layout.Key()];
+GuardedArena* CudaSession::ArenaFor(StageRecord& stage, const CaseLayout& layout) {
+  SharedArena& shared = candidate_arenas_[layout.Key()];
   if (shared.arena) return shared.arena.get();
-  auto created = ShareArena(worker, layout, kCudaSetupTimeout);
+  auto created = ShareArena(*workers_.candidate, layout, kCudaSetupTimeout);
   if (!created.ok()) {
-    if (worker.failure()) {
-      WorkerFailed(stage, worker, trusted);
+    if (workers_.candidate->failure()) {
+      WorkerFailed(stage, *workers_.candidate, false);
     } else {
       Finish(stage, VerdictStatus::kInfraError, created.error().message);
     }
@@ -269,7 +269,7 @@ bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCas
   // A new layout's arena may fail in the worker: the case before is judged first, so that a
   // verdict always names the first case that went wrong.
   if (!candidate_arenas_.count(prepared.layout.Key()) && !settle()) return false;
-  GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, prepared.layout, false);
+  GuardedArena* arena = ArenaFor(stage, prepared.layout);
   if (arena == nullptr) return false;
   if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
     return settle() && Finish(stage, VerdictStatus::kInfraError, status.error().message);

@@ -76,8 +76,8 @@ class CudaSession {
   /// `running`: the case the failed request ran.
   bool WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool trusted, const CaseSpec* running = nullptr);
   bool Setup(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
-  GuardedArena* ArenaFor(StageRecord& stage, WorkerProcess& worker, ArenaMap& arenas,
-                         const CaseLayout& layout, bool trusted);
+  /// The candidate worker's arena for `layout`, shared with it on first use.
+  GuardedArena* ArenaFor(StageRecord& stage, const CaseLayout& layout);
   /// Loads the reference into its worker. Errors here and below are the evaluator's.
   Status SetupReference(const std::filesystem::path& reference);
   /// Fills prepared.expected (and .magnitude) from the reference worker. Used by the feed's

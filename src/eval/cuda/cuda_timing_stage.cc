@@ -74,7 +74,7 @@ bool CudaSession::Time() {
   std::optional<GpuGate::Exclusive> gpu_alone(std::in_place, options_.gpu_gate);
   const CaseSpec& bench = cases_.back();
   const CaseLayout layout = MakeLayout(task_, bench.shape, kCudaGuardBytes);
-  GuardedArena* arena = ArenaFor(stage, *workers_.candidate, candidate_arenas_, layout, false);
+  GuardedArena* arena = ArenaFor(stage, layout);
   if (arena == nullptr) return false;
   const double accumulation = task_.Accumulation(bench.shape);
   const DType output_dtype = task_.outputs.front().dtype;
