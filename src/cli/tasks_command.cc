@@ -44,6 +44,8 @@ under every distribution, 2 seeds each, with the task's CPU reference and the ve
   output_too_small       an output's rms is below the comparison's magnitude floor (eps x rms of
                          the inputs) on every case of some shape: the floor, not the output, then
                          sets the tolerance's scale, and the output sits within rounding noise.
+  baseline_wrong         the task's CPU baseline (what speedups are measured against), run on
+                         the same shapes and judged as a candidate is, gets a case wrong.
   GPU cross-check        with a GPU and a [cuda] table, the GPU reference (reference.cu) must agree
                          with the CPU one to 1e-9 relative on the dev and small [cuda] eval shapes.
 Cases whose right answer is itself trivial (exact zeros, one value repeated) are left out.
@@ -284,6 +286,12 @@ int CheckTasks(const TasksFlags& flags) {
       report.error = reference.error().message;
     } else {
       report = CheckTaskReference(*tasks[i], reference->entry, TaskCheckOptions{});
+      if (auto baseline = LoadCpuBaseline(*tasks[i], *compiler); !baseline.ok()) {
+        report.error = baseline.error().message;
+      } else {
+        auto wrong = CheckTaskBaseline(*tasks[i], reference->entry, baseline->entry, TaskCheckOptions{});
+        report.findings.insert(report.findings.end(), wrong.begin(), wrong.end());
+      }
       report.gpu_crosscheck = gpu.Check(*tasks[i], reference->entry);
     }
     if (!flags.quiet) {

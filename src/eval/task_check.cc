@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "core/files.h"
 #include "eval/case_probe.h"
 #include "eval/cases.h"
+#include "sandbox/layout.h"
 #include "tensor/compare.h"
 #include "tensor/dtype.h"
 #include "tensor/random.h"
@@ -19,6 +21,7 @@ namespace ksmith {
 namespace {
 
 constexpr uint64_t kCheckSeed = 0x7a5c'c4ec;  // fixed: a finding can be reproduced
+constexpr uint64_t kBaselineSeedSalt = 0xba5e;  // the baseline's cases differ from the reference checks'
 constexpr size_t kNoGuard = 0;  // nothing runs in a worker here
 constexpr size_t kMaxShapesNamed = 3;  // in one finding; the rest are counted
 
@@ -221,19 +224,36 @@ nlohmann::json TaskCheckReport::ToJson() const {
   return json;
 }
 
-Result<LoadedReference> LoadCpuReference(const Task& task, const CpuCompiler& compiler) {
-  auto source = ReadFile(task.reference_source);
+namespace {
+
+Result<LoadedKernel> LoadCpuKernel(const Task& task, const CpuCompiler& compiler, const std::filesystem::path& path,
+                                   KernelRole role, const std::vector<std::string>& libraries) {
+  auto source = ReadFile(path);
   if (!source.ok()) return source.error();
-  auto build = compiler.Build(task, {*source, "reference.cc", KernelRole::kReference, {}});
+  auto build = compiler.Build(task, {*source, path.filename().string(), role, libraries});
   if (!build.ok()) return build.error();
   if (!build->compiled) {
-    return MakeError(ErrorKind::kInvalidArgument, "{} does not compile:\n{}", task.reference_source.string(), build->log);
+    return MakeError(ErrorKind::kInvalidArgument, "{} does not compile:\n{}", path.string(), build->log);
   }
   auto library = SharedLibrary::Open(build->shared_object);
   if (!library.ok()) return library.error();
   auto entry = (*library)->Entry();
   if (!entry.ok()) return entry.error();
-  return LoadedReference{std::move(library.value()), *entry};
+  return LoadedKernel{std::move(library.value()), *entry};
+}
+
+}  // namespace
+
+Result<LoadedKernel> LoadCpuReference(const Task& task, const CpuCompiler& compiler) {
+  return LoadCpuKernel(task, compiler, task.reference_source, KernelRole::kReference, {});
+}
+
+Result<LoadedKernel> LoadCpuBaseline(const Task& task, const CpuCompiler& compiler) {
+  const auto baseline = task.baselines.find("cpu");
+  if (baseline == task.baselines.end()) {
+    return MakeError(ErrorKind::kInvalidArgument, "task '{}' has no [baseline.cpu]", task.name);
+  }
+  return LoadCpuKernel(task, compiler, baseline->second.source, KernelRole::kBaseline, baseline->second.libraries);
 }
 
 std::vector<DimValues> CheckedShapes(const Task& task, const TaskCheckOptions& options) {
@@ -303,6 +323,36 @@ TaskCheckReport CheckTaskReference(const Task& task, KernelEntry reference, cons
   }
   FindInputIgnored(task, records, report);
   return report;
+}
+
+std::vector<TaskFinding> CheckTaskBaseline(const Task& task, KernelEntry reference, KernelEntry baseline,
+                                           const TaskCheckOptions& options) {
+  std::vector<TaskFinding> findings;
+  std::set<std::string> reported;  // one finding per tensor: the first case that went wrong
+  uint64_t ordinal = 0;
+  for (const DimValues& shape : CheckedShapes(task, options)) {
+    for (Distribution distribution : task.distributions) {
+      const CaseSpec spec{shape, distribution, DeriveSeed(kCheckSeed ^ kBaselineSeedSalt, ordinal++),
+                          fmt::format("{}, {}", task.FormatShape(shape), DistributionName(distribution))};
+      PreparedCase prepared = PrepareCase(task, spec, kNoGuard);
+      ComputeExpected(task, reference, prepared);
+      GuardedArena arena(prepared.layout);
+      const Status ready = arena.Prepare(prepared.inputs, 0);
+      if (!ready.ok()) {
+        findings.push_back({kBaselineWrong, "", spec.label, DistributionName(distribution), ready.error().message});
+        return findings;
+      }
+      baseline(arena.pointers(), arena.scalars());
+      const CaseCheck check = CheckSnapshot(task, prepared, arena.Snapshot(), 0);
+      if (check.problem == CaseProblem::kNone) continue;
+      const std::string tensor = check.output.empty() ? "inputs" : check.output;
+      if (!reported.insert(tensor).second) continue;
+      findings.push_back({kBaselineWrong, tensor, task.FormatShape(shape), DistributionName(distribution),
+                          fmt::format("the baseline ({}) is wrong: {}", task.baselines.at("cpu").source.filename().string(),
+                                      check.description)});
+    }
+  }
+  return findings;
 }
 
 }  // namespace ksmith

@@ -11,6 +11,8 @@
 //  - output_too_small: an output's rms is below the magnitude floor of the comparison (rounding
 //    noise of the inputs) on every case of some shape, or on most cases: the floor then sets the
 //    comparison's scale, and the tolerance is far looser than the task intends.
+//  - baseline_wrong: the task's CPU baseline, judged as a verdict judges a candidate, fails a
+//    case. A speedup is only honest against a baseline that computes the task.
 //
 // The shape-level checks leave out cases where the trivial answer is the right one: an exact
 // output of all zeros (log_softmax over one column) for zeros and the floor, one value repeated
@@ -37,6 +39,7 @@ inline constexpr const char* kNearConstantOutput = "near_constant_output";
 inline constexpr const char* kTrivialOutputPasses = "trivial_output_passes";
 inline constexpr const char* kInputIgnored = "input_ignored";
 inline constexpr const char* kOutputTooSmall = "output_too_small";
+inline constexpr const char* kBaselineWrong = "baseline_wrong";
 
 struct TaskFinding {
   std::string check;         // one of the k... names above
@@ -74,15 +77,18 @@ struct TaskCheckReport {
   nlohmann::json ToJson() const;
 };
 
-/// The task's CPU reference, built and loaded; the entry is valid while `library` lives.
-struct LoadedReference {
+/// A task's own CPU kernel (reference or baseline), built and loaded; the entry is valid while
+/// `library` lives.
+struct LoadedKernel {
   std::unique_ptr<SharedLibrary> library;
   KernelEntry entry = nullptr;
 };
 
 /// Builds reference.cc with `compiler` (cached by content) and loads it. A reference that does
 /// not compile is kInvalidArgument with the compiler's log: the task is broken.
-Result<LoadedReference> LoadCpuReference(const Task& task, const CpuCompiler& compiler);
+Result<LoadedKernel> LoadCpuReference(const Task& task, const CpuCompiler& compiler);
+/// The same for the task's [baseline.cpu], linked with its libraries.
+Result<LoadedKernel> LoadCpuBaseline(const Task& task, const CpuCompiler& compiler);
 
 /// The shapes checked: the dev shapes, then every CPU and [cuda] eval shape within the options'
 /// limits, each shape once.
@@ -91,5 +97,11 @@ std::vector<DimValues> CheckedShapes(const Task& task, const TaskCheckOptions& o
 /// Runs the four checks on every checked shape x distribution x seed with `reference`.
 /// Deterministic: the seeds are fixed, so a finding can be reproduced.
 TaskCheckReport CheckTaskReference(const Task& task, KernelEntry reference, const TaskCheckOptions& options);
+
+/// Runs `baseline` in this process on every checked shape x distribution (one seed) and judges
+/// it as a verdict judges a candidate (outputs, untouched inputs): one baseline_wrong finding per
+/// output or input that went wrong, naming the first case.
+std::vector<TaskFinding> CheckTaskBaseline(const Task& task, KernelEntry reference, KernelEntry baseline,
+                                           const TaskCheckOptions& options);
 
 }  // namespace ksmith

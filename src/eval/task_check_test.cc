@@ -247,6 +247,45 @@ TEST_F(TaskCheckTest, ReferenceThatDoesNotCompileIsAnError) {
   EXPECT_NE(reference.error().message.find("does not compile"), std::string::npos) << reference.error().message;
 }
 
+class TaskBaselineCheckTest : public TaskCheckTest {
+ protected:
+  std::vector<TaskFinding> CheckBaseline(const std::string& folder, const std::string& baseline_body) {
+    auto task = Write(folder, "y[i] = static_cast<double>(a[i]) * b[i] + a[i];");
+    EXPECT_TRUE(task.ok()) << task.error().message;
+    if (!task.ok()) return {};
+    std::ofstream(task->baselines.at("cpu").source)
+        << "#include <cstdint>\nextern \"C\" void toy(const float* a, const float* b, float* y, int64_t n) {\n"
+        << "  for (int64_t i = 0; i < n; ++i) {\n    " << baseline_body << "\n  }\n}\n";
+    auto reference = LoadCpuReference(*task, *compiler_);
+    auto baseline = LoadCpuBaseline(*task, *compiler_);
+    EXPECT_TRUE(reference.ok() && baseline.ok());
+    if (!reference.ok() || !baseline.ok()) return {};
+    return CheckTaskBaseline(*task, reference->entry, baseline->entry, TaskCheckOptions{});
+  }
+};
+
+TEST_F(TaskBaselineCheckTest, RightBaselineHasNoFinding) {
+  const auto findings = CheckBaseline("right", "y[i] = a[i] * b[i] + a[i];");
+  EXPECT_TRUE(findings.empty()) << findings.front().detail;
+}
+
+TEST_F(TaskBaselineCheckTest, WrongBaselineIsFlaggedOncePerTensor) {
+  // Right everywhere but the last element of a long row: only some shapes go wrong.
+  const auto findings = CheckBaseline("wrong", "y[i] = a[i] * b[i] + (i == 999 ? 0.0f : a[i]);");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].check, kBaselineWrong);
+  EXPECT_EQ(findings[0].tensor, "y");
+  EXPECT_EQ(findings[0].shape, "n=1000");
+  EXPECT_NE(findings[0].detail.find("baseline_cpu.cc"), std::string::npos) << findings[0].detail;
+}
+
+TEST_F(TaskBaselineCheckTest, BaselineThatWritesItsInputIsFlagged) {
+  const auto findings =
+      CheckBaseline("writes", "y[i] = a[i] * b[i] + a[i]; const_cast<float*>(b)[i] = 0;");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].tensor, "inputs");
+}
+
 // The toy reference y = a + b, called in this process as a built reference would be.
 void AddReference(void* const* pointers, const int64_t* scalars) {
   const auto* a = static_cast<const float*>(pointers[0]);

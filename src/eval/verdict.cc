@@ -50,7 +50,8 @@ nlohmann::json Verdict::ToJson() const {
                       {"speedup", timing->speedup.ToJson()},
                       {"comparison", timing->comparison},
                       {"floor_us", timing->floor_us},
-                      {"bound_by", timing->bound_by}};
+                      {"bound_by", timing->bound_by},
+                      {"baseline", timing->baseline}};
     json["roofline_fraction"] = timing->roofline_fraction;
   }
   json["provenance"] = provenance;
@@ -99,6 +100,7 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
     parsed.comparison = timing->value("comparison", std::string());
     parsed.floor_us = number(*timing, "floor_us");
     parsed.bound_by = timing->value("bound_by", std::string());
+    parsed.baseline = timing->value("baseline", std::string());
     parsed.roofline_fraction = number(json, "roofline_fraction");
     verdict.timing = std::move(parsed);
   }
@@ -138,6 +140,17 @@ bool VerdictRecorder::Finish(StageRecord& stage, VerdictStatus status, std::stri
   return false;
 }
 
+Timing MakeTiming(const std::vector<double>& candidate_us, const std::vector<double>& baseline_us,
+                  std::string baseline) {
+  Timing timing;
+  timing.candidate_us = MedianWithInterval(candidate_us);
+  timing.baseline_us = MedianWithInterval(baseline_us);
+  timing.speedup = PairedSpeedup(baseline_us, candidate_us);
+  timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
+  timing.baseline = std::move(baseline);
+  return timing;
+}
+
 std::string Verdict::Render() const {
   std::string text = fmt::format("{}: {} (task {}, {})\n", VerdictStatusName(status), reason,
                                  task, backend);
@@ -152,6 +165,7 @@ std::string Verdict::Render() const {
         "(medians of {} rounds)\n",
         timing->speedup.median, timing->speedup.low, timing->speedup.high, timing->comparison,
         timing->candidate_us.median, timing->baseline_us.median, timing->candidate_us.samples);
+    if (!timing->baseline.empty()) text += "  baseline: " + timing->baseline + "\n";
     text += fmt::format("  roofline: {:.1f}% of this machine's {} limit ({:.1f} us)\n",
                         100.0 * timing->roofline_fraction, timing->bound_by, timing->floor_us);
   }

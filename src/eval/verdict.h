@@ -53,7 +53,12 @@ struct Timing {
                                  // only within the physical-limit check's slack
   double floor_us = 0;           // [microseconds] the machine's physical limit at the bench shape
   std::string bound_by;          // "memory" or "compute"
+  std::string baseline;          // what the candidate was timed against: the task's baseline description
 };
+
+/// Timing from paired samples (by round) of both sides, against `baseline` (its description).
+Timing MakeTiming(const std::vector<double>& candidate_us, const std::vector<double>& baseline_us,
+                  std::string baseline);
 
 struct Verdict {
   int schema_version = kVerdictSchemaVersion;

@@ -32,6 +32,7 @@ Timing SomeTiming() {
   timing.roofline_fraction = 0.42;
   timing.floor_us = 42.0;
   timing.bound_by = "memory";
+  timing.baseline = "oneDNN softmax on all cores";
   return timing;
 }
 
@@ -96,6 +97,9 @@ TEST(Verdict, ToJsonWithTimingHasSpeedupIntervalAndRoofline) {
   EXPECT_EQ(timing.at("comparison"), "faster");
   EXPECT_EQ(timing.at("floor_us"), 42.0);
   EXPECT_EQ(timing.at("bound_by"), "memory");
+  // Issue 13: every timed verdict says which baseline its speedup is against.
+  EXPECT_EQ(timing.at("baseline"), "oneDNN softmax on all cores");
+  EXPECT_NE(verdict.Render().find("baseline: oneDNN softmax on all cores"), std::string::npos);
 }
 
 TEST(Verdict, ToJsonSurvivesADumpAndParse) {

@@ -213,12 +213,7 @@ bool WorkerSession::TimeAgainstBaseline() {
   if (const auto skipped = JudgeReuse(candidate_reuse, baseline_reuse)) {
     return Finish(stage, VerdictStatus::kIntegrityViolation, *skipped, FailureKind::kFasterOnReusedInputs);
   }
-  Timing timing;
-  timing.candidate_us = MedianWithInterval(outcome->candidate_us);
-  timing.baseline_us = MedianWithInterval(outcome->baseline_us);
-  timing.speedup = PairedSpeedup(outcome->baseline_us, outcome->candidate_us);
-  timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
-  verdict_.timing = timing;
+  verdict_.timing = MakeTiming(outcome->candidate_us, outcome->baseline_us, task_.baselines.at("cpu").description);
   facts.candidate_inner_median_us = MedianWithInterval(outcome->candidate_inner_us).median;
   stage.details.summary = fmt::format(
       "{} rounds over {} rotating input sets of {:.1f} MiB, timed from outside the worker",

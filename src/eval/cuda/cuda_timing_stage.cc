@@ -140,18 +140,14 @@ bool CudaSession::Time() {
     return Finish(stage, VerdictStatus::kIntegrityViolation,
                   "after timing, its output for the last timed inputs is wrong: " + check.description);
   }
-  Timing timing;
   const auto candidate_us = Microseconds(header["candidate"]["cold_ns"]);
   const auto baseline_us = Microseconds(header["baseline"]["cold_ns"]);
   if (candidate_us.empty() || baseline_us.empty()) {
     return Finish(stage, VerdictStatus::kInfraError, "no timing sample survived (all throttled?)",
                   FailureKind::kInfrastructure);
   }
-  timing.candidate_us = MedianWithInterval(candidate_us);
-  timing.baseline_us = MedianWithInterval(baseline_us);
-  timing.speedup = PairedSpeedup(baseline_us, candidate_us);
-  timing.comparison = timing.speedup.low > 1 ? "faster" : (timing.speedup.high < 1 ? "slower" : "tie");
-  verdict_.timing = timing;
+  verdict_.timing = MakeTiming(candidate_us, baseline_us, task_.baselines.at("cuda").description);
+  const Timing& timing = *verdict_.timing;
   for (const char* side : {"candidate", "baseline"}) {
     const auto& measured = header[side];
     SideTiming& timed = (std::string_view(side) == "candidate" ? facts.candidate : facts.baseline).emplace();
