@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli_runner.h"
+#include "store/database.h"
 #include "store/run_store.h"
 #include "testing/scripted_llm_server.h"
 
@@ -271,6 +272,39 @@ TEST_F(Optimize, AKernelSentTwiceIsJudgedOnceAndTheModelIsToldItRepeatedItself) 
   ASSERT_EQ(requests.size(), 3u);
   EXPECT_NE(requests[2]["body"].dump().find("This kernel is the same as candidate 1"), std::string::npos)
       << requests[2]["body"].dump().substr(0, 3000);
+}
+
+TEST_F(Optimize, AResumedRunTakesAnEarlierVerdictForAPendingRepeatInsteadOfEvaluatingItAgain) {
+  auto server = Serve(nlohmann::json::array({
+      {{"content", Answer("Try this.", kWrong)}},
+      {{"content", Answer("Use addition.", kCorrect)}},
+  }));
+  ASSERT_NE(server, nullptr);
+  const std::vector<std::string> key = {std::string("OPENAI_API_KEY=") + kKey};
+  const CliResult run = RunKsmith(Flags({"--provider", "openai", "--base-url", server->base_url(), "--model",
+                                         "scripted", "--max-candidates", "2"}),
+                                  key);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string run_id = run.Json()["run_id"];
+  {
+    // As if the run had been killed after storing its second candidate, a repeat of the first
+    // with new comments and spacing, and before judging it.
+    auto database = Database::Open(Db());
+    ASSERT_TRUE(database.ok()) << database.error().message;
+    const std::string repeated = "// once more\n" + kWrong + "\n\n";
+    ASSERT_TRUE((*database)->Execute("UPDATE candidates SET source = ? WHERE run_id = ? AND sequence = 1",
+                                     {repeated, run_id}).ok());
+    ASSERT_TRUE((*database)->Execute("DELETE FROM verdicts WHERE candidate_id = (SELECT id FROM candidates WHERE "
+                                     "run_id = ? AND sequence = 1)",
+                                     {run_id}).ok());
+  }
+  const CliResult resumed =
+      RunKsmith({"optimize", "--resume", run_id, "--db", Db(), "--output-dir", Out("resumed"), "--json"}, key);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_NE(resumed.err.find("candidate 2: the same kernel as candidate 1"), std::string::npos) << resumed.err;
+  const auto shown = ShowRun(run_id);
+  EXPECT_EQ(Statuses(shown), (std::vector<std::string>{"wrong_output", "wrong_output"}));
+  EXPECT_EQ(shown["candidates_list"][1]["verdict"].value("repeat_of_candidate", 0), 1) << resumed.err << shown.dump(1).substr(0, 4000);
 }
 
 TEST_F(Optimize, WithoutAProviderItTunesTheSeedKernelAndSaysSo) {
