@@ -1,41 +1,47 @@
-// CPU baseline: what `F.layer_norm(x + residual, (cols,), weight, bias, eps=1e-5)` costs in
-// PyTorch eager on one thread, unfused: the add writes a [rows, cols] temporary, then the layer
-// norm reads it back (mean, variance, normalize). The temporary is kept between calls and grown
-// only when too small, as PyTorch's allocator hands back a block it freed before.
-#include <cmath>
+// PyTorch eager runs `F.layer_norm(x + residual, ...)` unfused: its vectorized multi-threaded add
+// writes a temporary, then the layer norm reads it back; here the layer norm is oneDNN's. The
+// temporary is kept and grown only when too small (PyTorch's allocator reuses a freed block), and
+// the primitive is made once per shape, so a timed call pays for the two passes alone.
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
-namespace {
-
-void Add(const float* a, const float* b, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
-}
-
-void LayerNorm(const float* x, const float* gamma, const float* beta, float* y, int64_t rows,
-               int64_t cols) {
-  const float eps = 1e-5f;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    float* yr = y + r * cols;
-    float mean = 0.0f;
-    for (int64_t c = 0; c < cols; ++c) mean += xr[c];
-    mean /= static_cast<float>(cols);
-    float var = 0.0f;
-    for (int64_t c = 0; c < cols; ++c) var += (xr[c] - mean) * (xr[c] - mean);
-    var /= static_cast<float>(cols);
-    float inv = 1.0f / std::sqrt(var + eps);
-    for (int64_t c = 0; c < cols; ++c) yr[c] = (xr[c] - mean) * inv * gamma[c] + beta[c];
-  }
-}
-
-}  // namespace
+#include <oneapi/dnnl/dnnl.hpp>
 
 extern "C" void add_layernorm(const float* x, const float* residual, const float* weight,
                               const float* bias, float* y, int64_t rows, int64_t cols) {
-  const int64_t n = rows * cols;
+  using dnnl::memory;
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::stream stream(engine);
+  static std::map<std::pair<int64_t, int64_t>, dnnl::layer_normalization_forward> primitives;
   static thread_local std::vector<float> sum;
+  const int64_t n = rows * cols;
   if (static_cast<int64_t>(sum.size()) < n) sum.resize(n);
-  Add(x, residual, sum.data(), n);
-  LayerNorm(sum.data(), weight, bias, y, rows, cols);
+  float* s = sum.data();
+#pragma omp parallel for simd schedule(static) if (n > 32768)
+  for (int64_t i = 0; i < n; ++i) s[i] = x[i] + residual[i];
+
+  const memory::desc data_desc({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc param_desc({cols}, memory::data_type::f32, memory::format_tag::a);
+  auto found = primitives.find({rows, cols});
+  if (found == primitives.end()) {
+    const dnnl::layer_normalization_forward::desc operation(
+        dnnl::prop_kind::forward_inference, data_desc, 1e-5f,
+        dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift);
+    found = primitives
+                .emplace(std::pair{rows, cols},
+                         dnnl::layer_normalization_forward(
+                             dnnl::layer_normalization_forward::primitive_desc(operation, engine)))
+                .first;
+  }
+  memory s_memory(data_desc, engine, s);
+  memory y_memory(data_desc, engine, y);
+  memory weight_memory(param_desc, engine, const_cast<float*>(weight));
+  memory bias_memory(param_desc, engine, const_cast<float*>(bias));
+  found->second.execute(stream, {{DNNL_ARG_SRC, s_memory},
+                                 {DNNL_ARG_DST, y_memory},
+                                 {DNNL_ARG_SCALE, weight_memory},
+                                 {DNNL_ARG_SHIFT, bias_memory}});
+  stream.wait();
 }
