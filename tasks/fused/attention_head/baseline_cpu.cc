@@ -1,35 +1,62 @@
-// CPU baseline: the unfused sequence PyTorch eager runs for torch.softmax(q @ k.T / sqrt(d), -1) @ v
-// (the math path of scaled_dot_product_attention): OpenBLAS sgemm writes the scaled scores
-// q k^T / sqrt(d) into an [s, t] temporary (the scale folded into alpha), a plain single-threaded
-// softmax (row max, exp-sum, divide) writes the weights into a second one, and sgemm multiplies
-// them by v into o.
-#include <cblas.h>
-
+// What PyTorch eager runs for torch.softmax(q @ k.T / sqrt(d), -1) @ v, on oneDNN on all cores: a
+// matmul writes the scores into a temporary (the 1 / sqrt(d) as its output scale, as a GEMM's
+// alpha), oneDNN's softmax turns them into weights in place, and a second matmul multiplies them
+// by v. The primitives are made once per shape and the temporary kept, so a timed call pays for
+// the computation alone.
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace {
+
+struct Plan {
+  dnnl::matmul scores;
+  dnnl::softmax_v2_forward softmax;
+  dnnl::matmul output;
+};
+
+}  // namespace
 
 extern "C" void attention_head(const float* q, const float* k, const float* v, float* o, int64_t s,
                                int64_t t, int64_t d) {
-  std::vector<float> scores(static_cast<size_t>(s * t));
-  std::vector<float> p(static_cast<size_t>(s * t));
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(s), static_cast<int>(t),
-              static_cast<int>(d), scale, q, static_cast<int>(d), k, static_cast<int>(d), 0.0f,
-              scores.data(), static_cast<int>(t));
-  for (int64_t i = 0; i < s; ++i) {
-    const float* ai = scores.data() + i * t;
-    float* pi = p.data() + i * t;
-    float mx = ai[0];
-    for (int64_t j = 1; j < t; ++j) mx = ai[j] > mx ? ai[j] : mx;
-    float sum = 0.0f;
-    for (int64_t j = 0; j < t; ++j) {
-      pi[j] = std::exp(ai[j] - mx);
-      sum += pi[j];
-    }
-    for (int64_t j = 0; j < t; ++j) pi[j] /= sum;
+  using dnnl::memory;
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::stream stream(engine);
+  static std::map<std::tuple<int64_t, int64_t, int64_t>, Plan> plans;
+  static std::vector<float> p;
+  if (p.size() < static_cast<size_t>(s * t)) p.resize(static_cast<size_t>(s * t));
+  const memory::desc q_desc({s, d}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc kt_desc({d, t}, memory::data_type::f32, memory::format_tag::ba);  // k^T of [t, d]
+  const memory::desc v_desc({t, d}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc p_desc({s, t}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc o_desc({s, d}, memory::data_type::f32, memory::format_tag::ab);
+  auto found = plans.find({s, t, d});
+  if (found == plans.end()) {
+    dnnl::primitive_attr scaled;
+    scaled.set_output_scales(0, {1.0f / std::sqrt(static_cast<float>(d))});
+    const dnnl::matmul::primitive_desc scores(dnnl::matmul::desc(q_desc, kt_desc, p_desc), scaled, engine);
+    const dnnl::softmax_v2_forward::desc softmax(dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::softmax_accurate, p_desc, p_desc, 1);
+    const dnnl::matmul::primitive_desc output(dnnl::matmul::desc(p_desc, v_desc, o_desc), engine);
+    found = plans
+                .emplace(std::tuple{s, t, d},
+                         Plan{dnnl::matmul(scores),
+                              dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(softmax, engine)),
+                              dnnl::matmul(output)})
+                .first;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(s), static_cast<int>(d),
-              static_cast<int>(t), 1.0f, p.data(), static_cast<int>(t), v, static_cast<int>(d), 0.0f, o,
-              static_cast<int>(d));
+  memory q_memory(q_desc, engine, const_cast<float*>(q));
+  memory kt_memory(kt_desc, engine, const_cast<float*>(k));
+  memory v_memory(v_desc, engine, const_cast<float*>(v));
+  memory p_memory(p_desc, engine, p.data());
+  memory o_memory(o_desc, engine, o);
+  Plan& plan = found->second;
+  plan.scores.execute(stream, {{DNNL_ARG_SRC, q_memory}, {DNNL_ARG_WEIGHTS, kt_memory}, {DNNL_ARG_DST, p_memory}});
+  plan.softmax.execute(stream, {{DNNL_ARG_SRC, p_memory}, {DNNL_ARG_DST, p_memory}});
+  plan.output.execute(stream, {{DNNL_ARG_SRC, p_memory}, {DNNL_ARG_WEIGHTS, v_memory}, {DNNL_ARG_DST, o_memory}});
+  stream.wait();
 }
