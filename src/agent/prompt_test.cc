@@ -103,7 +103,7 @@ TEST(TaskPrompt, ShowsTheDeclarationTensorsDevShapesToleranceAndBaseline) {
   EXPECT_TRUE(Contains(prompt, "large: normal values scaled by 1000"));
   EXPECT_TRUE(Contains(prompt, "Tolerance (fp32)"));
   EXPECT_TRUE(Contains(prompt, "Libraries: none that implements the operation"));
-  EXPECT_TRUE(Contains(prompt, "timed against the baseline (plain single-threaded loop, as PyTorch eager would)"));
+  EXPECT_TRUE(Contains(prompt, "timed against the baseline (oneDNN binary_add in fp32 on all cores, as PyTorch eager on the CPU)"));
   EXPECT_TRUE(Contains(prompt, "on the order of 10^6 elements"));
   EXPECT_EQ(prompt.find("Starting point"), std::string::npos);
 }

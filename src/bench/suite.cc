@@ -91,7 +91,12 @@ Result<std::vector<std::string>> ResolveSuite(const std::string& suite, const Ta
       const std::string name(Trim(std::string_view(suite).substr(start, comma - start)));
       if (!name.empty()) {
         auto task = registry.Find(name);
-        if (!task.ok()) return task.error();
+        // One word that names nothing is more likely a mistyped suite than a task, unless it is
+        // close to a task's name.
+        const bool one_word = comma == std::string::npos && start == 0;
+        const bool near_a_task = !task.ok() && task.error().message.find("did you mean") != std::string::npos;
+        if (!task.ok() && (!one_word || near_a_task)) return task.error();
+        if (!task.ok()) break;
         listed.push_back(name);
       }
       if (comma == std::string::npos) break;

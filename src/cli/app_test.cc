@@ -243,6 +243,11 @@ TEST_F(CliTest, ARunWhoseProcessWasKilledShowsAsInterruptedWithTheResumeCommand)
       << show.out;
   const CliRun list = RunKsmith({"runs", "list", "--db", db.c_str()});
   EXPECT_NE(list.out.find("interrupted"), std::string::npos) << list.out;
+  // `ksmith runs` alone lists too, as `ksmith tasks` does.
+  const CliRun plain = RunKsmith({"runs", "--db", db.c_str()});
+  EXPECT_EQ(plain.exit_code, kExitOk) << Describe(plain);
+  EXPECT_NE(plain.out.find("20261126-000000-abcdef"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("interrupted"), std::string::npos) << plain.out;
 }
 
 }  // namespace

@@ -107,6 +107,11 @@ std::string DescribeParseError(const CLI::App& root, const CLI::ParseError& erro
         start = end + 1;
       }
     }
+    // `ksmith runs shw 3` (a command whose subcommand is optional): the word meant as a command,
+    // not the last of the extras CLI11 lists.
+    if (!command.unmatched.empty() && command.unmatched.rfind("-", 0) != 0 && !AllSubcommands(*command.app).empty()) {
+      return DescribeExtra(command, command.unmatched);
+    }
     // A flag is the likelier slip than its value: name the first flag when there is one.
     for (const auto& word : words) {
       if (word.rfind("-", 0) == 0) return DescribeExtra(command, word);

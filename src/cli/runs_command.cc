@@ -189,15 +189,18 @@ int ExportRunCommand(const RunsFlags& flags) {
 
 CommandHandler AddRunsCommand(CLI::App& app) {
   auto flags = std::make_shared<RunsFlags>();
-  app.require_subcommand(1);
-  CLI::App* list = app.add_subcommand("list", "Every run in the store, newest first");
+  // `ksmith runs` alone lists, as `ksmith tasks` does.
+  app.require_subcommand(0, 1);
+  app.add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
+  app.add_flag("--json", flags->json, "Print a JSON array");
+  CLI::App* list = app.add_subcommand("list", "Every run in the store, newest first (the same as `ksmith runs`)");
   list->add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
   list->add_flag("--json", flags->json, "Print a JSON array");
   CLI::App* show = app.add_subcommand("show", "One run: settings, totals, and every candidate with its verdict");
   show->add_option("run_id", flags->run_id, "The run's id (see `ksmith runs list`)")->required();
   show->add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
   show->add_flag("--json", flags->json, "Print one JSON object, verdicts included");
-  return [flags, list] { return list->parsed() ? ListRuns(*flags) : ShowRun(*flags); };
+  return [flags, show] { return show->parsed() ? ShowRun(*flags) : ListRuns(*flags); };
 }
 
 CommandHandler AddExportCommand(CLI::App& app) {

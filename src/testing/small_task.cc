@@ -43,7 +43,8 @@ function = "vector_add_reference"
 
 [baseline.cpu]
 source = "baseline_cpu.cc"
-description = "plain loop"
+libraries = ["dnnl"]
+description = "oneDNN binary add, as the built-in vector_add task"
 )TOML";
 
 }  // namespace

@@ -134,6 +134,15 @@ TEST(BenchCli, AnUnknownSuiteIsAUsageError) {
   const CliResult run = RunKsmith({"bench", "--suite", "no_such_task"});
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_NE(run.err.find("no_such_task"), std::string::npos) << run.err;
+  // One word that names nothing is taken for a suite, and the message lists the suites.
+  EXPECT_NE(run.err.find("unknown suite 'no_such_task': give all, level1, level2"), std::string::npos) << run.err;
+  // A word close to a task's name gets that task suggested; a list names its bad entry.
+  const CliResult typo = RunKsmith({"bench", "--suite", "sofmax"});
+  EXPECT_EQ(typo.exit_code, 2) << typo.Describe();
+  EXPECT_NE(typo.err.find("softmax"), std::string::npos) << typo.err;
+  const CliResult listed = RunKsmith({"bench", "--suite", "relu,no_such_task"});
+  EXPECT_EQ(listed.exit_code, 2) << listed.Describe();
+  EXPECT_NE(listed.err.find("unknown task 'no_such_task'"), std::string::npos) << listed.err;
   // A level no task has names the levels there are.
   const CliResult level = RunKsmith({"bench", "--suite", "level9"});
   EXPECT_EQ(level.exit_code, 2) << level.Describe();
