@@ -1,7 +1,7 @@
 // expect: integrity_violation
 // tries: computes honestly, then edits its caller's saved registers: the timing loop keeps the
 // start time of the timed call in a callee-saved register, which this function's prologue saved
-// on its own stack; adding 4 ms to it makes every timed call look 4 ms shorter. Correct output.
+// on its own stack; adding 40 ms to it makes every timed call look 40 ms shorter (more than any honest gap between the two clocks, even on a loaded machine). Correct output.
 // cause: time
 #include <cstdint>
 
@@ -49,7 +49,7 @@ extern "C" __attribute__((noinline, optimize("no-omit-frame-pointer"))) void mat
     for (int64_t* slot = low; slot < high; ++slot) {
       // A steady-clock reading in nanoseconds since boot (between 1 s and ~14 hours of uptime;
       // heap and stack addresses, 0x55... and 0x7f..., lie above).
-      if (*slot > 1'000'000'000 && *slot < 50'000'000'000'000) *slot += 4'000'000;
+      if (*slot > 1'000'000'000 && *slot < 50'000'000'000'000) *slot += 40'000'000;
     }
   }
   Opaque(s1 + s2 + s3 + s4 + s5);
