@@ -77,9 +77,10 @@ Result<std::vector<std::string>> ResolveSuite(const std::string& suite, const Ta
   if (!entries.ok()) return entries.error();
   if (const auto level = LevelOf(suite)) return TasksAtLevel(*level, *entries);
   std::set<std::string> categories;
-  std::vector<std::string> names;
+  std::vector<std::string> names, task_names;
   for (const auto& entry : *entries) {
     categories.insert(entry.category);
+    task_names.push_back(entry.name);
     if (suite == "all" || suite == entry.category) names.push_back(entry.name);
   }
   if (!names.empty()) return names;
@@ -92,10 +93,9 @@ Result<std::vector<std::string>> ResolveSuite(const std::string& suite, const Ta
       if (!name.empty()) {
         auto task = registry.Find(name);
         // One word that names nothing is more likely a mistyped suite than a task, unless it is
-        // close to a task's name.
+        // close to a task's name (the registry's error then suggests it).
         const bool one_word = comma == std::string::npos && start == 0;
-        const bool near_a_task = !task.ok() && task.error().message.find("did you mean") != std::string::npos;
-        if (!task.ok() && (!one_word || near_a_task)) return task.error();
+        if (!task.ok() && (!one_word || !NearestNames(name, task_names).empty())) return task.error();
         if (!task.ok()) break;
         listed.push_back(name);
       }
