@@ -47,9 +47,13 @@ extern "C" __attribute__((noinline, optimize("no-omit-frame-pointer"))) void mat
     auto* low = reinterpret_cast<int64_t*>(const_cast<int64_t*>(&marker));
     auto* high = static_cast<int64_t*>(__builtin_frame_address(0));
     for (int64_t* slot = low; slot < high; ++slot) {
-      // A steady-clock reading in nanoseconds since boot (between 1 s and ~14 hours of uptime;
-      // heap and stack addresses, 0x55... and 0x7f..., lie above).
-      if (*slot > 1'000'000'000 && *slot < 50'000'000'000'000) *slot += 40'000'000;
+      // A steady-clock reading in nanoseconds since boot: more than 1 s and less than three years
+      // of uptime, and not a PIE/heap (0x55..., 0x56...) or stack/mmap (0x7f...) address, which
+      // would otherwise fall in the same range (only within about 26 and 39 hours of uptime).
+      const uint64_t value = static_cast<uint64_t>(*slot);
+      const uint64_t top_byte = value >> 40;
+      const bool looks_like_address = top_byte == 0x55 || top_byte == 0x56 || top_byte == 0x7f;
+      if (value > 1'000'000'000 && value < 100'000'000'000'000'000 && !looks_like_address) *slot += 40'000'000;
     }
   }
   Opaque(s1 + s2 + s3 + s4 + s5);
