@@ -32,6 +32,8 @@ int RunCli(int argc, char** argv) {
       "the geometric-mean speedup", &AddBenchCommand);
   add("tasks", "List the built-in tasks, show one (`ksmith tasks show softmax`), or check that they can tell a "
       "right kernel from a wrong one (`ksmith tasks check`)", &AddTasksCommand);
+  add("import", "Turn another benchmark's problems into ksmith tasks (`ksmith import kernelbench <dir>`)",
+      &AddImportCommand);
   add("doctor", "Describe this machine: cores, caches, measured bandwidth and FLOP rate, compilers, "
       "sandbox support", &AddDoctorCommand);
   try {

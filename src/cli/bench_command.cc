@@ -177,7 +177,7 @@ std::vector<BenchTaskResult> RunTasks(const BenchFlags& flags, const std::vector
 }
 
 int RunBench(const BenchFlags& flags) {
-  TaskRegistry registry(TaskRegistry::DefaultRoot());
+  TaskRegistry registry = TaskRegistry::Default();
   auto tasks = ResolveSuite(flags.suite, registry);
   if (!tasks.ok()) {
     PrintError(tasks.error().message);

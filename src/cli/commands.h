@@ -17,6 +17,7 @@ CommandHandler AddOptimizeCommand(CLI::App& app);
 CommandHandler AddRunsCommand(CLI::App& app);
 CommandHandler AddExportCommand(CLI::App& app);
 CommandHandler AddBenchCommand(CLI::App& app);
+CommandHandler AddImportCommand(CLI::App& app);
 
 /// Prints "ksmith: error: ..." to stderr.
 void PrintError(const std::string& message);

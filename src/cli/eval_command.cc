@@ -120,7 +120,7 @@ int RunEval(const EvalFlags& flags) {
                            fmt::join(profiling, " or "), flags.backend));
     return kExitUsage;
   }
-  TaskRegistry registry(TaskRegistry::DefaultRoot());
+  TaskRegistry registry = TaskRegistry::Default();
   auto found = registry.Find(flags.task);
   if (!found.ok()) {
     PrintError(found.error().message);

@@ -200,7 +200,7 @@ std::optional<Failure> OptimizeRun::Prepare() {
     settings_.strategy = "refine";
   }
 
-  TaskRegistry registry(TaskRegistry::DefaultRoot());
+  TaskRegistry registry = TaskRegistry::Default();
   auto task = registry.Find(settings_.task);
   if (!task.ok()) return task.error().kind == ErrorKind::kParse ? Infra(task.error().message) : Usage(task.error().message);
   task_ = std::move(task.value());

@@ -95,7 +95,7 @@ nlohmann::json TaskJson(const Task& task) {
 }
 
 int ListTasks(const TasksFlags& flags) {
-  TaskRegistry registry(TaskRegistry::DefaultRoot());
+  TaskRegistry registry = TaskRegistry::Default();
   auto entries = registry.List();
   if (!entries.ok()) {
     PrintError(entries.error().message);
@@ -130,7 +130,7 @@ int ListTasks(const TasksFlags& flags) {
 }
 
 int ShowTask(const TasksFlags& flags) {
-  TaskRegistry registry(TaskRegistry::DefaultRoot());
+  TaskRegistry registry = TaskRegistry::Default();
   auto task = registry.Find(flags.show_name);
   if (!task.ok()) {
     PrintError(task.error().message);
@@ -228,7 +228,7 @@ std::string RenderCheck(const TaskCheckReport& report, size_t name_width) {
 }
 
 int CheckTasks(const TasksFlags& flags) {
-  TaskRegistry registry(TaskRegistry::DefaultRoot());
+  TaskRegistry registry = TaskRegistry::Default();
   std::vector<std::string> names = flags.check_names;
   if (names.empty()) {
     auto entries = registry.List();

@@ -66,8 +66,8 @@ InputProbe ProbeInput(const Task& task, KernelEntry reference, const PreparedCas
     if (slot.output) continue;
     if (task.bindings[slot.parameter].index == input) {
       std::vector<float> values(slot.Elements());
-      FillRandom(values.data(), values.size(), spec.distribution, DeriveSeed(spec.seed, kRedrawSalt + input),
-                 slot.parameter);
+      FillInput(values.data(), values.size(), slot.draw, spec.distribution,
+                DeriveSeed(spec.seed, kRedrawSalt + input), slot.parameter);
       StoreAs(slot.dtype, values.data(), values.size(), redrawn.inputs.data() + offset);
     }
     offset += slot.bytes;

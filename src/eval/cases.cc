@@ -68,7 +68,7 @@ std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seed
       for (int s = 0; s < shape_seeds; ++s) add(shape, distribution, s);
     }
   }
-  for (int r = 0; r < random_shapes; ++r) {
+  for (int r = 0; task.random_shapes && r < random_shapes; ++r) {
     const auto shape = RandomShape(task, DeriveSeed(secret_seed, kRandomShapeSalt + r));
     if (!shape) continue;
     add(*shape, task.distributions[static_cast<size_t>(r) % task.distributions.size()], 0);
@@ -91,7 +91,7 @@ CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_byt
     const bool output = binding.role == ParameterRole::kOutput;
     const TensorSpec& tensor = output ? task.outputs[binding.index] : task.inputs[binding.index];
     const size_t bytes = static_cast<size_t>(task.Elements(tensor, shape)) * DTypeBytes(tensor.dtype);
-    layout.tensors.push_back({i, bytes, output, tensor.dtype});
+    layout.tensors.push_back({i, bytes, output, tensor.dtype, output ? InputDraw{} : tensor.draw});
   }
   return layout;
 }
@@ -109,7 +109,7 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
     // Drawn in fp32 and rounded to the tensor's dtype: a half-precision kernel and the reference
     // read the same rounded values.
     values.resize(slot.Elements());
-    FillRandom(values.data(), values.size(), spec.distribution, spec.seed, slot.parameter);
+    FillInput(values.data(), values.size(), slot.draw, spec.distribution, spec.seed, slot.parameter);
     StoreAs(slot.dtype, values.data(), values.size(), prepared.inputs.data() + offset);
     offset += slot.bytes;
   }

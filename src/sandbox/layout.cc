@@ -22,6 +22,12 @@ nlohmann::json CaseLayout::ToJson() const {
   for (const auto& slot : tensors) {
     nlohmann::json slot_json = {{"parameter", slot.parameter}, {"bytes", slot.bytes}, {"output", slot.output}};
     if (slot.dtype != DType::kFloat32) slot_json["dtype"] = DTypeName(slot.dtype);
+    if (!slot.draw.IsDefault()) {
+      nlohmann::json draw = {{"scale", slot.draw.scale}, {"offset", slot.draw.offset},
+                             {"nonnegative", slot.draw.nonnegative}};
+      if (slot.draw.own) draw["distribution"] = DistributionName(*slot.draw.own);
+      slot_json["draw"] = std::move(draw);
+    }
     tensors_json.push_back(std::move(slot_json));
   }
   return {{"scalars", scalars}, {"tensors", tensors_json}, {"guard_bytes", guard_bytes}};
@@ -39,6 +45,17 @@ Result<CaseLayout> CaseLayout::FromJson(const nlohmann::json& json) {
         auto dtype = ParseDType(slot.at("dtype").get<std::string>());
         if (!dtype.ok()) return MakeError(ErrorKind::kProtocol, "bad case layout: {}", dtype.error().message);
         parsed.dtype = *dtype;
+      }
+      if (slot.contains("draw")) {
+        const auto& draw = slot.at("draw");
+        parsed.draw.scale = draw.at("scale").get<double>();
+        parsed.draw.offset = draw.at("offset").get<double>();
+        parsed.draw.nonnegative = draw.at("nonnegative").get<bool>();
+        if (draw.contains("distribution")) {
+          auto own = ParseDistribution(draw.at("distribution").get<std::string>());
+          if (!own.ok()) return MakeError(ErrorKind::kProtocol, "bad case layout: {}", own.error().message);
+          parsed.draw.own = *own;
+        }
       }
       layout.tensors.push_back(parsed);
     }

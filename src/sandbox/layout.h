@@ -10,6 +10,7 @@
 
 #include "core/result.h"
 #include "tensor/dtype.h"
+#include "tensor/random.h"
 
 namespace ksmith {
 
@@ -18,6 +19,7 @@ struct TensorSlot {
   size_t bytes = 0;
   bool output = false;
   DType dtype = DType::kFloat32;  // what workers generate, poison and compare it as
+  InputDraw draw;                 // how an input's values are drawn (timing sets, mutations)
 
   size_t Elements() const { return bytes / DTypeBytes(dtype); }
 };

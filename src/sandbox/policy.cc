@@ -37,8 +37,10 @@ Status ApplyRlimits(const SandboxLimits& limits, bool gpu) {
 }
 
 Result<int> ApplyLandlock(const SandboxPolicy& policy) {
+  // /dev/urandom gives nothing getrandom(2) does not; torch refuses to start without it (an
+  // imported KernelBench task's baseline runs torch in the worker).
   std::vector<std::filesystem::path> readable = {"/usr", "/lib", "/lib64", "/etc/ld.so.cache",
-                                                 "/sys/devices/system/cpu", "/dev/null"};
+                                                 "/sys/devices/system/cpu", "/dev/null", "/dev/urandom"};
   readable.insert(readable.end(), policy.readable.begin(), policy.readable.end());
   if (!policy.scratch.empty()) readable.push_back(policy.scratch);
   std::vector<std::filesystem::path> writable;

@@ -87,7 +87,7 @@ void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distri
       const auto& slot = layout.tensors[t];
       if (slot.output) continue;
       values.resize(slot.Elements());
-      FillRandom(values.data(), values.size(), distribution, seed, kSetStreamBase + set * 64 + t);
+      FillInput(values.data(), values.size(), slot.draw, distribution, seed, kSetStreamBase + set * 64 + t);
       StoreAs(slot.dtype, values.data(), values.size(), next);
       next += slot.bytes;
     }
@@ -132,7 +132,7 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
     set.candidate_pointers.assign(scalars.size(), nullptr);
     set.baseline_pointers.assign(scalars.size(), nullptr);
     for (const auto& slot : bench->layout_.tensors) {
-      const Buffer buffer{next, slot.Elements(), slot.dtype};
+      const Buffer buffer{next, slot.Elements(), slot.dtype, slot.draw};
       next += RoundUp64(slot.bytes);
       if (slot.output) {
         // Poisoned once: a kernel that writes nothing leaves NaN behind and fails the check.
@@ -239,7 +239,7 @@ Result<double> TimingBench::Call(const std::string& target, size_t set_index, si
         const uint64_t index = round * mutations_ + m;
         const size_t position = MixCounter(seed_, kMutationPositionStream + i, index) % input.count;
         float value;
-        FillRandom(&value, 1, distribution_, MixCounter(seed_, kMutationValueStream + i, index), 0);
+        FillInput(&value, 1, input.draw, distribution_, MixCounter(seed_, kMutationValueStream + i, index), 0);
         StoreAs(input.dtype, &value, 1, input.data + position * element_bytes);
       }
     }

@@ -89,6 +89,7 @@ class TimingBench {
     unsigned char* data = nullptr;
     size_t count = 0;  // elements
     DType dtype = DType::kFloat32;
+    InputDraw draw;
   };
   struct SetBuffers {
     std::vector<Buffer> inputs;

@@ -21,6 +21,7 @@ struct TensorSpec {
   std::string name;
   DType dtype = DType::kFloat32;
   std::vector<std::string> shape;  // dim names, row-major
+  InputDraw draw;                  // inputs only: how values are drawn (default: the case's distribution)
 };
 
 enum class ParameterRole { kInput, kOutput, kDim };
@@ -74,6 +75,9 @@ struct Task {
   std::vector<DimValues> dev_shapes;
   std::vector<DimValues> eval_shapes;
   DimValues bench_shape;
+  // False where only the listed shapes are known to be valid (an imported model whose sizes
+  // constrain each other): verification then draws no random shapes.
+  bool random_shapes = true;
   std::filesystem::path reference_source;
   std::string reference_function;
   std::map<std::string, BaselineSpec> baselines;  // by backend name

@@ -1,6 +1,7 @@
 #include "task/task_loader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <toml++/toml.h>
@@ -61,6 +62,7 @@ class TaskReader {
   }
 
   Result<std::vector<TensorSpec>> Tensors(std::string_view key);
+  Result<InputDraw> Draw(const toml::table& table, bool is_input);
   Result<DimValues> Shape(const toml::node& node, const Task& task);
   Status Shapes(Task& task);
   Status Derived(Task& task);
@@ -104,9 +106,40 @@ Result<std::vector<TensorSpec>> TaskReader::Tensors(std::string_view key) {
     auto shape = StringList(*table, "shape", true);
     if (!shape.ok()) return shape.error();
     tensor.shape = *shape;
+    auto draw = Draw(*table, key == "inputs");
+    if (!draw.ok()) return draw.error();
+    tensor.draw = *draw;
     tensors.push_back(std::move(tensor));
   }
   return tensors;
+}
+
+// An input's own draw: `distribution`, `scale`, `offset`, `nonnegative` (docs/task_format.md).
+Result<InputDraw> TaskReader::Draw(const toml::table& table, bool is_input) {
+  InputDraw draw;
+  for (const char* key : {"distribution", "scale", "offset", "nonnegative"}) {
+    if (!is_input && table.contains(key)) return Fail(table.get(key), "'{}' applies to inputs only", key);
+  }
+  if (const toml::node* node = table.get("distribution")) {
+    const auto* name = node->as_string();
+    if (name == nullptr) return Fail(node, "'distribution' must be a string");
+    auto own = ParseDistribution(name->get());
+    if (!own.ok()) return Fail(node, "{}", own.error().message);
+    draw.own = *own;
+  }
+  for (const auto& [key, field] : {std::pair{"scale", &draw.scale}, {"offset", &draw.offset}}) {
+    const toml::node* node = table.get(key);
+    if (node == nullptr) continue;
+    auto value = node->value<double>();
+    if (!value || !std::isfinite(*value)) return Fail(node, "'{}' must be a finite number", key);
+    *field = *value;
+  }
+  if (draw.scale <= 0) return Fail(table.get("scale"), "'scale' must be positive");
+  if (const toml::node* node = table.get("nonnegative")) {
+    if (!node->is_boolean()) return Fail(node, "'nonnegative' must be true or false");
+    draw.nonnegative = node->as_boolean()->get();
+  }
+  return draw;
 }
 
 Status TaskReader::BindParameters(Task& task) {
@@ -250,6 +283,10 @@ Status TaskReader::Shapes(Task& task) {
   auto shape = Shape(*bench, task);
   if (!shape.ok()) return shape.error();
   task.bench_shape = std::move(shape.value());
+  if (const toml::node* random = shapes->get("random")) {
+    if (!random->is_boolean()) return Fail(random, "[shapes] random must be true or false");
+    task.random_shapes = random->as_boolean()->get();
+  }
   return {};
 }
 

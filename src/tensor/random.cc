@@ -87,6 +87,18 @@ const char* DistributionName(Distribution distribution) {
   return "?";
 }
 
+void FillInput(float* data, size_t count, const InputDraw& draw, Distribution case_distribution,
+               uint64_t seed, uint64_t stream) {
+  FillRandom(data, count, draw.own.value_or(case_distribution), seed, stream);
+  if (draw.scale == 1.0 && draw.offset == 0.0 && !draw.nonnegative) return;
+  const auto scale = static_cast<float>(draw.scale);
+  const auto offset = static_cast<float>(draw.offset);
+  for (size_t i = 0; i < count; ++i) {
+    const float value = draw.nonnegative ? std::fabs(data[i]) : data[i];
+    data[i] = offset + scale * value;
+  }
+}
+
 void FillRandom(float* data, size_t count, Distribution distribution, uint64_t seed,
                 uint64_t stream) {
   // Values depend only on their index, so large tensors are filled by several threads.

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "core/result.h"
@@ -27,5 +28,22 @@ const char* DistributionName(Distribution distribution);
 /// Fills `data[0..count)` with values of `distribution`, from counter stream `stream`.
 void FillRandom(float* data, size_t count, Distribution distribution, uint64_t seed,
                 uint64_t stream);
+
+/// How one input's values are drawn: by default the case's distribution. An input may fix its own
+/// (a model's weights keep their initialisation's family and scale, whatever the case draws) and
+/// keep to its domain (an input that is never negative stays non-negative).
+struct InputDraw {
+  std::optional<Distribution> own;  // instead of the case's
+  double scale = 1.0;               // value = offset + scale * draw
+  double offset = 0.0;
+  bool nonnegative = false;         // |draw| before scale and offset
+
+  bool IsDefault() const { return !own && scale == 1.0 && offset == 0.0 && !nonnegative; }
+  bool operator==(const InputDraw&) const = default;
+};
+
+/// FillRandom under `draw`, with `case_distribution` where the input has none of its own.
+void FillInput(float* data, size_t count, const InputDraw& draw, Distribution case_distribution,
+               uint64_t seed, uint64_t stream);
 
 }  // namespace ksmith

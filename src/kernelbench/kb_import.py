@@ -1,0 +1,563 @@
+# Works out a ksmith task from each KernelBench problem file: trusted code that `ksmith import
+# kernelbench` runs with a python3 that has torch. Prints one JSON object per problem on stdout
+# ({"file", "status": "imported" | "skipped", "reason", "spec"}). Each problem is analysed in a
+# forked child under a time and memory limit, so a problem that hangs or explodes costs only itself.
+import argparse
+import json
+import math
+import os
+import re
+import resource
+import select
+import signal
+import sys
+import time
+import traceback
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kb_runner import as_tuple, load_problem, rewrite_constants  # noqa: E402
+
+# Constants whose name says they are a hyperparameter, not a size: they keep their value.
+HYPERPARAMETER = re.compile(r"kernel|stride|pad|dilation|group|axis|eps|slope|momentum|scale|factor|prob|"
+                            r"dropout|^p$|alpha|beta|gamma|margin|threshold|^min|^max|value|top_?k|"
+                            r"num_classes|bias_shape", re.IGNORECASE)
+AXIS_NAME = re.compile(r"^(dim|reduce_dim|reduction_dim)$", re.IGNORECASE)
+SMALL_ELEMENTS = 1 << 20        # the analysis shape: every tensor at most this many elements
+EVAL_MAX_ELEMENTS = 1 << 22     # hidden eval shapes on the CPU
+BENCH_MAX_BYTES = 64 << 20      # CPU bench: every tensor together
+BENCH_MAX_SECONDS = 4.0         # the float64 reference at the bench shape
+DISTRIBUTIONS = ("normal", "uniform", "large")
+FLOAT_DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
+INDEX_DTYPES = {"torch.int64", "torch.int32"}
+
+
+class Refused(Exception):
+    """The problem cannot be a task; the message says why."""
+
+
+def slug(text):
+    return re.sub(r"_+", "_", re.sub(r"[^a-z0-9]+", "_", text.lower())).strip("_")[:40].strip("_")
+
+
+def task_name(path, level):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    match = re.match(r"^(\d+)_(.*)$", stem)
+    if match:
+        return f"kb_l{level}_{int(match.group(1)):03d}_{slug(match.group(2))}", int(match.group(1)), match.group(2)
+    return f"kb_l{level}_{slug(stem)}", 0, stem
+
+
+class Problem:
+    def __init__(self, path, torch):
+        self.torch = torch
+        self.path = path
+        try:
+            with open(path, encoding="utf-8") as handle:
+                self.source = handle.read()
+        except UnicodeDecodeError as error:
+            raise Refused(f"not a text file ({error.reason} at byte {error.start})")
+        try:
+            self.code, constants = rewrite_constants(self.source, path)
+        except SyntaxError as error:
+            raise Refused(f"not Python: {error.msg} at line {error.lineno}")
+        self.defaults = dict(constants)
+        namespace = self.load({})
+        for required in ("Model", "get_inputs", "get_init_inputs"):
+            if not callable(namespace.get(required)):
+                raise Refused(f"defines no {required}; a KernelBench problem defines Model, get_inputs and get_init_inputs")
+
+    def load(self, overrides):
+        try:
+            return load_problem(self.code, overrides)
+        except Exception as error:
+            raise Refused(f"executing the file raised {type(error).__name__}: {error}")
+
+    def run(self, constants, seed=0, dtype=None, inputs=None, parameters=None):
+        """Builds the model at `constants` and runs it once: (model, inputs, outputs)."""
+        torch = self.torch
+        namespace = load_problem(self.code, constants)
+        torch.manual_seed(seed)
+        model = namespace["Model"](*namespace["get_init_inputs"]())
+        if inputs is None:
+            inputs = as_tuple(namespace["get_inputs"]())
+        if dtype is not None:
+            model = model.to(dtype)
+            inputs = tuple(t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs)
+        if parameters is not None:
+            with torch.no_grad():
+                for name, tensor in model.named_parameters():
+                    tensor.copy_(parameters[name])
+        torch.manual_seed(seed + 1)
+        with torch.no_grad():
+            outputs = as_tuple(model(*inputs))
+        return model, inputs, outputs
+
+    def try_run(self, constants, **options):
+        try:
+            return self.run(constants, **options)
+        except Refused:
+            raise
+        except Exception as error:
+            self.last_error = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            return None
+
+
+def shapes_of(model, inputs, outputs):
+    return ([tuple(t.shape) if hasattr(t, "shape") else None for t in inputs],
+            [tuple(p.shape) for _, p in model.named_parameters()],
+            [tuple(t.shape) if hasattr(t, "shape") else None for t in outputs])
+
+
+def largest(record):
+    """The largest tensor's element count; an empty tensor makes the shape unusable (infinity)."""
+    model, inputs, outputs = record
+    sizes = [t.numel() for t in list(inputs) + list(outputs) + list(model.parameters()) if hasattr(t, "numel")]
+    return float("inf") if not sizes or min(sizes) == 0 else max(sizes)
+
+
+def total_bytes(record):
+    model, inputs, outputs = record
+    return sum(t.numel() * t.element_size() for t in list(inputs) + list(outputs) + list(model.parameters())
+               if hasattr(t, "numel"))
+
+
+def size_constants(problem):
+    sizes = []
+    for name, value in problem.defaults.items():
+        if value < 1 or HYPERPARAMETER.search(name) or name == "k" or (AXIS_NAME.match(name) and value <= 8):
+            continue
+        sizes.append(name)
+    return sizes
+
+
+def scaled(problem, sizes, factor):
+    return {name: (value if value <= 16 else max(1, int(round(value * factor))))
+            for name, value in problem.defaults.items() if name in sizes}
+
+
+def find_base(problem, sizes):
+    """The analysis shape: the problem's sizes scaled down as little as keeps every tensor within
+    SMALL_ELEMENTS (tiny sizes make degenerate cases: a layer norm over one element)."""
+    chosen = None
+    for factor in (1 / 256, 1 / 128, 1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0):
+        constants = scaled(problem, sizes, factor)
+        if chosen is not None and constants == chosen[0]:
+            continue
+        record = problem.try_run(constants)
+        if record is None:
+            continue
+        if largest(record) > SMALL_ELEMENTS:
+            break
+        chosen = (constants, record)
+    if chosen is not None:
+        return chosen
+    cause = getattr(problem, "last_error", "its tensors stay too large")
+    raise Refused(f"the model does not run at any reduced size (every tensor at most {SMALL_ELEMENTS} "
+                  f"elements): {cause}")
+
+
+def find_varying(problem, sizes, base, base_record):
+    """The size constants that can change on their own: the model still runs and some tensor's shape follows."""
+    base_shapes = shapes_of(*base_record)
+    varying = {}
+    for name in sizes:
+        works = []
+        for value in sorted({1, 2, 3, 5, 7, 13, base[name] + 1, 2 * base[name] + 1} - {base[name]}):
+            record = problem.try_run({**base, name: value})
+            if record is not None and shapes_of(*record) != base_shapes and largest(record) <= EVAL_MAX_ELEMENTS:
+                works.append(value)
+        if len(works) >= 2:
+            varying[name] = works
+    return varying
+
+
+def candidate_shapes(problem, varying, base):
+    shapes = [dict(base)]
+    smallest = {name: min(values) for name, values in varying.items()}
+    shapes.append({**base, **smallest})
+    awkward = {name: max(values) for name, values in varying.items()}
+    shapes.append({**base, **awkward})
+    for name in list(varying)[:3]:
+        shapes.append({**base, name: smallest[name]})
+    for factor in (1 / 16, 1 / 8, 1 / 4):
+        grown = {name: value + 1 if value > 16 else value
+                 for name, value in scaled(problem, list(varying), factor).items()}
+        shapes.append({**base, **grown})
+    unique = []
+    for shape in shapes:
+        if shape not in unique:
+            unique.append(shape)
+    return unique
+
+
+def bench_shape(problem, varying, base):
+    torch = problem.torch
+    constants = {**base, **{name: problem.defaults[name] for name in varying}}
+    for _ in range(64):
+        record = None
+        if sum(constants[n] for n in varying) > 0 and estimated_bytes(problem, constants) <= BENCH_MAX_BYTES:
+            record = problem.try_run(constants)
+        if record is not None and total_bytes(record) <= BENCH_MAX_BYTES:
+            started = time.perf_counter()
+            reference = problem.try_run(constants, dtype=torch.float64)
+            if reference is not None and time.perf_counter() - started <= BENCH_MAX_SECONDS:
+                return constants
+        shrinkable = [n for n in varying if constants[n] > 1]
+        if not shrinkable:
+            return None
+        biggest = max(shrinkable, key=lambda n: constants[n])
+        constants[biggest] = max(1, constants[biggest] // 2)
+    return None
+
+
+def estimated_bytes(problem, constants):
+    """The inputs' bytes at `constants` without allocating them (get_inputs would): the analysis
+    shape's bytes scaled by how much every size grew. Exact where inputs are products of sizes,
+    an underestimate where a size enters squared; the real run that follows checks the total."""
+    base_bytes, base_constants = problem.analysis_bytes
+    ratio = 1.0
+    for name, value in constants.items():
+        if base_constants.get(name, 0) > 0:
+            ratio *= value / base_constants[name]
+    return base_bytes * ratio
+
+
+def describe_inputs(problem, record):
+    torch = problem.torch
+    model, inputs, outputs = record
+    described = []
+    for index, tensor in enumerate(inputs):
+        if not isinstance(tensor, torch.Tensor):
+            raise Refused(f"input {index} of get_inputs() is a {type(tensor).__name__}, not a tensor")
+        dtype = FLOAT_DTYPES.get(str(tensor.dtype))
+        if dtype is None:
+            raise Refused(f"input {index} of get_inputs() is {tensor.dtype}: integer and boolean inputs are not "
+                          "supported yet (ksmith draws floating-point inputs only)")
+        nonnegative = bool((tensor >= 0).all()) and needs_nonnegative(problem, record, index)
+        described.append({"name": f"x{index}" if len(inputs) > 1 else "x", "kind": "input", "index": index,
+                          "dtype": dtype, "nonnegative": nonnegative})
+    for name, parameter in model.named_parameters():
+        dtype = FLOAT_DTYPES.get(str(parameter.dtype))
+        if dtype is None:
+            raise Refused(f"parameter {name} is {parameter.dtype}")
+        described.append({"name": slug(name.replace(".", "_")) or "weight", "kind": "parameter", "path": name,
+                          "dtype": dtype, "draw": parameter_draw(parameter.detach())})
+    names = [d["name"] for d in described]
+    for i, entry in enumerate(described):
+        if names.count(entry["name"]) > 1 or entry["name"] in ("x", "y") and entry["kind"] == "parameter":
+            entry["name"] = f"p{i}_{entry['name']}"
+    return described
+
+
+def needs_nonnegative(problem, record, index):
+    """Whether an input that get_inputs() draws non-negative must stay so: only where the model is
+    undefined for negative values (a log, a square root). Elsewhere torch.rand is only how the
+    problem happened to draw, and keeping it would make tasks weak: ReLU of non-negative values is
+    the identity, which a copy would pass."""
+    torch = problem.torch
+    model, inputs, _ = record
+    signed = list(inputs)
+    signed[index] = torch.randn(inputs[index].shape, dtype=inputs[index].dtype, generator=torch.Generator().manual_seed(5))
+    try:
+        with torch.no_grad():
+            outputs = as_tuple(model(*signed))
+    except Exception:
+        return True
+    return any(t.is_floating_point() and not bool(torch.isfinite(t).all()) for t in outputs)
+
+
+def parameter_draw(tensor):
+    """A parameter is drawn like its initialisation: the same family and scale, fresh values."""
+    values = tensor.double().flatten()
+    low, high = float(values.min()), float(values.max())
+    if high - low <= 1e-12 * max(1.0, abs(high)):
+        return {"distribution": "uniform", "scale": 0.5 * max(abs(low), 1.0), "offset": low}
+    spread = float(values.std()) if values.numel() > 1 else abs(high)
+    peak = max(abs(low), abs(high))
+    if values.numel() >= 16 and peak > 2.5 * spread:
+        return {"distribution": "normal", "scale": spread, "offset": float(values.mean())}
+    return {"distribution": "uniform", "scale": peak, "offset": 0.0}
+
+
+def describe_outputs(problem, record, input_names):
+    torch = problem.torch
+    described = []
+    _, _, outputs = record
+    for index, tensor in enumerate(outputs):
+        if not isinstance(tensor, torch.Tensor):
+            raise Refused(f"output {index} of forward() is a {type(tensor).__name__}, not a tensor")
+        if str(tensor.dtype) in FLOAT_DTYPES:
+            dtype = FLOAT_DTYPES[str(tensor.dtype)]
+        elif str(tensor.dtype) in INDEX_DTYPES:
+            dtype = "int32"
+        else:
+            raise Refused(f"output {index} of forward() is {tensor.dtype}, which ksmith cannot compare")
+        name = "y" if len(outputs) == 1 else f"y{index}"
+        while name in input_names:
+            name = "out_" + name
+        described.append({"name": name, "index": index, "dtype": dtype})
+    return described
+
+
+def draw_inputs(problem, tensors, record, distribution, seed):
+    """Inputs and parameters as ksmith draws them (in float64): the case's distribution for inputs,
+    restricted to their domain, and each parameter's own draw."""
+    torch = problem.torch
+    model, inputs, _ = record
+    generator = torch.Generator().manual_seed(seed)
+    parameters = dict(model.named_parameters())
+    drawn_inputs, drawn_parameters = [], {}
+    for tensor in tensors:
+        template = inputs[tensor["index"]] if tensor["kind"] == "input" else parameters[tensor["path"]]
+        kind = tensor["draw"]["distribution"] if tensor["kind"] == "parameter" else distribution
+        values = torch.randn(template.shape, generator=generator, dtype=torch.float64) if kind != "uniform" else \
+            torch.rand(template.shape, generator=generator, dtype=torch.float64) * 2 - 1
+        if kind == "large":
+            values = values * 1000
+        if tensor["kind"] == "parameter":
+            values = tensor["draw"]["offset"] + tensor["draw"]["scale"] * values
+            drawn_parameters[tensor["path"]] = values
+        else:
+            drawn_inputs.append(values.abs() if tensor["nonnegative"] else values)
+    rounded = {"fp16": torch.float16, "bf16": torch.bfloat16}
+    for tensor in tensors:
+        if tensor["dtype"] in rounded and tensor["kind"] == "input":
+            drawn_inputs[tensor["index"]] = drawn_inputs[tensor["index"]].to(rounded[tensor["dtype"]]).double()
+    return tuple(drawn_inputs), drawn_parameters
+
+
+def compare(problem, tensors, outputs, constants, record, distribution, seed, reference_dtype):
+    """How far torch's float32 is from the reference on one case: (norm_error, elem_error) or None
+    when float32 cannot represent the answer (overflow) or indices differ."""
+    torch = problem.torch
+    inputs64, parameters64 = draw_inputs(problem, tensors, record, distribution, seed)
+    input_dtypes = [t.dtype for t in record[1]]
+    inputs32 = tuple(t.to(dtype) for t, dtype in zip(inputs64, input_dtypes))
+    parameters32 = {name: p.float() for name, p in parameters64.items()}
+    _, _, result32 = problem.run(constants, inputs=inputs32, parameters=parameters32)
+    _, _, result64 = problem.run(constants, dtype=getattr(torch, reference_dtype), inputs=inputs64,
+                                 parameters=parameters64)
+    worst_norm = worst_elem = 0.0
+    for output, fast, exact in zip(outputs, result32, result64):
+        if output["dtype"] == "int32":
+            if not torch.equal(fast.long(), exact.long()):
+                return None
+            continue
+        fast, exact = fast.double(), exact.double()
+        if not bool(torch.isfinite(exact).all()) or not bool(torch.isfinite(fast).all()):
+            return None
+        difference = (fast - exact).abs()
+        scale = float(exact.norm())
+        rms = scale / math.sqrt(max(exact.numel(), 1))
+        worst_norm = max(worst_norm, float(difference.norm()) / scale if scale > 0 else float(difference.max()))
+        worst_elem = max(worst_elem, float((difference / (exact.abs() + rms + 1e-300)).max()))
+    return worst_norm, worst_elem
+
+
+def analyse(path, level):
+    import torch
+    started = time.perf_counter()
+    name, problem_id, title = task_name(path, level)
+    problem = Problem(path, torch)
+    sizes = size_constants(problem)
+    base, base_record = find_base(problem, sizes)
+    problem.analysis_bytes = (sum(t.numel() * t.element_size() for t in base_record[1] if hasattr(t, "numel")), base)
+    tensors = describe_inputs(problem, base_record)
+    outputs = describe_outputs(problem, base_record, {t["name"] for t in tensors})
+
+    # Random references cannot be judged: two runs on the same inputs must agree.
+    model, inputs, first = base_record
+    torch.manual_seed(12345)
+    with torch.no_grad():
+        second = as_tuple(model(*inputs))
+    if any(not torch.equal(a, b) for a, b in zip(first, second)):
+        raise Refused("its output is random (two runs on the same inputs differ: dropout or sampling), "
+                      "so no fixed answer exists to verify against")
+
+    reference_dtype, reference_note = "float64", ""
+    if problem.try_run(base, dtype=torch.float64, inputs=base_record[1]) is None:
+        reference_dtype = "float32"
+        reference_note = "an operator of this model has no float64 kernel: the reference runs in float32"
+
+    varying = find_varying(problem, sizes, base, base_record)
+    fixed_base = {**{n: problem.defaults[n] for n in sizes if n not in varying}, **{n: base[n] for n in varying}}
+    records = []
+    for constants in candidate_shapes(problem, varying, fixed_base):
+        record = problem.try_run(constants)
+        if record is not None and largest(record) <= EVAL_MAX_ELEMENTS:
+            records.append((constants, record))
+    if not records:
+        raise Refused("its sizes cannot be reduced together (no reduced shape runs)")
+    bench = bench_shape(problem, varying, fixed_base) if varying else None
+    if bench is None:
+        bench = max(records, key=lambda item: total_bytes(item[1]))[0]
+    bench_record = problem.run(bench)
+
+    # Which distributions torch's own float32 can meet, and how much accumulation that takes.
+    distributions, accumulation = [], 1
+    check_cases = records[:4] + [(bench, bench_record)]
+    for distribution in DISTRIBUTIONS:
+        errors = []
+        for seed, (constants, record) in enumerate(check_cases):
+            errors.append(compare(problem, tensors, outputs, constants, record, distribution, seed, reference_dtype))
+        if any(e is None for e in errors):
+            continue
+        distributions.append(distribution)
+        for norm_error, elem_error in errors:
+            # Eight times torch's own error: an honest kernel that sums in another order errs as
+            # much as torch, and a verifier that rejects it is as wrong as one that passes a hack.
+            needed = max((8 * norm_error / 1e-5) ** 2, (8 * elem_error / 1e-4) ** 2, 4.0)
+            accumulation = max(accumulation, 2 ** math.ceil(math.log2(needed)))
+    if not distributions:
+        raise Refused("torch's own float32 disagrees with the reference under every input distribution "
+                      "(overflow, or indices that differ)")
+
+    all_shapes = [c for c, _ in records] + [bench]
+    all_records = [r for _, r in records] + [bench_record]
+    dims, constant_dims, shape_values = assign_dims(varying, tensors, outputs, all_shapes, all_records)
+    return {
+        "name": name, "level": level, "problem_id": problem_id, "title": title,
+        "file": os.path.abspath(path), "source": problem.source,
+        "constants": problem.defaults, "varying": sorted(varying), "constant_dims": constant_dims,
+        "dims": dims, "inputs": tensors, "outputs": outputs,
+        "shapes": {"dev": [shape_values[0]], "eval": shape_values[:-1], "bench": shape_values[-1]},
+        "gpu_constants": {n: problem.defaults[n] for n in varying},
+        "reference_dtype": reference_dtype, "reference_note": reference_note,
+        "distributions": distributions, "accumulation": accumulation,
+        "torch": {"version": torch.__version__, "threads": torch.get_num_threads()},
+        "python": {"sys_path": [p for p in sys.path if p and p != os.path.dirname(os.path.abspath(__file__))],
+                   "libpython": libpython(), "home": sys.prefix},
+        "analysis_s": round(time.perf_counter() - started, 3),
+    }
+
+
+def assign_dims(varying, tensors, outputs, shapes, records):
+    """Names every tensor axis: a varying constant where the axis equals it in every shape, else a
+    dim of its own (`x_d2`) whose value each shape lists."""
+    dims = list(varying)
+    constant_dims = {name: name for name in varying}
+    values = [{name: shape[name] for name in varying} for shape in shapes]
+    shaped = [(t, "input") for t in tensors] + [(o, "output") for o in outputs]
+    for tensor, role in shaped:
+        tensor["shape"] = []
+        rank = len(axis_shape(records[0], tensor, role))
+        for axis in range(rank):
+            extents = [axis_shape(record, tensor, role)[axis] for record in records]
+            match = next((name for name in varying if all(s[name] == e for s, e in zip(shapes, extents))), None)
+            if match is None:
+                match = f"{tensor['name']}_d{axis}"
+                dims.append(match)
+                for value, extent in zip(values, extents):
+                    value[match] = extent
+            tensor["shape"].append(match)
+    return dims, constant_dims, values
+
+
+def axis_shape(record, tensor, role):
+    model, inputs, outputs = record
+    if role == "output":
+        return tuple(outputs[tensor["index"]].shape)
+    if tensor["kind"] == "input":
+        return tuple(inputs[tensor["index"]].shape)
+    return tuple(dict(model.named_parameters())[tensor["path"]].shape)
+
+
+def libpython():
+    import sysconfig
+    directory, name = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")
+    if directory and name:
+        for candidate in (os.path.join(directory, name),
+                          os.path.join(directory, sysconfig.get_config_var("MULTIARCH") or "", name)):
+            if os.path.exists(candidate):
+                return candidate
+    return ""
+
+
+def analyse_in_child(path, level, memory_bytes, threads, write_fd):
+    import torch
+    torch.set_num_threads(threads)
+    if memory_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    try:
+        result = {"status": "imported", "spec": analyse(path, level)}
+    except Refused as refusal:
+        result = {"status": "skipped", "reason": str(refusal)}
+    except MemoryError:
+        result = {"status": "skipped", "reason": "ran out of memory during analysis"}
+    except Exception as error:
+        detail = traceback.format_exception_only(type(error), error)[-1].strip()
+        result = {"status": "skipped", "reason": f"analysis failed: {detail}"}
+    data = json.dumps(result).encode()
+    view = memoryview(data)
+    while view:
+        written = os.write(write_fd, view)
+        view = view[written:]
+    os._exit(0)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--problem", action="append", default=[], help="LEVEL:PATH, once per problem file")
+    parser.add_argument("--results", required=True, help="where the JSON lines go, one per problem")
+    parser.add_argument("--timeout-s", type=float, default=120.0)
+    parser.add_argument("--memory-bytes", type=int, default=8 << 30)
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 1)))
+    arguments = parser.parse_args()
+    import torch  # noqa: F401  (once, before forking: each child starts with torch loaded)
+    pending = []
+    for item in arguments.problem:
+        level, _, path = item.partition(":")
+        pending.append((path, int(level)))
+    threads = max(1, (os.cpu_count() or 1) // max(1, arguments.jobs))
+    results = open(arguments.results, "a", encoding="utf-8")
+    running = {}
+    while pending or running:
+        while pending and len(running) < arguments.jobs:
+            path, level = pending.pop(0)
+            read_fd, write_fd = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read_fd)
+                analyse_in_child(path, level, arguments.memory_bytes, threads, write_fd)
+            os.close(write_fd)
+            running[read_fd] = {"pid": pid, "path": path, "level": level, "started": time.monotonic(), "data": b""}
+        ready, _, _ = select.select(list(running), [], [], 0.2)
+        for fd in ready:
+            chunk = os.read(fd, 1 << 20)
+            if chunk:
+                running[fd]["data"] += chunk
+                continue
+            job = running.pop(fd)
+            os.close(fd)
+            _, status = os.waitpid(job["pid"], 0)
+            emit(results, job, child_result(job, status))
+        now = time.monotonic()
+        for fd in [fd for fd, job in running.items() if now - job["started"] > arguments.timeout_s]:
+            job = running.pop(fd)
+            os.kill(job["pid"], signal.SIGKILL)
+            os.waitpid(job["pid"], 0)
+            os.close(fd)
+            emit(results, job, {"status": "skipped", "reason": f"timed out after {arguments.timeout_s:g} s (loading "
+                                "the problem or running its model hangs)"})
+
+
+def child_result(job, status):
+    try:
+        return json.loads(job["data"].decode())
+    except ValueError:
+        signal_number = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+        cause = f"signal {signal_number}" if signal_number else f"exit status {os.WEXITSTATUS(status)}"
+        return {"status": "skipped", "reason": f"the analysis process died ({cause})"}
+
+
+def emit(results, job, result):
+    result["file"] = job["path"]
+    result["level"] = job["level"]
+    result["seconds"] = round(time.monotonic() - job["started"], 3)
+    results.write(json.dumps(result) + "\n")
+    results.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+# Runs a KernelBench problem's Model for ksmith: trusted code, embedded in the reference shim
+# (float64, in the evaluator's process) and in the baseline shim (float32 torch eager, in the
+# worker). The importer (kb_import.py) uses the same loader, so that the model it analysed is the
+# model these shims run.
+import ast
+import ctypes
+
+DIM_HOOK = "__ksmith_dim__"
+
+
+def _int_literal(node):
+    """An integer written as a literal or as arithmetic on literals (`N = 2048 * 2`)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _int_literal(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Pow,
+                                                          ast.LShift)):
+        return _int_literal(node.left) and _int_literal(node.right)
+    return False
+
+
+def _int_value(node):
+    return eval(compile(ast.Expression(body=node), "<constant>", "eval"), {"__builtins__": {}})
+
+
+def rewrite_constants(source, filename="<problem>"):
+    """Parses the problem and routes every module-level integer constant through DIM_HOOK, so that
+    the constant can be given another value and everything computed from it follows (bias_shape =
+    (out_channels, 1, 1)). Returns (code, constants) with constants as [(name, value)] in source
+    order. `a = b = 128` is one constant, named `a`; a tuple of integers gives `name_0`, `name_1`."""
+    tree = ast.parse(source, filename=filename)
+    constants = []
+    for node in tree.body:
+        if not isinstance(node, ast.Assign) or not all(isinstance(t, ast.Name) for t in node.targets):
+            continue
+        name = node.targets[0].id
+        if _int_literal(node.value):
+            constants.append((name, _int_value(node.value)))
+            node.value = _hook_call(name, constants[-1][1], node.value)
+        elif isinstance(node.value, ast.Tuple) and node.value.elts and all(_int_literal(e) for e in node.value.elts):
+            for i, element in enumerate(node.value.elts):
+                constants.append((f"{name}_{i}", _int_value(element)))
+                node.value.elts[i] = _hook_call(f"{name}_{i}", constants[-1][1], element)
+    ast.fix_missing_locations(tree)
+    return compile(tree, filename, "exec"), constants
+
+
+def _hook_call(name, value, where):
+    call = ast.Call(func=ast.Name(id=DIM_HOOK, ctx=ast.Load()),
+                    args=[ast.Constant(value=name), ast.Constant(value=value)], keywords=[])
+    return ast.copy_location(call, where)
+
+
+def load_problem(code, overrides, module_name="kernelbench_problem"):
+    """Executes the rewritten problem with `overrides` ({constant: value}) in a fresh namespace."""
+    namespace = {"__name__": module_name, DIM_HOOK: lambda name, value: overrides.get(name, value)}
+    exec(code, namespace)
+    return namespace
+
+
+def as_tuple(result):
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
+
+
+TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "int32": "int32", "fp64": "float64"}
+
+
+class Runner:
+    """Calls the problem's model on ksmith's buffers. role: "reference" (outputs are float64
+    buffers, the model runs in spec["reference_dtype"]) or "baseline" (the task's own dtypes,
+    torch eager as a user would call it: float32, torch's default threads, no_grad)."""
+
+    def __init__(self, spec, role):
+        import torch
+        self.torch = torch
+        self.spec = spec
+        self.role = role
+        self.code, _ = rewrite_constants(spec["source"], spec.get("file", "<problem>"))
+        self.compute_dtype = getattr(torch, spec["reference_dtype"]) if role == "reference" else None
+        self.models = {}
+        self.views = {}
+
+    def _view(self, address, shape, dtype_name):
+        key = (address, tuple(shape), dtype_name)
+        view = self.views.get(key)
+        if view is None:
+            torch = self.torch
+            dtype = getattr(torch, TORCH_DTYPES[dtype_name])
+            count = 1
+            for extent in shape:
+                count *= extent
+            nbytes = count * torch.tensor([], dtype=dtype).element_size()
+            buffer = (ctypes.c_char * max(nbytes, 1)).from_address(address)
+            view = torch.frombuffer(buffer, dtype=dtype, count=count).view(tuple(shape))
+            if len(self.views) > 512:
+                self.views.clear()
+            self.views[key] = view
+        return view
+
+    def _model(self, constants):
+        key = tuple(sorted(constants.items()))
+        entry = self.models.get(key)
+        if entry is None:
+            torch = self.torch
+            namespace = load_problem(self.code, constants)
+            torch.manual_seed(0)
+            model = namespace["Model"](*namespace["get_init_inputs"]())
+            if self.compute_dtype is not None:
+                model = model.to(self.compute_dtype)
+            tensors = dict(model.named_parameters())
+            tensors.update(dict(model.named_buffers()))
+            entry = (model, tensors)
+            if len(self.models) > 16:
+                self.models.clear()
+            self.models[key] = entry
+        return entry
+
+    def __call__(self, input_addresses, output_addresses, dim_values):
+        torch = self.torch
+        spec = self.spec
+        dims = dict(zip(spec["dims"], dim_values))
+        constants = {constant: dims[dim] for constant, dim in spec["constant_dims"].items()}
+        model, tensors = self._model(constants)
+        shape = lambda tensor: [dims[d] for d in tensor["shape"]]
+        arguments = []
+        with torch.no_grad():
+            for tensor, address in zip(spec["inputs"], input_addresses):
+                view = self._view(address, shape(tensor), tensor["dtype"])
+                if self.compute_dtype is not None:
+                    view = view.to(self.compute_dtype)
+                if tensor["kind"] == "input":
+                    arguments.append(view)
+                elif self.compute_dtype is not None:
+                    tensors[tensor["path"]].copy_(view)
+                else:
+                    # torch eager reads its weights where they are: no copy inside the timed call.
+                    tensors[tensor["path"]].data = view
+            results = as_tuple(model(*arguments))
+            if len(results) != len(spec["outputs"]):
+                raise RuntimeError(f"the model returned {len(results)} outputs, the task declares {len(spec['outputs'])}")
+            for tensor, address, result in zip(spec["outputs"], output_addresses, results):
+                dtype = "fp64" if self.role == "reference" else tensor["dtype"]
+                destination = self._view(address, shape(tensor), dtype)
+                if result.numel() != destination.numel():
+                    raise RuntimeError(f"output '{tensor['name']}' has shape {list(result.shape)}, "
+                                       f"the task expects {shape(tensor)}")
+                destination.copy_(result.reshape(destination.shape))
+
+
+_runners = {}
+
+
+def ksmith_call(key, spec_json, role, input_addresses, output_addresses, dim_values):
+    """The shim's entry: one Runner per (task, role), made on the first call."""
+    runner = _runners.get(key)
+    if runner is None:
+        import json
+        runner = Runner(json.loads(spec_json), role)
+        _runners[key] = runner
+    runner(input_addresses, output_addresses, dim_values)

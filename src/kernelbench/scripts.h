@@ -1,0 +1,14 @@
+// The trusted Python that `ksmith import kernelbench` and the generated shims run, compiled into
+// ksmith from src/kernelbench/*.py so that no install path has to be found at run time.
+#pragma once
+
+#include <string_view>
+
+namespace ksmith {
+
+/// kb_import.py: analyses KernelBench problem files, one JSON line per problem.
+std::string_view KernelBenchImportScript();
+/// kb_runner.py: loads a problem and runs its Model on ksmith's buffers (reference and baseline).
+std::string_view KernelBenchRunnerScript();
+
+}  // namespace ksmith

@@ -1,0 +1,198 @@
+#include "kernelbench/shim.h"
+
+#include <fmt/format.h>
+
+#include "kernelbench/scripts.h"
+
+namespace ksmith {
+namespace {
+
+// What every shim shares: load the recorded libpython, start the interpreter once per process,
+// and call kb_runner.ksmith_call under the GIL. The CPython API is reached through dlsym so that
+// the shim needs neither Python's headers nor a link flag that names a Python version.
+constexpr const char* kEmbedding = R"cc(
+namespace {
+
+using Object = void*;
+struct Python {
+  int (*IsInitialized)();
+  void (*InitializeEx)(int);
+  void* (*SaveThread)();
+  int (*GILStateEnsure)();
+  void (*GILStateRelease)(int);
+  Object (*ImportAddModule)(const char*);
+  Object (*ModuleGetDict)(Object);
+  Object (*RunStringFlags)(const char*, int, Object, Object, void*);
+  Object (*ObjectGetAttrString)(Object, const char*);
+  Object (*LongFromVoidPtr)(void*);
+  Object (*LongFromLongLong)(long long);
+  Object (*UnicodeFromString)(const char*);
+  Object (*TupleNew)(long);
+  int (*TupleSetItem)(Object, long, Object);
+  Object (*ObjectCallObject)(Object, Object);
+  void (*DecRef)(Object);
+  void (*ErrPrint)();
+  void (*ErrClear)();
+};
+
+[[noreturn]] void Fail(const char* what, const char* detail) {
+  std::fprintf(stderr, "ksmith: error: the %s of task %s failed: %s%s; re-import the problem with `ksmith import "
+               "kernelbench` on this machine, with a python3 that has torch\n", kRole, kTaskName, what, detail);
+  std::abort();
+}
+
+template <typename Function>
+void Bind(void* library, Function& function, const char* name) {
+  function = reinterpret_cast<Function>(::dlsym(library, name));
+  if (function == nullptr) Fail("libpython lacks ", name);
+}
+
+const Python& Api() {
+  static const Python api = [] {
+    // RTLD_GLOBAL: torch's extension modules resolve the interpreter's symbols from it.
+    void* library = ::dlopen(kLibPython, RTLD_NOW | RTLD_GLOBAL);
+    if (library == nullptr) Fail("cannot load ", kLibPython);
+    Python bound{};
+    Bind(library, bound.IsInitialized, "Py_IsInitialized");
+    Bind(library, bound.InitializeEx, "Py_InitializeEx");
+    Bind(library, bound.SaveThread, "PyEval_SaveThread");
+    Bind(library, bound.GILStateEnsure, "PyGILState_Ensure");
+    Bind(library, bound.GILStateRelease, "PyGILState_Release");
+    Bind(library, bound.ImportAddModule, "PyImport_AddModule");
+    Bind(library, bound.ModuleGetDict, "PyModule_GetDict");
+    Bind(library, bound.RunStringFlags, "PyRun_StringFlags");
+    Bind(library, bound.ObjectGetAttrString, "PyObject_GetAttrString");
+    Bind(library, bound.LongFromVoidPtr, "PyLong_FromVoidPtr");
+    Bind(library, bound.LongFromLongLong, "PyLong_FromLongLong");
+    Bind(library, bound.UnicodeFromString, "PyUnicode_FromString");
+    Bind(library, bound.TupleNew, "PyTuple_New");
+    Bind(library, bound.TupleSetItem, "PyTuple_SetItem");
+    Bind(library, bound.ObjectCallObject, "PyObject_CallObject");
+    Bind(library, bound.DecRef, "Py_DecRef");
+    Bind(library, bound.ErrPrint, "PyErr_Print");
+    Bind(library, bound.ErrClear, "PyErr_Clear");
+    // Several shims may share a process (the evaluator loads one reference per task): a lock on
+    // libpython's own file, taken by every shim, lets exactly one of them start the interpreter.
+    const int lock = ::open(kLibPython, O_RDONLY | O_CLOEXEC);
+    if (lock >= 0) ::flock(lock, LOCK_EX);
+    if (!bound.IsInitialized()) {
+      ::setenv("PYTHONHOME", kPythonHome, 1);
+      ::setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+      bound.InitializeEx(0);  // 0: leave the process's signal handlers alone
+      bound.SaveThread();
+    }
+    if (lock >= 0) {
+      ::flock(lock, LOCK_UN);
+      ::close(lock);
+    }
+    return bound;
+  }();
+  return api;
+}
+
+// kb_runner.py as a module of its own (per runner text, so shims of other ksmith versions coexist).
+Object RunnerCall(const Python& api) {
+  Object module = api.ImportAddModule(kRunnerModule);
+  if (module == nullptr) return nullptr;
+  Object call = api.ObjectGetAttrString(module, "ksmith_call");
+  if (call != nullptr) return call;
+  api.ErrClear();  // the AttributeError of the first look
+  Object globals = api.ModuleGetDict(module);
+  Object result = api.RunStringFlags(kRunner, 257 /* Py_file_input */, globals, globals, nullptr);
+  if (result == nullptr) return nullptr;
+  api.DecRef(result);
+  return api.ObjectGetAttrString(module, "ksmith_call");
+}
+
+Object Addresses(const Python& api, const void* const* pointers, long count) {
+  Object tuple = api.TupleNew(count);
+  for (long i = 0; i < count; ++i) api.TupleSetItem(tuple, i, api.LongFromVoidPtr(const_cast<void*>(pointers[i])));
+  return tuple;
+}
+
+void CallModel(const void* const* inputs, long input_count, void* const* outputs, long output_count,
+               const int64_t* dims, long dim_count) {
+  const Python& api = Api();
+  // torch sets OpenMP's thread count for its own use; the caller's stays as it was.
+  const int threads = omp_get_max_threads();
+  const int dynamic = omp_get_dynamic();
+  const int state = api.GILStateEnsure();
+  static Object call = nullptr;
+  if (call == nullptr) call = RunnerCall(api);
+  bool ok = call != nullptr;
+  if (ok) {
+    Object arguments = api.TupleNew(6);
+    api.TupleSetItem(arguments, 0, api.UnicodeFromString(kRunnerKey));
+    api.TupleSetItem(arguments, 1, api.UnicodeFromString(kSpec));
+    api.TupleSetItem(arguments, 2, api.UnicodeFromString(kRole));
+    api.TupleSetItem(arguments, 3, Addresses(api, inputs, input_count));
+    api.TupleSetItem(arguments, 4, Addresses(api, const_cast<const void* const*>(outputs), output_count));
+    Object dim_tuple = api.TupleNew(dim_count);
+    for (long i = 0; i < dim_count; ++i) api.TupleSetItem(dim_tuple, i, api.LongFromLongLong(dims[i]));
+    api.TupleSetItem(arguments, 5, dim_tuple);
+    Object result = api.ObjectCallObject(call, arguments);
+    api.DecRef(arguments);
+    ok = result != nullptr;
+    if (ok) api.DecRef(result);
+  }
+  if (!ok) api.ErrPrint();
+  api.GILStateRelease(state);
+  omp_set_num_threads(threads);
+  omp_set_dynamic(dynamic);
+  if (!ok) Fail("the model raised an exception", " (its traceback is above)");
+}
+
+}  // namespace
+)cc";
+
+std::string RawLiteral(std::string_view text) { return fmt::format("R\"ksmith_text({})ksmith_text\"", text); }
+
+}  // namespace
+
+Result<std::string> RenderShim(const ShimSpec& spec) {
+  for (std::string_view text : {std::string_view(spec.spec_json), KernelBenchRunnerScript()}) {
+    if (text.find(")ksmith_text\"") != std::string_view::npos) {
+      return MakeError(ErrorKind::kInvalidArgument, "the problem's text contains ')ksmith_text\"', which the "
+                       "generated C++ uses to quote it");
+    }
+  }
+  std::string inputs, outputs, dims;
+  for (const auto& name : spec.input_names) inputs += (inputs.empty() ? "" : ", ") + name;
+  for (const auto& name : spec.output_names) outputs += (outputs.empty() ? "" : ", ") + name;
+  for (const auto& name : spec.dim_names) dims += (dims.empty() ? "" : ", ") + name;
+  const std::string runner_key = spec.task_name + "/" + spec.role;
+  return fmt::format(
+      "// Generated by `ksmith import kernelbench` from {source}: the {role} of task {task}.\n"
+      "// Trusted code. It embeds CPython ({libpython}) and runs the problem's Model through\n"
+      "// kb_runner.py (below) {how}.\n"
+      "#include <dlfcn.h>\n#include <fcntl.h>\n#include <omp.h>\n#include <sys/file.h>\n#include <unistd.h>\n\n"
+      "#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n\n"
+      "namespace {{\n"
+      "constexpr const char* kTaskName = \"{task}\";\n"
+      "constexpr const char* kRole = \"{role}\";\n"
+      "constexpr const char* kRunnerKey = \"{runner_key}\";\n"
+      "constexpr const char* kRunnerModule = \"ksmith_kb_runner_{runner_hash}\";\n"
+      "constexpr const char* kLibPython = {libpython_literal};\n"
+      "constexpr const char* kPythonHome = {home_literal};\n"
+      "constexpr const char* kSpec = {spec_literal};\n"
+      "constexpr const char* kRunner = {runner_literal};\n"
+      "}}  // namespace\n"
+      "{embedding}\n"
+      "extern \"C\" void {function}({parameters}) {{\n"
+      "  const void* const inputs[] = {{{inputs}}};\n"
+      "  void* const outputs[] = {{{outputs}}};\n"
+      "  const int64_t dims[] = {{{dims}}};\n"
+      "  CallModel(inputs, {input_count}, outputs, {output_count}, dims, {dim_count});\n"
+      "}}\n",
+      fmt::arg("source", spec.source_file), fmt::arg("role", spec.role), fmt::arg("task", spec.task_name),
+      fmt::arg("libpython", spec.libpython), fmt::arg("how", spec.how), fmt::arg("runner_key", runner_key),
+      fmt::arg("runner_hash", spec.runner_hash), fmt::arg("libpython_literal", RawLiteral(spec.libpython)),
+      fmt::arg("home_literal", RawLiteral(spec.python_home)), fmt::arg("spec_literal", RawLiteral(spec.spec_json)),
+      fmt::arg("runner_literal", RawLiteral(KernelBenchRunnerScript())), fmt::arg("embedding", kEmbedding),
+      fmt::arg("function", spec.function), fmt::arg("parameters", spec.parameters), fmt::arg("inputs", inputs),
+      fmt::arg("outputs", outputs), fmt::arg("dims", dims.empty() ? "0" : dims),
+      fmt::arg("input_count", spec.input_names.size()), fmt::arg("output_count", spec.output_names.size()),
+      fmt::arg("dim_count", spec.dim_names.size()));
+}
+
+}  // namespace ksmith

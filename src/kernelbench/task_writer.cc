@@ -1,0 +1,212 @@
+#include "kernelbench/task_writer.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/files.h"
+#include "core/hash.h"
+#include "kernelbench/scripts.h"
+#include "kernelbench/shim.h"
+#include "tensor/dtype.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// fp32 tolerance where the reference itself runs in float32 (no float64 kernel): the reference
+// then errs as much as an honest candidate, and the defaults (1e-5, 1e-4) would reject honest work.
+constexpr double kFloat32ReferenceNorm = 1e-4;
+constexpr double kFloat32ReferenceElem = 1e-3;
+
+std::string CType(const std::string& dtype_name) {
+  auto dtype = ParseDType(dtype_name);
+  return dtype.ok() ? DTypeCType(*dtype) : "float";
+}
+
+toml::array Strings(const json& list) {
+  toml::array array;
+  for (const auto& item : list) array.push_back(item.get<std::string>());
+  return array;
+}
+
+toml::table Shape(const json& values) {
+  toml::table table;
+  for (const auto& [dim, value] : values.items()) table.insert(dim, value.get<int64_t>());
+  return table;
+}
+
+toml::array Shapes(const json& list) {
+  toml::array array;
+  for (const auto& values : list) array.push_back(Shape(values));
+  return array;
+}
+
+std::string SizeExpression(const json& tensor) {
+  auto dtype = ParseDType(tensor.at("dtype").get<std::string>());
+  std::string expression = std::to_string(dtype.ok() ? DTypeBytes(*dtype) : 4);
+  for (const auto& dim : tensor.at("shape")) expression += "*" + dim.get<std::string>();
+  return expression;
+}
+
+std::string Describe(const json& spec) {
+  std::string text = fmt::format(
+      "KernelBench level {} problem {} ({}), imported by ksmith: compute exactly what the PyTorch module `Model` "
+      "(shown in full below) computes in its forward pass, as KernelBench runs it: a fresh module in training "
+      "mode (it never calls .eval(), so batch norm uses the batch's statistics), in float32, without autograd. ",
+      spec.at("level").get<int>(), spec.at("problem_id").get<int>(), spec.at("title").get<std::string>());
+  text += "The kernel receives forward()'s inputs in order";
+  bool any_parameter = false;
+  for (const auto& tensor : spec.at("inputs")) any_parameter |= tensor.at("kind") == "parameter";
+  if (any_parameter) {
+    text += ", then the module's parameters (named after their attribute path, '.' as '_'), which vary from "
+            "call to call like any input: read them, do not assume their initial values";
+  }
+  text += fmt::format(". Inputs and outputs are contiguous, row-major; every tensor axis is an int64_t dim of the "
+                      "signature (a module-level size of the problem where the axis follows it, else "
+                      "<tensor>_d<axis>). The sizes in the problem file are one instance: the hidden shapes "
+                      "vary the sizes {} and keep the other constants.",
+                      spec.at("varying").empty() ? std::string("(none here)") : spec.at("varying").dump());
+  if (!spec.value("reference_note", std::string()).empty()) text += " Note: " + spec.at("reference_note").get<std::string>() + ".";
+  return text;
+}
+
+}  // namespace
+
+Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
+  const std::string name = spec.at("name").get<std::string>();
+  const fs::path directory = root / "kernelbench" / name;
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error) return MakeError(ErrorKind::kIo, "cannot create {}: {}", directory.string(), error.message());
+
+  std::vector<std::string> parameters, reference_parameters;
+  ShimSpec shim;
+  shim.task_name = name;
+  for (const auto& tensor : spec.at("inputs")) {
+    const std::string tensor_name = tensor.at("name").get<std::string>();
+    const std::string declaration = fmt::format("const {}* {}", CType(tensor.at("dtype").get<std::string>()), tensor_name);
+    parameters.push_back(declaration);
+    reference_parameters.push_back(declaration);
+    shim.input_names.push_back(tensor_name);
+  }
+  for (const auto& tensor : spec.at("outputs")) {
+    const std::string tensor_name = tensor.at("name").get<std::string>();
+    parameters.push_back(fmt::format("{}* {}", CType(tensor.at("dtype").get<std::string>()), tensor_name));
+    reference_parameters.push_back("double* " + tensor_name);
+    shim.output_names.push_back(tensor_name);
+  }
+  for (const auto& dim : spec.at("dims")) {
+    parameters.push_back("int64_t " + dim.get<std::string>());
+    reference_parameters.push_back("int64_t " + dim.get<std::string>());
+    shim.dim_names.push_back(dim.get<std::string>());
+  }
+  const auto join = [](const std::vector<std::string>& items) {
+    std::string joined;
+    for (const auto& item : items) joined += (joined.empty() ? "" : ", ") + item;
+    return joined;
+  };
+
+  toml::table task;
+  task.insert("name", name);
+  task.insert("category", "kernelbench");
+  task.insert("level", spec.at("level").get<int64_t>());
+  task.insert("description", Describe(spec));
+  task.insert("pytorch", spec.at("source").get<std::string>());
+  task.insert("signature", fmt::format("void {}({})", name, join(parameters)));
+  // KernelBench gives no flop count: 0 lets the physical limit rest on bytes alone, which can
+  // only make it looser, never reject an honest kernel.
+  task.insert("flops", "0");
+  std::string bytes;
+  for (const auto* list : {&spec.at("inputs"), &spec.at("outputs")}) {
+    for (const auto& tensor : *list) bytes += (bytes.empty() ? "" : " + ") + SizeExpression(tensor);
+  }
+  task.insert("bytes", bytes);
+  task.insert("accumulation", std::to_string(spec.at("accumulation").get<int64_t>()));
+  task.insert("distributions", Strings(spec.at("distributions")));
+  task.insert("allowed_libraries", toml::array{});
+  toml::array inputs, outputs;
+  for (const auto& tensor : spec.at("inputs")) {
+    toml::table entry{{"name", tensor.at("name").get<std::string>()}, {"dtype", tensor.at("dtype").get<std::string>()},
+                      {"shape", Strings(tensor.at("shape"))}};
+    if (tensor.value("nonnegative", false)) entry.insert("nonnegative", true);
+    if (tensor.contains("draw")) {
+      const auto& draw = tensor.at("draw");
+      entry.insert("distribution", draw.at("distribution").get<std::string>());
+      entry.insert("scale", draw.at("scale").get<double>());
+      entry.insert("offset", draw.at("offset").get<double>());
+    }
+    inputs.push_back(std::move(entry));
+  }
+  for (const auto& tensor : spec.at("outputs")) {
+    outputs.push_back(toml::table{{"name", tensor.at("name").get<std::string>()},
+                                  {"dtype", tensor.at("dtype").get<std::string>()},
+                                  {"shape", Strings(tensor.at("shape"))}});
+  }
+  task.insert("inputs", std::move(inputs));
+  task.insert("outputs", std::move(outputs));
+  const auto& shapes = spec.at("shapes");
+  task.insert("shapes", toml::table{{"random", false}, {"dev", Shapes(shapes.at("dev"))},
+                                    {"eval", Shapes(shapes.at("eval"))}, {"bench", Shape(shapes.at("bench"))}});
+  task.insert("reference", toml::table{{"source", "reference.cc"}, {"function", name + "_reference"}});
+  const auto& torch = spec.at("torch");
+  const std::string baseline_description = fmt::format(
+      "torch eager (torch {}, float32, {} intra-op threads, no_grad): the problem's Model called from Python, as "
+      "KernelBench times it", torch.at("version").get<std::string>(), torch.at("threads").get<int>());
+  task.insert("baseline", toml::table{{"cpu", toml::table{{"source", "baseline_cpu.cc"},
+                                                          {"libraries", toml::array{}},
+                                                          {"description", baseline_description}}}});
+  if (spec.at("reference_dtype") == "float32") {
+    task.insert("tolerance", toml::table{{"fp32", toml::table{{"norm", kFloat32ReferenceNorm},
+                                                              {"elem", kFloat32ReferenceElem}}}});
+  }
+  std::ostringstream toml_text;
+  toml_text << "# Generated by `ksmith import kernelbench` from " << spec.at("file").get<std::string>()
+            << ".\n# Re-import rather than edit: the shims embed what this file says.\n"
+            << task << "\n";
+
+  // What the runner reads: the analysis minus what only the importer needed.
+  json runner_spec = {{"source", spec.at("source")},        {"file", spec.at("file")},
+                      {"dims", spec.at("dims")},            {"constant_dims", spec.at("constant_dims")},
+                      {"inputs", spec.at("inputs")},        {"outputs", spec.at("outputs")},
+                      {"reference_dtype", spec.at("reference_dtype")},
+                      {"sys_path", spec.at("python").at("sys_path")}};
+  shim.source_file = spec.at("file").get<std::string>();
+  shim.libpython = spec.at("python").at("libpython").get<std::string>();
+  shim.python_home = spec.at("python").at("home").get<std::string>();
+  Sha256Builder runner_digest;
+  shim.runner_hash = runner_digest.Add(KernelBenchRunnerScript()).HexDigest().substr(0, 16);
+  shim.spec_json = runner_spec.dump();
+  if (shim.libpython.empty()) {
+    return MakeError(ErrorKind::kNotFound, "the python3 that analysed {} has no shared libpython to embed; use a "
+                     "python3 built with --enable-shared (Debian's is)", name);
+  }
+
+  ShimSpec reference = shim;
+  reference.role = "reference";
+  reference.how = fmt::format("in {}, into double outputs, in the evaluator's process", spec.at("reference_dtype").get<std::string>());
+  reference.function = name + "_reference";
+  reference.parameters = join(reference_parameters);
+  ShimSpec baseline = shim;
+  baseline.role = "baseline";
+  baseline.how = "in float32, torch eager as KernelBench times it, in the worker";
+  baseline.function = name;
+  baseline.parameters = join(parameters);
+  auto reference_source = RenderShim(reference);
+  if (!reference_source.ok()) return reference_source.error();
+  auto baseline_source = RenderShim(baseline);
+  if (!baseline_source.ok()) return baseline_source.error();
+
+  for (const auto& [file, text] :
+       {std::pair{"task.toml", toml_text.str()}, {"reference.cc", *reference_source},
+        {"baseline_cpu.cc", *baseline_source}, {"problem.py", spec.at("source").get<std::string>()},
+        {"kernelbench.json", spec.dump(2)}}) {
+    if (auto status = WriteFileAtomic(directory / file, text); !status.ok()) return status.error();
+  }
+  return directory;
+}
+
+}  // namespace ksmith
