@@ -7,6 +7,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "core/files.h"
 #include "kernelbench/importer.h"
 #include "task/registry.h"
 
@@ -54,6 +55,12 @@ int RunImportKernelBench(const ImportFlags& flags) {
   options.python = flags.python;
   options.problem_timeout_s = flags.timeout_s;
   options.jobs = flags.jobs;
+  auto cache = CacheDirectory();
+  if (!cache.ok()) {
+    PrintError(cache.error().message);
+    return kExitInfra;
+  }
+  options.cache_directory = *cache;
   if (!flags.quiet) {
     options.progress = [](const nlohmann::json& result, size_t done, size_t total) {
       const std::string file = std::filesystem::path(result.value("file", std::string())).filename().string();

@@ -12,6 +12,8 @@
 #include "core/files.h"
 #include "core/strings.h"
 #include "core/subprocess.h"
+#include "eval/task_check.h"
+#include "kernelbench/calibrate.h"
 #include "kernelbench/scripts.h"
 #include "kernelbench/task_writer.h"
 #include "task/task_loader.h"
@@ -67,25 +69,55 @@ std::vector<fs::path> PythonFiles(const fs::path& folder) {
   return files;
 }
 
-// Whether a problem's result names a task that ksmith can load; removes the folder otherwise.
-void Render(json& result, const fs::path& out) {
+void Skip(json& result, const std::string& reason, const fs::path& folder) {
+  result["status"] = "skipped";
+  result["reason"] = reason;
+  result.erase("folder");
+  std::error_code error;
+  if (!folder.empty()) fs::remove_all(folder, error);
+}
+
+// Writes the imported problem's task, checks that ksmith loads and builds it, and sets its
+// accumulation from torch's own float32 error (CalibrateAccumulation). A problem that fails any
+// of these is skipped with the reason, its folder removed.
+void Render(json& result, const fs::path& out, const CpuCompiler& compiler) {
   if (result.value("status", std::string()) != "imported") return;
-  const json spec = std::move(result["spec"]);
+  json spec = std::move(result["spec"]);
   result.erase("spec");
   result["name"] = spec.at("name");
   result["analysis_s"] = spec.value("analysis_s", 0.0);
   auto folder = WriteKernelBenchTask(spec, out);
-  if (!folder.ok()) {
-    result["status"] = "skipped";
-    result["reason"] = "writing its task failed: " + folder.error().message;
-    return;
-  }
+  if (!folder.ok()) return Skip(result, "writing its task failed: " + folder.error().message, {});
   result["folder"] = folder->string();
-  if (auto task = LoadTask(*folder); !task.ok()) {
-    result["status"] = "skipped";
-    result["reason"] = "its generated task does not load: " + task.error().message;
-    std::error_code error;
-    fs::remove_all(*folder, error);
+  auto task = LoadTask(*folder);
+  if (!task.ok()) return Skip(result, "its generated task does not load: " + task.error().message, *folder);
+  auto reference = LoadCpuReference(*task, compiler);
+  if (!reference.ok()) return Skip(result, "its reference does not build: " + reference.error().message, *folder);
+  auto baseline = LoadCpuBaseline(*task, compiler);
+  if (!baseline.ok()) return Skip(result, "its baseline does not build: " + baseline.error().message, *folder);
+  const auto started = std::chrono::steady_clock::now();
+  auto calibration = CalibrateAccumulation(*task, reference->entry, baseline->entry);
+  if (!calibration.ok()) return Skip(result, calibration.error().message, *folder);
+  result["accumulation"] = calibration->accumulation;
+  result["calibration_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  spec["accumulation"] = calibration->accumulation;
+  if (!calibration->dropped_shapes.empty()) {
+    json dropped = json::array();
+    for (const char* list : {"eval", "dev"}) {
+      json kept = json::array();
+      for (const auto& shape : spec["shapes"][list]) {
+        const bool drop = std::find(calibration->dropped_shapes.begin(), calibration->dropped_shapes.end(),
+                                    shape.get<DimValues>()) != calibration->dropped_shapes.end();
+        if (!drop) kept.push_back(shape);
+        if (drop && std::string(list) == "eval") dropped.push_back(shape);
+      }
+      spec["shapes"][list] = kept.empty() ? json::array({spec["shapes"]["eval"].front()}) : kept;
+    }
+    result["dropped_shapes"] = dropped;
+    spec["dropped_shapes"] = dropped;  // kept in kernelbench.json: why the task lacks them
+  }
+  if (auto rewritten = WriteKernelBenchTask(spec, out); !rewritten.ok()) {
+    return Skip(result, "writing its task failed: " + rewritten.error().message, *folder);
   }
 }
 
@@ -161,6 +193,8 @@ Result<json> ImportKernelBench(const KernelBenchImportOptions& options) {
   if (!problems.ok()) return problems.error();
   auto python = FindTorchPython(options.python);
   if (!python.ok()) return python.error();
+  auto compiler = CpuCompiler::Create(options.cache_directory);
+  if (!compiler.ok()) return compiler.error();
   std::error_code error;
   fs::create_directories(options.out / "kernelbench", error);
   if (error) {
@@ -208,7 +242,7 @@ Result<json> ImportKernelBench(const KernelBenchImportOptions& options) {
       if (Trim(line).empty()) continue;
       json result = json::parse(line, nullptr, false);
       if (result.is_discarded()) continue;
-      Render(result, options.out);
+      Render(result, options.out, *compiler);
       reported.insert(result.value("file", std::string()));
       results.push_back(result);
       if (options.progress) options.progress(result, results.size(), problems->size());

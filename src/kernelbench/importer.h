@@ -20,6 +20,7 @@ struct KernelBenchImportOptions {
   std::vector<std::string> problems;    // problem ids ("23", "40-45") or file stems; empty: all
   std::filesystem::path out;            // the tasks root the folders go under (<out>/kernelbench/<name>)
   std::string python;                   // empty: the first of python3, /usr/bin/python3 with torch
+  std::filesystem::path cache_directory;  // the build cache (the shims are compiled to calibrate)
   double problem_timeout_s = 120;
   int jobs = 0;                         // 0: this machine's cores
   /// Called as each problem's result arrives.
@@ -39,7 +40,7 @@ Result<std::vector<KernelBenchProblem>> FindKernelBenchProblems(const KernelBenc
 Result<std::pair<std::string, std::string>> FindTorchPython(const std::string& configured);
 
 /// Imports every problem found. The report holds one result per problem ({"file", "level",
-/// "status": "imported" | "skipped", "name", "folder", "reason", "analysis_s"}), the python used,
+/// "status": "imported" | "skipped", "name", "folder", "reason", "analysis_s", "accumulation"}), the python used,
 /// and the time taken. Fails only where nothing can be imported at all (no python with torch, no
 /// problem files, an unwritable --out).
 Result<nlohmann::json> ImportKernelBench(const KernelBenchImportOptions& options);

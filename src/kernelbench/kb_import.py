@@ -4,7 +4,6 @@
 # forked child under a time and memory limit, so a problem that hangs or explodes costs only itself.
 import argparse
 import json
-import math
 import os
 import re
 import resource
@@ -61,6 +60,8 @@ class Problem:
             self.code, constants = rewrite_constants(self.source, path)
         except SyntaxError as error:
             raise Refused(f"not Python: {error.msg} at line {error.lineno}")
+        except ValueError as error:  # e.g. a NUL byte
+            raise Refused(f"not Python: {error}")
         self.defaults = dict(constants)
         namespace = self.load({})
         for required in ("Model", "get_inputs", "get_init_inputs"):
@@ -78,9 +79,14 @@ class Problem:
         torch = self.torch
         namespace = load_problem(self.code, constants)
         torch.manual_seed(seed)
-        model = namespace["Model"](*namespace["get_init_inputs"]())
+        self.stage = "get_init_inputs()"
+        init_inputs = namespace["get_init_inputs"]()
+        self.stage = "Model(*get_init_inputs())"
+        model = namespace["Model"](*init_inputs)
         if inputs is None:
+            self.stage = "get_inputs()"
             inputs = as_tuple(namespace["get_inputs"]())
+        self.stage = "forward()"
         if dtype is not None:
             model = model.to(dtype)
             inputs = tuple(t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs)
@@ -99,7 +105,8 @@ class Problem:
         except Refused:
             raise
         except Exception as error:
-            self.last_error = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            message = str(error).splitlines()[0] if str(error) else ""
+            self.last_error = f"{getattr(self, 'stage', 'the model')} raised {type(error).__name__}: {message}"
             return None
 
 
@@ -173,15 +180,17 @@ def find_varying(problem, sizes, base, base_record):
 
 
 def candidate_shapes(problem, varying, base):
+    """Hidden eval shapes to try: the analysis shape, every size at its smallest and at an awkward
+    (odd) value that ran, single sizes at their smallest, and the problem's sizes scaled to 1/16,
+    1/8 and 1/4 plus one (which scales coupled sizes together)."""
     shapes = [dict(base)]
-    smallest = {name: min(values) for name, values in varying.items()}
-    shapes.append({**base, **smallest})
-    awkward = {name: max(values) for name, values in varying.items()}
-    shapes.append({**base, **awkward})
-    for name in list(varying)[:3]:
-        shapes.append({**base, name: smallest[name]})
+    alone = {name: values for name, values in varying.items() if values}
+    shapes.append({**base, **{name: min(values) for name, values in alone.items()}})
+    shapes.append({**base, **{name: max(values) for name, values in alone.items()}})
+    for name in list(alone)[:3]:
+        shapes.append({**base, name: min(alone[name])})
     for factor in (1 / 16, 1 / 8, 1 / 4):
-        grown = {name: value + 1 if value > 16 else value
+        grown = {name: value + 1 if value > 16 and varying[name] else value
                  for name, value in scaled(problem, list(varying), factor).items()}
         shapes.append({**base, **grown})
     unique = []
@@ -191,23 +200,32 @@ def candidate_shapes(problem, varying, base):
     return unique
 
 
-def bench_shape(problem, varying, base):
+def bench_shape(problem, varying, base, reference_dtype, largest_eval):
+    """The CPU timing shape: the problem's own sizes, halved together (coupled sizes stay coupled)
+    until every tensor together fits BENCH_MAX_BYTES and the reference, which also runs on the
+    bench case, takes at most BENCH_MAX_SECONDS. The reference's time is first extrapolated from
+    the largest eval shape, so that hopeless sizes are never run."""
     torch = problem.torch
+    dtype = getattr(torch, reference_dtype)
+    eval_constants, eval_record = largest_eval
+    started = time.perf_counter()
+    problem.run(eval_constants, dtype=dtype, inputs=eval_record[1])
+    seconds_per_byte = (time.perf_counter() - started) / max(1, total_bytes(eval_record))
     constants = {**base, **{name: problem.defaults[name] for name in varying}}
-    for _ in range(64):
-        record = None
-        if sum(constants[n] for n in varying) > 0 and estimated_bytes(problem, constants) <= BENCH_MAX_BYTES:
+    for _ in range(48):
+        estimate = estimated_bytes(problem, constants)
+        if estimate <= BENCH_MAX_BYTES and estimate * seconds_per_byte <= 2 * BENCH_MAX_SECONDS:
             record = problem.try_run(constants)
-        if record is not None and total_bytes(record) <= BENCH_MAX_BYTES:
-            started = time.perf_counter()
-            reference = problem.try_run(constants, dtype=torch.float64)
-            if reference is not None and time.perf_counter() - started <= BENCH_MAX_SECONDS:
-                return constants
-        shrinkable = [n for n in varying if constants[n] > 1]
+            if record is not None and total_bytes(record) <= BENCH_MAX_BYTES:
+                started = time.perf_counter()
+                reference = problem.try_run(constants, dtype=dtype, inputs=record[1])
+                if reference is not None and time.perf_counter() - started <= BENCH_MAX_SECONDS:
+                    return constants
+        shrinkable = [name for name in varying if constants[name] > 1]
         if not shrinkable:
             return None
-        biggest = max(shrinkable, key=lambda n: constants[n])
-        constants[biggest] = max(1, constants[biggest] // 2)
+        for name in shrinkable:
+            constants[name] = max(1, constants[name] // 2)
     return None
 
 
@@ -227,15 +245,18 @@ def describe_inputs(problem, record):
     torch = problem.torch
     model, inputs, outputs = record
     described = []
+    tensor_count = sum(isinstance(t, torch.Tensor) for t in inputs)
     for index, tensor in enumerate(inputs):
+        if isinstance(tensor, (int, float)) and not isinstance(tensor, bool):
+            continue  # a plain number: a fixed argument (describe_scalars)
         if not isinstance(tensor, torch.Tensor):
-            raise Refused(f"input {index} of get_inputs() is a {type(tensor).__name__}, not a tensor")
+            raise Refused(f"input {index} of get_inputs() is a {type(tensor).__name__}, neither a tensor nor a number")
         dtype = FLOAT_DTYPES.get(str(tensor.dtype))
         if dtype is None:
             raise Refused(f"input {index} of get_inputs() is {tensor.dtype}: integer and boolean inputs are not "
                           "supported yet (ksmith draws floating-point inputs only)")
         nonnegative = bool((tensor >= 0).all()) and needs_nonnegative(problem, record, index)
-        described.append({"name": f"x{index}" if len(inputs) > 1 else "x", "kind": "input", "index": index,
+        described.append({"name": f"x{index}" if tensor_count > 1 else "x", "kind": "input", "index": index,
                           "dtype": dtype, "nonnegative": nonnegative})
     for name, parameter in model.named_parameters():
         dtype = FLOAT_DTYPES.get(str(parameter.dtype))
@@ -248,6 +269,12 @@ def describe_inputs(problem, record):
         if names.count(entry["name"]) > 1 or entry["name"] in ("x", "y") and entry["kind"] == "parameter":
             entry["name"] = f"p{i}_{entry['name']}"
     return described
+
+
+def describe_scalars(problem, record):
+    """The plain numbers among get_inputs(): passed to forward() as they are, in every case."""
+    return [{"index": index, "value": value} for index, value in enumerate(record[1])
+            if isinstance(value, (int, float)) and not isinstance(value, bool)]
 
 
 def needs_nonnegative(problem, record, index):
@@ -321,38 +348,35 @@ def draw_inputs(problem, tensors, record, distribution, seed):
         else:
             drawn_inputs.append(values.abs() if tensor["nonnegative"] else values)
     rounded = {"fp16": torch.float16, "bf16": torch.bfloat16}
+    arguments = list(inputs)
+    drawn = iter(drawn_inputs)
     for tensor in tensors:
-        if tensor["dtype"] in rounded and tensor["kind"] == "input":
-            drawn_inputs[tensor["index"]] = drawn_inputs[tensor["index"]].to(rounded[tensor["dtype"]]).double()
-    return tuple(drawn_inputs), drawn_parameters
+        if tensor["kind"] == "input":
+            values = next(drawn)
+            if tensor["dtype"] in rounded:
+                values = values.to(rounded[tensor["dtype"]]).double()
+            arguments[tensor["index"]] = values
+    return tuple(arguments), drawn_parameters
 
 
-def compare(problem, tensors, outputs, constants, record, distribution, seed, reference_dtype):
-    """How far torch's float32 is from the reference on one case: (norm_error, elem_error) or None
-    when float32 cannot represent the answer (overflow) or indices differ."""
+def representable(problem, tensors, outputs, constants, record, distribution, seed, reference_dtype):
+    """Whether torch's float32 can give the reference's answer on one case of `distribution`: both
+    finite (no overflow of float32 where float64 does not) and, for indices, equal. How close the
+    floats are is for ksmith's own comparison to judge (the importer calibrates with it)."""
     torch = problem.torch
     inputs64, parameters64 = draw_inputs(problem, tensors, record, distribution, seed)
-    input_dtypes = [t.dtype for t in record[1]]
-    inputs32 = tuple(t.to(dtype) for t, dtype in zip(inputs64, input_dtypes))
+    inputs32 = tuple(t.to(given.dtype) if isinstance(t, torch.Tensor) else t for t, given in zip(inputs64, record[1]))
     parameters32 = {name: p.float() for name, p in parameters64.items()}
     _, _, result32 = problem.run(constants, inputs=inputs32, parameters=parameters32)
     _, _, result64 = problem.run(constants, dtype=getattr(torch, reference_dtype), inputs=inputs64,
                                  parameters=parameters64)
-    worst_norm = worst_elem = 0.0
     for output, fast, exact in zip(outputs, result32, result64):
         if output["dtype"] == "int32":
             if not torch.equal(fast.long(), exact.long()):
-                return None
-            continue
-        fast, exact = fast.double(), exact.double()
-        if not bool(torch.isfinite(exact).all()) or not bool(torch.isfinite(fast).all()):
-            return None
-        difference = (fast - exact).abs()
-        scale = float(exact.norm())
-        rms = scale / math.sqrt(max(exact.numel(), 1))
-        worst_norm = max(worst_norm, float(difference.norm()) / scale if scale > 0 else float(difference.max()))
-        worst_elem = max(worst_elem, float((difference / (exact.abs() + rms + 1e-300)).max()))
-    return worst_norm, worst_elem
+                return False
+        elif not bool(torch.isfinite(exact).all()) or not bool(torch.isfinite(fast).all()):
+            return False
+    return True
 
 
 def analyse(path, level):
@@ -364,6 +388,7 @@ def analyse(path, level):
     base, base_record = find_base(problem, sizes)
     problem.analysis_bytes = (sum(t.numel() * t.element_size() for t in base_record[1] if hasattr(t, "numel")), base)
     tensors = describe_inputs(problem, base_record)
+    scalars = describe_scalars(problem, base_record)
     outputs = describe_outputs(problem, base_record, {t["name"] for t in tensors})
 
     # Random references cannot be judged: two runs on the same inputs must agree.
@@ -382,36 +407,37 @@ def analyse(path, level):
 
     varying = find_varying(problem, sizes, base, base_record)
     fixed_base = {**{n: problem.defaults[n] for n in sizes if n not in varying}, **{n: base[n] for n in varying}}
+    fixed_record = problem.try_run(fixed_base)
+    if fixed_record is None or largest(fixed_record) > EVAL_MAX_ELEMENTS:
+        # Sizes that cannot change alone but did change together (a loss whose two inputs must
+        # agree): they keep the analysis shape's values and scale together in the hidden shapes.
+        for name in sizes:
+            if name not in varying and base[name] != problem.defaults[name]:
+                varying[name] = []
+        fixed_base = dict(base)
     records = []
     for constants in candidate_shapes(problem, varying, fixed_base):
         record = problem.try_run(constants)
         if record is not None and largest(record) <= EVAL_MAX_ELEMENTS:
             records.append((constants, record))
     if not records:
-        raise Refused("its sizes cannot be reduced together (no reduced shape runs)")
-    bench = bench_shape(problem, varying, fixed_base) if varying else None
+        raise Refused(f"no reduced shape runs: {getattr(problem, 'last_error', 'its tensors stay too large')}")
+    largest_eval = max(records, key=lambda item: total_bytes(item[1]))
+    bench = bench_shape(problem, varying, fixed_base, reference_dtype, largest_eval) if varying else None
     if bench is None:
         bench = max(records, key=lambda item: total_bytes(item[1]))[0]
     bench_record = problem.run(bench)
 
-    # Which distributions torch's own float32 can meet, and how much accumulation that takes.
-    distributions, accumulation = [], 1
-    check_cases = records[:4] + [(bench, bench_record)]
+    # The distributions under which torch's own float32 can give the answer at all.
+    distributions = []
+    check_cases = records[:4]
     for distribution in DISTRIBUTIONS:
-        errors = []
-        for seed, (constants, record) in enumerate(check_cases):
-            errors.append(compare(problem, tensors, outputs, constants, record, distribution, seed, reference_dtype))
-        if any(e is None for e in errors):
-            continue
-        distributions.append(distribution)
-        for norm_error, elem_error in errors:
-            # Eight times torch's own error: an honest kernel that sums in another order errs as
-            # much as torch, and a verifier that rejects it is as wrong as one that passes a hack.
-            needed = max((8 * norm_error / 1e-5) ** 2, (8 * elem_error / 1e-4) ** 2, 4.0)
-            accumulation = max(accumulation, 2 ** math.ceil(math.log2(needed)))
+        if all(representable(problem, tensors, outputs, constants, record, distribution, seed, reference_dtype)
+               for seed, (constants, record) in enumerate(check_cases)):
+            distributions.append(distribution)
     if not distributions:
-        raise Refused("torch's own float32 disagrees with the reference under every input distribution "
-                      "(overflow, or indices that differ)")
+        raise Refused("torch's own float32 cannot give the reference's answer under any input distribution "
+                      "(float32 overflows, or indices differ)")
 
     all_shapes = [c for c, _ in records] + [bench]
     all_records = [r for _, r in records] + [bench_record]
@@ -420,11 +446,11 @@ def analyse(path, level):
         "name": name, "level": level, "problem_id": problem_id, "title": title,
         "file": os.path.abspath(path), "source": problem.source,
         "constants": problem.defaults, "varying": sorted(varying), "constant_dims": constant_dims,
-        "dims": dims, "inputs": tensors, "outputs": outputs,
+        "dims": dims, "inputs": tensors, "outputs": outputs, "scalars": scalars,
         "shapes": {"dev": [shape_values[0]], "eval": shape_values[:-1], "bench": shape_values[-1]},
         "gpu_constants": {n: problem.defaults[n] for n in varying},
         "reference_dtype": reference_dtype, "reference_note": reference_note,
-        "distributions": distributions, "accumulation": accumulation,
+        "distributions": distributions, "accumulation": 2,
         "torch": {"version": torch.__version__, "threads": torch.get_num_threads()},
         "python": {"sys_path": [p for p in sys.path if p and p != os.path.dirname(os.path.abspath(__file__))],
                    "libpython": libpython(), "home": sys.prefix},

@@ -70,6 +70,10 @@ std::string Describe(const json& spec) {
                       "<tensor>_d<axis>). The sizes in the problem file are one instance: the hidden shapes "
                       "vary the sizes {} and keep the other constants.",
                       spec.at("varying").empty() ? std::string("(none here)") : spec.at("varying").dump());
+  for (const auto& scalar : spec.value("scalars", json::array())) {
+    text += fmt::format(" forward()'s argument {} is the number {} in every case, not an input of the kernel.",
+                        scalar.at("index").get<int>(), scalar.at("value").dump());
+  }
   if (!spec.value("reference_note", std::string()).empty()) text += " Note: " + spec.at("reference_note").get<std::string>() + ".";
   return text;
 }
@@ -172,6 +176,7 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
   json runner_spec = {{"source", spec.at("source")},        {"file", spec.at("file")},
                       {"dims", spec.at("dims")},            {"constant_dims", spec.at("constant_dims")},
                       {"inputs", spec.at("inputs")},        {"outputs", spec.at("outputs")},
+                      {"scalars", spec.value("scalars", json::array())},
                       {"reference_dtype", spec.at("reference_dtype")},
                       {"sys_path", spec.at("python").at("sys_path")}};
   shim.source_file = spec.at("file").get<std::string>();

@@ -201,5 +201,22 @@ TEST(GuardedArena, HandlesEmptyAndOddSizedTensors) {
   EXPECT_EQ(FindPatternBreak(output, kPoisonBits), std::string_view::npos);
 }
 
+TEST(CaseLayout, AnInputsDrawSurvivesTheTripToTheWorker) {
+  CaseLayout layout = VectorAddLayout(16);
+  layout.tensors[1].draw.own = Distribution::kUniform;
+  layout.tensors[1].draw.scale = 0.125;
+  layout.tensors[1].draw.offset = -1.0;
+  layout.tensors[1].draw.nonnegative = true;
+  auto parsed = CaseLayout::FromJson(layout.ToJson());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_TRUE(parsed->tensors[0].draw.IsDefault());
+  EXPECT_EQ(parsed->tensors[1].draw, layout.tensors[1].draw);
+  // A default draw adds nothing to the request, so the layouts of built-in tasks keep their keys.
+  EXPECT_EQ(VectorAddLayout(16).ToJson().dump().find("draw"), std::string::npos);
+  auto json = layout.ToJson();
+  json["tensors"][1]["draw"]["distribution"] = "gaussian";
+  EXPECT_FALSE(CaseLayout::FromJson(json).ok());
+}
+
 }  // namespace
 }  // namespace ksmith

@@ -155,6 +155,63 @@ TEST(TaskRegistry, DefaultRootHonoursKsmithTasksDir) {
   if (previous) ::setenv("KSMITH_TASKS_DIR", previous->c_str(), 1);
 }
 
+// Sets an environment variable for one scope, restoring what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* saved = std::getenv(name)) previous_ = saved;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (previous_) {
+      ::setenv(name_, previous_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> previous_;
+};
+
+TEST(TaskRegistry, LaterRootsAddTasksAndTheFirstRootWinsOnAClash) {
+  ScopedTempDir first("ksmith-registry-first"), second("ksmith-registry-second");
+  ASSERT_TRUE(first.ok() && second.ok());
+  CopyBuiltIn(first.path(), "elementwise", "relu");
+  CopyBuiltIn(second.path(), "elementwise", "relu");
+  CopyBuiltIn(second.path(), "normalization", "softmax");
+  std::ofstream(second.path() / "elementwise" / "relu" / "task.toml", std::ios::app) << "\n# the second copy\n";
+  TaskRegistry registry(std::vector<fs::path>{first.path(), second.path(), "/no/such/root"});
+  auto entries = registry.List();
+  ASSERT_TRUE(entries.ok()) << entries.error().message;
+  ASSERT_EQ(entries->size(), 2u);
+  EXPECT_EQ((*entries)[0].name, "relu");
+  EXPECT_EQ((*entries)[0].directory, first.path() / "elementwise" / "relu");
+  EXPECT_EQ((*entries)[1].name, "softmax");
+  auto softmax = registry.Find("softmax");
+  ASSERT_TRUE(softmax.ok()) << softmax.error().message;
+  EXPECT_EQ(softmax->directory, second.path() / "normalization" / "softmax");
+}
+
+TEST(TaskRegistry, DefaultSearchesTheBuiltInsThenKsmithTasksPathThenTheImportedFolder) {
+  ScopedEnv tasks_path("KSMITH_TASKS_PATH", "/extra/one::/extra/two");
+  ScopedEnv data_home("XDG_DATA_HOME", "/data/home");
+  const auto roots = TaskRegistry::Default().roots();
+  ASSERT_EQ(roots.size(), 4u);
+  EXPECT_EQ(roots[0], TaskRegistry::DefaultRoot());
+  EXPECT_EQ(roots[1], fs::path("/extra/one"));
+  EXPECT_EQ(roots[2], fs::path("/extra/two"));
+  EXPECT_EQ(roots[3], fs::path("/data/home/ksmith/tasks"));
+  EXPECT_EQ(TaskRegistry::ImportedRoot(), fs::path("/data/home/ksmith/tasks"));
+}
+
+TEST(TaskRegistry, ImportedRootFallsBackToHomeWithoutXdgDataHome) {
+  ScopedEnv data_home("XDG_DATA_HOME", "");
+  ScopedEnv home("HOME", "/home/someone");
+  EXPECT_EQ(TaskRegistry::ImportedRoot(), fs::path("/home/someone/.local/share/ksmith/tasks"));
+}
+
 TEST(TaskRegistry, RootIsTheFolderItWasGiven) {
   TaskRegistry registry("/a/b");
   EXPECT_EQ(registry.root(), fs::path("/a/b"));

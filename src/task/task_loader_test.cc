@@ -176,6 +176,37 @@ std::string WithDerivedWidth(const std::string& shapes) {
   return Replace(toml, "eval = [ { rows = 1, cols = 1 }, { rows = 5, cols = 7 } ]", shapes);
 }
 
+TEST_F(TaskLoaderTest, AnInputMayDrawItsOwnDistributionScaleOffsetAndDomain) {
+  auto task = LoadTask(Write(Replace(kToyTask, "name = \"b\"\ndtype = \"fp32\"\n",
+                                     "name = \"b\"\ndtype = \"fp32\"\ndistribution = \"uniform\"\n"
+                                     "scale = 0.25\noffset = 1\nnonnegative = true\n")));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  EXPECT_TRUE(task->inputs[0].draw.IsDefault());
+  const InputDraw& draw = task->inputs[1].draw;
+  ASSERT_TRUE(draw.own.has_value());
+  EXPECT_EQ(*draw.own, Distribution::kUniform);
+  EXPECT_DOUBLE_EQ(draw.scale, 0.25);
+  EXPECT_DOUBLE_EQ(draw.offset, 1.0);
+  EXPECT_TRUE(draw.nonnegative);
+  EXPECT_TRUE(task->random_shapes);
+}
+
+TEST_F(TaskLoaderTest, BadInputDrawsAreRefusedWithTheirLine) {
+  const std::string input_b = "name = \"b\"\ndtype = \"fp32\"\n";
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, input_b, input_b + "distribution = \"gaussian\"\n")), "gaussian"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, input_b, input_b + "scale = -1.0\n")), "'scale' must be positive"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, input_b, input_b + "nonnegative = 1\n")), "true or false"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "name = \"y\"\n", "name = \"y\"\nscale = 2.0\n")),
+                       "applies to inputs only"));
+}
+
+TEST_F(TaskLoaderTest, RandomShapesCanBeTurnedOff) {
+  auto task = LoadTask(Write(Replace(kToyTask, "[shapes]\n", "[shapes]\nrandom = false\n")));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  EXPECT_FALSE(task->random_shapes);
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "[shapes]\n", "[shapes]\nrandom = \"no\"\n")), "true or false"));
+}
+
 TEST_F(TaskLoaderTest, DerivedDimsAreComputedForEveryShape) {
   auto task = LoadTask(Write(WithDerivedWidth("eval = [ { rows = 1, cols = 3 }, { rows = 5, cols = 8 } ]")));
   ASSERT_TRUE(task.ok()) << task.error().message;

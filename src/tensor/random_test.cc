@@ -246,5 +246,33 @@ TEST(ParseDistribution, UnknownNameIsAParseErrorListingTheKnownOnes) {
   EXPECT_NE(parsed.error().message.find("normal"), std::string::npos);
 }
 
+TEST(FillInput, TheDefaultDrawIsTheCasesDistribution) {
+  std::vector<float> drawn(500);
+  FillInput(drawn.data(), drawn.size(), InputDraw{}, Distribution::kLarge, 7, 3);
+  const auto expected = Fill(500, Distribution::kLarge, 7, 3);
+  EXPECT_TRUE(BitwiseEqual(drawn.data(), expected.data(), drawn.size()));
+}
+
+TEST(FillInput, AnInputsOwnDistributionScaleOffsetAndDomainApply) {
+  InputDraw draw;
+  draw.own = Distribution::kUniform;
+  draw.scale = 0.5;
+  draw.offset = 2.0;
+  std::vector<float> drawn(2000);
+  // The case asks for "large"; the input keeps its own uniform draw, moved to [1.5, 2.5].
+  FillInput(drawn.data(), drawn.size(), draw, Distribution::kLarge, 11, 4);
+  const auto uniform = Fill(2000, Distribution::kUniform, 11, 4);
+  for (size_t i = 0; i < drawn.size(); ++i) {
+    ASSERT_FLOAT_EQ(drawn[i], 2.0f + 0.5f * uniform[i]) << i;
+    ASSERT_GE(drawn[i], 1.5f);
+    ASSERT_LE(drawn[i], 2.5f);
+  }
+  InputDraw nonnegative;
+  nonnegative.nonnegative = true;
+  FillInput(drawn.data(), drawn.size(), nonnegative, Distribution::kNormal, 11, 4);
+  const auto normal = Fill(2000, Distribution::kNormal, 11, 4);
+  for (size_t i = 0; i < drawn.size(); ++i) ASSERT_EQ(drawn[i], std::fabs(normal[i])) << i;
+}
+
 }  // namespace
 }  // namespace ksmith

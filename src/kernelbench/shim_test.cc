@@ -1,0 +1,54 @@
+// The generated shim: the task's signature, the embedded texts, and quoting it cannot break.
+#include "kernelbench/shim.h"
+
+#include <gtest/gtest.h>
+
+#include "kernelbench/scripts.h"
+
+namespace ksmith {
+namespace {
+
+ShimSpec Softmax() {
+  ShimSpec spec;
+  spec.task_name = "kb_l1_023_softmax";
+  spec.role = "baseline";
+  spec.how = "in float32";
+  spec.function = "kb_l1_023_softmax";
+  spec.parameters = "const float* x, float* y, int64_t batch_size, int64_t dim";
+  spec.input_names = {"x"};
+  spec.output_names = {"y"};
+  spec.dim_names = {"batch_size", "dim"};
+  spec.source_file = "/kb/level1/23_Softmax.py";
+  spec.libpython = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0";
+  spec.python_home = "/usr";
+  spec.runner_hash = "0123456789abcdef";
+  spec.spec_json = R"({"source": "import torch\n"})";
+  return spec;
+}
+
+TEST(RenderShim, DefinesTheTaskFunctionAndPassesEveryBufferAndDim) {
+  auto source = RenderShim(Softmax());
+  ASSERT_TRUE(source.ok()) << source.error().message;
+  EXPECT_NE(source->find("extern \"C\" void kb_l1_023_softmax(const float* x, float* y, int64_t batch_size, "
+                         "int64_t dim) {"),
+            std::string::npos);
+  EXPECT_NE(source->find("const void* const inputs[] = {x};"), std::string::npos);
+  EXPECT_NE(source->find("void* const outputs[] = {y};"), std::string::npos);
+  EXPECT_NE(source->find("const int64_t dims[] = {batch_size, dim};"), std::string::npos);
+  EXPECT_NE(source->find("CallModel(inputs, 1, outputs, 1, dims, 2);"), std::string::npos);
+  // Both Python texts travel inside the shim, so the task folder can move.
+  EXPECT_NE(source->find(std::string(KernelBenchRunnerScript()).substr(0, 200)), std::string::npos);
+  EXPECT_NE(source->find(R"({"source": "import torch\n"})"), std::string::npos);
+  EXPECT_NE(source->find("kRole = \"baseline\""), std::string::npos);
+}
+
+TEST(RenderShim, RefusesAProblemWhoseTextWouldEndTheQuotedString) {
+  ShimSpec spec = Softmax();
+  spec.spec_json = R"json({"source": "x = ')ksmith_text"'"})json";
+  auto source = RenderShim(spec);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.error().message.find("ksmith_text"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ksmith

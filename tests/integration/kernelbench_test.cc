@@ -1,0 +1,258 @@
+// KernelBench problems as ksmith tasks (`ksmith import kernelbench`). The problems in
+// tests/kernelbench/ cover each feature (parameters, sizes as dims, two outputs, fixed sizes, an
+// integer input, a random model, a restricted domain) and each way a file can be bad; with
+// ../shared/kernelbench, levels 1 and 2 import in full and five level-1 tasks each judge an honest
+// and a hostile C++ candidate. Everything skips, saying why, without a python3 that has torch.
+#include <sys/file.h>
+
+#include <set>
+
+#include "cli_runner.h"
+#include "task/task_loader.h"
+
+namespace ksmith::it {
+namespace {
+
+using nlohmann::json;
+
+// What `ksmith import` would find: the first of python3 and /usr/bin/python3 that imports torch.
+const std::string& TorchPython() {
+  static const std::string python = [] {
+    for (const char* candidate : {"python3", "/usr/bin/python3"}) {
+      const std::string command = std::string(candidate) + " -c 'import torch' >/dev/null 2>&1";
+      if (std::system(command.c_str()) == 0) return std::string(candidate);
+    }
+    return std::string();
+  }();
+  return python;
+}
+
+#define SKIP_WITHOUT_TORCH()                                                                          \
+  if (TorchPython().empty()) GTEST_SKIP() << "no python3 with torch here (Debian: apt-get install " \
+                                             "python3-torch); the KernelBench import needs one"
+
+fs::path ProblemsDir() { return SourceDir() / "tests" / "kernelbench"; }
+fs::path SharedKernelBench() { return SourceDir().parent_path() / "shared" / "kernelbench"; }
+fs::path CandidatesDir() { return SourceDir() / "tests" / "kernels" / "kernelbench"; }
+
+struct Imported {
+  fs::path out;
+  json report;
+};
+
+// Imports once per build for every test process that asks with the same key (tests run as
+// separate processes under ctest): a lock serializes them, and the report is kept beside the tasks.
+Imported ImportOnce(const std::string& key, const std::vector<std::string>& arguments, int timeout_s = 1800) {
+  Imported imported;
+  imported.out = CacheDir() / "kernelbench-import" / key;
+  fs::create_directories(imported.out.parent_path());
+  const std::string stamp = std::to_string(fs::last_write_time(CliPath()).time_since_epoch().count());
+  const int lock = ::open((imported.out.string() + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock >= 0) ::flock(lock, LOCK_EX);
+  const fs::path report_path = imported.out / "report.json";
+  const fs::path stamp_path = imported.out / "stamp";
+  if (fs::exists(report_path) && fs::exists(stamp_path) && Slurp(stamp_path) == stamp) {
+    imported.report = json::parse(Slurp(report_path), nullptr, false);
+  } else {
+    fs::remove_all(imported.out);
+    std::vector<std::string> args = {"import", "kernelbench"};
+    args.insert(args.end(), arguments.begin(), arguments.end());
+    args.insert(args.end(), {"--out", imported.out.string(), "--json", "--quiet"});
+    const CliResult run = RunKsmith(args, {}, timeout_s);
+    EXPECT_EQ(run.exit_code, 0) << run.Describe();
+    imported.report = run.Json();
+    if (run.exit_code == 0 && imported.report.is_object()) {
+      std::ofstream(report_path) << imported.report.dump();
+      std::ofstream(stamp_path) << stamp;
+    }
+  }
+  if (lock >= 0) ::close(lock);
+  return imported;
+}
+
+// The per-problem results of a report, by file name.
+std::map<std::string, json> ByFile(const json& report) {
+  std::map<std::string, json> results;
+  if (!report.is_object()) return results;
+  for (const auto& result : report.at("problems")) {
+    results[fs::path(result.at("file").get<std::string>()).filename().string()] = result;
+  }
+  return results;
+}
+
+Imported TestProblems() { return ImportOnce("test-problems", {(ProblemsDir() / "problems").string()}); }
+
+std::string EnvWithTasks(const Imported& imported) { return "KSMITH_TASKS_PATH=" + imported.out.string(); }
+
+// Eval shapes are hidden from `tasks show`; the test reads the task as the evaluator does.
+Task LoadImported(const Imported& imported, const std::string& name) {
+  auto task = LoadTask(imported.out / "kernelbench" / name);
+  EXPECT_TRUE(task.ok()) << name << ": " << (task.ok() ? "" : task.error().message);
+  return task.ok() ? std::move(task.value()) : Task{};
+}
+
+TEST(KernelBenchImport, EachTestProblemImportsOrIsRefusedWithItsReason) {
+  SKIP_WITHOUT_TORCH();
+  const auto results = ByFile(TestProblems().report);
+  ASSERT_EQ(results.size(), 6u);
+  for (const char* file : {"1_Linear_Scale.py", "2_Sum_And_Max.py", "3_Fixed_Reshape.py", "6_Log_Of_Positive.py"}) {
+    EXPECT_EQ(results.at(file).value("status", ""), "imported") << results.at(file).dump();
+  }
+  EXPECT_EQ(results.at("4_Gather_Rows.py").value("status", ""), "skipped");
+  EXPECT_NE(results.at("4_Gather_Rows.py").value("reason", "").find("integer"), std::string::npos);
+  EXPECT_EQ(results.at("5_Dropout_Softmax.py").value("status", ""), "skipped");
+  EXPECT_NE(results.at("5_Dropout_Softmax.py").value("reason", "").find("random"), std::string::npos);
+}
+
+TEST(KernelBenchImport, ParametersBecomeInputsAndSizesBecomeDimsThatTheHiddenShapesVary) {
+  SKIP_WITHOUT_TORCH();
+  const Imported imported = TestProblems();
+  const Task linear = LoadImported(imported, "kb_l0_001_linear_scale");
+  EXPECT_EQ(linear.signature.Declaration(),
+            "extern \"C\" void kb_l0_001_linear_scale(const float* x, const float* linear_weight, const float* "
+            "linear_bias, float* y, int64_t batch_size, int64_t in_features, int64_t out_features)");
+  std::set<int64_t> batch_sizes, in_features;
+  for (const auto& shape : linear.eval_shapes) {
+    batch_sizes.insert(shape.at("batch_size"));
+    in_features.insert(shape.at("in_features"));
+  }
+  EXPECT_GE(batch_sizes.size(), 3u);
+  EXPECT_GE(in_features.size(), 3u);
+  EXPECT_TRUE(batch_sizes.contains(1)) << "no one-row shape";
+  ASSERT_EQ(linear.inputs.size(), 3u);
+  EXPECT_TRUE(linear.inputs[0].draw.IsDefault());
+  ASSERT_TRUE(linear.inputs[1].draw.own.has_value()) << "a weight keeps its init's distribution";
+  EXPECT_EQ(*linear.inputs[1].draw.own, Distribution::kUniform);
+  // nn.Linear draws U(-1/sqrt(in_features), 1/sqrt(in_features)): 1/16 at the problem's 256.
+  EXPECT_NEAR(linear.inputs[1].draw.scale, 1.0 / 16, 0.005);
+  EXPECT_FALSE(linear.random_shapes);
+
+  EXPECT_EQ(LoadImported(imported, "kb_l0_002_sum_and_max").outputs.size(), 2u);
+
+  // Sizes that forward() fixes stay what the problem says in every shape.
+  for (const auto& shape : LoadImported(imported, "kb_l0_003_fixed_reshape").eval_shapes) {
+    EXPECT_EQ(shape.at("x_d0"), 32);
+    EXPECT_EQ(shape.at("x_d1"), 32);
+  }
+  // The log's argument keeps its domain; nothing else is restricted.
+  const std::string log_toml = Slurp(imported.out / "kernelbench" / "kb_l0_006_log_of_positive" / "task.toml");
+  EXPECT_NE(log_toml.find("nonnegative = true"), std::string::npos);
+  const std::string linear_toml = Slurp(imported.out / "kernelbench" / "kb_l0_001_linear_scale" / "task.toml");
+  EXPECT_EQ(linear_toml.find("nonnegative"), std::string::npos);
+}
+
+TEST(KernelBenchImport, BadFilesAreSkippedEachWithWhatIsWrong) {
+  SKIP_WITHOUT_TORCH();
+  const Imported imported = ImportOnce("bad-files", {(ProblemsDir() / "bad").string(), "--timeout-s", "20"});
+  const auto results = ByFile(imported.report);
+  ASSERT_EQ(results.size(), 4u) << imported.report.dump();
+  const std::map<std::string, std::string> expected = {{"no_model.py", "defines no Model"},
+                                                       {"inputs_raise.py", "get_inputs() raised ValueError"},
+                                                       {"not_python.py", "not Python"},
+                                                       {"hangs.py", "timed out after 20 s"}};
+  for (const auto& [file, reason] : expected) {
+    EXPECT_EQ(results.at(file).value("status", ""), "skipped") << file;
+    EXPECT_NE(results.at(file).value("reason", "").find(reason), std::string::npos) << results.at(file).dump();
+  }
+}
+
+TEST(KernelBenchImport, AMissingFolderOrAPythonWithoutTorchIsAClearError) {
+  const CliResult missing = RunKsmith({"import", "kernelbench", "/no/such/kernelbench"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.Describe();
+  EXPECT_NE(missing.err.find("ksmith: error: /no/such/kernelbench does not exist"), std::string::npos) << missing.err;
+  const CliResult no_torch = RunKsmith(
+      {"import", "kernelbench", (ProblemsDir() / "problems").string(), "--python", "/bin/false", "--out",
+       (CacheDir() / "kernelbench-no-torch").string()});
+  EXPECT_EQ(no_torch.exit_code, 2) << no_torch.Describe();
+  EXPECT_NE(no_torch.err.find("no python3 that imports torch (tried /bin/false"), std::string::npos) << no_torch.err;
+}
+
+TEST(KernelBenchImport, ImportedTasksAreListedAndPassTasksCheck) {
+  SKIP_WITHOUT_TORCH();
+  const Imported imported = TestProblems();
+  const CliResult listed = RunKsmith({"tasks", "--json"}, {EnvWithTasks(imported)});
+  ASSERT_EQ(listed.exit_code, 0) << listed.Describe();
+  EXPECT_NE(listed.out.find("kb_l0_001_linear_scale"), std::string::npos);
+  EXPECT_NE(listed.out.find("\"softmax\""), std::string::npos) << "the built-in tasks are still listed";
+  const CliResult checked = RunKsmith({"tasks", "check", "kb_l0_001_linear_scale", "kb_l0_002_sum_and_max",
+                                       "kb_l0_003_fixed_reshape", "kb_l0_006_log_of_positive", "--quiet"},
+                                      {EnvWithTasks(imported)});
+  EXPECT_EQ(checked.exit_code, 0) << checked.Describe();
+}
+
+struct Candidate {
+  fs::path file;
+  std::string task;
+  std::string expect;
+};
+
+std::vector<Candidate> Candidates() {
+  std::vector<Candidate> candidates;
+  for (const auto& file : FilesIn(CandidatesDir(), ".cc")) {
+    const std::string stem = file.stem().string();
+    Candidate candidate{file, stem.substr(stem.find('_') + 1), ""};
+    std::istringstream lines(Slurp(file));
+    std::string line;
+    std::getline(lines, line);
+    if (line.starts_with("// expect: ")) candidate.expect = line.substr(11);
+    candidates.push_back(candidate);
+  }
+  return candidates;
+}
+
+void PrintTo(const Candidate& candidate, std::ostream* out) { *out << candidate.file.filename(); }
+
+class KernelBenchCandidateTest : public ::testing::TestWithParam<Candidate> {};
+
+TEST_P(KernelBenchCandidateTest, GetsTheExpectedVerdict) {
+  SKIP_WITHOUT_TORCH();
+  if (!fs::exists(SharedKernelBench() / "level1")) {
+    GTEST_SKIP() << "no " << SharedKernelBench().string() << "/level1 here (the KernelBench problems)";
+  }
+  const Candidate& candidate = GetParam();
+  ASSERT_FALSE(candidate.expect.empty()) << candidate.file << " has no `// expect:` first line";
+  const Imported imported = ImportOnce(
+      "level1-five", {(SharedKernelBench() / "level1").string(), "--problems", "1,19,23,40,51"});
+  ASSERT_TRUE(fs::exists(imported.out / "kernelbench" / candidate.task / "task.toml"))
+      << candidate.task << " was not imported: " << imported.report.dump();
+  const CliResult run = RunKsmith({"eval", "--task", candidate.task, candidate.file.string(), "--json", "--quiet",
+                                   "--timing-budget", "0.3"},
+                                  {EnvWithTasks(imported)});
+  const json verdict = run.Json();
+  ASSERT_TRUE(verdict.is_object()) << run.Describe();
+  EXPECT_EQ(verdict.value("status", std::string()), candidate.expect)
+      << "reason: " << verdict.value("reason", std::string()) << "\n" << run.Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, KernelBenchCandidateTest, ::testing::ValuesIn(Candidates()),
+                         [](const ::testing::TestParamInfo<Candidate>& info) {
+                           std::string name = info.param.file.stem().string();
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
+
+TEST(KernelBenchLevels, LevelsOneAndTwoImportInFullEachSkipWithAReason) {
+  SKIP_WITHOUT_TORCH();
+  if (!fs::exists(SharedKernelBench() / "level1")) {
+    GTEST_SKIP() << "no " << SharedKernelBench().string() << " here (the KernelBench problems)";
+  }
+  const Imported imported = ImportOnce("levels-1-2", {SharedKernelBench().string(), "--level", "1,2"}, 3600);
+  ASSERT_TRUE(imported.report.is_object());
+  std::map<int, int> imported_per_level, total_per_level;
+  for (const auto& result : imported.report.at("problems")) {
+    const int level = result.at("level").get<int>();
+    ++total_per_level[level];
+    if (result.at("status") == "imported") {
+      ++imported_per_level[level];
+    } else {
+      EXPECT_FALSE(result.value("reason", std::string()).empty()) << result.dump();
+    }
+  }
+  EXPECT_EQ(total_per_level[1], 100);
+  EXPECT_EQ(total_per_level[2], 100);
+  EXPECT_GE(imported_per_level[1], 90) << imported.report.dump();
+  EXPECT_GE(imported_per_level[2], 90) << imported.report.dump();
+}
+
+}  // namespace
+}  // namespace ksmith::it
