@@ -138,5 +138,35 @@ TEST(ResolveSuite, SelectsTasksByLevel) {
   EXPECT_NE(unknown.error().message.find("levelx"), std::string::npos) << unknown.error().message;
 }
 
+TEST(ResolveSuite, ImportedTasksJoinByCategoryOrNameButNotAllOrALevel) {
+  // Given the built-in root and a second root holding an imported task (category "kernelbench",
+  // level 1), "all" and "level1" stay the built-in tasks; the category and the name select it.
+  ScopedTempDir built_in("ksmith-suite-built-in"), imported("ksmith-suite-imported");
+  ASSERT_TRUE(built_in.ok() && imported.ok());
+  const std::filesystem::path source = std::filesystem::path(KSMITH_SOURCE_DIR) / "tasks" / "elementwise";
+  std::filesystem::create_directories(built_in.path() / "elementwise");
+  std::filesystem::copy(source / "relu", built_in.path() / "elementwise" / "relu", std::filesystem::copy_options::recursive);
+  std::filesystem::create_directories(imported.path() / "kernelbench");
+  const auto kb = imported.path() / "kernelbench" / "kb_l1_019_relu";
+  std::filesystem::copy(source / "relu", kb, std::filesystem::copy_options::recursive);
+  auto text = ReadFile(kb / "task.toml");
+  ASSERT_TRUE(text.ok());
+  std::string toml = *text;
+  toml.replace(toml.find("name = \"relu\""), 13, "name = \"kb_l1_019_relu\"");
+  toml.replace(toml.find("category = \"elementwise\""), 24, "category = \"kernelbench\"");
+  ASSERT_TRUE(WriteFileAtomic(kb / "task.toml", toml).ok());
+  TaskRegistry registry(std::vector<std::filesystem::path>{built_in.path(), imported.path()});
+  for (const char* suite : {"all", "level1"}) {
+    auto names = ResolveSuite(suite, registry);
+    ASSERT_TRUE(names.ok()) << names.error().message;
+    EXPECT_EQ(*names, (std::vector<std::string>{"relu"})) << suite;
+  }
+  for (const char* suite : {"kernelbench", "kb_l1_019_relu"}) {
+    auto names = ResolveSuite(suite, registry);
+    ASSERT_TRUE(names.ok()) << names.error().message;
+    EXPECT_EQ(*names, (std::vector<std::string>{"kb_l1_019_relu"})) << suite;
+  }
+}
+
 }  // namespace
 }  // namespace ksmith

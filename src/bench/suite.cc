@@ -75,13 +75,20 @@ Result<std::vector<std::string>> ResolveSuite(const std::string& suite, const Ta
   }
   auto entries = registry.List();
   if (!entries.ok()) return entries.error();
-  if (const auto level = LevelOf(suite)) return TasksAtLevel(*level, *entries);
+  // "all" and "level<n>" are ksmith's own tasks (the first root); imported tasks join a suite by
+  // their category ("kernelbench") or by name, so that importing never changes what "all" measures.
+  std::vector<TaskEntry> built_in;
+  for (const auto& entry : *entries) {
+    if (entry.directory.parent_path().parent_path() == registry.root()) built_in.push_back(entry);
+  }
+  if (const auto level = LevelOf(suite)) return TasksAtLevel(*level, built_in);
   std::set<std::string> categories;
   std::vector<std::string> names, task_names;
   for (const auto& entry : *entries) {
     categories.insert(entry.category);
     task_names.push_back(entry.name);
-    if (suite == "all" || suite == entry.category) names.push_back(entry.name);
+    const bool is_built_in = entry.directory.parent_path().parent_path() == registry.root();
+    if ((suite == "all" && is_built_in) || suite == entry.category) names.push_back(entry.name);
   }
   if (!names.empty()) return names;
   if (!suite.empty()) {

@@ -1,6 +1,6 @@
-// Which tasks a benchmark runs: a suite is every built-in task ("all"), one level ("level1", by the
-// tasks' `level` field), one category ("normalization"), a comma-separated list of task names, or
-// a folder of task folders.
+// Which tasks a benchmark runs: a suite is every built-in task ("all"), one level of them ("level1",
+// by the tasks' `level` field), one category of any root ("normalization", "kernelbench" for the
+// imported KernelBench problems), a comma-separated list of task names, or a folder of task folders.
 #pragma once
 
 #include <string>

@@ -379,7 +379,7 @@ def representable(problem, tensors, outputs, constants, record, distribution, se
     return True
 
 
-def analyse(path, level):
+def analyse(path, level, default_threads):
     import torch
     started = time.perf_counter()
     name, problem_id, title = task_name(path, level)
@@ -411,9 +411,9 @@ def analyse(path, level):
     if fixed_record is None or largest(fixed_record) > EVAL_MAX_ELEMENTS:
         # Sizes that cannot change alone but did change together (a loss whose two inputs must
         # agree): they keep the analysis shape's values and scale together in the hidden shapes.
-        for name in sizes:
-            if name not in varying and base[name] != problem.defaults[name]:
-                varying[name] = []
+        for size in sizes:
+            if size not in varying and base[size] != problem.defaults[size]:
+                varying[size] = []
         fixed_base = dict(base)
     records = []
     for constants in candidate_shapes(problem, varying, fixed_base):
@@ -451,9 +451,13 @@ def analyse(path, level):
         "gpu_constants": {n: problem.defaults[n] for n in varying},
         "reference_dtype": reference_dtype, "reference_note": reference_note,
         "distributions": distributions, "accumulation": 2,
-        "torch": {"version": torch.__version__, "threads": torch.get_num_threads()},
+        # torch's own choice, read before the importer narrowed it for its children: the
+        # baseline in the worker runs with it.
+        "torch": {"version": torch.__version__, "threads": default_threads},
         "python": {"sys_path": [p for p in sys.path if p and p != os.path.dirname(os.path.abspath(__file__))],
-                   "libpython": libpython(), "home": sys.prefix},
+                   # base_prefix: a virtual environment's prefix has no standard library of its
+                   # own; its site-packages come back through sys_path.
+                   "libpython": libpython(), "home": sys.base_prefix, "readable": readable_folders()},
         "analysis_s": round(time.perf_counter() - started, 3),
     }
 
@@ -489,6 +493,18 @@ def axis_shape(record, tensor, role):
     return tuple(dict(model.named_parameters())[tensor["path"]].shape)
 
 
+def readable_folders():
+    """Where this python's packages live outside the folders ksmith's worker may always read
+    (/usr, /lib): a virtual environment's site-packages, say. The baseline runs torch from there."""
+    folders = []
+    for entry in sys.path + [sys.prefix, sys.base_prefix]:
+        for path in {os.path.abspath(entry), os.path.realpath(entry)}:
+            if os.path.isdir(path) and not path.startswith(("/usr/", "/lib")) and path != "/usr" and path not in folders:
+                if path != os.path.dirname(os.path.abspath(__file__)):
+                    folders.append(path)
+    return folders
+
+
 def libpython():
     import sysconfig
     directory, name = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")
@@ -500,13 +516,13 @@ def libpython():
     return ""
 
 
-def analyse_in_child(path, level, memory_bytes, threads, write_fd):
+def analyse_in_child(path, level, memory_bytes, threads, default_threads, write_fd):
     import torch
     torch.set_num_threads(threads)
     if memory_bytes > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     try:
-        result = {"status": "imported", "spec": analyse(path, level)}
+        result = {"status": "imported", "spec": analyse(path, level, default_threads)}
     except Refused as refusal:
         result = {"status": "skipped", "reason": str(refusal)}
     except MemoryError:
@@ -530,7 +546,8 @@ def main():
     parser.add_argument("--memory-bytes", type=int, default=8 << 30)
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 1)))
     arguments = parser.parse_args()
-    import torch  # noqa: F401  (once, before forking: each child starts with torch loaded)
+    import torch  # once, before forking: each child starts with torch loaded
+    default_threads = torch.get_num_threads()
     pending = []
     for item in arguments.problem:
         level, _, path = item.partition(":")
@@ -545,7 +562,7 @@ def main():
             pid = os.fork()
             if pid == 0:
                 os.close(read_fd)
-                analyse_in_child(path, level, arguments.memory_bytes, threads, write_fd)
+                analyse_in_child(path, level, arguments.memory_bytes, threads, default_threads, write_fd)
             os.close(write_fd)
             running[read_fd] = {"pid": pid, "path": path, "level": level, "started": time.monotonic(), "data": b""}
         ready, _, _ = select.select(list(running), [], [], 0.2)

@@ -180,6 +180,15 @@ def ksmith_call(key, spec_json, role, input_addresses, output_addresses, dim_val
     runner = _runners.get(key)
     if runner is None:
         import json
-        runner = Runner(json.loads(spec_json), role)
+        import sys
+        spec = json.loads(spec_json)
+        # The importing python's search path (a virtual environment's site-packages, say): the
+        # embedded interpreter starts from the base installation's.
+        for entry in reversed(spec.get("sys_path", [])):
+            if entry not in sys.path:
+                sys.path.insert(0, entry)
+        if not getattr(sys, "argv", None):
+            sys.argv = ["ksmith"]
+        runner = Runner(spec, role)
         _runners[key] = runner
     runner(input_addresses, output_addresses, dim_values)

@@ -52,6 +52,12 @@ std::string SizeExpression(const json& tensor) {
   return expression;
 }
 
+std::string VaryingSizes(const json& varying) {
+  std::string names;
+  for (const auto& name : varying) names += (names.empty() ? "" : ", ") + name.get<std::string>();
+  return names.empty() ? std::string("(none: this problem's sizes are fixed)") : names;
+}
+
 std::string Describe(const json& spec) {
   std::string text = fmt::format(
       "KernelBench level {} problem {} ({}), imported by ksmith: compute exactly what the PyTorch module `Model` "
@@ -69,7 +75,7 @@ std::string Describe(const json& spec) {
                       "signature (a module-level size of the problem where the axis follows it, else "
                       "<tensor>_d<axis>). The sizes in the problem file are one instance: the hidden shapes "
                       "vary the sizes {} and keep the other constants.",
-                      spec.at("varying").empty() ? std::string("(none here)") : spec.at("varying").dump());
+                      VaryingSizes(spec.at("varying")));
   for (const auto& scalar : spec.value("scalars", json::array())) {
     text += fmt::format(" forward()'s argument {} is the number {} in every case, not an input of the kernel.",
                         scalar.at("index").get<int>(), scalar.at("value").dump());
@@ -162,7 +168,9 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
       "KernelBench times it", torch.at("version").get<std::string>(), torch.at("threads").get<int>());
   task.insert("baseline", toml::table{{"cpu", toml::table{{"source", "baseline_cpu.cc"},
                                                           {"libraries", toml::array{}},
-                                                          {"description", baseline_description}}}});
+                                                          {"description", baseline_description},
+                                                          {"readable", Strings(spec.at("python").value(
+                                                                           "readable", json::array()))}}}});
   if (spec.at("reference_dtype") == "float32") {
     task.insert("tolerance", toml::table{{"fp32", toml::table{{"norm", kFloat32ReferenceNorm},
                                                               {"elem", kFloat32ReferenceElem}}}});

@@ -36,6 +36,9 @@ struct BaselineSpec {
   std::filesystem::path source;
   std::vector<std::string> libraries;  // linked as -l<name>
   std::string description;
+  /// Folders the worker may also read (absolute): where a baseline's runtime lives outside the
+  /// system folders, e.g. the torch of a virtual environment. The candidate can read them too.
+  std::vector<std::filesystem::path> readable;
 };
 
 /// What the cuda backend needs beyond the CPU task: a GPU reference and GPU-sized shapes.

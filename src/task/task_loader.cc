@@ -373,6 +373,14 @@ Status TaskReader::Sources(Task& task) {
       if (!libraries.ok()) return libraries.error();
       baseline.libraries = *libraries;
       baseline.description = OptionalString(*table, "description", "");
+      auto readable = StringList(*table, "readable", false);
+      if (!readable.ok()) return readable.error();
+      for (const auto& folder : *readable) {
+        if (!fs::path(folder).is_absolute()) {
+          return Fail(table->get("readable"), "readable folder '{}' must be an absolute path", folder);
+        }
+        baseline.readable.emplace_back(folder);
+      }
       task.baselines[std::string(backend.str())] = std::move(baseline);
     }
   }

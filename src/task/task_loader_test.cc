@@ -200,6 +200,17 @@ TEST_F(TaskLoaderTest, BadInputDrawsAreRefusedWithTheirLine) {
                        "applies to inputs only"));
 }
 
+TEST_F(TaskLoaderTest, ABaselineMayDeclareAbsoluteFoldersTheWorkerReads) {
+  auto task = LoadTask(Write(Replace(kToyTask, "description = \"plain loop\"\n",
+                                     "description = \"plain loop\"\nreadable = [\"/opt/torch/site-packages\"]\n")));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  ASSERT_EQ(task->baselines.at("cpu").readable.size(), 1u);
+  EXPECT_EQ(task->baselines.at("cpu").readable[0], fs::path("/opt/torch/site-packages"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "description = \"plain loop\"\n",
+                                         "description = \"plain loop\"\nreadable = [\"site-packages\"]\n")),
+                       "must be an absolute path"));
+}
+
 TEST_F(TaskLoaderTest, RandomShapesCanBeTurnedOff) {
   auto task = LoadTask(Write(Replace(kToyTask, "[shapes]\n", "[shapes]\nrandom = false\n")));
   ASSERT_TRUE(task.ok()) << task.error().message;

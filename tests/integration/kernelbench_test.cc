@@ -3,82 +3,15 @@
 // integer input, a random model, a restricted domain) and each way a file can be bad; with
 // ../shared/kernelbench, levels 1 and 2 import in full and five level-1 tasks each judge an honest
 // and a hostile C++ candidate. Everything skips, saying why, without a python3 that has torch.
-#include <sys/file.h>
-
 #include <set>
 
-#include "cli_runner.h"
+#include "kernelbench_import.h"
 #include "task/task_loader.h"
 
 namespace ksmith::it {
 namespace {
 
 using nlohmann::json;
-
-// What `ksmith import` would find: the first of python3 and /usr/bin/python3 that imports torch.
-const std::string& TorchPython() {
-  static const std::string python = [] {
-    for (const char* candidate : {"python3", "/usr/bin/python3"}) {
-      const std::string command = std::string(candidate) + " -c 'import torch' >/dev/null 2>&1";
-      if (std::system(command.c_str()) == 0) return std::string(candidate);
-    }
-    return std::string();
-  }();
-  return python;
-}
-
-#define SKIP_WITHOUT_TORCH()                                                                          \
-  if (TorchPython().empty()) GTEST_SKIP() << "no python3 with torch here (Debian: apt-get install " \
-                                             "python3-torch); the KernelBench import needs one"
-
-fs::path ProblemsDir() { return SourceDir() / "tests" / "kernelbench"; }
-fs::path SharedKernelBench() { return SourceDir().parent_path() / "shared" / "kernelbench"; }
-fs::path CandidatesDir() { return SourceDir() / "tests" / "kernels" / "kernelbench"; }
-
-struct Imported {
-  fs::path out;
-  json report;
-};
-
-// Imports once per build for every test process that asks with the same key (tests run as
-// separate processes under ctest): a lock serializes them, and the report is kept beside the tasks.
-Imported ImportOnce(const std::string& key, const std::vector<std::string>& arguments, int timeout_s = 1800) {
-  Imported imported;
-  imported.out = CacheDir() / "kernelbench-import" / key;
-  fs::create_directories(imported.out.parent_path());
-  const std::string stamp = std::to_string(fs::last_write_time(CliPath()).time_since_epoch().count());
-  const int lock = ::open((imported.out.string() + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (lock >= 0) ::flock(lock, LOCK_EX);
-  const fs::path report_path = imported.out / "report.json";
-  const fs::path stamp_path = imported.out / "stamp";
-  if (fs::exists(report_path) && fs::exists(stamp_path) && Slurp(stamp_path) == stamp) {
-    imported.report = json::parse(Slurp(report_path), nullptr, false);
-  } else {
-    fs::remove_all(imported.out);
-    std::vector<std::string> args = {"import", "kernelbench"};
-    args.insert(args.end(), arguments.begin(), arguments.end());
-    args.insert(args.end(), {"--out", imported.out.string(), "--json", "--quiet"});
-    const CliResult run = RunKsmith(args, {}, timeout_s);
-    EXPECT_EQ(run.exit_code, 0) << run.Describe();
-    imported.report = run.Json();
-    if (run.exit_code == 0 && imported.report.is_object()) {
-      std::ofstream(report_path) << imported.report.dump();
-      std::ofstream(stamp_path) << stamp;
-    }
-  }
-  if (lock >= 0) ::close(lock);
-  return imported;
-}
-
-// The per-problem results of a report, by file name.
-std::map<std::string, json> ByFile(const json& report) {
-  std::map<std::string, json> results;
-  if (!report.is_object()) return results;
-  for (const auto& result : report.at("problems")) {
-    results[fs::path(result.at("file").get<std::string>()).filename().string()] = result;
-  }
-  return results;
-}
 
 Imported TestProblems() { return ImportOnce("test-problems", {(ProblemsDir() / "problems").string()}); }
 
@@ -230,29 +163,6 @@ INSTANTIATE_TEST_SUITE_P(Kernels, KernelBenchCandidateTest, ::testing::ValuesIn(
                            for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return name;
                          });
-
-TEST(KernelBenchLevels, LevelsOneAndTwoImportInFullEachSkipWithAReason) {
-  SKIP_WITHOUT_TORCH();
-  if (!fs::exists(SharedKernelBench() / "level1")) {
-    GTEST_SKIP() << "no " << SharedKernelBench().string() << " here (the KernelBench problems)";
-  }
-  const Imported imported = ImportOnce("levels-1-2", {SharedKernelBench().string(), "--level", "1,2"}, 3600);
-  ASSERT_TRUE(imported.report.is_object());
-  std::map<int, int> imported_per_level, total_per_level;
-  for (const auto& result : imported.report.at("problems")) {
-    const int level = result.at("level").get<int>();
-    ++total_per_level[level];
-    if (result.at("status") == "imported") {
-      ++imported_per_level[level];
-    } else {
-      EXPECT_FALSE(result.value("reason", std::string()).empty()) << result.dump();
-    }
-  }
-  EXPECT_EQ(total_per_level[1], 100);
-  EXPECT_EQ(total_per_level[2], 100);
-  EXPECT_GE(imported_per_level[1], 90) << imported.report.dump();
-  EXPECT_GE(imported_per_level[2], 90) << imported.report.dump();
-}
 
 }  // namespace
 }  // namespace ksmith::it

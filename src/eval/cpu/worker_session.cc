@@ -51,6 +51,21 @@ bool WorkerSession::Run(const std::filesystem::path& candidate,
   return true;
 }
 
+namespace {
+
+// The folders the worker reads besides the system's: the candidate's and the baseline's builds,
+// and what the task's CPU baseline declares (an imported task's torch).
+std::vector<std::string> Readable(const Task& task, const std::filesystem::path& candidate,
+                                  const std::filesystem::path& baseline) {
+  std::vector<std::string> readable = {candidate.parent_path().string(), baseline.parent_path().string()};
+  if (const auto found = task.baselines.find("cpu"); found != task.baselines.end()) {
+    for (const auto& folder : found->second.readable) readable.push_back(folder.string());
+  }
+  return readable;
+}
+
+}  // namespace
+
 bool WorkerSession::Start(const std::filesystem::path& candidate,
                           const std::filesystem::path& baseline) {
   const auto start = Clock::now();
@@ -68,7 +83,7 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
                   {"baseline", baseline.string()},
                   {"sandbox", options_.sandbox},
                   {"scratch", scratch_->path().string()},
-                  {"readable", {candidate.parent_path().string(), baseline.parent_path().string()}},
+                  {"readable", Readable(task_, candidate, baseline)},
                   {"limits", {{"cpu_seconds", 600}, {"memory_bytes", uint64_t{16} << 30},
                               {"file_bytes", uint64_t{64} << 20}}}};
   auto reply = worker_->Request(setup, "ready", kSetupTimeout, "loading the candidate");
