@@ -289,7 +289,7 @@ int CheckTasks(const TasksFlags& flags) {
       if (auto baseline = LoadCpuBaseline(*tasks[i], *compiler); !baseline.ok()) {
         report.error = baseline.error().message;
       } else {
-        auto wrong = CheckTaskBaseline(*tasks[i], reference->entry, baseline->entry, TaskCheckOptions{});
+        auto wrong = CheckTaskBaseline(*tasks[i], reference->entry, baseline->entry, TaskCheckOptions{}, baseline->finish);
         report.findings.insert(report.findings.end(), wrong.begin(), wrong.end());
       }
       report.gpu_crosscheck = gpu.Check(*tasks[i], reference->entry);

@@ -44,6 +44,7 @@ struct WorkerState {
   std::unique_ptr<StreamMonitor> monitor;
   std::unique_ptr<SharedLibrary> libraries[3];
   std::map<std::string, CudaEntry> entries;  // "candidate", "baseline", "reference"
+  CudaFinish baseline_finish = nullptr;        // where the baseline has one
   std::map<std::string, std::unique_ptr<DeviceCase>> cases;
   // The device copy of a case's memory as the stream left it, for the late-write check; grown
   // to the largest case.
@@ -120,6 +121,10 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
     auto symbol = (*library)->Symbol(kKernelEntrySymbol);
     if (!symbol.ok()) return Reply("load_error", {{"message", symbol.error().message}});
     state.entries[roles[i]] = reinterpret_cast<CudaEntry>(*symbol);
+    if (std::string(roles[i]) == "baseline") {
+      auto finish = (*library)->Symbol(kKernelFinishSymbol);
+      state.baseline_finish = finish.ok() ? reinterpret_cast<CudaFinish>(*finish) : nullptr;
+    }
     state.libraries[i] = std::move(library.value());
   }
   if (auto error = cudaGetLastError(); error != cudaSuccess) {
@@ -213,6 +218,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
   }
   const auto start = Clock::now();
   entry->second(device_case.device_pointers(), device_case.scalars(), state.stream);
+  if (target == "baseline" && state.baseline_finish != nullptr) state.baseline_finish(state.stream);
   const auto returned = Clock::now();
   const cudaError_t launch_error = cudaGetLastError();
   const cudaError_t stream_error = cudaStreamSynchronize(state.stream);
@@ -277,7 +283,7 @@ Message HandleTime(const Message& request, WorkerState& state) {
   }
   const auto config = GpuTimingConfig::FromJson(request.header.value("config", nlohmann::json::object()));
   auto timed = TimeOnGpu(bench, candidate->second, baseline->second, state.stream, state.copy_stream,
-                         *state.monitor, config);
+                         *state.monitor, config, state.baseline_finish);
   if (!timed.ok()) {
     const cudaError_t error = cudaGetLastError();
     state.context_lost = true;

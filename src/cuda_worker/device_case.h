@@ -16,6 +16,8 @@ namespace ksmith {
 
 /// The one symbol a built kernel exports (backend/cuda/nvcc_compiler.h).
 using CudaEntry = void (*)(void* const* pointers, const int64_t* scalars, void* stream);
+/// A trusted baseline's optional kKernelFinishSymbol (binary/shared_library.h).
+using CudaFinish = void (*)(void* stream);
 
 class DeviceCase {
  public:

@@ -92,7 +92,8 @@ class Sampler {
     return {};
   }
 
-  Result<Sample> Run(CudaEntry entry, void* const* pointers, int batch, bool flush, uint64_t round) {
+  Result<Sample> Run(CudaEntry entry, void* const* pointers, int batch, bool flush, uint64_t round,
+                     CudaFinish finish = nullptr) {
     if (flush) {
       cudaCtxResetPersistingL2Cache();
       if (flush_) KS_TRY_CUDA("L2 flush", cudaMemsetAsync(flush_, static_cast<int>(round & 0xff), flush_bytes_, stream_));
@@ -105,6 +106,7 @@ class Sampler {
     KS_TRY_CUDA("event record", cudaEventRecord(start_, stream_));
     for (int i = 0; i < batch; ++i) entry(pointers, scalars_, stream_);
     KS_TRY_CUDA("event record", cudaEventRecord(stop_, stream_));
+    if (finish != nullptr) finish(stream_);  // enqueued after the stop event: not timed
     std::atomic_thread_fence(std::memory_order_seq_cst);
     probe_->released = 1;
     KS_TRY_CUDA("kernel under timing", cudaEventSynchronize(stop_));
@@ -139,6 +141,7 @@ class Sampler {
 struct Side {
   const char* name;
   CudaEntry entry;
+  CudaFinish finish;  // after each call, outside the timed events (the baseline's, where it has one)
   std::vector<void*> pointers;
   unsigned char* base;
   std::vector<Sample> samples;
@@ -183,7 +186,7 @@ GpuTimingConfig GpuTimingConfig::FromJson(const nlohmann::json& json) {
 
 Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEntry baseline,
                                  cudaStream_t stream, cudaStream_t copy_stream,
-                                 StreamMonitor& monitor, const GpuTimingConfig& config) {
+                                 StreamMonitor& monitor, const GpuTimingConfig& config, CudaFinish baseline_finish) {
   const auto started = Clock::now();
   const CaseLayout& layout = bench.layout();
   unsigned char* baseline_base = nullptr;
@@ -201,8 +204,8 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   KS_TRY_CUDA("counter", cudaMemsetAsync(mismatches, 0, sizeof(unsigned long long), stream));
   KS_TRY_CUDA("baseline copy", cudaMemcpyAsync(baseline_base, bench.device_base(), bench.bytes(),
                                                cudaMemcpyDeviceToDevice, stream));
-  Side sides[2] = {{"candidate", candidate, {}, bench.device_base(), {}, {}, 0, 1},
-                   {"baseline", baseline, {}, baseline_base, {}, {}, 0, 1}};
+  Side sides[2] = {{"candidate", candidate, nullptr, {}, bench.device_base(), {}, {}, 0, 1},
+                   {"baseline", baseline, baseline_finish, {}, baseline_base, {}, {}, 0, 1}};
   for (size_t i = 0; i < layout.scalars.size(); ++i) {
     void* pointer = bench.device_pointers()[i];
     sides[0].pointers.push_back(pointer);
@@ -256,7 +259,10 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   monitor.Begin(stream, {copy_stream});
 
   // Untimed first calls (lazy module loading, first-touch), then the scale of the outputs.
-  for (const Side& side : sides) side.entry(side.pointers.data(), bench.scalars(), stream);
+  for (const Side& side : sides) {
+    side.entry(side.pointers.data(), bench.scalars(), stream);
+    if (side.finish != nullptr) side.finish(stream);
+  }
   KS_TRY_CUDA("first calls", cudaDeviceSynchronize());
   std::vector<float> scales;
   if (auto status = for_slots(true, [&](size_t slot, uint64_t count) -> Status {
@@ -295,7 +301,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     const bool candidate_first = (Mix(config.seed + rounds) & 1) != 0;
     for (int k = 0; k < 2; ++k) {
       Side& side = sides[candidate_first ? k : 1 - k];
-      auto sample = sampler.Run(side.entry, side.pointers.data(), 1, true, rounds);
+      auto sample = sampler.Run(side.entry, side.pointers.data(), 1, true, rounds, side.finish);
       if (!sample.ok()) return sample.error();
       if (sample->blocked) {
         // The call waited for its own stream (a synchronizing call inside it): the blocking
@@ -332,7 +338,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     if (auto status = mutate(rounds + i); !status.ok()) return status.error();
     for (Side& side : sides) {
       if (auto status = poison(side); !status.ok()) return status.error();
-      auto sample = sampler.Run(side.entry, side.pointers.data(), 1, true, rounds + i);
+      auto sample = sampler.Run(side.entry, side.pointers.data(), 1, true, rounds + i, side.finish);
       if (!sample.ok()) return sample.error();
       side.reuse_ns.push_back(sample->ns);
     }
@@ -348,9 +354,10 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
                           ? std::clamp(static_cast<int>(std::ceil(kWarmBatchTargetNs / std::max(cold_median, 500.0))), 1, 1000)
                           : 1;
     side.entry(side.pointers.data(), bench.scalars(), stream);
+    if (side.finish != nullptr) side.finish(stream);
     std::vector<double> warm;
     for (int i = 0; i < kWarmSamples; ++i) {
-      auto sample = sampler.Run(side.entry, side.pointers.data(), side.warm_batch, false, rounds + i);
+      auto sample = sampler.Run(side.entry, side.pointers.data(), side.warm_batch, false, rounds + i, side.finish);
       if (!sample.ok()) return sample.error();
       warm.push_back(sample->ns);
     }

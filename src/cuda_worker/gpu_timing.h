@@ -45,6 +45,7 @@ struct GpuTimingConfig {
 /// holds per-side samples [ns], clocks, warm times, mismatching rounds and stream violations.
 Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEntry baseline,
                                  cudaStream_t stream, cudaStream_t copy_stream,
-                                 StreamMonitor& monitor, const GpuTimingConfig& config);
+                                 StreamMonitor& monitor, const GpuTimingConfig& config,
+                                 CudaFinish baseline_finish = nullptr);
 
 }  // namespace ksmith

@@ -239,7 +239,11 @@ Result<LoadedKernel> LoadCpuKernel(const Task& task, const CpuCompiler& compiler
   if (!library.ok()) return library.error();
   auto entry = (*library)->Entry();
   if (!entry.ok()) return entry.error();
-  return LoadedKernel{std::move(library.value()), *entry};
+  KernelFinish finish = nullptr;
+  if (role == KernelRole::kBaseline) {
+    if (auto symbol = (*library)->Symbol(kKernelFinishSymbol); symbol.ok()) finish = reinterpret_cast<KernelFinish>(*symbol);
+  }
+  return LoadedKernel{std::move(library.value()), *entry, finish};
 }
 
 }  // namespace
@@ -326,7 +330,7 @@ TaskCheckReport CheckTaskReference(const Task& task, KernelEntry reference, cons
 }
 
 std::vector<TaskFinding> CheckTaskBaseline(const Task& task, KernelEntry reference, KernelEntry baseline,
-                                           const TaskCheckOptions& options) {
+                                           const TaskCheckOptions& options, KernelFinish finish) {
   std::vector<TaskFinding> findings;
   std::set<std::string> reported;  // one finding per tensor: the first case that went wrong
   uint64_t ordinal = 0;
@@ -343,6 +347,7 @@ std::vector<TaskFinding> CheckTaskBaseline(const Task& task, KernelEntry referen
         return findings;
       }
       baseline(arena.pointers(), arena.scalars());
+      if (finish != nullptr) finish(nullptr);
       const CaseCheck check = CheckSnapshot(task, prepared, arena.Snapshot(), 0);
       if (check.problem == CaseProblem::kNone) continue;
       const std::string tensor = check.output.empty() ? "inputs" : check.output;

@@ -82,6 +82,7 @@ struct TaskCheckReport {
 struct LoadedKernel {
   std::unique_ptr<SharedLibrary> library;
   KernelEntry entry = nullptr;
+  KernelFinish finish = nullptr;  // a baseline's kKernelFinishSymbol, where it has one
 };
 
 /// Builds reference.cc with `compiler` (cached by content) and loads it. A reference that does
@@ -102,6 +103,6 @@ TaskCheckReport CheckTaskReference(const Task& task, KernelEntry reference, cons
 /// it as a verdict judges a candidate (outputs, untouched inputs): one baseline_wrong finding per
 /// output or input that went wrong, naming the first case.
 std::vector<TaskFinding> CheckTaskBaseline(const Task& task, KernelEntry reference, KernelEntry baseline,
-                                           const TaskCheckOptions& options);
+                                           const TaskCheckOptions& options, KernelFinish finish = nullptr);
 
 }  // namespace ksmith

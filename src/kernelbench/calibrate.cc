@@ -55,7 +55,8 @@ DimValues CaseShapeOf(const Task& task, const PreparedCase& prepared) {
 
 }  // namespace
 
-Result<Calibration> CalibrateAccumulation(Task task, KernelEntry reference, KernelEntry baseline, double headroom,
+Result<Calibration> CalibrateAccumulation(Task task, KernelEntry reference, KernelEntry baseline,
+                                          KernelFinish baseline_finish, double headroom,
                                           const TaskCheckOptions& options) {
   struct Case {
     PreparedCase prepared;
@@ -76,6 +77,7 @@ Result<Calibration> CalibrateAccumulation(Task task, KernelEntry reference, Kern
       GuardedArena arena(item.prepared.layout);
       if (auto ready = arena.Prepare(item.prepared.inputs, 0); !ready.ok()) return ready.error();
       baseline(arena.pointers(), arena.scalars());
+      if (baseline_finish != nullptr) baseline_finish(nullptr);
       item.snapshot = arena.Snapshot();
       Amplify(item.prepared, item.snapshot, headroom);
       cases.push_back(std::move(item));

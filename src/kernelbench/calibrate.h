@@ -27,7 +27,8 @@ inline constexpr int64_t kOutlierFactor = 64;
 /// run, makes each float32 output's error to the reference `headroom` times larger, and finds
 /// for each shape the smallest power-of-two accumulation at which ksmith's comparison passes.
 /// Fails where fewer than two shapes would be left.
-Result<Calibration> CalibrateAccumulation(Task task, KernelEntry reference, KernelEntry baseline, double headroom = 4,
+Result<Calibration> CalibrateAccumulation(Task task, KernelEntry reference, KernelEntry baseline,
+                                          KernelFinish baseline_finish, double headroom = 4,
                                           const TaskCheckOptions& options = TaskCheckOptions{});
 
 }  // namespace ksmith

@@ -96,22 +96,24 @@ void Render(json& result, const fs::path& out, const CpuCompiler& compiler) {
   auto baseline = LoadCpuBaseline(*task, compiler);
   if (!baseline.ok()) return Skip(result, "its baseline does not build: " + baseline.error().message, *folder);
   const auto started = std::chrono::steady_clock::now();
-  auto calibration = CalibrateAccumulation(*task, reference->entry, baseline->entry);
+  auto calibration = CalibrateAccumulation(*task, reference->entry, baseline->entry, baseline->finish);
   if (!calibration.ok()) return Skip(result, calibration.error().message, *folder);
   result["accumulation"] = calibration->accumulation;
   result["calibration_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   spec["accumulation"] = calibration->accumulation;
   if (!calibration->dropped_shapes.empty()) {
     json dropped = json::array();
-    for (const char* list : {"eval", "dev"}) {
+    for (const std::string list : {"eval", "dev", "cuda"}) {
+      if (list == "cuda" && !spec.contains("cuda")) continue;  // operator[] would add it
+      json& shapes = list == "cuda" ? spec["cuda"]["eval"] : spec["shapes"][list];
       json kept = json::array();
-      for (const auto& shape : spec["shapes"][list]) {
+      for (const auto& shape : shapes) {
         const bool drop = std::find(calibration->dropped_shapes.begin(), calibration->dropped_shapes.end(),
                                     shape.get<DimValues>()) != calibration->dropped_shapes.end();
         if (!drop) kept.push_back(shape);
-        if (drop && std::string(list) == "eval") dropped.push_back(shape);
+        if (drop && list == "eval") dropped.push_back(shape);
       }
-      spec["shapes"][list] = kept.empty() ? json::array({spec["shapes"]["eval"].front()}) : kept;
+      shapes = kept.empty() ? json::array({spec["shapes"]["eval"].front()}) : kept;
     }
     result["dropped_shapes"] = dropped;
     spec["dropped_shapes"] = dropped;  // kept in kernelbench.json: why the task lacks them

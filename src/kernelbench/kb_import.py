@@ -26,6 +26,7 @@ SMALL_ELEMENTS = 1 << 20        # the analysis shape: every tensor at most this 
 EVAL_MAX_ELEMENTS = 1 << 22     # hidden eval shapes on the CPU
 BENCH_MAX_BYTES = 64 << 20      # CPU bench: every tensor together
 BENCH_MAX_SECONDS = 4.0         # the float64 reference at the bench shape
+GPU_BENCH_MAX_BYTES = 1 << 30   # GPU bench: every tensor together (timing holds several sets of them)
 DISTRIBUTIONS = ("normal", "uniform", "large")
 FLOAT_DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
 INDEX_DTYPES = {"torch.int64", "torch.int32"}
@@ -74,9 +75,13 @@ class Problem:
         except Exception as error:
             raise Refused(f"executing the file raised {type(error).__name__}: {error}")
 
-    def run(self, constants, seed=0, dtype=None, inputs=None, parameters=None):
-        """Builds the model at `constants` and runs it once: (model, inputs, outputs)."""
+    def run(self, constants, seed=0, dtype=None, inputs=None, parameters=None, device=None):
+        """Builds the model at `constants` and runs it once: (model, inputs, outputs). With
+        device="cuda", get_inputs() and the module are made on the GPU (nothing on the host)."""
         torch = self.torch
+        if device is not None:
+            with torch.device(device):
+                return self.run(constants, seed, dtype, inputs, parameters)
         namespace = load_problem(self.code, constants)
         torch.manual_seed(seed)
         self.stage = "get_init_inputs()"
@@ -359,6 +364,33 @@ def draw_inputs(problem, tensors, record, distribution, seed):
     return tuple(arguments), drawn_parameters
 
 
+def gpu_bench_shape(problem, varying, base):
+    """The GPU timing shape: the problem's own sizes, as KernelBench times it, halved together
+    until every tensor together fits GPU_BENCH_MAX_BYTES (ksmith times on several sets of fresh
+    inputs, and KernelBench's newer sizes reach 6.4 GB a tensor) and the model runs there in
+    float32 and float64. (constants, record), or None where the GPU cannot run it at all."""
+    torch = problem.torch
+    constants = {**base, **{name: problem.defaults[name] for name in varying}}
+    for _ in range(48):
+        record = reference = None
+        if estimated_bytes(problem, constants) <= GPU_BENCH_MAX_BYTES:
+            record = problem.try_run(constants, device="cuda")
+        if record is not None and total_bytes(record) <= GPU_BENCH_MAX_BYTES:
+            reference = problem.try_run(constants, device="cuda", dtype=torch.float64)
+        if reference is not None:
+            shapes = record
+            del reference
+            torch.cuda.empty_cache()
+            return constants, shapes
+        torch.cuda.empty_cache()
+        shrinkable = [name for name in varying if constants[name] > 1]
+        if not shrinkable:
+            return None
+        for name in shrinkable:
+            constants[name] = max(1, constants[name] // 2)
+    return None
+
+
 def representable(problem, tensors, outputs, constants, record, distribution, seed, reference_dtype):
     """Whether torch's float32 can give the reference's answer on one case of `distribution`: both
     finite (no overflow of float32 where float64 does not) and, for indices, equal. How close the
@@ -441,13 +473,19 @@ def analyse(path, level, default_threads):
 
     all_shapes = [c for c, _ in records] + [bench]
     all_records = [r for _, r in records] + [bench_record]
+    gpu = gpu_bench_shape(problem, varying, fixed_base) if torch.cuda.is_available() else None
+    if gpu is not None:
+        all_shapes.append(gpu[0])
+        all_records.append(gpu[1])
     dims, constant_dims, shape_values = assign_dims(varying, tensors, outputs, all_shapes, all_records)
+    cpu_values = shape_values[:len(records) + 1]
     return {
         "name": name, "level": level, "problem_id": problem_id, "title": title,
         "file": os.path.abspath(path), "source": problem.source,
         "constants": problem.defaults, "varying": sorted(varying), "constant_dims": constant_dims,
         "dims": dims, "inputs": tensors, "outputs": outputs, "scalars": scalars,
-        "shapes": {"dev": [shape_values[0]], "eval": shape_values[:-1], "bench": shape_values[-1]},
+        "shapes": {"dev": [cpu_values[0]], "eval": cpu_values[:-1], "bench": cpu_values[-1]},
+        **({"cuda": {"eval": cpu_values, "bench": shape_values[-1]}} if gpu is not None else {}),
         "gpu_constants": {n: problem.defaults[n] for n in varying},
         "reference_dtype": reference_dtype, "reference_note": reference_note,
         "distributions": distributions, "accumulation": 2,
@@ -519,7 +557,8 @@ def libpython():
 def analyse_in_child(path, level, memory_bytes, threads, default_threads, write_fd):
     import torch
     torch.set_num_threads(threads)
-    if memory_bytes > 0:
+    # CUDA reserves far more address space than it uses: no address-space limit where it runs.
+    if memory_bytes > 0 and not torch.cuda.is_available():
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     try:
         result = {"status": "imported", "spec": analyse(path, level, default_threads)}

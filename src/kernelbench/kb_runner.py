@@ -78,20 +78,43 @@ def as_tuple(result):
 TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "int32": "int32", "fp64": "float64"}
 
 
+# numpy's type strings for __cuda_array_interface__; bf16 has none and travels as 16-bit integers.
+CUDA_TYPESTR = {"fp32": "<f4", "fp16": "<f2", "bf16": "<i2", "int32": "<i4", "fp64": "<f8"}
+
+
+class _DeviceBuffer:
+    """A device pointer as torch.as_tensor reads one (no copy)."""
+
+    def __init__(self, address, shape, typestr):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (address, False),
+                                         "version": 2, "strides": None}
+
+
 class Runner:
     """Calls the problem's model on ksmith's buffers. role: "reference" (outputs are float64
     buffers, the model runs in spec["reference_dtype"]) or "baseline" (the task's own dtypes,
-    torch eager as a user would call it: float32, torch's default threads, no_grad)."""
+    torch eager as a user would call it: float32, torch's default threads, no_grad); "cuda_"
+    before either: the same on the GPU, on device pointers, on the caller's stream."""
 
     def __init__(self, spec, role):
         import torch
         self.torch = torch
         self.spec = spec
-        self.role = role
+        self.cuda = role.startswith("cuda_")
+        self.role = role[len("cuda_"):] if self.cuda else role
         self.code, _ = rewrite_constants(spec["source"], spec.get("file", "<problem>"))
-        self.compute_dtype = getattr(torch, spec["reference_dtype"]) if role == "reference" else None
+        self.compute_dtype = getattr(torch, spec["reference_dtype"]) if self.role == "reference" else None
         self.models = {}
         self.views = {}
+        self.streams = {}
+        # The baseline's outputs, copied into ksmith's buffers by finish(), outside the timed call:
+        # torch eager writes its own tensors, and the copy would be timed as if it were its work.
+        self.pending = []
+        if self.cuda:
+            # Full float32, as ksmith's own CUDA baselines (cuBLAS with TF32 off): TF32 convolutions
+            # (cuDNN's default) err by about 1e-3, which no float32 tolerance passes.
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
         # The evaluator calls its reference from several threads at once (the case feed prepares
         # the next case while this one is judged), and torch lets go of the GIL inside each op:
         # the cached model's parameters are shared state, so one call runs at a time.
@@ -106,9 +129,14 @@ class Runner:
             count = 1
             for extent in shape:
                 count *= extent
-            nbytes = count * torch.tensor([], dtype=dtype).element_size()
-            buffer = (ctypes.c_char * max(nbytes, 1)).from_address(address)
-            view = torch.frombuffer(buffer, dtype=dtype, count=count).view(tuple(shape))
+            if self.cuda:
+                view = torch.as_tensor(_DeviceBuffer(address, shape, CUDA_TYPESTR[dtype_name]), device="cuda")
+                if dtype_name == "bf16":
+                    view = view.view(torch.bfloat16)
+            else:
+                nbytes = count * torch.tensor([], dtype=dtype).element_size()
+                buffer = (ctypes.c_char * max(nbytes, 1)).from_address(address)
+                view = torch.frombuffer(buffer, dtype=dtype, count=count).view(tuple(shape))
             if len(self.views) > 512:
                 self.views.clear()
             self.views[key] = view
@@ -124,6 +152,8 @@ class Runner:
             model = namespace["Model"](*namespace["get_init_inputs"]())
             if self.compute_dtype is not None:
                 model = model.to(self.compute_dtype)
+            if self.cuda:
+                model = model.cuda()
             tensors = dict(model.named_parameters())
             tensors.update(dict(model.named_buffers()))
             entry = (model, tensors)
@@ -132,9 +162,31 @@ class Runner:
             self.models[key] = entry
         return entry
 
-    def __call__(self, input_addresses, output_addresses, dim_values):
+    def _on_stream(self, stream, work):
+        if not self.cuda:
+            return work()
+        # Everything is enqueued on the caller's stream: the results are complete when the work
+        # on that stream is, as the CUDA contract asks.
+        external = self.streams.get(stream)
+        if external is None:
+            external = self.torch.cuda.ExternalStream(stream)
+            self.streams[stream] = external
+        with self.torch.cuda.stream(external):
+            return work()
+
+    def __call__(self, input_addresses, output_addresses, dim_values, stream=0):
         with self.lock:
-            self._call(input_addresses, output_addresses, dim_values)
+            self._on_stream(stream, lambda: self._call(input_addresses, output_addresses, dim_values))
+
+    def finish(self, stream=0):
+        """Copies the baseline's last outputs into ksmith's buffers (the shim's ksmith_finish)."""
+        with self.lock:
+            pending, self.pending = self.pending, []
+
+            def copy():
+                for destination, result in pending:
+                    destination.copy_(result.reshape(destination.shape))
+            self._on_stream(stream, copy)
 
     def _call(self, input_addresses, output_addresses, dim_values):
         torch = self.torch
@@ -163,19 +215,29 @@ class Runner:
             results = as_tuple(model(*arguments))
             if len(results) != len(spec["outputs"]):
                 raise RuntimeError(f"the model returned {len(results)} outputs, the task declares {len(spec['outputs'])}")
+            self.pending = []
             for tensor, address, result in zip(spec["outputs"], output_addresses, results):
                 dtype = "fp64" if self.role == "reference" else tensor["dtype"]
                 destination = self._view(address, shape(tensor), dtype)
                 if result.numel() != destination.numel():
                     raise RuntimeError(f"output '{tensor['name']}' has shape {list(result.shape)}, "
                                        f"the task expects {shape(tensor)}")
-                destination.copy_(result.reshape(destination.shape))
+                if self.role == "baseline":
+                    self.pending.append((destination, result))
+                else:
+                    destination.copy_(result.reshape(destination.shape))
 
 
 _runners = {}
 
 
-def ksmith_call(key, spec_json, role, input_addresses, output_addresses, dim_values):
+def ksmith_finish(key, stream=0):
+    runner = _runners.get(key)
+    if runner is not None:
+        runner.finish(stream)
+
+
+def ksmith_call(key, spec_json, role, input_addresses, output_addresses, dim_values, stream=0):
     """The shim's entry: one Runner per (task, role), made on the first call."""
     runner = _runners.get(key)
     if runner is None:
@@ -191,4 +253,4 @@ def ksmith_call(key, spec_json, role, input_addresses, output_addresses, dim_val
             sys.argv = ["ksmith"]
         runner = Runner(spec, role)
         _runners[key] = runner
-    runner(input_addresses, output_addresses, dim_values)
+    runner(input_addresses, output_addresses, dim_values, stream)

@@ -11,7 +11,9 @@ namespace ksmith {
 
 struct ShimSpec {
   std::string task_name;
-  std::string role;            // "reference" (float64 outputs) or "baseline" (the task's dtypes)
+  std::string role;            // "reference" (float64 outputs) or "baseline" (the task's dtypes), or
+                               // "cuda_" and either: device pointers and a trailing cudaStream_t stream
+  bool cuda = false;
   std::string how;             // one line for the header comment
   std::string function;        // the extern "C" name
   std::string parameters;      // the C parameter list, in signature order

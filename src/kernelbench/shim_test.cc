@@ -35,11 +35,18 @@ TEST(RenderShim, DefinesTheTaskFunctionAndPassesEveryBufferAndDim) {
   EXPECT_NE(source->find("const void* const inputs[] = {x};"), std::string::npos);
   EXPECT_NE(source->find("void* const outputs[] = {y};"), std::string::npos);
   EXPECT_NE(source->find("const int64_t dims[] = {batch_size, dim};"), std::string::npos);
-  EXPECT_NE(source->find("CallModel(inputs, 1, outputs, 1, dims, 2);"), std::string::npos);
+  EXPECT_NE(source->find("CallModel(inputs, 1, outputs, 1, dims, 2, nullptr);"), std::string::npos);
   // Both Python texts travel inside the shim, so the task folder can move.
   EXPECT_NE(source->find(std::string(KernelBenchRunnerScript()).substr(0, 200)), std::string::npos);
   EXPECT_NE(source->find(R"({"source": "import torch\n"})"), std::string::npos);
   EXPECT_NE(source->find("kRole = \"baseline\""), std::string::npos);
+  // A baseline puts its outputs in place after the timed call; a reference has no such hook.
+  EXPECT_NE(source->find("void ksmith_finish(void* stream)"), std::string::npos);
+  ShimSpec reference = Softmax();
+  reference.role = "reference";
+  auto reference_source = RenderShim(reference);
+  ASSERT_TRUE(reference_source.ok());
+  EXPECT_EQ(reference_source->find("void ksmith_finish(void* stream)"), std::string::npos);
 }
 
 TEST(RenderShim, RefusesAProblemWhoseTextWouldEndTheQuotedString) {
@@ -48,6 +55,18 @@ TEST(RenderShim, RefusesAProblemWhoseTextWouldEndTheQuotedString) {
   auto source = RenderShim(spec);
   ASSERT_FALSE(source.ok());
   EXPECT_NE(source.error().message.find("ksmith_text"), std::string::npos);
+}
+
+TEST(RenderShim, ACudaShimPassesTheCallersStream) {
+  ShimSpec spec = Softmax();
+  spec.role = "cuda_baseline";
+  spec.cuda = true;
+  spec.parameters += ", cudaStream_t stream";
+  auto source = RenderShim(spec);
+  ASSERT_TRUE(source.ok()) << source.error().message;
+  EXPECT_NE(source->find("#include <cuda_runtime.h>"), std::string::npos);
+  EXPECT_NE(source->find("int64_t dim, cudaStream_t stream) {"), std::string::npos);
+  EXPECT_NE(source->find("CallModel(inputs, 1, outputs, 1, dims, 2, static_cast<void*>(stream));"), std::string::npos);
 }
 
 }  // namespace

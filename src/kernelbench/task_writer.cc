@@ -27,6 +27,13 @@ std::string CType(const std::string& dtype_name) {
   return dtype.ok() ? DTypeCType(*dtype) : "float";
 }
 
+// The CUDA spelling of a tensor's element type (docs/task_format.md, Element types).
+std::string CudaType(const std::string& dtype_name) {
+  if (dtype_name == "fp16") return "__half";
+  if (dtype_name == "bf16") return "__nv_bfloat16";
+  return CType(dtype_name);
+}
+
 toml::array Strings(const json& list) {
   toml::array array;
   for (const auto& item : list) array.push_back(item.get<std::string>());
@@ -93,7 +100,7 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
   fs::create_directories(directory, error);
   if (error) return MakeError(ErrorKind::kIo, "cannot create {}: {}", directory.string(), error.message());
 
-  std::vector<std::string> parameters, reference_parameters;
+  std::vector<std::string> parameters, reference_parameters, cuda_parameters, cuda_reference_parameters;
   ShimSpec shim;
   shim.task_name = name;
   for (const auto& tensor : spec.at("inputs")) {
@@ -101,19 +108,28 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
     const std::string declaration = fmt::format("const {}* {}", CType(tensor.at("dtype").get<std::string>()), tensor_name);
     parameters.push_back(declaration);
     reference_parameters.push_back(declaration);
+    const std::string cuda_declaration = fmt::format("const {}* {}", CudaType(tensor.at("dtype").get<std::string>()), tensor_name);
+    cuda_parameters.push_back(cuda_declaration);
+    cuda_reference_parameters.push_back(cuda_declaration);
     shim.input_names.push_back(tensor_name);
   }
   for (const auto& tensor : spec.at("outputs")) {
     const std::string tensor_name = tensor.at("name").get<std::string>();
     parameters.push_back(fmt::format("{}* {}", CType(tensor.at("dtype").get<std::string>()), tensor_name));
     reference_parameters.push_back("double* " + tensor_name);
+    cuda_parameters.push_back(fmt::format("{}* {}", CudaType(tensor.at("dtype").get<std::string>()), tensor_name));
+    cuda_reference_parameters.push_back("double* " + tensor_name);
     shim.output_names.push_back(tensor_name);
   }
   for (const auto& dim : spec.at("dims")) {
     parameters.push_back("int64_t " + dim.get<std::string>());
     reference_parameters.push_back("int64_t " + dim.get<std::string>());
+    cuda_parameters.push_back("int64_t " + dim.get<std::string>());
+    cuda_reference_parameters.push_back("int64_t " + dim.get<std::string>());
     shim.dim_names.push_back(dim.get<std::string>());
   }
+  cuda_parameters.push_back("cudaStream_t stream");
+  cuda_reference_parameters.push_back("cudaStream_t stream");
   const auto join = [](const std::vector<std::string>& items) {
     std::string joined;
     for (const auto& item : items) joined += (joined.empty() ? "" : ", ") + item;
@@ -171,6 +187,22 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
                                                           {"description", baseline_description},
                                                           {"readable", Strings(spec.at("python").value(
                                                                            "readable", json::array()))}}}});
+  const bool cuda = spec.contains("cuda");
+  if (cuda) {
+    const auto& gpu = spec.at("cuda");
+    task.insert("cuda", toml::table{{"reference", "reference.cu"},
+                                    {"reference_function", name + "_reference_cuda"},
+                                    {"eval", Shapes(gpu.at("eval"))},
+                                    {"bench", Shape(gpu.at("bench"))}});
+    auto* baselines = task["baseline"].as_table();
+    baselines->insert("cuda", toml::table{{"source", "baseline_cuda.cu"},
+                                          {"libraries", toml::array{}},
+                                          {"description", fmt::format("torch eager on the GPU (torch {}, float32 with TF32 "
+                                                                      "off, no_grad, on the caller's stream): the "
+                                                                      "problem's Model called from Python",
+                                                                      torch.at("version").get<std::string>())},
+                                          {"readable", Strings(spec.at("python").value("readable", json::array()))}});
+  }
   if (spec.at("reference_dtype") == "float32") {
     task.insert("tolerance", toml::table{{"fp32", toml::table{{"norm", kFloat32ReferenceNorm},
                                                               {"elem", kFloat32ReferenceElem}}}});
@@ -212,11 +244,30 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
   if (!reference_source.ok()) return reference_source.error();
   auto baseline_source = RenderShim(baseline);
   if (!baseline_source.ok()) return baseline_source.error();
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"task.toml", toml_text.str()}, {"reference.cc", *reference_source}, {"baseline_cpu.cc", *baseline_source},
+      {"problem.py", spec.at("source").get<std::string>()}, {"kernelbench.json", spec.dump(2)}};
+  if (cuda) {
+    ShimSpec cuda_reference = reference;
+    cuda_reference.role = "cuda_reference";
+    cuda_reference.cuda = true;
+    cuda_reference.how = fmt::format("in {} on the GPU, into double outputs, in the reference worker",
+                                     spec.at("reference_dtype").get<std::string>());
+    cuda_reference.function = name + "_reference_cuda";
+    cuda_reference.parameters = join(cuda_reference_parameters);
+    ShimSpec cuda_baseline = baseline;
+    cuda_baseline.role = "cuda_baseline";
+    cuda_baseline.cuda = true;
+    cuda_baseline.how = "in float32 on the GPU, torch eager, in the worker";
+    cuda_baseline.parameters = join(cuda_parameters);
+    for (const auto& [file, shim_spec] : {std::pair{"reference.cu", &cuda_reference}, {"baseline_cuda.cu", &cuda_baseline}}) {
+      auto source = RenderShim(*shim_spec);
+      if (!source.ok()) return source.error();
+      files.emplace_back(file, *source);
+    }
+  }
 
-  for (const auto& [file, text] :
-       {std::pair{"task.toml", toml_text.str()}, {"reference.cc", *reference_source},
-        {"baseline_cpu.cc", *baseline_source}, {"problem.py", spec.at("source").get<std::string>()},
-        {"kernelbench.json", spec.dump(2)}}) {
+  for (const auto& [file, text] : files) {
     if (auto status = WriteFileAtomic(directory / file, text); !status.ok()) return status.error();
   }
   return directory;

@@ -96,7 +96,7 @@ void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distri
 
 Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& request,
                                                          const void* inputs, KernelEntry candidate,
-                                                         KernelEntry baseline) {
+                                                         KernelEntry baseline, KernelFinish baseline_finish) {
   auto layout = CaseLayout::FromJson(request);
   if (!layout.ok()) return layout.error();
   if (candidate == nullptr || baseline == nullptr) {
@@ -106,6 +106,7 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
   bench->layout_ = std::move(layout.value());
   bench->candidate_ = candidate;
   bench->baseline_ = baseline;
+  bench->baseline_finish_ = baseline_finish;
   auto distribution = ParseDistribution(request.value("distribution", std::string("normal")));
   if (!distribution.ok()) return distribution.error();
   bench->distribution_ = *distribution;
@@ -259,8 +260,9 @@ Result<double> TimingBench::Call(const std::string& target, size_t set_index, si
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (entry != nullptr) entry(pointers, layout_.scalars.data());
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  return static_cast<double>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+  const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  if (target == "baseline" && baseline_finish_ != nullptr) baseline_finish_(nullptr);
+  return static_cast<double>(elapsed);
 }
 
 Comparison TimingBench::Check(size_t set_index) const {

@@ -61,7 +61,8 @@ class TimingBench {
   /// and "tolerance" {norm, elem, epsilon, accumulation}; `inputs` is TimingInputBytes long.
   /// Runs one untimed call of each kernel first (page faults, OpenMP start-up).
   static Result<std::unique_ptr<TimingBench>> Create(const nlohmann::json& request, const void* inputs,
-                                                     KernelEntry candidate, KernelEntry baseline);
+                                                     KernelEntry candidate, KernelEntry baseline,
+                                                     KernelFinish baseline_finish = nullptr);
 
   /// Changes a few inputs of `set` for `round` when `tweak` (inputs that barely differ from the
   /// set's last call), then calls `target` ("candidate", "baseline" or "none") on the set.
@@ -108,6 +109,7 @@ class TimingBench {
   std::vector<SetBuffers> sets_;
   KernelEntry candidate_ = nullptr;
   KernelEntry baseline_ = nullptr;
+  KernelFinish baseline_finish_ = nullptr;
   Distribution distribution_ = Distribution::kNormal;
   uint64_t seed_ = 0;
   size_t mutations_ = 16;

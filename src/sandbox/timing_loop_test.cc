@@ -112,6 +112,42 @@ TEST(TimingBench, TimesAnHonestKernelAgainstItself) {
   EXPECT_EQ(FirstMismatch(**bench, 2, 20), -1);
 }
 
+// A baseline that leaves its sum aside and writes it only when finished (as an imported task's
+// torch eager does): the finish runs after each baseline call and outside its time.
+std::vector<float> g_pending;
+float* g_pending_output = nullptr;
+int g_finishes = 0;
+void DeferredAdd(void* const* p, const int64_t* s) {
+  const float* a = static_cast<const float*>(p[0]);
+  const float* b = static_cast<const float*>(p[1]);
+  g_pending.assign(static_cast<size_t>(s[3]), 0.0f);
+  for (int64_t i = 0; i < s[3]; ++i) g_pending[static_cast<size_t>(i)] = a[i] + b[i];
+  g_pending_output = static_cast<float*>(p[2]);
+}
+void FinishDeferredAdd(void* stream) {
+  EXPECT_EQ(stream, nullptr);
+  std::copy(g_pending.begin(), g_pending.end(), g_pending_output);
+  ++g_finishes;
+}
+
+TEST(TimingBench, ABaselinesFinishPutsItsOutputsInPlaceAfterEachCall) {
+  auto inputs = Inputs(2);
+  g_finishes = 0;
+  auto bench = TimingBench::Create(Request(2), inputs.data(), HonestAdd, DeferredAdd, FinishDeferredAdd);
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 0, false).ok());
+  EXPECT_EQ(g_finishes, 0) << "the candidate's calls are never finished";
+  ASSERT_TRUE((*bench)->Call("baseline", 0, 0, false).ok());
+  EXPECT_EQ(g_finishes, 1);
+  EXPECT_TRUE((*bench)->Check(0).passed) << "the baseline's outputs are in place when compared";
+  // Without the finish the outputs stay poisoned and the comparison fails.
+  auto unfinished = TimingBench::Create(Request(2), inputs.data(), HonestAdd, DeferredAdd);
+  ASSERT_TRUE(unfinished.ok());
+  ASSERT_TRUE((*unfinished)->Call("candidate", 1, 0, false).ok());
+  ASSERT_TRUE((*unfinished)->Call("baseline", 1, 0, false).ok());
+  EXPECT_FALSE((*unfinished)->Check(1).passed);
+}
+
 TEST(TimingBench, CatchesAKernelThatReturnsCachedResults) {
   g_calls_per_output.clear();
   auto inputs = Inputs(2);

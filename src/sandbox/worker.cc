@@ -32,6 +32,7 @@ struct Kernels {
   std::unique_ptr<SharedLibrary> baseline_library;
   KernelEntry candidate = nullptr;
   KernelEntry baseline = nullptr;
+  KernelFinish baseline_finish = nullptr;  // kKernelFinishSymbol, where the baseline has one
   // The process-wide state the baseline runs under, captured before the candidate was loaded,
   // and every change the candidate made to it (each undone at once).
   ProcessState expected_state;
@@ -82,6 +83,9 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
     if (!entry.ok()) return Reply("load_error", {{"message", entry.error().message}});
     kernels.baseline_library = std::move(library.value());
     kernels.baseline = *entry;
+    if (auto finish = kernels.baseline_library->Symbol(kKernelFinishSymbol); finish.ok()) {
+      kernels.baseline_finish = reinterpret_cast<KernelFinish>(*finish);
+    }
   }
   kernels.expected_state = ProcessState::Capture();
   // Candidate code first runs here (static constructors), already inside the walls.
@@ -172,6 +176,7 @@ Message HandleRun(const Message& request, Kernels& kernels,
   if (found == arenas.end()) return Reply("error", {{"message", "no arena for this layout"}});
   const GuardedArena& arena = *found->second.arena;
   const int64_t elapsed_ns = CallKernel(entry, arena.pointers(), arena.scalars());
+  if (on_baseline && kernels.baseline_finish != nullptr) kernels.baseline_finish(nullptr);
   if (!on_baseline) GuardProcessState(kernels);
   return Reply("result", {{"elapsed_ns", elapsed_ns}});
 }
@@ -184,7 +189,7 @@ Message HandleTimeSetup(const Message& request, int channel_fd, const Kernels& k
   });
   if (!received.ok()) return Reply("error", {{"message", received.error().message}});
   auto bench = TimingBench::Create(request.header, received->memory->data(),
-                                   kernels.candidate, kernels.baseline);
+                                   kernels.candidate, kernels.baseline, kernels.baseline_finish);
   if (!bench.ok()) return Reply("error", {{"message", bench.error().message}});
   timing.inputs = std::move(received->memory);
   timing.bench = std::move(bench.value());

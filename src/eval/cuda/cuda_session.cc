@@ -124,11 +124,25 @@ bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesys
   return true;
 }
 
+namespace {
+
+// `folders` and what the task's CUDA baseline declares it reads (an imported task's torch, which
+// its GPU reference runs too).
+std::vector<std::string> WithBaselineFolders(const Task& task, std::vector<std::string> folders) {
+  if (const auto found = task.baselines.find("cuda"); found != task.baselines.end()) {
+    for (const auto& folder : found->second.readable) folders.push_back(folder.string());
+  }
+  return folders;
+}
+
+}  // namespace
+
 Status CudaSession::SetupReference(const std::filesystem::path& reference) {
   Message trusted;
   trusted.header = {{"type", "setup"}, {"reference", reference.string()}, {"sandbox", options_.sandbox},
                     {"scratch", workers_.scratch->path().string()},
-                    {"readable", {reference.parent_path().string()}}, {"limits", WorkerLimits()}};
+                    {"readable", WithBaselineFolders(task_, {reference.parent_path().string()})},
+                    {"limits", WorkerLimits()}};
   auto reply = workers_.reference->Request(trusted, "ready", kCudaSetupTimeout, "starting the reference worker");
   if (!reply) return MakeError(ErrorKind::kInternal, "the reference worker failed: {}", workers_.reference->failure()->description);
   if (reply->type() != "ready") {
@@ -145,7 +159,7 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   Message setup;
   setup.header = {{"type", "setup"}, {"candidate", candidate.string()}, {"baseline", baseline.string()},
                   {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
-                  {"readable", {candidate.parent_path().string(), baseline.parent_path().string()}},
+                  {"readable", WithBaselineFolders(task_, {candidate.parent_path().string(), baseline.parent_path().string()})},
                   {"limits", WorkerLimits()}};
   auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
   stage.seconds = SecondsSince(start);
