@@ -81,10 +81,14 @@ __device__ float RandomValue(int distribution, uint64_t seed, uint64_t stream, u
 }
 
 template <GpuElement kElement>
-__global__ void RandomFillKernel(void* data, uint64_t count, int distribution, uint64_t seed, uint64_t stream) {
+__global__ void RandomFillKernel(void* data, uint64_t count, int distribution, uint64_t seed, uint64_t stream,
+                                 bool nonnegative, float scale, float offset) {
+  const bool transformed = nonnegative || scale != 1.0f || offset != 0.0f;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += uint64_t{gridDim.x} * blockDim.x) {
-    const float value = RandomValue(distribution, seed, stream, i);
+    float value = RandomValue(distribution, seed, stream, i);
+    // No contraction into an FMA: the host rounds the product and the sum apart.
+    if (transformed) value = __fadd_rn(offset, __fmul_rn(scale, nonnegative ? fabsf(value) : value));
     if constexpr (kElement == GpuElement::kFloat32) static_cast<float*>(data)[i] = value;
     if constexpr (kElement == GpuElement::kFloat16) static_cast<__half*>(data)[i] = __float2half_rn(value);
     if constexpr (kElement == GpuElement::kBFloat16) static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16_rn(value);
@@ -188,17 +192,20 @@ cudaError_t LaunchCompare(GpuElement element, const void* got, const void* want,
 }
 
 cudaError_t LaunchRandomFill(GpuElement element, void* data, uint64_t count, int distribution, uint64_t seed,
-                             uint64_t stream_id, cudaStream_t stream) {
+                             uint64_t stream_id, cudaStream_t stream, bool nonnegative, float scale, float offset) {
   const unsigned grid = GridFor(count, 256);
   switch (element) {
     case GpuElement::kFloat32:
-      RandomFillKernel<GpuElement::kFloat32><<<grid, 256, 0, stream>>>(data, count, distribution, seed, stream_id);
+      RandomFillKernel<GpuElement::kFloat32><<<grid, 256, 0, stream>>>(data, count, distribution, seed, stream_id,
+                                                                         nonnegative, scale, offset);
       break;
     case GpuElement::kFloat16:
-      RandomFillKernel<GpuElement::kFloat16><<<grid, 256, 0, stream>>>(data, count, distribution, seed, stream_id);
+      RandomFillKernel<GpuElement::kFloat16><<<grid, 256, 0, stream>>>(data, count, distribution, seed, stream_id,
+                                                                         nonnegative, scale, offset);
       break;
     case GpuElement::kBFloat16:
-      RandomFillKernel<GpuElement::kBFloat16><<<grid, 256, 0, stream>>>(data, count, distribution, seed, stream_id);
+      RandomFillKernel<GpuElement::kBFloat16><<<grid, 256, 0, stream>>>(data, count, distribution, seed, stream_id,
+                                                                         nonnegative, scale, offset);
       break;
     case GpuElement::kInt32:
       return cudaErrorInvalidValue;  // int32 tensors are outputs only

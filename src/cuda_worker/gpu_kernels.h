@@ -38,8 +38,11 @@ cudaError_t LaunchCompare(GpuElement element, const void* got, const void* want,
 /// index of tensor/random.h's Distribution) from counter stream (`seed`, `stream_id`): the host's
 /// FillRandom computed on the device, then rounded to the element type. Every value changes
 /// with the seed, so a timing round on freshly filled inputs sees inputs no earlier call saw.
+/// `nonnegative`, `scale` and `offset` are the tensor's InputDraw, applied as FillInput does
+/// (|value|, then offset + scale * value, each rounded: the host's bits).
 cudaError_t LaunchRandomFill(GpuElement element, void* data, uint64_t count, int distribution, uint64_t seed,
-                             uint64_t stream_id, cudaStream_t stream);
+                             uint64_t stream_id, cudaStream_t stream, bool nonnegative = false, float scale = 1.0f,
+                             float offset = 0.0f);
 
 /// Adds to `*differing` the number of 8-byte words (and of bytes in the tail past the last
 /// whole word) in which `a` and `b` differ; both 8-byte aligned, `bytes` long.

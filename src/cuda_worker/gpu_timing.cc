@@ -235,8 +235,11 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     return for_slots(false, [&](size_t slot, uint64_t count) -> Status {
       const uint64_t seed = Mix(config.seed ^ (round * 1315423911ull));
       for (const Side& side : sides) {
-        KS_TRY_CUDA("input generation", LaunchRandomFill(ElementOf(layout.tensors[slot].dtype), tensor(side, slot),
-                                                         count, config.distribution, seed, slot, stream));
+        const InputDraw& draw = layout.tensors[slot].draw;
+        KS_TRY_CUDA("input generation",
+                    LaunchRandomFill(ElementOf(layout.tensors[slot].dtype), tensor(side, slot), count,
+                                     draw.own ? static_cast<int>(*draw.own) : config.distribution, seed, slot, stream,
+                                     draw.nonnegative, static_cast<float>(draw.scale), static_cast<float>(draw.offset)));
       }
       return {};
     });
@@ -369,10 +372,13 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   if (config.final_seed == 0) {
     if (auto status = regenerate(rounds + kWarmSamples + 1); !status.ok()) return status.error();
   } else if (auto status = for_slots(false, [&](size_t slot, uint64_t count) -> Status {
+               const InputDraw& draw = layout.tensors[slot].draw;
                KS_TRY_CUDA("input generation",
                            LaunchRandomFill(ElementOf(layout.tensors[slot].dtype), tensor(sides[0], slot), count,
-                                            config.distribution, config.final_seed,
-                                            static_cast<uint64_t>(layout.tensors[slot].parameter), stream));
+                                            draw.own ? static_cast<int>(*draw.own) : config.distribution,
+                                            config.final_seed, static_cast<uint64_t>(layout.tensors[slot].parameter),
+                                            stream, draw.nonnegative, static_cast<float>(draw.scale),
+                                            static_cast<float>(draw.offset)));
                return {};
              });
              !status.ok()) {

@@ -80,7 +80,7 @@ void Skip(json& result, const std::string& reason, const fs::path& folder) {
 // Writes the imported problem's task, checks that ksmith loads and builds it, and sets its
 // accumulation from torch's own float32 error (CalibrateAccumulation). A problem that fails any
 // of these is skipped with the reason, its folder removed.
-void Render(json& result, const fs::path& out, const CpuCompiler& compiler) {
+void WriteCheckedTask(json& result, const fs::path& out, const CpuCompiler& compiler) {
   if (result.value("status", std::string()) != "imported") return;
   json spec = std::move(result["spec"]);
   result.erase("spec");
@@ -244,7 +244,7 @@ Result<json> ImportKernelBench(const KernelBenchImportOptions& options) {
       if (Trim(line).empty()) continue;
       json result = json::parse(line, nullptr, false);
       if (result.is_discarded()) continue;
-      Render(result, options.out, *compiler);
+      WriteCheckedTask(result, options.out, *compiler);
       reported.insert(result.value("file", std::string()));
       results.push_back(result);
       if (options.progress) options.progress(result, results.size(), problems->size());

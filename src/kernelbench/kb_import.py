@@ -205,6 +205,14 @@ def candidate_shapes(problem, varying, base):
     return unique
 
 
+def halve_together(constants, varying):
+    """Halves every varying size above 1 (coupled sizes stay coupled); False when none is left."""
+    shrinkable = [name for name in varying if constants[name] > 1]
+    for name in shrinkable:
+        constants[name] = max(1, constants[name] // 2)
+    return bool(shrinkable)
+
+
 def bench_shape(problem, varying, base, reference_dtype, largest_eval):
     """The CPU timing shape: the problem's own sizes, halved together (coupled sizes stay coupled)
     until every tensor together fits BENCH_MAX_BYTES and the reference, which also runs on the
@@ -226,11 +234,8 @@ def bench_shape(problem, varying, base, reference_dtype, largest_eval):
                 reference = problem.try_run(constants, dtype=dtype, inputs=record[1])
                 if reference is not None and time.perf_counter() - started <= BENCH_MAX_SECONDS:
                     return constants
-        shrinkable = [name for name in varying if constants[name] > 1]
-        if not shrinkable:
+        if not halve_together(constants, varying):
             return None
-        for name in shrinkable:
-            constants[name] = max(1, constants[name] // 2)
     return None
 
 
@@ -383,11 +388,8 @@ def gpu_bench_shape(problem, varying, base):
             torch.cuda.empty_cache()
             return constants, shapes
         torch.cuda.empty_cache()
-        shrinkable = [name for name in varying if constants[name] > 1]
-        if not shrinkable:
+        if not halve_together(constants, varying):
             return None
-        for name in shrinkable:
-            constants[name] = max(1, constants[name] // 2)
     return None
 
 

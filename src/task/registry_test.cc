@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "core/files.h"
+#include "testing/scoped_env.h"
 
 namespace ksmith {
 namespace {
@@ -155,25 +156,7 @@ TEST(TaskRegistry, DefaultRootHonoursKsmithTasksDir) {
   if (previous) ::setenv("KSMITH_TASKS_DIR", previous->c_str(), 1);
 }
 
-// Sets an environment variable for one scope, restoring what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* saved = std::getenv(name)) previous_ = saved;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (previous_) {
-      ::setenv(name_, previous_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> previous_;
-};
+using testing::ScopedEnv;
 
 TEST(TaskRegistry, LaterRootsAddTasksAndTheFirstRootWinsOnAClash) {
   ScopedTempDir first("ksmith-registry-first"), second("ksmith-registry-second");

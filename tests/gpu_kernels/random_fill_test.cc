@@ -57,6 +57,28 @@ class DeviceRandomFill : public ::testing::TestWithParam<Distribution> {
   }
 };
 
+TEST_P(DeviceRandomFill, AnInputsOwnDrawMatchesTheHostsFillInput) {
+  // A parameter's draw (an imported model's weight: its own distribution, scale and offset) and a
+  // domain restriction: the device applies them as FillInput does, bit for bit.
+  const Distribution distribution = GetParam();
+  for (const InputDraw& draw : {InputDraw{std::nullopt, 0.0625, 0.0, false}, InputDraw{std::nullopt, 0.5, 1.0, false},
+                                InputDraw{std::nullopt, 1.0, 0.0, true}}) {
+    std::vector<float> host(kCount);
+    FillInput(host.data(), kCount, draw, distribution, 99, 3);
+    void* data = nullptr;
+    ASSERT_EQ(cudaMalloc(&data, kCount * 4), cudaSuccess);
+    ASSERT_EQ(LaunchRandomFill(GpuElement::kFloat32, data, kCount, static_cast<int>(distribution), 99, 3, nullptr,
+                               draw.nonnegative, static_cast<float>(draw.scale), static_cast<float>(draw.offset)),
+              cudaSuccess);
+    std::vector<float> device(kCount);
+    ASSERT_EQ(cudaMemcpy(device.data(), data, kCount * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree(data);
+    size_t differing = 0;
+    for (uint64_t i = 0; i < kCount; ++i) differing += std::bit_cast<uint32_t>(device[i]) != std::bit_cast<uint32_t>(host[i]);
+    EXPECT_EQ(differing, 0u) << DistributionName(distribution) << " scale " << draw.scale << " offset " << draw.offset;
+  }
+}
+
 TEST_P(DeviceRandomFill, MatchesTheHostGeneratorValueForValue) {
   const Distribution distribution = GetParam();
   std::vector<float> host(kCount);
