@@ -30,7 +30,7 @@ int RunCli(int argc, char** argv) {
   add("export", "Write a run as JSONL: trajectories, SFT examples or preference pairs", &AddExportCommand);
   add("bench", "Run a strategy over a suite of tasks and report pass@k, fast_p, speedup@k, efficiency@k and "
       "the geometric-mean speedup", &AddBenchCommand);
-  add("tasks", "List the built-in tasks, show one (`ksmith tasks show softmax`), or check that they can tell a "
+  add("tasks", "List the tasks (built-in and imported), show one (`ksmith tasks show softmax`), or check that they can tell a "
       "right kernel from a wrong one (`ksmith tasks check`)", &AddTasksCommand);
   add("import", "Turn another benchmark's problems into ksmith tasks (`ksmith import kernelbench <dir>`)",
       &AddImportCommand);
