@@ -43,18 +43,6 @@ void Amplify(const PreparedCase& prepared, std::string& snapshot, double headroo
   }
 }
 
-// The free dims of a prepared case (the layout's scalars, by the task's dims).
-DimValues CaseShapeOf(const Task& task, const PreparedCase& prepared) {
-  DimValues shape;
-  for (size_t i = 0; i < task.bindings.size(); ++i) {
-    const auto& binding = task.bindings[i];
-    if (binding.role == ParameterRole::kDim && !task.IsDerived(task.dims[binding.index])) {
-      shape[task.dims[binding.index]] = prepared.layout.scalars[i];
-    }
-  }
-  return shape;
-}
-
 }  // namespace
 
 Result<Calibration> CalibrateAccumulation(Task task, KernelEntry reference, KernelEntry baseline,
@@ -99,7 +87,7 @@ Result<Calibration> CalibrateAccumulation(Task task, KernelEntry reference, Kern
   std::map<std::string, DimValues> shape_by_key;
   std::map<std::string, std::string> failure_by_shape;
   for (const auto& item : cases) {
-    const DimValues shape = CaseShapeOf(task, item.prepared);
+    const DimValues shape = CaseShape(task, item.prepared.layout);
     const std::string key = task.FormatShape(shape);
     shape_by_key[key] = shape;
     int found = kLargestLog2 + 1;

@@ -151,8 +151,12 @@ void CallModel(const void* const* inputs, long input_count, void* const* outputs
 void FinishCall(void* stream) {
   const Python& api = Api();
   const int state = api.GILStateEnsure();
-  Object module = api.ImportAddModule(kRunnerModule);
-  Object finish = module != nullptr ? api.ObjectGetAttrString(module, "ksmith_finish") : nullptr;
+  // Looked up once: the worker calls this after every timed baseline call.
+  static Object finish = nullptr;
+  if (finish == nullptr) {
+    Object module = api.ImportAddModule(kRunnerModule);
+    finish = module != nullptr ? api.ObjectGetAttrString(module, "ksmith_finish") : nullptr;
+  }
   bool ok = finish != nullptr;
   if (ok) {
     Object arguments = api.TupleNew(2);
@@ -160,7 +164,6 @@ void FinishCall(void* stream) {
     api.TupleSetItem(arguments, 1, api.LongFromVoidPtr(stream));
     Object result = api.ObjectCallObject(finish, arguments);
     api.DecRef(arguments);
-    api.DecRef(finish);
     ok = result != nullptr;
     if (ok) api.DecRef(result);
   }
