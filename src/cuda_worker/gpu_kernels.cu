@@ -95,6 +95,15 @@ __global__ void RandomFillKernel(void* data, uint64_t count, int distribution, u
   }
 }
 
+// FillInput's integer draw: low + MixCounter(seed, stream, i) % span.
+__global__ void IntegerFillKernel(int32_t* data, uint64_t count, uint64_t seed, uint64_t stream, int64_t low,
+                                  uint64_t span) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    data[i] = static_cast<int32_t>(low + static_cast<int64_t>(MixCounter(seed, stream, i) % span));
+  }
+}
+
 template <GpuElement kElement>
 __device__ float LoadElement(const void* data, uint64_t i) {
   if constexpr (kElement == GpuElement::kFloat32) return static_cast<const float*>(data)[i];
@@ -208,8 +217,16 @@ cudaError_t LaunchRandomFill(GpuElement element, void* data, uint64_t count, int
                                                                          nonnegative, scale, offset);
       break;
     case GpuElement::kInt32:
-      return cudaErrorInvalidValue;  // int32 tensors are outputs only
+      return cudaErrorInvalidValue;  // integer inputs are filled by LaunchIntegerFill
   }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchIntegerFill(void* data, uint64_t count, uint64_t seed, uint64_t stream_id, int64_t low,
+                              int64_t high, cudaStream_t stream) {
+  if (high <= low) return cudaErrorInvalidValue;
+  IntegerFillKernel<<<GridFor(count, 256), 256, 0, stream>>>(static_cast<int32_t*>(data), count, seed, stream_id,
+                                                              low, static_cast<uint64_t>(high - low));
   return cudaGetLastError();
 }
 

@@ -44,6 +44,11 @@ cudaError_t LaunchRandomFill(GpuElement element, void* data, uint64_t count, int
                              uint64_t stream_id, cudaStream_t stream, bool nonnegative = false, float scale = 1.0f,
                              float offset = 0.0f);
 
+/// Fills `count` int32 elements with integers in [low, high) from counter stream (`seed`,
+/// `stream_id`): FillInput's integer draw, bit for bit.
+cudaError_t LaunchIntegerFill(void* data, uint64_t count, uint64_t seed, uint64_t stream_id, int64_t low,
+                              int64_t high, cudaStream_t stream);
+
 /// Adds to `*differing` the number of 8-byte words (and of bytes in the tail past the last
 /// whole word) in which `a` and `b` differ; both 8-byte aligned, `bytes` long.
 cudaError_t LaunchCountDifferences(const void* a, const void* b, uint64_t bytes, unsigned long long* differing,

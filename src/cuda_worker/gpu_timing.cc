@@ -165,6 +165,19 @@ GpuElement ElementOf(DType dtype) {
   return GpuElement::kFloat32;
 }
 
+// One input drawn on the device as the host's FillInput draws it: integers from their range,
+// other values from the tensor's own distribution or the case's.
+cudaError_t LaunchDrawnFill(const TensorSlot& slot, void* data, uint64_t count, int case_distribution, uint64_t seed,
+                            uint64_t stream_id, cudaStream_t stream) {
+  const InputDraw& draw = slot.draw;
+  if (draw.integers) {
+    return LaunchIntegerFill(data, count, seed, stream_id, draw.integers->low, draw.integers->high, stream);
+  }
+  return LaunchRandomFill(ElementOf(slot.dtype), data, count, draw.own ? static_cast<int>(*draw.own) : case_distribution,
+                          seed, stream_id, stream, draw.nonnegative, static_cast<float>(draw.scale),
+                          static_cast<float>(draw.offset));
+}
+
 }  // namespace
 
 GpuTimingConfig GpuTimingConfig::FromJson(const nlohmann::json& json) {
@@ -235,11 +248,8 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     return for_slots(false, [&](size_t slot, uint64_t count) -> Status {
       const uint64_t seed = Mix(config.seed ^ (round * 1315423911ull));
       for (const Side& side : sides) {
-        const InputDraw& draw = layout.tensors[slot].draw;
-        KS_TRY_CUDA("input generation",
-                    LaunchRandomFill(ElementOf(layout.tensors[slot].dtype), tensor(side, slot), count,
-                                     draw.own ? static_cast<int>(*draw.own) : config.distribution, seed, slot, stream,
-                                     draw.nonnegative, static_cast<float>(draw.scale), static_cast<float>(draw.offset)));
+        KS_TRY_CUDA("input generation", LaunchDrawnFill(layout.tensors[slot], tensor(side, slot), count,
+                                                        config.distribution, seed, slot, stream));
       }
       return {};
     });
@@ -372,13 +382,10 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   if (config.final_seed == 0) {
     if (auto status = regenerate(rounds + kWarmSamples + 1); !status.ok()) return status.error();
   } else if (auto status = for_slots(false, [&](size_t slot, uint64_t count) -> Status {
-               const InputDraw& draw = layout.tensors[slot].draw;
                KS_TRY_CUDA("input generation",
-                           LaunchRandomFill(ElementOf(layout.tensors[slot].dtype), tensor(sides[0], slot), count,
-                                            draw.own ? static_cast<int>(*draw.own) : config.distribution,
-                                            config.final_seed, static_cast<uint64_t>(layout.tensors[slot].parameter),
-                                            stream, draw.nonnegative, static_cast<float>(draw.scale),
-                                            static_cast<float>(draw.offset)));
+                           LaunchDrawnFill(layout.tensors[slot], tensor(sides[0], slot), count, config.distribution,
+                                           config.final_seed,
+                                           static_cast<uint64_t>(layout.tensors[slot].parameter), stream));
                return {};
              });
              !status.ok()) {

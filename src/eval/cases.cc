@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -41,6 +42,10 @@ std::optional<DimValues> RandomShape(const Task& task, uint64_t seed) {
     }
     auto complete = task.WithDerivedDims(std::move(shape));
     if (!complete.ok()) continue;  // e.g. a pooling window larger than the drawn input
+    const bool ranges_valid = std::ranges::all_of(task.inputs, [&](const TensorSpec& input) {
+      return task.DrawAt(input, *complete).ok();
+    });
+    if (!ranges_valid) continue;  // an index range that is empty at the drawn dims
     if (LargestTensor(task, *complete) <= kRandomShapeMaxElements &&
         task.Flops(*complete) <= kRandomShapeMaxFlops) {
       return complete.value();
@@ -91,7 +96,14 @@ CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_byt
     const bool output = binding.role == ParameterRole::kOutput;
     const TensorSpec& tensor = output ? task.outputs[binding.index] : task.inputs[binding.index];
     const size_t bytes = static_cast<size_t>(task.Elements(tensor, shape)) * DTypeBytes(tensor.dtype);
-    layout.tensors.push_back({i, bytes, output, tensor.dtype, output ? InputDraw{} : tensor.draw});
+    InputDraw draw;
+    if (!output) {
+      // Declared shapes are checked when the task loads, random ones when drawn.
+      auto resolved = task.DrawAt(tensor, shape);
+      if (!resolved.ok()) throw std::logic_error(resolved.error().message);
+      draw = *resolved;
+    }
+    layout.tensors.push_back({i, bytes, output, tensor.dtype, draw});
   }
   return layout;
 }

@@ -30,6 +30,10 @@ GPU_BENCH_MAX_BYTES = 1 << 30   # GPU bench: every tensor together (timing holds
 DISTRIBUTIONS = ("normal", "uniform", "large")
 FLOAT_DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
 INDEX_DTYPES = {"torch.int64", "torch.int32"}
+# Integer inputs reach the kernel as int32 and the model as their own type.
+INTEGER_DTYPES = {"torch.int64": "int64", "torch.int32": "int32", "torch.int16": "int16", "torch.int8": "int8",
+                  "torch.uint8": "uint8", "torch.bool": "bool"}
+MAX_INTEGER_SPAN = 1 << 24      # ksmith draws integers exactly as floats
 
 
 class Refused(Exception):
@@ -251,7 +255,7 @@ def estimated_bytes(problem, constants):
     return base_bytes * ratio
 
 
-def describe_inputs(problem, record):
+def describe_inputs(problem, record, constants):
     torch = problem.torch
     model, inputs, outputs = record
     described = []
@@ -261,13 +265,16 @@ def describe_inputs(problem, record):
             continue  # a plain number: a fixed argument (describe_scalars)
         if not isinstance(tensor, torch.Tensor):
             raise Refused(f"input {index} of get_inputs() is a {type(tensor).__name__}, neither a tensor nor a number")
+        name = f"x{index}" if tensor_count > 1 else "x"
+        if str(tensor.dtype) in INTEGER_DTYPES:
+            described.append({"name": name, "kind": "input", "index": index, "dtype": "int32",
+                              "integers": integer_bounds(problem, constants, index, INTEGER_DTYPES[str(tensor.dtype)])})
+            continue
         dtype = FLOAT_DTYPES.get(str(tensor.dtype))
         if dtype is None:
-            raise Refused(f"input {index} of get_inputs() is {tensor.dtype}: integer and boolean inputs are not "
-                          "supported yet (ksmith draws floating-point inputs only)")
+            raise Refused(f"input {index} of get_inputs() is {tensor.dtype}, which ksmith cannot draw")
         nonnegative = bool((tensor >= 0).all()) and needs_nonnegative(problem, record, index)
-        described.append({"name": f"x{index}" if tensor_count > 1 else "x", "kind": "input", "index": index,
-                          "dtype": dtype, "nonnegative": nonnegative})
+        described.append({"name": name, "kind": "input", "index": index, "dtype": dtype, "nonnegative": nonnegative})
     for name, parameter in model.named_parameters():
         dtype = FLOAT_DTYPES.get(str(parameter.dtype))
         if dtype is None:
@@ -279,6 +286,96 @@ def describe_inputs(problem, record):
         if names.count(entry["name"]) > 1 or entry["name"] in ("x", "y") and entry["kind"] == "parameter":
             entry["name"] = f"p{i}_{entry['name']}"
     return described
+
+
+class RandintTrace:
+    """Records the bounds of every torch.randint call while active: where get_inputs() draws an
+    integer input with randint, its range is exactly what the problem asked for, however few
+    values one draw holds (32 labels of 4096 classes say little about the 4096)."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.calls = {}
+
+    def __enter__(self):
+        torch, calls, original = self.torch, self.calls, self.torch.randint
+        self.original = original
+
+        def randint(*args, **kwargs):
+            result = original(*args, **kwargs)
+            bounds = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+            high = kwargs.get("high", bounds[1] if len(bounds) >= 2 else bounds[0] if bounds else None)
+            low = kwargs.get("low", bounds[0] if len(bounds) >= 2 else 0)
+            if isinstance(high, int) and isinstance(low, int):
+                calls[id(result)] = (result, low, high)  # the reference keeps the id unique
+            return result
+        torch.randint = randint
+        return self
+
+    def __exit__(self, *exc):
+        self.torch.randint = self.original
+
+    def bounds_of(self, tensor):
+        entry = self.calls.get(id(tensor))
+        return None if entry is None or entry[0] is not tensor else (entry[1], entry[2])
+
+
+def integer_bounds(problem, constants, index, torch_dtype):
+    """[low, high) of integer input `index`: the bounds of the torch.randint call that drew it, or
+    else the least and one past the greatest value over several draws at the analysis sizes;
+    [0, 2) for a bool. `follows` lists the sizes equal to high there: resolve_integer_ranges names
+    the one high varies with."""
+    torch = problem.torch
+    if torch_dtype == "bool":
+        return {"low": 0, "high": 2, "torch_dtype": torch_dtype, "follows": []}
+    namespace = problem.load(constants)
+    low = high = None
+    for seed in range(8):
+        torch.manual_seed(seed)
+        with RandintTrace(torch) as trace:
+            tensor = as_tuple(namespace["get_inputs"]())[index]
+        if tensor.numel() == 0:
+            raise Refused(f"input {index} of get_inputs() is an empty integer tensor")
+        traced = trace.bounds_of(tensor)
+        if traced is not None:
+            low, high = traced
+            break
+        low = min(int(tensor.min()), low if low is not None else int(tensor.min()))
+        high = max(int(tensor.max()) + 1, high if high is not None else 0)
+    if high <= low or high - low > MAX_INTEGER_SPAN or low < -(1 << 31) or high > (1 << 31):
+        raise Refused(f"input {index} of get_inputs() holds integers in [{low}, {high}): ksmith draws int32 values "
+                      f"from a range of 1 to 2^24 values")
+    return {"low": low, "high": high, "torch_dtype": torch_dtype,
+            "follows": [name for name, value in constants.items() if value == high]}
+
+
+def integer_high(integers, constants):
+    high = integers["high"]
+    return constants[high] if isinstance(high, str) else high
+
+
+def resolve_integer_ranges(tensors, varying, shaped_records):
+    """An integer input's high names the varying size it equals at every shape (labels of a class
+    count that varies), else stays the number. Refused where a shape's drawn inputs leave the range:
+    a range that follows nothing ksmith can name."""
+    for tensor in tensors:
+        integers = tensor.get("integers")
+        if integers is None:
+            continue
+
+        def within(high_at, tensor=tensor, integers=integers):
+            for constants, record in shaped_records:
+                values = record[1][tensor["index"]]
+                if values.numel() and (int(values.min()) < integers["low"] or int(values.max()) >= high_at(constants)):
+                    return False
+            return True
+        for name in integers.pop("follows", []):
+            if name in varying and within(lambda constants, name=name: constants[name]):
+                integers["high"] = name
+                break
+        if not within(lambda constants: integer_high(integers, constants)):
+            raise Refused(f"input {tensor['index']} of get_inputs() holds integers outside [{integers['low']}, "
+                          f"{integers['high']}) at some sizes: its range follows no size ksmith can name")
 
 
 def describe_scalars(problem, record):
@@ -337,9 +434,9 @@ def describe_outputs(problem, record, input_names):
     return described
 
 
-def draw_inputs(problem, tensors, record, distribution, seed):
+def draw_inputs(problem, tensors, record, distribution, seed, constants):
     """Inputs and parameters as ksmith draws them (in float64): the case's distribution for inputs,
-    restricted to their domain, and each parameter's own draw."""
+    restricted to their domain, integers from their range, and each parameter's own draw."""
     torch = problem.torch
     model, inputs, _ = record
     generator = torch.Generator().manual_seed(seed)
@@ -347,6 +444,11 @@ def draw_inputs(problem, tensors, record, distribution, seed):
     drawn_inputs, drawn_parameters = [], {}
     for tensor in tensors:
         template = inputs[tensor["index"]] if tensor["kind"] == "input" else parameters[tensor["path"]]
+        if "integers" in tensor:
+            integers = tensor["integers"]
+            values = torch.randint(integers["low"], integer_high(integers, constants), template.shape, generator=generator)
+            drawn_inputs.append(values.to(getattr(torch, integers["torch_dtype"])))
+            continue
         kind = tensor["draw"]["distribution"] if tensor["kind"] == "parameter" else distribution
         values = torch.randn(template.shape, generator=generator, dtype=torch.float64) if kind != "uniform" else \
             torch.rand(template.shape, generator=generator, dtype=torch.float64) * 2 - 1
@@ -363,7 +465,7 @@ def draw_inputs(problem, tensors, record, distribution, seed):
     for tensor in tensors:
         if tensor["kind"] == "input":
             values = next(drawn)
-            if tensor["dtype"] in rounded:
+            if tensor["dtype"] in rounded and "integers" not in tensor:
                 values = values.to(rounded[tensor["dtype"]]).double()
             arguments[tensor["index"]] = values
     return tuple(arguments), drawn_parameters
@@ -398,7 +500,7 @@ def representable(problem, tensors, outputs, constants, record, distribution, se
     finite (no overflow of float32 where float64 does not) and, for indices, equal. How close the
     floats are is for ksmith's own comparison to judge (the importer calibrates with it)."""
     torch = problem.torch
-    inputs64, parameters64 = draw_inputs(problem, tensors, record, distribution, seed)
+    inputs64, parameters64 = draw_inputs(problem, tensors, record, distribution, seed, constants)
     inputs32 = tuple(t.to(given.dtype) if isinstance(t, torch.Tensor) else t for t, given in zip(inputs64, record[1]))
     parameters32 = {name: p.float() for name, p in parameters64.items()}
     _, _, result32 = problem.run(constants, inputs=inputs32, parameters=parameters32)
@@ -421,7 +523,7 @@ def analyse(path, level, default_threads):
     sizes = size_constants(problem)
     base, base_record = find_base(problem, sizes)
     problem.analysis_bytes = (sum(t.numel() * t.element_size() for t in base_record[1] if hasattr(t, "numel")), base)
-    tensors = describe_inputs(problem, base_record)
+    tensors = describe_inputs(problem, base_record, base)
     scalars = describe_scalars(problem, base_record)
     outputs = describe_outputs(problem, base_record, {t["name"] for t in tensors})
 
@@ -456,6 +558,7 @@ def analyse(path, level, default_threads):
             records.append((constants, record))
     if not records:
         raise Refused(f"no reduced shape runs: {getattr(problem, 'last_error', 'its tensors stay too large')}")
+    resolve_integer_ranges(tensors, varying, records)
     largest_eval = max(records, key=lambda item: total_bytes(item[1]))
     bench = bench_shape(problem, varying, fixed_base, reference_dtype, largest_eval) if varying else None
     if bench is None:
@@ -479,6 +582,7 @@ def analyse(path, level, default_threads):
     if gpu is not None:
         all_shapes.append(gpu[0])
         all_records.append(gpu[1])
+    resolve_integer_ranges(tensors, varying, list(zip(all_shapes, all_records)))
     dims, constant_dims, shape_values = assign_dims(varying, tensors, outputs, all_shapes, all_records)
     cpu_values = shape_values[:len(records) + 1]
     return {

@@ -203,7 +203,10 @@ class Runner:
         with torch.no_grad():
             for tensor, address in zip(spec["inputs"], input_addresses):
                 view = self._view(address, shape(tensor), tensor["dtype"])
-                if self.compute_dtype is not None:
+                if "integers" in tensor:
+                    # ksmith's int32 as the problem's own integer type (int64 labels, a bool mask).
+                    view = view.to(getattr(torch, tensor["integers"]["torch_dtype"]))
+                elif self.compute_dtype is not None:
                     view = view.to(self.compute_dtype)
                 if tensor["kind"] == "input":
                     arguments[tensor["index"]] = view

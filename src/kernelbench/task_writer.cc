@@ -83,6 +83,14 @@ std::string Describe(const json& spec) {
                       "<tensor>_d<axis>). The sizes in the problem file are one instance: the hidden shapes "
                       "vary the sizes {} and keep the other constants.",
                       VaryingSizes(spec.at("varying")));
+  for (const auto& tensor : spec.at("inputs")) {
+    if (!tensor.contains("integers")) continue;
+    const auto& integers = tensor.at("integers");
+    const auto bound = [](const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); };
+    text += fmt::format(" Input {} is torch.{} in the problem and reaches the kernel as int32 values in [{}, {}).",
+                        tensor.at("name").get<std::string>(), integers.at("torch_dtype").get<std::string>(),
+                        bound(integers.at("low")), bound(integers.at("high")));
+  }
   for (const auto& scalar : spec.value("scalars", json::array())) {
     text += fmt::format(" forward()'s argument {} is the number {} in every case, not an input of the kernel.",
                         scalar.at("index").get<int>(), scalar.at("value").dump());
@@ -159,6 +167,17 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
     toml::table entry{{"name", tensor.at("name").get<std::string>()}, {"dtype", tensor.at("dtype").get<std::string>()},
                       {"shape", Strings(tensor.at("shape"))}};
     if (tensor.value("nonnegative", false)) entry.insert("nonnegative", true);
+    if (tensor.contains("integers")) {
+      toml::array range;
+      for (const auto& bound : {tensor.at("integers").at("low"), tensor.at("integers").at("high")}) {
+        if (bound.is_string()) {
+          range.push_back(bound.get<std::string>());
+        } else {
+          range.push_back(bound.get<int64_t>());
+        }
+      }
+      entry.insert("range", std::move(range));
+    }
     if (tensor.contains("draw")) {
       const auto& draw = tensor.at("draw");
       entry.insert("distribution", draw.at("distribution").get<std::string>());
@@ -179,9 +198,17 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
                                     {"eval", Shapes(shapes.at("eval"))}, {"bench", Shape(shapes.at("bench"))}});
   task.insert("reference", toml::table{{"source", "reference.cc"}, {"function", name + "_reference"}});
   const auto& torch = spec.at("torch");
+  // Disclosed, not hidden: torch needs its own integer type, and the conversion is timed with it.
+  std::string conversion;
+  for (const auto& tensor : spec.at("inputs")) {
+    if (!tensor.contains("integers")) continue;
+    conversion += fmt::format("{}{} to torch.{}", conversion.empty() ? "; the timed call includes converting int32 " : ", ",
+                              tensor.at("name").get<std::string>(),
+                              tensor.at("integers").at("torch_dtype").get<std::string>());
+  }
   const std::string baseline_description = fmt::format(
       "torch eager (torch {}, float32, {} intra-op threads, no_grad): the problem's Model called from Python, as "
-      "KernelBench times it", torch.at("version").get<std::string>(), torch.at("threads").get<int>());
+      "KernelBench times it{}", torch.at("version").get<std::string>(), torch.at("threads").get<int>(), conversion);
   task.insert("baseline", toml::table{{"cpu", toml::table{{"source", "baseline_cpu.cc"},
                                                           {"libraries", toml::array{}},
                                                           {"description", baseline_description},
@@ -199,8 +226,8 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
                                           {"libraries", toml::array{}},
                                           {"description", fmt::format("torch eager on the GPU (torch {}, float32 with TF32 "
                                                                       "off, no_grad, on the caller's stream): the "
-                                                                      "problem's Model called from Python",
-                                                                      torch.at("version").get<std::string>())},
+                                                                      "problem's Model called from Python{}",
+                                                                      torch.at("version").get<std::string>(), conversion)},
                                           {"readable", Strings(spec.at("python").value("readable", json::array()))}});
   }
   if (spec.at("reference_dtype") == "float32") {

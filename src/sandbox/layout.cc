@@ -26,6 +26,7 @@ nlohmann::json CaseLayout::ToJson() const {
       nlohmann::json draw = {{"scale", slot.draw.scale}, {"offset", slot.draw.offset},
                              {"nonnegative", slot.draw.nonnegative}};
       if (slot.draw.own) draw["distribution"] = DistributionName(*slot.draw.own);
+      if (slot.draw.integers) draw["integers"] = {slot.draw.integers->low, slot.draw.integers->high};
       slot_json["draw"] = std::move(draw);
     }
     tensors_json.push_back(std::move(slot_json));
@@ -55,6 +56,13 @@ Result<CaseLayout> CaseLayout::FromJson(const nlohmann::json& json) {
           auto own = ParseDistribution(draw.at("distribution").get<std::string>());
           if (!own.ok()) return MakeError(ErrorKind::kProtocol, "bad case layout: {}", own.error().message);
           parsed.draw.own = *own;
+        }
+        if (draw.contains("integers")) {
+          const auto bounds = draw.at("integers").get<std::vector<int64_t>>();
+          if (bounds.size() != 2 || bounds[1] <= bounds[0] || bounds[1] - bounds[0] > kMaxIntegerSpan) {
+            return MakeError(ErrorKind::kProtocol, "bad case layout: integers must be [low, high) holding 1 to 2^24 values");
+          }
+          parsed.draw.integers = IntegerRange{bounds[0], bounds[1]};
         }
       }
       layout.tensors.push_back(parsed);

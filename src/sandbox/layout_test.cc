@@ -211,10 +211,20 @@ TEST(CaseLayout, AnInputsDrawSurvivesTheTripToTheWorker) {
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_TRUE(parsed->tensors[0].draw.IsDefault());
   EXPECT_EQ(parsed->tensors[1].draw, layout.tensors[1].draw);
+  // An index input: int32 labels drawn from [0, 4096).
+  layout.tensors[0].dtype = DType::kInt32;
+  layout.tensors[0].draw.integers = IntegerRange{0, 4096};
+  parsed = CaseLayout::FromJson(layout.ToJson());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->tensors[0].dtype, DType::kInt32);
+  EXPECT_EQ(parsed->tensors[0].draw, layout.tensors[0].draw);
   // A default draw adds nothing to the request, so the layouts of built-in tasks keep their keys.
   EXPECT_EQ(VectorAddLayout(16).ToJson().dump().find("draw"), std::string::npos);
   auto json = layout.ToJson();
   json["tensors"][1]["draw"]["distribution"] = "gaussian";
+  EXPECT_FALSE(CaseLayout::FromJson(json).ok());
+  json = layout.ToJson();
+  json["tensors"][0]["draw"]["integers"] = {5, 5};  // empty
   EXPECT_FALSE(CaseLayout::FromJson(json).ok());
 }
 

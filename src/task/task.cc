@@ -61,6 +61,22 @@ bool Task::IsDerived(std::string_view dim) const {
   return false;
 }
 
+Result<InputDraw> Task::DrawAt(const TensorSpec& tensor, const DimValues& shape) const {
+  InputDraw draw = tensor.draw;
+  if (tensor.integer_range.size() != 2) return draw;
+  auto low = EvaluateExpression(tensor.integer_range[0], shape);
+  if (!low.ok()) return low.error();
+  auto high = EvaluateExpression(tensor.integer_range[1], shape);
+  if (!high.ok()) return high.error();
+  if (*high <= *low || *high - *low > kMaxIntegerSpan) {
+    return MakeError(ErrorKind::kInvalidArgument, "input {}: range [{}, {}) is {} at {} (it must hold 1 to 2^24 values)",
+                     tensor.name, tensor.integer_range[0], tensor.integer_range[1],
+                     *high <= *low ? "empty" : "too wide", FormatShape(shape));
+  }
+  draw.integers = IntegerRange{*low, *high};
+  return draw;
+}
+
 int64_t Task::Elements(const TensorSpec& tensor, const DimValues& shape) const {
   int64_t count = 1;
   for (const auto& dim : tensor.shape) count *= shape.at(dim);

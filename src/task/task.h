@@ -22,6 +22,8 @@ struct TensorSpec {
   DType dtype = DType::kFloat32;
   std::vector<std::string> shape;  // dim names, row-major
   InputDraw draw;                  // inputs only: how values are drawn (default: the case's distribution)
+  /// int32 inputs only: {low, high} expressions over dims, high exclusive ("0", "num_classes").
+  std::vector<std::string> integer_range;
 };
 
 enum class ParameterRole { kInput, kOutput, kDim };
@@ -92,6 +94,9 @@ struct Task {
   /// larger than its input, say).
   Result<DimValues> WithDerivedDims(DimValues free_dims) const;
   bool IsDerived(std::string_view dim) const;
+  /// How `tensor`'s values are drawn at `shape`: its draw, with its integer range evaluated there.
+  /// An error names a range that is empty or wider than kMaxIntegerSpan at that shape.
+  Result<InputDraw> DrawAt(const TensorSpec& tensor, const DimValues& shape) const;
   /// Elements of a tensor at `shape`.
   int64_t Elements(const TensorSpec& tensor, const DimValues& shape) const;
   int64_t Flops(const DimValues& shape) const;

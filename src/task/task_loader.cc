@@ -63,6 +63,8 @@ class TaskReader {
 
   Result<std::vector<TensorSpec>> Tensors(std::string_view key);
   Result<InputDraw> Draw(const toml::table& table, bool is_input);
+  Result<std::vector<std::string>> IntegerBounds(const toml::table& table, const TensorSpec& tensor, bool is_input);
+  Status IntegerRanges(const Task& task);
   Result<DimValues> Shape(const toml::node& node, const Task& task);
   Status Shapes(Task& task);
   Status Derived(Task& task);
@@ -97,12 +99,10 @@ Result<std::vector<TensorSpec>> TaskReader::Tensors(std::string_view key) {
     if (!dtype_name.ok()) return dtype_name.error();
     auto dtype = ParseDType(*dtype_name);
     if (!dtype.ok()) return Fail(table->get("dtype"), "{}", dtype.error().message);
-    if (*dtype == DType::kInt32 && key == "inputs") {
-      return Fail(table->get("dtype"),
-                  "int32 inputs are not supported (no input distribution draws integers); int32 "
-                  "is for index outputs such as argmax");
-    }
     tensor.dtype = *dtype;
+    auto range = IntegerBounds(*table, tensor, key == "inputs");
+    if (!range.ok()) return range.error();
+    tensor.integer_range = *range;
     auto shape = StringList(*table, "shape", true);
     if (!shape.ok()) return shape.error();
     tensor.shape = *shape;
@@ -140,6 +140,54 @@ Result<InputDraw> TaskReader::Draw(const toml::table& table, bool is_input) {
     draw.nonnegative = node->as_boolean()->get();
   }
   return draw;
+}
+
+// `range = [low, high]` of an int32 input: integers or dim expressions, high exclusive.
+Result<std::vector<std::string>> TaskReader::IntegerBounds(const toml::table& table, const TensorSpec& tensor,
+                                                          bool is_input) {
+  const toml::node* node = table.get("range");
+  const bool integer_input = is_input && tensor.dtype == DType::kInt32;
+  if (node == nullptr) {
+    if (!integer_input) return std::vector<std::string>{};
+    return Fail(table.get("dtype"),
+                "int32 input '{}' needs 'range = [low, high]': the integers it holds, high exclusive "
+                "(numbers or dim expressions, e.g. [0, \"num_classes\"])",
+                tensor.name);
+  }
+  if (!integer_input) return Fail(node, "'range' applies to int32 inputs only");
+  const toml::array* array = node->as_array();
+  if (array == nullptr || array->size() != 2) return Fail(node, "'range' must be [low, high]");
+  std::vector<std::string> bounds;
+  for (const auto& bound : *array) {
+    if (auto number = bound.value<int64_t>(); number && bound.is_integer()) {
+      bounds.push_back(std::to_string(*number));
+    } else if (const auto* text = bound.as_string()) {
+      bounds.push_back(text->get());
+    } else {
+      return Fail(&bound, "each bound of 'range' must be an integer or a dim expression string");
+    }
+  }
+  for (const char* key : {"distribution", "scale", "offset", "nonnegative"}) {
+    if (table.contains(key)) return Fail(table.get(key), "'{}' does not apply to an int32 input (it has a range)", key);
+  }
+  return bounds;
+}
+
+// Every declared shape must give each integer input a usable range.
+Status TaskReader::IntegerRanges(const Task& task) {
+  std::vector<DimValues> shapes = task.dev_shapes;
+  shapes.insert(shapes.end(), task.eval_shapes.begin(), task.eval_shapes.end());
+  shapes.push_back(task.bench_shape);
+  if (task.cuda) {
+    shapes.insert(shapes.end(), task.cuda->eval_shapes.begin(), task.cuda->eval_shapes.end());
+    shapes.push_back(task.cuda->bench_shape);
+  }
+  for (const auto& input : task.inputs) {
+    for (const auto& shape : shapes) {
+      if (auto draw = task.DrawAt(input, shape); !draw.ok()) return Fail(root_.get("inputs"), "{}", draw.error().message);
+    }
+  }
+  return {};
 }
 
 Status TaskReader::BindParameters(Task& task) {
@@ -456,6 +504,7 @@ Result<Task> TaskReader::Read() {
   if (auto status = Shapes(task); !status.ok()) return status.error();
   if (auto status = Cuda(task); !status.ok()) return status.error();
   if (auto status = Expressions(task); !status.ok()) return status.error();
+  if (auto status = IntegerRanges(task); !status.ok()) return status.error();
 
   auto distributions = StringList(root_, "distributions", true);
   if (!distributions.ok()) return distributions.error();

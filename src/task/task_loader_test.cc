@@ -200,6 +200,37 @@ TEST_F(TaskLoaderTest, BadInputDrawsAreRefusedWithTheirLine) {
                        "applies to inputs only"));
 }
 
+// The toy task with b an int32 input: `range` as given.
+std::string WithIntegerInput(const std::string& range) {
+  std::string toml = Replace(kToyTask, "const float* b", "const int32_t* b");
+  return Replace(toml, "name = \"b\"\ndtype = \"fp32\"\n", "name = \"b\"\ndtype = \"int32\"\n" + range);
+}
+
+TEST_F(TaskLoaderTest, AnInt32InputIsDrawnFromItsRangeEvaluatedAtEachShape) {
+  auto task = LoadTask(Write(WithIntegerInput("range = [0, \"rows + 1\"]\n")));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  EXPECT_EQ(task->inputs[1].integer_range, (std::vector<std::string>{"0", "rows + 1"}));
+  auto draw = task->DrawAt(task->inputs[1], task->bench_shape);
+  ASSERT_TRUE(draw.ok()) << draw.error().message;
+  ASSERT_TRUE(draw->integers.has_value());
+  EXPECT_EQ(*draw->integers, (IntegerRange{0, 65}));
+  EXPECT_FALSE(task->DrawAt(task->inputs[0], task->bench_shape)->integers.has_value());
+}
+
+TEST_F(TaskLoaderTest, BadIntegerInputsAreRefusedSayingWhatIsMissing) {
+  EXPECT_TRUE(Contains(LoadError(WithIntegerInput("")), "needs 'range = [low, high]'"));
+  EXPECT_TRUE(Contains(LoadError(WithIntegerInput("range = [0]\n")), "'range' must be [low, high]"));
+  EXPECT_TRUE(Contains(LoadError(WithIntegerInput("range = [0, 1.5]\n")), "integer or a dim expression"));
+  // Empty at the one-row eval shape (rows - 1 = 0).
+  EXPECT_TRUE(Contains(LoadError(WithIntegerInput("range = [0, \"rows - 1\"]\n")), "is empty at rows=1"));
+  EXPECT_TRUE(Contains(LoadError(WithIntegerInput("range = [0, \"depth\"]\n")), "depth"));
+  EXPECT_TRUE(Contains(LoadError(WithIntegerInput("range = [0, 2]\ndistribution = \"normal\"\n")),
+                       "does not apply to an int32 input"));
+  const std::string input_b = "name = \"b\"\ndtype = \"fp32\"\n";
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, input_b, input_b + "range = [0, 2]\n")),
+                       "'range' applies to int32 inputs only"));
+}
+
 TEST_F(TaskLoaderTest, ABaselineMayDeclareAbsoluteFoldersTheWorkerReads) {
   auto task = LoadTask(Write(Replace(kToyTask, "description = \"plain loop\"\n",
                                      "description = \"plain loop\"\nreadable = [\"/opt/torch/site-packages\"]\n")));
@@ -370,10 +401,7 @@ TEST_F(TaskLoaderTest, HalfPrecisionTensorsNeedTheirCpuTypeInTheSignature) {
   EXPECT_DOUBLE_EQ(bf16_task->ToleranceFor(DType::kBFloat16).elem, 2 * 0x1p-8);
 }
 
-TEST_F(TaskLoaderTest, Int32IsForOutputsOnly) {
-  const std::string message =
-      LoadError(Replace(kToyTask, "name = \"x\"\ndtype = \"fp32\"", "name = \"x\"\ndtype = \"int32\""));
-  EXPECT_TRUE(Contains(message, "int32 inputs are not supported"));
+TEST_F(TaskLoaderTest, AnInt32OutputIsAnIndexAndNeedsNoRange) {
   auto task = LoadTask(Write(Replace(Replace(kToyTask, "name = \"y\"\ndtype = \"fp32\"", "name = \"y\"\ndtype = \"int32\""),
                                      "float* y", "int32_t* y")));
   ASSERT_TRUE(task.ok()) << task.error().message;

@@ -107,8 +107,12 @@ void StoreAs(DType dtype, const float* values, size_t count, void* out) {
       for (size_t i = 0; i < count; ++i) target[i] = half ? FloatToHalfBits(values[i]) : FloatToBf16Bits(values[i]);
       return;
     }
-    case DType::kInt32:
-      throw std::logic_error("StoreAs: int32 tensors are never generated from floats");
+    case DType::kInt32: {
+      // Integer inputs are drawn as integer-valued floats (an InputDraw's integers), exact below 2^24.
+      auto* target = static_cast<int32_t*>(out);
+      for (size_t i = 0; i < count; ++i) target[i] = static_cast<int32_t>(std::lrint(values[i]));
+      return;
+    }
   }
 }
 

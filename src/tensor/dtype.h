@@ -13,8 +13,8 @@ namespace ksmith {
 /// The fp32 (and int32) poison: a quiet NaN with a payload no arithmetic produces.
 inline constexpr uint32_t kPoisonPattern32 = 0x7fc0dead;
 
-/// fp32, fp16 and bf16 tensors may be inputs or outputs; int32 only outputs (indices, compared
-/// exactly), since no input distribution describes integers.
+/// Every type may be an input or an output. int32 outputs are indices, compared exactly; int32
+/// inputs are drawn from an integer range (class labels, masks), never from a distribution.
 enum class DType { kFloat32, kFloat16, kBFloat16, kInt32 };
 
 Result<DType> ParseDType(std::string_view name);
@@ -44,7 +44,7 @@ uint16_t FloatToBf16Bits(float value);
 float Bf16BitsToFloat(uint16_t bits);
 
 /// Writes `count` floats as `dtype` elements at `out` (DTypeBytes(dtype) * count bytes).
-/// int32 is not a target: there is no meaningful float-to-index conversion.
+/// For int32 the floats are integers (an integer draw's): each is stored rounded to the nearest.
 void StoreAs(DType dtype, const float* values, size_t count, void* out);
 /// Reads `count` elements of `dtype` as floats (exact for every fp16/bf16 value and every int32
 /// below 2^24).

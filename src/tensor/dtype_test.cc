@@ -143,6 +143,11 @@ TEST(DTypeStorage, StoresLoadsAndTakesAbsoluteValues) {
   std::vector<float> wide(3);
   LoadAsFloat(DType::kInt32, indices.data(), 3, wide.data());
   EXPECT_EQ(wide, (std::vector<float>{0.0f, 7.0f, -3.0f}));
+  // An integer draw's floats stored as int32 inputs: exact up to 2^24.
+  const std::vector<float> drawn = {0.0f, 4095.0f, -3.0f, 16777216.0f};
+  std::vector<int32_t> stored(drawn.size());
+  StoreAs(DType::kInt32, drawn.data(), drawn.size(), stored.data());
+  EXPECT_EQ(stored, (std::vector<int32_t>{0, 4095, -3, 16777216}));
 }
 
 TEST(DType, EveryTypeHasANameASizeAndACType) {

@@ -3,6 +3,7 @@
 #include "core/target_clones.h"
 #include "tensor/normal_sample.h"
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -89,6 +90,13 @@ const char* DistributionName(Distribution distribution) {
 
 void FillInput(float* data, size_t count, const InputDraw& draw, Distribution case_distribution,
                uint64_t seed, uint64_t stream) {
+  if (draw.integers) {
+    const auto span = static_cast<uint64_t>(std::max<int64_t>(1, draw.integers->high - draw.integers->low));
+    for (size_t i = 0; i < count; ++i) {
+      data[i] = static_cast<float>(draw.integers->low + static_cast<int64_t>(MixCounter(seed, stream, i) % span));
+    }
+    return;
+  }
   FillRandom(data, count, draw.own.value_or(case_distribution), seed, stream);
   if (draw.scale == 1.0 && draw.offset == 0.0 && !draw.nonnegative) return;
   const auto scale = static_cast<float>(draw.scale);

@@ -32,17 +32,31 @@ void FillRandom(float* data, size_t count, Distribution distribution, uint64_t s
 /// How one input's values are drawn: by default the case's distribution. An input may fix its own
 /// (a model's weights keep their initialisation's family and scale, whatever the case draws) and
 /// keep to its domain (an input that is never negative stays non-negative).
+/// Integers drawn uniformly from [low, high): an index input (a class label, a mask of 0 and 1).
+struct IntegerRange {
+  int64_t low = 0;
+  int64_t high = 1;  // exclusive
+  bool operator==(const IntegerRange&) const = default;
+};
+
+/// The widest integer range: every value must be exact as a float (FillInput's element type).
+inline constexpr int64_t kMaxIntegerSpan = int64_t{1} << 24;
+
 struct InputDraw {
   std::optional<Distribution> own;  // instead of the case's
   double scale = 1.0;               // value = offset + scale * draw
   double offset = 0.0;
   bool nonnegative = false;         // |draw| before scale and offset
+  /// Integers instead of any distribution: low + MixCounter(seed, stream, i) % (high - low),
+  /// the same on the host and the GPU. Set per case (the bound may be a dim).
+  std::optional<IntegerRange> integers;
 
-  bool IsDefault() const { return !own && scale == 1.0 && offset == 0.0 && !nonnegative; }
+  bool IsDefault() const { return !own && scale == 1.0 && offset == 0.0 && !nonnegative && !integers; }
   bool operator==(const InputDraw&) const = default;
 };
 
-/// FillRandom under `draw`, with `case_distribution` where the input has none of its own.
+/// FillRandom under `draw`, with `case_distribution` where the input has none of its own; an
+/// integer draw gives integer-valued floats (exact: the span is at most kMaxIntegerSpan).
 void FillInput(float* data, size_t count, const InputDraw& draw, Distribution case_distribution,
                uint64_t seed, uint64_t stream);
 

@@ -274,5 +274,25 @@ TEST(FillInput, AnInputsOwnDistributionScaleOffsetAndDomainApply) {
   for (size_t i = 0; i < drawn.size(); ++i) ASSERT_EQ(drawn[i], std::fabs(normal[i])) << i;
 }
 
+TEST(FillInput, AnIntegerDrawGivesEveryValueOfItsRangeAndNoOther) {
+  InputDraw draw;
+  draw.integers = IntegerRange{-2, 5};
+  draw.own = Distribution::kLarge;  // ignored: integers come from their range
+  std::vector<float> drawn(7000);
+  FillInput(drawn.data(), drawn.size(), draw, Distribution::kNormal, 13, 2);
+  std::vector<int> counts(7, 0);
+  for (float value : drawn) {
+    ASSERT_EQ(value, std::round(value));
+    ASSERT_GE(value, -2.0f);
+    ASSERT_LT(value, 5.0f);
+    ++counts[static_cast<size_t>(value + 2)];
+  }
+  for (int count : counts) EXPECT_GT(count, 800) << "a value of the range is (nearly) never drawn";
+  // Value i depends only on (seed, stream, i), as for every draw: a slice agrees with the whole.
+  std::vector<float> again(7000);
+  FillInput(again.data(), again.size(), draw, Distribution::kUniform, 13, 2);
+  EXPECT_EQ(drawn, again);
+}
+
 }  // namespace
 }  // namespace ksmith

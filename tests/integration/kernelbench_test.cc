@@ -1,8 +1,8 @@
 // KernelBench problems as ksmith tasks (`ksmith import kernelbench`). The problems in
 // tests/kernelbench/ cover each feature (parameters, sizes as dims, two outputs, fixed sizes, an
-// integer input, a random model, a restricted domain) and each way a file can be bad; with
-// ../shared/kernelbench, levels 1 and 2 import in full and five level-1 tasks each judge an honest
-// and a hostile C++ candidate. Everything skips, saying why, without a python3 that has torch.
+// integer and a boolean input, a random model, a restricted domain) and each way a file can be
+// bad; their integer-input tasks, and with ../shared/kernelbench five level-1 tasks, each judge an
+// honest and a hostile C++ candidate; levels 1 and 2 import in full (kernelbench_levels_test.cc). Everything skips, saying why, without a python3 that has torch.
 #include <set>
 
 #include "kernelbench_import.h"
@@ -27,12 +27,11 @@ Task LoadImported(const Imported& imported, const std::string& name) {
 TEST(KernelBenchImport, EachTestProblemImportsOrIsRefusedWithItsReason) {
   SKIP_WITHOUT_TORCH();
   const auto results = ByFile(TestProblems().report);
-  ASSERT_EQ(results.size(), 6u);
-  for (const char* file : {"1_Linear_Scale.py", "2_Sum_And_Max.py", "3_Fixed_Reshape.py", "6_Log_Of_Positive.py"}) {
+  ASSERT_EQ(results.size(), 7u);
+  for (const char* file : {"1_Linear_Scale.py", "2_Sum_And_Max.py", "3_Fixed_Reshape.py", "4_Gather_Rows.py",
+                           "6_Log_Of_Positive.py", "7_Masked_Sum.py"}) {
     EXPECT_EQ(results.at(file).value("status", ""), "imported") << results.at(file).dump();
   }
-  EXPECT_EQ(results.at("4_Gather_Rows.py").value("status", ""), "skipped");
-  EXPECT_NE(results.at("4_Gather_Rows.py").value("reason", "").find("integer"), std::string::npos);
   EXPECT_EQ(results.at("5_Dropout_Softmax.py").value("status", ""), "skipped");
   EXPECT_NE(results.at("5_Dropout_Softmax.py").value("reason", "").find("random"), std::string::npos);
 }
@@ -74,6 +73,33 @@ TEST(KernelBenchImport, ParametersBecomeInputsAndSizesBecomeDimsThatTheHiddenSha
   EXPECT_EQ(linear_toml.find("nonnegative"), std::string::npos);
 }
 
+TEST(KernelBenchImport, IntegerAndBooleanInputsBecomeInt32InputsDrawnFromTheirRange) {
+  SKIP_WITHOUT_TORCH();
+  const Imported imported = TestProblems();
+  // torch.randint(0, rows): the labels' bound follows the size it equals, in every hidden shape.
+  const Task gather = LoadImported(imported, "kb_l0_004_gather_rows");
+  ASSERT_EQ(gather.inputs.size(), 2u);
+  EXPECT_EQ(gather.inputs[1].dtype, DType::kInt32);
+  EXPECT_EQ(gather.inputs[1].integer_range, (std::vector<std::string>{"0", "rows"}));
+  std::set<int64_t> rows;
+  for (const auto& shape : gather.eval_shapes) {
+    rows.insert(shape.at("rows"));
+    auto draw = gather.DrawAt(gather.inputs[1], shape);
+    ASSERT_TRUE(draw.ok()) << draw.error().message;
+    ASSERT_TRUE(draw->integers.has_value());
+    EXPECT_EQ(draw->integers->high, shape.at("rows"));
+  }
+  EXPECT_GE(rows.size(), 3u);
+  // A bool mask: 0 and 1, whatever the sizes.
+  const Task masked = LoadImported(imported, "kb_l0_007_masked_sum");
+  ASSERT_EQ(masked.inputs.size(), 2u);
+  EXPECT_EQ(masked.inputs[1].dtype, DType::kInt32);
+  EXPECT_EQ(masked.inputs[1].integer_range, (std::vector<std::string>{"0", "2"}));
+  EXPECT_NE(masked.description.find("torch.bool"), std::string::npos) << masked.description;
+  EXPECT_NE(masked.baselines.at("cpu").description.find("converting int32 x1 to torch.bool"), std::string::npos)
+      << "the baseline says that its timed call converts the mask";
+}
+
 TEST(KernelBenchImport, BadFilesAreSkippedEachWithWhatIsWrong) {
   SKIP_WITHOUT_TORCH();
   const Imported imported = ImportOnce("bad-files", {(ProblemsDir() / "bad").string(), "--timeout-s", "20"});
@@ -108,7 +134,8 @@ TEST(KernelBenchImport, ImportedTasksAreListedAndPassTasksCheck) {
   EXPECT_NE(listed.out.find("kb_l0_001_linear_scale"), std::string::npos);
   EXPECT_NE(listed.out.find("\"softmax\""), std::string::npos) << "the built-in tasks are still listed";
   const CliResult checked = RunKsmith({"tasks", "check", "kb_l0_001_linear_scale", "kb_l0_002_sum_and_max",
-                                       "kb_l0_003_fixed_reshape", "kb_l0_006_log_of_positive", "--quiet"},
+                                       "kb_l0_003_fixed_reshape", "kb_l0_004_gather_rows", "kb_l0_006_log_of_positive",
+                                       "kb_l0_007_masked_sum", "--quiet"},
                                       {EnvWithTasks(imported)});
   EXPECT_EQ(checked.exit_code, 0) << checked.Describe();
 }
@@ -139,13 +166,16 @@ class KernelBenchCandidateTest : public ::testing::TestWithParam<Candidate> {};
 
 TEST_P(KernelBenchCandidateTest, GetsTheExpectedVerdict) {
   SKIP_WITHOUT_TORCH();
-  if (!fs::exists(SharedKernelBench() / "level1")) {
-    GTEST_SKIP() << "no " << SharedKernelBench().string() << "/level1 here (the KernelBench problems)";
-  }
   const Candidate& candidate = GetParam();
   ASSERT_FALSE(candidate.expect.empty()) << candidate.file << " has no `// expect:` first line";
-  const Imported imported = ImportOnce(
-      "level1-five", {(SharedKernelBench() / "level1").string(), "--problems", "1,19,23,40,51"});
+  // kb_l0_*: the problems of tests/kernelbench/problems; the rest are KernelBench's level 1.
+  const bool own_problem = candidate.task.starts_with("kb_l0_");
+  if (!own_problem && !fs::exists(SharedKernelBench() / "level1")) {
+    GTEST_SKIP() << "no " << SharedKernelBench().string() << "/level1 here (the KernelBench problems)";
+  }
+  const Imported imported =
+      own_problem ? TestProblems()
+                  : ImportOnce("level1-five", {(SharedKernelBench() / "level1").string(), "--problems", "1,19,23,40,51"});
   ASSERT_TRUE(fs::exists(imported.out / "kernelbench" / candidate.task / "task.toml"))
       << candidate.task << " was not imported: " << imported.report.dump();
   const CliResult run = RunKsmith({"eval", "--task", candidate.task, candidate.file.string(), "--json", "--quiet",

@@ -1,4 +1,4 @@
-# An integer input: row indices into a table.
+# An integer input: row indices into a table; their range follows the table's rows.
 import torch
 import torch.nn as nn
 
