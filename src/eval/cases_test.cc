@@ -260,6 +260,29 @@ TEST(InputVariants, NudgeFp32InputsByTheRelativeStepAndClearSigns) {
   EXPECT_EQ(VariantInputs(prepared.layout, prepared.inputs, InputVariant::kAsGiven), prepared.inputs);
 }
 
+TEST(InputVariants, IntegerInputsKeepTheirValuesAndStayOutOfTheInputRms) {
+  // vector_add with b made an int32 input drawn from [-3, 4): labels or offsets, not magnitudes.
+  Task task = LoadBuiltIn("elementwise", "vector_add");
+  task.inputs[1].dtype = DType::kInt32;
+  task.inputs[1].integer_range = {"-3", "4"};
+  const CaseSpec spec{{{"n", 64}}, Distribution::kLarge, 5, "n=64"};
+  const PreparedCase prepared = PrepareCase(task, spec, kGuard);
+  const auto* labels = reinterpret_cast<const int32_t*>(prepared.inputs.data() + 64 * sizeof(float));
+  bool negative = false;
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_GE(labels[i], -3);
+    ASSERT_LT(labels[i], 4);
+    negative |= labels[i] < 0;
+  }
+  EXPECT_TRUE(negative);
+  for (InputVariant variant : {InputVariant::kAbsolute, InputVariant::kNudgedAlternating}) {
+    const std::string varied = VariantInputs(prepared.layout, prepared.inputs, variant);
+    EXPECT_EQ(varied.substr(64 * sizeof(float)), prepared.inputs.substr(64 * sizeof(float)));
+  }
+  const auto* x = reinterpret_cast<const float*>(prepared.inputs.data());
+  EXPECT_DOUBLE_EQ(InputRms(prepared), RootMeanSquare(x, 64));
+}
+
 TEST(InputVariants, MagnitudeIsTheLargestOfTheAbsoluteAnswerAndEachScaledChange) {
   const std::vector<std::vector<double>> expected = {{1.0, -2.0, 3.0}};
   std::vector<std::vector<double>> magnitude;

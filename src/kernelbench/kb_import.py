@@ -125,6 +125,10 @@ def shapes_of(model, inputs, outputs):
             [tuple(t.shape) if hasattr(t, "shape") else None for t in outputs])
 
 
+def parameter_names(record):
+    return [name for name, _ in record[0].named_parameters()]
+
+
 def largest(record):
     """The largest tensor's element count; an empty tensor makes the shape unusable (infinity)."""
     model, inputs, outputs = record
@@ -174,14 +178,17 @@ def find_base(problem, sizes):
 
 
 def find_varying(problem, sizes, base, base_record):
-    """The size constants that can change on their own: the model still runs and some tensor's shape follows."""
+    """The size constants that can change on their own: the model still runs, with the same
+    parameters (a layer count changes which exist: it stays fixed), and some tensor's shape follows."""
     base_shapes = shapes_of(*base_record)
+    base_parameters = parameter_names(base_record)
     varying = {}
     for name in sizes:
         works = []
         for value in sorted({1, 2, 3, 5, 7, 13, base[name] + 1, 2 * base[name] + 1} - {base[name]}):
             record = problem.try_run({**base, name: value})
-            if record is not None and shapes_of(*record) != base_shapes and largest(record) <= EVAL_MAX_ELEMENTS:
+            if (record is not None and shapes_of(*record) != base_shapes and largest(record) <= EVAL_MAX_ELEMENTS
+                    and parameter_names(record) == base_parameters):
                 works.append(value)
         if len(works) >= 2:
             varying[name] = works

@@ -29,7 +29,8 @@ def rewrite_constants(source, filename="<problem>"):
     """Parses the problem and routes every module-level integer constant through DIM_HOOK, so that
     the constant can be given another value and everything computed from it follows (bias_shape =
     (out_channels, 1, 1)). Returns (code, constants) with constants as [(name, value)] in source
-    order. `a = b = 128` is one constant, named `a`; a tuple of integers gives `name_0`, `name_1`."""
+    order. `a = b = 128` is one constant, named `a`; a tuple or list of integers (`layer_sizes =
+    [400, 800]`) gives `name_0`, `name_1`."""
     tree = ast.parse(source, filename=filename)
     constants = []
     for node in tree.body:
@@ -50,7 +51,8 @@ def rewrite_constants(source, filename="<problem>"):
         if _int_literal(node.value):
             constants.append((name, _int_value(node.value)))
             node.value = _hook_call(name, constants[-1][1], node.value)
-        elif isinstance(node.value, ast.Tuple) and node.value.elts and all(_int_literal(e) for e in node.value.elts):
+        elif (isinstance(node.value, (ast.Tuple, ast.List)) and node.value.elts
+              and all(_int_literal(e) for e in node.value.elts)):
             for i, element in enumerate(node.value.elts):
                 constants.append((f"{name}_{i}", _int_value(element)))
                 node.value.elts[i] = _hook_call(f"{name}_{i}", constants[-1][1], element)

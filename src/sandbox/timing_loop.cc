@@ -157,6 +157,7 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
   double square_sum = 0;
   size_t input_count = 0;
   for (const auto& input : bench->sets_[0].inputs) {
+    if (!IsFloatingPoint(input.dtype)) continue;  // labels and masks are not magnitudes
     const std::vector<float> values = Widen(input);
     const double rms = RootMeanSquare(values.data(), values.size());
     square_sum += rms * rms * static_cast<double>(values.size());

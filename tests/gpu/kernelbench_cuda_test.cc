@@ -26,8 +26,8 @@ std::string WhyNot() {
 
 TEST(KernelBenchCuda, CandidatesOnImportedTasksGetTheVerdictTheirHeaderNames) {
   if (const std::string why = WhyNot(); !why.empty()) GTEST_SKIP() << why;
-  const Imported imported = ImportOnce("gpu-level1", {(KernelBenchDir() / "level1").string(), "--problems", "19,23"});
-  for (const char* task : {"kb_l1_019_relu", "kb_l1_023_softmax"}) {
+  const Imported imported = ImportOnce("gpu-level1", {(KernelBenchDir() / "level1").string(), "--problems", "19,23,95"});
+  for (const char* task : {"kb_l1_019_relu", "kb_l1_023_softmax", "kb_l1_095_crossentropyloss"}) {
     const std::string toml = Slurp(imported.out / "kernelbench" / task / "task.toml");
     ASSERT_NE(toml.find("[cuda]"), std::string::npos) << task << " has no [cuda]: " << imported.report.dump();
   }

@@ -1,6 +1,7 @@
 // The worker's device-side input generator against the host's (tensor/random.h): the same
 // values, element for element, for every distribution, so timed rounds on the GPU draw from the
-// distributions the task declares; different seeds and streams give different inputs. Needs an
+// distributions the task declares, integer inputs from their range; different seeds and streams
+// give different inputs. Needs an
 // NVIDIA GPU; skips, saying why, everywhere else.
 #include <bit>
 #include <cmath>
@@ -109,6 +110,26 @@ TEST_P(DeviceRandomFill, EverySeedAndStreamGivesOtherValues) {
     size_t same = 0;
     for (uint64_t i = 0; i < kCount; ++i) same += first[i] == other[i];
     EXPECT_LT(static_cast<double>(same), allowed_same * kCount) << DistributionName(distribution);
+  }
+}
+
+TEST(DeviceIntegerFill, MatchesTheHostsIntegerDrawValueForValue) {
+  if (const std::string why = WhyNoGpu(); !why.empty()) GTEST_SKIP() << why;
+  // Labels of 4096 classes, and a mask of 0 and 1 drawn from [0, 2).
+  for (const IntegerRange range : {IntegerRange{0, 4096}, IntegerRange{0, 2}, IntegerRange{-3, 11}}) {
+    InputDraw draw;
+    draw.integers = range;
+    std::vector<float> host(kCount);
+    FillInput(host.data(), kCount, draw, Distribution::kNormal, 77, 5);
+    std::vector<int32_t> expected(kCount);
+    StoreAs(DType::kInt32, host.data(), kCount, expected.data());
+    void* data = nullptr;
+    ASSERT_EQ(cudaMalloc(&data, kCount * 4), cudaSuccess);
+    ASSERT_EQ(LaunchIntegerFill(data, kCount, 77, 5, range.low, range.high, nullptr), cudaSuccess);
+    std::vector<int32_t> device(kCount);
+    ASSERT_EQ(cudaMemcpy(device.data(), data, kCount * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree(data);
+    EXPECT_EQ(device, expected) << "[" << range.low << ", " << range.high << ")";
   }
 }
 

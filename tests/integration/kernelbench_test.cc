@@ -1,8 +1,9 @@
 // KernelBench problems as ksmith tasks (`ksmith import kernelbench`). The problems in
 // tests/kernelbench/ cover each feature (parameters, sizes as dims, two outputs, fixed sizes, an
-// integer and a boolean input, a random model, a restricted domain) and each way a file can be
-// bad; their integer-input tasks, and with ../shared/kernelbench five level-1 tasks, each judge an
-// honest and a hostile C++ candidate; levels 1 and 2 import in full (kernelbench_levels_test.cc). Everything skips, saying why, without a python3 that has torch.
+// integer and a boolean input, a list of sizes and a layer count, a random model, a restricted
+// domain) and each way a file can be bad; their integer-input tasks, and with ../shared/kernelbench
+// five level-1 tasks, each judge an honest and a hostile C++ candidate; levels 1 and 2 import in
+// full (kernelbench_levels_test.cc). Everything skips, saying why, without a python3 with torch.
 #include <set>
 
 #include "kernelbench_import.h"
@@ -27,9 +28,9 @@ Task LoadImported(const Imported& imported, const std::string& name) {
 TEST(KernelBenchImport, EachTestProblemImportsOrIsRefusedWithItsReason) {
   SKIP_WITHOUT_TORCH();
   const auto results = ByFile(TestProblems().report);
-  ASSERT_EQ(results.size(), 7u);
+  ASSERT_EQ(results.size(), 8u);
   for (const char* file : {"1_Linear_Scale.py", "2_Sum_And_Max.py", "3_Fixed_Reshape.py", "4_Gather_Rows.py",
-                           "6_Log_Of_Positive.py", "7_Masked_Sum.py"}) {
+                           "6_Log_Of_Positive.py", "7_Masked_Sum.py", "8_Layer_Stack.py"}) {
     EXPECT_EQ(results.at(file).value("status", ""), "imported") << results.at(file).dump();
   }
   EXPECT_EQ(results.at("5_Dropout_Softmax.py").value("status", ""), "skipped");
@@ -60,6 +61,16 @@ TEST(KernelBenchImport, ParametersBecomeInputsAndSizesBecomeDimsThatTheHiddenSha
   EXPECT_FALSE(linear.random_shapes);
 
   EXPECT_EQ(LoadImported(imported, "kb_l0_002_sum_and_max").outputs.size(), 2u);
+
+  // A list of sizes is one size per element; a layer count, which decides which parameters
+  // exist, stays what the problem says.
+  const Task stack = LoadImported(imported, "kb_l0_008_layer_stack");
+  std::set<std::string> stack_dims(stack.dims.begin(), stack.dims.end());
+  EXPECT_TRUE(stack_dims.contains("layer_sizes_0") && stack_dims.contains("layer_sizes_1")) << stack.signature.Declaration();
+  EXPECT_FALSE(stack_dims.contains("depth")) << stack.signature.Declaration();
+  std::set<int64_t> widths;
+  for (const auto& shape : stack.eval_shapes) widths.insert(shape.at("layer_sizes_0"));
+  EXPECT_GE(widths.size(), 3u);
 
   // Sizes that forward() fixes stay what the problem says in every shape.
   for (const auto& shape : LoadImported(imported, "kb_l0_003_fixed_reshape").eval_shapes) {
