@@ -54,7 +54,7 @@ Result<CandidateSource> ReadCandidate(const std::string& path) {
   const bool oversized = !error && size > kMaxCandidateBytes;
   auto text = oversized ? Result<std::string>(std::string()) : ReadFile(path, kMaxCandidateBytes);
   if (!text.ok()) return MakeError(ErrorKind::kInvalidArgument, "candidate {}", text.error().message);
-  return CandidateSource{path, std::move(text.value()), error ? 0 : static_cast<size_t>(size)};
+  return CandidateSource{path, std::move(text.value()), error ? 0 : static_cast<size_t>(size), FormatOfPath(path)};
 }
 
 EvalOptions CommonOptions(const EvalFlags& flags) {

@@ -8,6 +8,10 @@
 
 namespace ksmith {
 
+CandidateFormat FormatOfPath(std::string_view path) {
+  return path.ends_with(".py") ? CandidateFormat::kKernelBench : CandidateFormat::kNative;
+}
+
 std::string UnusableSourceReason(const CandidateSource& candidate) {
   const std::string& text = candidate.text;
   const size_t bytes = std::max(text.size(), candidate.file_bytes);

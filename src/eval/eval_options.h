@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ksmith {
@@ -40,14 +41,26 @@ struct EvalOptions {
   std::vector<std::string> worker_environment;
   /// Shared by evaluations that run at once on one device (eval/gpu_gate.h); null when alone.
   GpuGate* gpu_gate = nullptr;
+  /// The worker calls the candidate's ksmith_finish after each call, as it does the baseline's:
+  /// set by the pipeline, only for a shim it generated itself (a KernelBench-format candidate),
+  /// never for a candidate's own code, which would do untimed work there.
+  bool candidate_finish = false;
 
   bool Cancelled() const { return cancel != nullptr && cancel->load(); }
 };
+
+/// How a candidate is written: ksmith's C/C++/CUDA contract, or KernelBench's format (a Python
+/// file defining ModelNew, judged on a task imported from KernelBench).
+enum class CandidateFormat { kNative, kKernelBench };
+
+/// kKernelBench for a `.py` file, else kNative.
+CandidateFormat FormatOfPath(std::string_view path);
 
 struct CandidateSource {
   std::string path;  // as given, for messages
   std::string text;
   size_t file_bytes = 0;  // the file's size when known; a file over the limit is not read whole
+  CandidateFormat format = CandidateFormat::kNative;
 };
 
 /// Size limit for candidate sources [bytes].

@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "eval/pipeline_steps.h"
+#include "kernelbench/candidate.h"
 
 namespace ksmith {
 namespace {
@@ -22,8 +23,28 @@ std::string DisplayName(const CandidateSource& candidate, const BackendTraits& t
   return name.empty() ? "candidate" + traits.source_extension : name;
 }
 
-BuildRequest CandidateRequest(const CandidateSource& candidate, const BackendTraits& traits) {
-  return {candidate.text, DisplayName(candidate, traits), KernelRole::kCandidate, {}};
+bool KernelBenchFormat(const CandidateSource& candidate) { return candidate.format == CandidateFormat::kKernelBench; }
+
+// What the compiler gets: the candidate's source, or for a KernelBench-format candidate the shim
+// ksmith writes around its Python (which then runs in the worker, not the compiler).
+Result<BuildRequest> CandidateRequest(const CandidateSource& candidate, const Task& task, const BackendTraits& traits) {
+  if (!KernelBenchFormat(candidate)) {
+    return BuildRequest{candidate.text, DisplayName(candidate, traits), KernelRole::kCandidate, {}};
+  }
+  if (traits.gpu) {
+    return MakeError(ErrorKind::kInvalidArgument, "KernelBench-format candidates run on the cpu backend for now; "
+                     "the {} backend does not take them yet", traits.name);
+  }
+  auto shim = RenderKernelBenchCandidate(task, candidate.text, DisplayName(candidate, traits), false);
+  if (!shim.ok()) return shim.error();
+  return BuildRequest{*shim, "modelnew_shim" + traits.source_extension, KernelRole::kCandidate, {}};
+}
+
+// The options the run uses: the caller's, with what only the pipeline may decide set by it.
+EvalOptions RunOptions(const EvalOptions& given, const CandidateSource& candidate) {
+  EvalOptions options = given;
+  options.candidate_finish = KernelBenchFormat(candidate);
+  return options;
 }
 
 // Queues one build; the job holds its own copies, so it may outlive the evaluation that asked
@@ -41,7 +62,12 @@ class PipelineRun {
  public:
   PipelineRun(const EvalBackend& backend, CompilePool& pool, const EvalOptions& options, const Task& task,
               const CandidateSource& candidate)
-      : backend_(backend), pool_(pool), options_(options), view_(backend.View(task)), candidate_(candidate) {
+      : backend_(backend),
+        pool_(pool),
+        options_(RunOptions(options, candidate)),
+        view_(backend.View(task)),
+        candidate_(candidate),
+        request_(CandidateRequest(candidate, view_, backend.traits())) {
     verdict_.task = task.name;
     verdict_.backend = backend.traits().name;
     verdict_.candidate = candidate.path;
@@ -88,11 +114,17 @@ class PipelineRun {
     // The session starts its workers now (a CUDA context takes 0.3 s) while the build runs. It
     // is opened on this thread: a worker dies with the thread that spawned it (PR_SET_PDEATHSIG).
     std::unique_ptr<VerificationSession> session;
-    if (UnusableSourceReason(candidate_).empty()) {
-      if (!build.valid()) build = SubmitBuild(pool_, backend_, view_, CandidateRequest(candidate_, backend_.traits()));
+    if (UnusableSourceReason(candidate_).empty() && request_.ok()) {
+      if (!build.valid()) build = SubmitBuild(pool_, backend_, view_, *request_);
       session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
     }
     if (!Audit()) return;
+    if (!request_.ok()) {
+      auto& stage = recorder_.Stage("build");
+      stage.details.summary = request_.error().message;
+      Finish(stage, VerdictStatus::kCompileError, request_.error().message, FailureKind::kUnusableSource);
+      return;
+    }
     StartTrustedBuilds(session.get());
     if (Cancelled("build") || !Build(build) || Cancelled("trusted_build") || !BuildTrusted() || Cancelled("verify")) {
       return;
@@ -129,8 +161,16 @@ class PipelineRun {
   }
 
   bool Audit() {
-    return AuditCandidateSource(recorder_, candidate_,
-                                [this] { return backend_.AuditSource(candidate_.text, view_); });
+    const bool kernelbench = KernelBenchFormat(candidate_);
+    const bool passed = AuditCandidateSource(recorder_, candidate_, [&]() -> std::vector<AuditFinding> {
+      // KernelBench's Python is not C++: it runs inside the worker's walls, under its checks.
+      return kernelbench ? std::vector<AuditFinding>{} : backend_.AuditSource(candidate_.text, view_);
+    });
+    if (passed && kernelbench) {
+      verdict_.stages.back().details.summary =
+          "KernelBench format (ModelNew in Python): no C++ to audit; it runs in the sandboxed worker";
+    }
+    return passed;
   }
 
   bool Build(std::future<Result<BuildOutput>>& pending) {
@@ -156,7 +196,9 @@ class PipelineRun {
     pending_sass_ = build->pending_sass;
     facts.shared_object = build->shared_object.string();
     candidate_object_ = build->shared_object;
-    auto findings = backend_.AuditBinary(*build, view_);
+    // A KernelBench candidate's object is ksmith's own shim (it loads libpython): nothing to audit.
+    auto findings = KernelBenchFormat(candidate_) ? Result<std::vector<AuditFinding>>(std::vector<AuditFinding>{})
+                                                  : backend_.AuditBinary(*build, view_);
     if (!findings.ok()) return Finish(stage, VerdictStatus::kInfraError, findings.error().message);
     stage.details.summary = build->cache_hit ? "cached" : fmt::format("compiled in {:.2f} s", build->compile_s);
     if (!findings->empty()) return FinishAuditFailure(recorder_, recorder_.Stage("binary_audit"), *findings, "binary");
@@ -207,9 +249,10 @@ class PipelineRun {
 
   const EvalBackend& backend_;
   CompilePool& pool_;
-  const EvalOptions& options_;
+  const EvalOptions options_;
   const Task view_;
   const CandidateSource& candidate_;
+  const Result<BuildRequest> request_;
   Verdict verdict_;
   VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_ = 0;
@@ -237,7 +280,10 @@ Verdict InternalErrorVerdict(const EvalBackend& backend, const Task& task, const
 
 std::future<Result<BuildOutput>> Pipeline::StartBuild(const Task& task, const CandidateSource& candidate) const {
   if (!UnusableSourceReason(candidate).empty()) return {};
-  return SubmitBuild(pool_, backend_, backend_.View(task), CandidateRequest(candidate, backend_.traits()));
+  const Task view = backend_.View(task);
+  auto request = CandidateRequest(candidate, view, backend_.traits());
+  if (!request.ok()) return {};  // the run says why
+  return SubmitBuild(pool_, backend_, view, std::move(request.value()));
 }
 
 Verdict Pipeline::Evaluate(const Task& task, const CandidateSource& candidate, const EvalOptions& options,

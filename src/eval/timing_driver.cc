@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -59,6 +60,15 @@ class Driver {
                                  fmt::format("timing the {} (round {})", target, round));
     const double outer_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     if (!Accept(reply)) return std::nullopt;
+    // A side whose outputs torch wrote copies them into ksmith's buffers now, untimed.
+    if (finishes_.contains(target)) {
+      Message finish;
+      finish.header = {{"type", "time_finish"}, {"target", target}};
+      if (!Accept(worker_.Request(finish, "finished", settings_.call_timeout + milliseconds(2000),
+                                  fmt::format("copying the {}'s outputs (round {})", target, round)))) {
+        return std::nullopt;
+      }
+    }
     return std::pair{outer_us, reply->header.value("inner_ns", 0.0) / 1000.0};
   }
 
@@ -77,9 +87,11 @@ class Driver {
     Message setup;
     setup.header = settings_.bench;
     setup.header["type"] = "time_setup";
-    if (!Accept(worker_.Request(setup, "time_ready", kSetupTimeout + 2 * settings_.call_timeout,
-                                "setting up timing", inputs_fd))) {
-      return std::nullopt;
+    auto ready = worker_.Request(setup, "time_ready", kSetupTimeout + 2 * settings_.call_timeout,
+                                 "setting up timing", inputs_fd);
+    if (!Accept(ready)) return std::nullopt;
+    for (const char* side : {"candidate", "baseline"}) {
+      if (ready->header.contains("finish") && ready->header["finish"].value(side, false)) finishes_.insert(side);
     }
     std::vector<double> empty_us;
     for (int i = 0; i < kOverheadProbes; ++i) {
@@ -243,6 +255,7 @@ class Driver {
   WorkerProcess& worker_;
   const TimingSettings& settings_;
   std::string* error_;
+  std::set<std::string> finishes_;  // the sides with a ksmith_finish
   // The worker runs on this machine: where its CPU cannot evict, the request would do nothing.
   const bool evict_between_sides_ = CanEvictFromCaches();
 };

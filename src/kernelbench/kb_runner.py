@@ -109,8 +109,9 @@ class Runner:
         self.models = {}
         self.views = {}
         self.streams = {}
-        # The baseline's outputs, copied into ksmith's buffers by finish(), outside the timed call:
-        # torch eager writes its own tensors, and the copy would be timed as if it were its work.
+        # The baseline's (and a candidate's) outputs, copied into ksmith's buffers by finish(),
+        # outside the timed call: torch writes its own tensors, and the copy would be timed as if
+        # it were the model's work.
         self.pending = []
         if self.cuda:
             # Full float32, as ksmith's own CUDA baselines (cuBLAS with TF32 off): TF32 convolutions
@@ -144,25 +145,35 @@ class Runner:
             self.views[key] = view
         return view
 
-    def _model(self, constants):
+    def _model(self, constants, dims):
+        """(model, {parameter path: the tensor that ksmith's buffer becomes}) at these sizes."""
         key = tuple(sorted(constants.items()))
         entry = self.models.get(key)
         if entry is None:
-            torch = self.torch
-            namespace = load_problem(self.code, constants)
-            torch.manual_seed(0)
-            model = namespace["Model"](*namespace["get_init_inputs"]())
-            if self.compute_dtype is not None:
-                model = model.to(self.compute_dtype)
-            if self.cuda:
-                model = model.cuda()
-            tensors = dict(model.named_parameters())
-            tensors.update(dict(model.named_buffers()))
-            entry = (model, tensors)
+            model = self._build(load_problem(self.code, constants))
+            entry = (model, self._weights(model, dims))
             if len(self.models) > 16:
                 self.models.clear()
             self.models[key] = entry
         return entry
+
+    def _build(self, namespace):
+        torch = self.torch
+        torch.manual_seed(0)
+        model = namespace["Model"](*namespace["get_init_inputs"]())
+        if self.compute_dtype is not None:
+            model = model.to(self.compute_dtype)
+        if self.cuda:
+            model = model.cuda()
+        return model
+
+    def _weights(self, model, dims):
+        tensors = dict(model.named_parameters())
+        tensors.update(dict(model.named_buffers()))
+        return tensors
+
+    def _check_outputs(self, results, input_views):
+        """The candidate's runner checks what it returned; the trusted roles need not."""
 
     def _on_stream(self, stream, work):
         if not self.cuda:
@@ -195,16 +206,18 @@ class Runner:
         spec = self.spec
         dims = dict(zip(spec["dims"], dim_values))
         constants = {constant: dims[dim] for constant, dim in spec["constant_dims"].items()}
-        model, tensors = self._model(constants)
+        model, tensors = self._model(constants, dims)
         shape = lambda tensor: [dims[d] for d in tensor["shape"]]
         # forward()'s arguments in order: tensors from ksmith's buffers, and the plain numbers
         # get_inputs() gives (a scalar factor), which the task keeps fixed.
         arguments = [None] * (len([t for t in spec["inputs"] if t["kind"] == "input"]) + len(spec.get("scalars", [])))
         for scalar in spec.get("scalars", []):
             arguments[scalar["index"]] = scalar["value"]
+        given = []
         with torch.no_grad():
             for tensor, address in zip(spec["inputs"], input_addresses):
                 view = self._view(address, shape(tensor), tensor["dtype"])
+                given.append((tensor["name"], view))
                 if "integers" in tensor:
                     # ksmith's int32 as the problem's own integer type (int64 labels, a bool mask).
                     view = view.to(getattr(torch, tensor["integers"]["torch_dtype"]))
@@ -218,6 +231,7 @@ class Runner:
                     # torch eager reads its weights where they are: no copy inside the timed call.
                     tensors[tensor["path"]].data = view
             results = as_tuple(model(*arguments))
+            self._check_outputs(results, given)
             if len(results) != len(spec["outputs"]):
                 raise RuntimeError(f"the model returned {len(results)} outputs, the task declares {len(spec['outputs'])}")
             self.pending = []
@@ -227,7 +241,7 @@ class Runner:
                 if result.numel() != destination.numel():
                     raise RuntimeError(f"output '{tensor['name']}' has shape {list(result.shape)}, "
                                        f"the task expects {shape(tensor)}")
-                if self.role == "baseline":
+                if self.role != "reference":
                     self.pending.append((destination, result))
                 else:
                     destination.copy_(result.reshape(destination.shape))
@@ -256,6 +270,8 @@ def ksmith_call(key, spec_json, role, input_addresses, output_addresses, dim_val
                 sys.path.insert(0, entry)
         if not getattr(sys, "argv", None):
             sys.argv = ["ksmith"]
-        runner = Runner(spec, role)
+        # kb_candidate.py, appended in a candidate's shim, defines _make_runner.
+        make = globals().get("_make_runner", Runner)
+        runner = make(spec, role)
         _runners[key] = runner
     runner(input_addresses, output_addresses, dim_values, stream)

@@ -10,5 +10,7 @@ namespace ksmith {
 std::string_view KernelBenchImportScript();
 /// kb_runner.py: loads a problem and runs its Model on ksmith's buffers (reference and baseline).
 std::string_view KernelBenchRunnerScript();
+/// kb_candidate.py: appended to kb_runner.py in a candidate's shim, runs a ModelNew under guard.
+std::string_view KernelBenchCandidateScript();
 
 }  // namespace ksmith

@@ -5,14 +5,17 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/result.h"
 
 namespace ksmith {
 
 struct ShimSpec {
   std::string task_name;
-  std::string role;            // "reference" (float64 outputs) or "baseline" (the task's dtypes), or
-                               // "cuda_" and either: device pointers and a trailing cudaStream_t stream
+  std::string role;            // "reference" (float64 outputs), "baseline" or "candidate" (the task's
+                               // dtypes: Model or a KernelBench-format ModelNew), or "cuda_" and one
+                               // of them: device pointers and a trailing cudaStream_t stream
   bool cuda = false;
   std::string how;             // one line for the header comment
   std::string function;        // the extern "C" name
@@ -23,11 +26,19 @@ struct ShimSpec {
   std::string source_file;     // the problem file it was imported from
   std::string libpython;       // the shared libpython of the python3 that imported it
   std::string python_home;     // that python3's sys.prefix
-  std::string runner_hash;     // of kb_runner.py: names the runner's module
+  std::string runner_text;     // the Python it embeds: kb_runner.py, and kb_candidate.py for a candidate
+  std::string runner_hash;     // of runner_text: names the runner's module
   std::string spec_json;       // what kb_runner.Runner reads
 };
 
-/// The shim's C++ source. Fails only where a text would break the generated quoting.
+/// The shim of `role` ("reference", "baseline", "candidate", or "cuda_" and one of them) for a
+/// problem as kb_import.py analysed it (the task folder's kernelbench.json). A candidate's adds
+/// kb_candidate.py to the runner; its spec_json still lacks the candidate's source.
+Result<ShimSpec> KernelBenchShimSpec(const nlohmann::json& analysis, std::string_view role);
+
+/// The shim's C++ source. Fails only where a text would break the generated quoting. A reference
+/// has no ksmith_finish; a baseline's and a candidate's copy their outputs there, after the timed
+/// call (the worker calls a candidate's only where ksmith generated the candidate's shim).
 Result<std::string> RenderShim(const ShimSpec& spec);
 
 }  // namespace ksmith

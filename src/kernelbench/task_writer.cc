@@ -6,8 +6,6 @@
 #include <toml++/toml.h>
 
 #include "core/files.h"
-#include "core/hash.h"
-#include "kernelbench/scripts.h"
 #include "kernelbench/shim.h"
 #include "tensor/dtype.h"
 
@@ -21,18 +19,6 @@ using nlohmann::json;
 // then errs as much as an honest candidate, and the defaults (1e-5, 1e-4) would reject honest work.
 constexpr double kFloat32ReferenceNorm = 1e-4;
 constexpr double kFloat32ReferenceElem = 1e-3;
-
-std::string CType(const std::string& dtype_name) {
-  auto dtype = ParseDType(dtype_name);
-  return dtype.ok() ? DTypeCType(*dtype) : "float";
-}
-
-// The CUDA spelling of a tensor's element type (docs/task_format.md, Element types).
-std::string CudaType(const std::string& dtype_name) {
-  if (dtype_name == "fp16") return "__half";
-  if (dtype_name == "bf16") return "__nv_bfloat16";
-  return CType(dtype_name);
-}
 
 toml::array Strings(const json& list) {
   toml::array array;
@@ -108,49 +94,15 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
   fs::create_directories(directory, error);
   if (error) return MakeError(ErrorKind::kIo, "cannot create {}: {}", directory.string(), error.message());
 
-  std::vector<std::string> parameters, reference_parameters, cuda_parameters, cuda_reference_parameters;
-  ShimSpec shim;
-  shim.task_name = name;
-  for (const auto& tensor : spec.at("inputs")) {
-    const std::string tensor_name = tensor.at("name").get<std::string>();
-    const std::string declaration = fmt::format("const {}* {}", CType(tensor.at("dtype").get<std::string>()), tensor_name);
-    parameters.push_back(declaration);
-    reference_parameters.push_back(declaration);
-    const std::string cuda_declaration = fmt::format("const {}* {}", CudaType(tensor.at("dtype").get<std::string>()), tensor_name);
-    cuda_parameters.push_back(cuda_declaration);
-    cuda_reference_parameters.push_back(cuda_declaration);
-    shim.input_names.push_back(tensor_name);
-  }
-  for (const auto& tensor : spec.at("outputs")) {
-    const std::string tensor_name = tensor.at("name").get<std::string>();
-    parameters.push_back(fmt::format("{}* {}", CType(tensor.at("dtype").get<std::string>()), tensor_name));
-    reference_parameters.push_back("double* " + tensor_name);
-    cuda_parameters.push_back(fmt::format("{}* {}", CudaType(tensor.at("dtype").get<std::string>()), tensor_name));
-    cuda_reference_parameters.push_back("double* " + tensor_name);
-    shim.output_names.push_back(tensor_name);
-  }
-  for (const auto& dim : spec.at("dims")) {
-    parameters.push_back("int64_t " + dim.get<std::string>());
-    reference_parameters.push_back("int64_t " + dim.get<std::string>());
-    cuda_parameters.push_back("int64_t " + dim.get<std::string>());
-    cuda_reference_parameters.push_back("int64_t " + dim.get<std::string>());
-    shim.dim_names.push_back(dim.get<std::string>());
-  }
-  cuda_parameters.push_back("cudaStream_t stream");
-  cuda_reference_parameters.push_back("cudaStream_t stream");
-  const auto join = [](const std::vector<std::string>& items) {
-    std::string joined;
-    for (const auto& item : items) joined += (joined.empty() ? "" : ", ") + item;
-    return joined;
-  };
-
+  auto baseline = KernelBenchShimSpec(spec, "baseline");
+  if (!baseline.ok()) return baseline.error();
   toml::table task;
   task.insert("name", name);
   task.insert("category", "kernelbench");
   task.insert("level", spec.at("level").get<int64_t>());
   task.insert("description", Describe(spec));
   task.insert("pytorch", spec.at("source").get<std::string>());
-  task.insert("signature", fmt::format("void {}({})", name, join(parameters)));
+  task.insert("signature", fmt::format("void {}({})", name, baseline->parameters));
   // KernelBench gives no flop count: 0 lets the physical limit rest on bytes alone, which can
   // only make it looser, never reject an honest kernel.
   task.insert("flops", "0");
@@ -239,59 +191,17 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
             << ".\n# Re-import rather than edit: the shims embed what this file says.\n"
             << task << "\n";
 
-  // What the runner reads: the analysis minus what only the importer needed.
-  json runner_spec = {{"source", spec.at("source")},        {"file", spec.at("file")},
-                      {"dims", spec.at("dims")},            {"constant_dims", spec.at("constant_dims")},
-                      {"inputs", spec.at("inputs")},        {"outputs", spec.at("outputs")},
-                      {"scalars", spec.value("scalars", json::array())},
-                      {"reference_dtype", spec.at("reference_dtype")},
-                      {"sys_path", spec.at("python").at("sys_path")}};
-  shim.source_file = spec.at("file").get<std::string>();
-  shim.libpython = spec.at("python").at("libpython").get<std::string>();
-  shim.python_home = spec.at("python").at("home").get<std::string>();
-  Sha256Builder runner_digest;
-  shim.runner_hash = runner_digest.Add(KernelBenchRunnerScript()).HexDigest().substr(0, 16);
-  shim.spec_json = runner_spec.dump();
-  if (shim.libpython.empty()) {
-    return MakeError(ErrorKind::kNotFound, "the python3 that analysed {} has no shared libpython to embed; use a "
-                     "python3 built with --enable-shared (Debian's is)", name);
-  }
-
-  ShimSpec reference = shim;
-  reference.role = "reference";
-  reference.how = fmt::format("in {}, into double outputs, in the evaluator's process", spec.at("reference_dtype").get<std::string>());
-  reference.function = name + "_reference";
-  reference.parameters = join(reference_parameters);
-  ShimSpec baseline = shim;
-  baseline.role = "baseline";
-  baseline.how = "in float32, torch eager as KernelBench times it, in the worker";
-  baseline.function = name;
-  baseline.parameters = join(parameters);
-  auto reference_source = RenderShim(reference);
-  if (!reference_source.ok()) return reference_source.error();
-  auto baseline_source = RenderShim(baseline);
-  if (!baseline_source.ok()) return baseline_source.error();
   std::vector<std::pair<std::string, std::string>> files = {
-      {"task.toml", toml_text.str()}, {"reference.cc", *reference_source}, {"baseline_cpu.cc", *baseline_source},
-      {"problem.py", spec.at("source").get<std::string>()}, {"kernelbench.json", spec.dump(2)}};
-  if (cuda) {
-    ShimSpec cuda_reference = reference;
-    cuda_reference.role = "cuda_reference";
-    cuda_reference.cuda = true;
-    cuda_reference.how = fmt::format("in {} on the GPU, into double outputs, in the reference worker",
-                                     spec.at("reference_dtype").get<std::string>());
-    cuda_reference.function = name + "_reference_cuda";
-    cuda_reference.parameters = join(cuda_reference_parameters);
-    ShimSpec cuda_baseline = baseline;
-    cuda_baseline.role = "cuda_baseline";
-    cuda_baseline.cuda = true;
-    cuda_baseline.how = "in float32 on the GPU, torch eager, in the worker";
-    cuda_baseline.parameters = join(cuda_parameters);
-    for (const auto& [file, shim_spec] : {std::pair{"reference.cu", &cuda_reference}, {"baseline_cuda.cu", &cuda_baseline}}) {
-      auto source = RenderShim(*shim_spec);
-      if (!source.ok()) return source.error();
-      files.emplace_back(file, *source);
-    }
+      {"task.toml", toml_text.str()}, {"problem.py", spec.at("source").get<std::string>()},
+      {"kernelbench.json", spec.dump(2)}};
+  std::vector<std::pair<std::string, std::string>> shims = {{"reference.cc", "reference"}, {"baseline_cpu.cc", "baseline"}};
+  if (cuda) shims.insert(shims.end(), {{"reference.cu", "cuda_reference"}, {"baseline_cuda.cu", "cuda_baseline"}});
+  for (const auto& [file, role] : shims) {
+    auto shim = KernelBenchShimSpec(spec, role);
+    if (!shim.ok()) return shim.error();
+    auto source = RenderShim(*shim);
+    if (!source.ok()) return source.error();
+    files.emplace_back(file, *source);
   }
 
   for (const auto& [file, text] : files) {

@@ -96,7 +96,8 @@ void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distri
 
 Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& request,
                                                          const void* inputs, KernelEntry candidate,
-                                                         KernelEntry baseline, KernelFinish baseline_finish) {
+                                                         KernelEntry baseline, KernelFinish baseline_finish,
+                                                         KernelFinish candidate_finish) {
   auto layout = CaseLayout::FromJson(request);
   if (!layout.ok()) return layout.error();
   if (candidate == nullptr || baseline == nullptr) {
@@ -107,6 +108,7 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
   bench->candidate_ = candidate;
   bench->baseline_ = baseline;
   bench->baseline_finish_ = baseline_finish;
+  bench->candidate_finish_ = candidate_finish;
   auto distribution = ParseDistribution(request.value("distribution", std::string("normal")));
   if (!distribution.ok()) return distribution.error();
   bench->distribution_ = *distribution;
@@ -177,7 +179,9 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
                 bytes - blocks * kRefreshBlockBytes);
   }
   candidate(bench->sets_[0].candidate_pointers.data(), scalars.data());
+  if (candidate_finish != nullptr) candidate_finish(nullptr);
   baseline(bench->sets_[0].baseline_pointers.data(), scalars.data());
+  if (baseline_finish != nullptr) baseline_finish(nullptr);
   bench->Refresh(0, ~size_t{0});  // the first calls saw set 0: its first timed round must not
   for (size_t set = 0; set < sets; ++set) bench->Evict(set);
   return bench;
@@ -262,8 +266,16 @@ Result<double> TimingBench::Call(const std::string& target, size_t set_index, si
   if (entry != nullptr) entry(pointers, layout_.scalars.data());
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-  if (target == "baseline" && baseline_finish_ != nullptr) baseline_finish_(nullptr);
   return static_cast<double>(elapsed);
+}
+
+bool TimingBench::HasFinish(const std::string& target) const {
+  return (target == "baseline" ? baseline_finish_ : target == "candidate" ? candidate_finish_ : nullptr) != nullptr;
+}
+
+void TimingBench::Finish(const std::string& target) const {
+  if (target == "baseline" && baseline_finish_ != nullptr) baseline_finish_(nullptr);
+  if (target == "candidate" && candidate_finish_ != nullptr) candidate_finish_(nullptr);
 }
 
 Comparison TimingBench::Check(size_t set_index) const {

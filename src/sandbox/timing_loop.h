@@ -62,12 +62,17 @@ class TimingBench {
   /// Runs one untimed call of each kernel first (page faults, OpenMP start-up).
   static Result<std::unique_ptr<TimingBench>> Create(const nlohmann::json& request, const void* inputs,
                                                      KernelEntry candidate, KernelEntry baseline,
-                                                     KernelFinish baseline_finish = nullptr);
+                                                     KernelFinish baseline_finish = nullptr,
+                                                     KernelFinish candidate_finish = nullptr);
 
   /// Changes a few inputs of `set` for `round` when `tweak` (inputs that barely differ from the
   /// set's last call), then calls `target` ("candidate", "baseline" or "none") on the set.
   /// Returns the call's time in this process [ns].
   Result<double> Call(const std::string& target, size_t set, size_t round, bool tweak);
+  /// The target's ksmith_finish, where it has one: its outputs into ksmith's buffers. A request of
+  /// its own, after Call's, so that no clock of the timed request sees it.
+  void Finish(const std::string& target) const;
+  bool HasFinish(const std::string& target) const;
 
   /// Compares the candidate's output on `set` with the baseline's.
   Comparison Check(size_t set) const;
@@ -110,6 +115,7 @@ class TimingBench {
   KernelEntry candidate_ = nullptr;
   KernelEntry baseline_ = nullptr;
   KernelFinish baseline_finish_ = nullptr;
+  KernelFinish candidate_finish_ = nullptr;  // only a shim ksmith generated has one (EvalOptions)
   Distribution distribution_ = Distribution::kNormal;
   uint64_t seed_ = 0;
   size_t mutations_ = 16;

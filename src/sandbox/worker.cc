@@ -33,6 +33,9 @@ struct Kernels {
   KernelEntry candidate = nullptr;
   KernelEntry baseline = nullptr;
   KernelFinish baseline_finish = nullptr;  // kKernelFinishSymbol, where the baseline has one
+  // The candidate's, only where the evaluator says ksmith generated it (a KernelBench-format
+  // candidate's shim): a candidate's own code would do untimed work there.
+  KernelFinish candidate_finish = nullptr;
   // The process-wide state the baseline runs under, captured before the candidate was loaded,
   // and every change the candidate made to it (each undone at once).
   ProcessState expected_state;
@@ -99,6 +102,11 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
   if (!entry.ok()) return Reply("load_error", {{"message", entry.error().message}});
   kernels.candidate_library = std::move(library.value());
   kernels.candidate = *entry;
+  if (request.header.value("candidate_finish", false)) {
+    auto finish = kernels.candidate_library->Symbol(kKernelFinishSymbol);
+    if (!finish.ok()) return Reply("load_error", {{"message", "the generated candidate shim has no ksmith_finish"}});
+    kernels.candidate_finish = reinterpret_cast<KernelFinish>(*finish);
+  }
   return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}});
 }
 
@@ -177,6 +185,7 @@ Message HandleRun(const Message& request, Kernels& kernels,
   const GuardedArena& arena = *found->second.arena;
   const int64_t elapsed_ns = CallKernel(entry, arena.pointers(), arena.scalars());
   if (on_baseline && kernels.baseline_finish != nullptr) kernels.baseline_finish(nullptr);
+  if (!on_baseline && kernels.candidate_finish != nullptr) kernels.candidate_finish(nullptr);
   if (!on_baseline) GuardProcessState(kernels);
   return Reply("result", {{"elapsed_ns", elapsed_ns}});
 }
@@ -189,11 +198,13 @@ Message HandleTimeSetup(const Message& request, int channel_fd, const Kernels& k
   });
   if (!received.ok()) return Reply("error", {{"message", received.error().message}});
   auto bench = TimingBench::Create(request.header, received->memory->data(),
-                                   kernels.candidate, kernels.baseline, kernels.baseline_finish);
+                                   kernels.candidate, kernels.baseline, kernels.baseline_finish,
+                                   kernels.candidate_finish);
   if (!bench.ok()) return Reply("error", {{"message", bench.error().message}});
   timing.inputs = std::move(received->memory);
   timing.bench = std::move(bench.value());
-  return Reply("time_ready");
+  return Reply("time_ready", {{"finish", {{"candidate", timing.bench->HasFinish("candidate")},
+                                          {"baseline", timing.bench->HasFinish("baseline")}}}});
 }
 
 Message HandleTimeCall(const Message& request, TimingState& timing) {
@@ -203,6 +214,14 @@ Message HandleTimeCall(const Message& request, TimingState& timing) {
                                     request.header.value("tweak", false));
   if (!elapsed.ok()) return Reply("error", {{"message", elapsed.error().message}});
   return Reply("timed", {{"inner_ns", *elapsed}});
+}
+
+Message HandleTimeFinish(const Message& request, Kernels& kernels, const TimingState& timing) {
+  if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
+  const std::string target = request.header.value("target", std::string());
+  timing.bench->Finish(target);
+  if (target == "candidate") GuardProcessState(kernels);
+  return Reply("finished");
 }
 
 Message HandleTimeCheck(const Message& request, Kernels& kernels, const TimingState& timing) {
@@ -244,6 +263,7 @@ int RunWorker(int channel_fd) {
        {"run", [&](const Message& request) { return HandleRun(request, kernels, arenas); }},
        {"time_setup", [&](const Message& request) { return HandleTimeSetup(request, channel_fd, kernels, timing); }},
        {"time_call", [&](const Message& request) { return HandleTimeCall(request, timing); }},
+       {"time_finish", [&](const Message& request) { return HandleTimeFinish(request, kernels, timing); }},
        {"state_report",
         [&](const Message&) {
           GuardProcessState(kernels);  // whatever the last calls left since the last look

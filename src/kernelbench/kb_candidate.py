@@ -1,0 +1,162 @@
+# A KernelBench-format candidate (a file defining ModelNew) run by ksmith: appended to kb_runner.py
+# in the candidate's shim, which the worker loads inside its sandbox (no fork, no exec, no network,
+# reads only where the task allows). The candidate's Python is untrusted; this file is not.
+#
+# What it guards, beside what the worker already checks (inputs unchanged, outputs written only
+# by the call, fresh inputs every timed round):
+# - ModelNew gets the task's weights: each parameter of the problem's Model is bound, by name or
+#   else by order and shape, to one of ModelNew's, and every call reads ksmith's buffers.
+# - Its outputs must be plain tensors of their own: a subclass could defer its work into the copy
+#   that follows the timed call, and an alias of an input would make that copy the work.
+# - Process-wide state (torch's threads and flags, the default dtype, RNG, environment, tracing
+#   hooks, the functions of torch and time) is restored after its import and after each call,
+#   before the baseline beside it runs; what it changed is reported on stderr.
+# - A Python thread it leaves running after a call fails it: work must end with the call.
+import os
+import sys
+import time
+
+
+class CandidateError(Exception):
+    """What the candidate did wrong, said plainly: the shim prints it and the verdict carries it."""
+
+
+class ProcessState:
+    """Everything a candidate could change for the whole process, captured before its code runs.
+    The getters and setters are bound now, so that a candidate that replaces them changes nothing
+    here."""
+
+    def __init__(self, torch):
+        import gc
+        import threading
+        self.torch = torch
+        self.spaces = [(name, space, dict(vars(space))) for name, space in (
+            ("torch", torch), ("torch.nn.functional", torch.nn.functional), ("torch.Tensor", torch.Tensor),
+            ("torch.nn.Module", torch.nn.Module), ("time", time), ("torch.backends.cudnn", torch.backends.cudnn))]
+        backends = torch.backends
+        flags = [("torch.get_num_threads()", torch.get_num_threads, torch.set_num_threads),
+                 ("the default dtype", torch.get_default_dtype, torch.set_default_dtype),
+                 ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
+                 ("gc enabled", gc.isenabled, lambda on: gc.enable() if on else gc.disable()),
+                 ("sys.settrace", sys.gettrace, sys.settrace),
+                 ("sys.setprofile", sys.getprofile, sys.setprofile)]
+        for name in ("allow_tf32", "benchmark", "deterministic", "enabled"):
+            flags.append((f"torch.backends.cudnn.{name}", lambda n=name: getattr(backends.cudnn, n),
+                          lambda value, n=name: setattr(backends.cudnn, n, value)))
+        flags.append(("torch.backends.cuda.matmul.allow_tf32", lambda: backends.cuda.matmul.allow_tf32,
+                      lambda value: setattr(backends.cuda.matmul, "allow_tf32", value)))
+        if hasattr(torch, "get_float32_matmul_precision"):
+            flags.append(("float32 matmul precision", torch.get_float32_matmul_precision,
+                          torch.set_float32_matmul_precision))
+        self.flags = [(name, get, put, get()) for name, get, put in flags]
+        self.get_rng, self.set_rng = torch.get_rng_state, torch.set_rng_state
+        self.rng = self.get_rng()
+        self.environment = dict(os.environ)
+        self.enumerate_threads = threading.enumerate
+        self.threads = set(threading.enumerate())
+        self.changed = set()
+
+    def restore(self):
+        """Puts everything back; returns what the candidate had changed this time."""
+        changed = []
+        for name, space, saved in self.spaces:
+            current = vars(space)
+            for key in [k for k in current if k not in saved]:
+                changed.append(f"added {name}.{key}")
+                delattr(space, key)
+            for key, value in saved.items():
+                if current.get(key, saved) is not value:
+                    changed.append(f"replaced {name}.{key}")
+                    setattr(space, key, value)
+        for name, get, put, value in self.flags:
+            if get() != value:
+                changed.append(f"set {name}")
+                put(value)
+        if not self.torch.equal(self.get_rng(), self.rng):
+            self.set_rng(self.rng)  # drawing numbers moves it: restored, not reported
+        if dict(os.environ) != self.environment:
+            changed.append("changed the environment")
+            os.environ.clear()
+            os.environ.update(self.environment)
+        for change in changed:
+            if change not in self.changed:
+                self.changed.add(change)
+                print(f"ksmith: candidate changed process state (restored): {change}", file=sys.stderr)
+        return changed
+
+    def running_threads(self):
+        return [t for t in self.enumerate_threads() if t not in self.threads and t.is_alive()]
+
+
+class CandidateRunner(Runner):
+    """The Runner for ModelNew: built like the problem's Model (its init inputs, seed 0), given the
+    task's weights, its outputs checked, and the process restored around it."""
+
+    def __init__(self, spec, role):
+        super().__init__(spec, role)
+        self.state = ProcessState(self.torch)
+        try:
+            self.candidate_code = compile(spec["candidate_source"], spec.get("candidate_file", "<candidate>"), "exec")
+        except SyntaxError as error:
+            raise CandidateError(f"the candidate is not Python: {error.msg} at line {error.lineno}")
+        self.input_ranges = []
+
+    def _build(self, namespace):
+        torch = self.torch
+        candidate = {"__name__": "kernelbench_candidate", "__file__": self.spec.get("candidate_file", "<candidate>")}
+        try:
+            exec(self.candidate_code, candidate)
+            model_class = candidate.get("ModelNew")
+            if model_class is None:
+                raise CandidateError("the candidate defines no ModelNew (KernelBench's format: class ModelNew(nn.Module))")
+            torch.manual_seed(0)
+            model = model_class(*namespace["get_init_inputs"]())
+            if self.cuda:
+                model = model.cuda()
+        finally:
+            self.state.restore()
+        return model
+
+    def _weights(self, model, dims):
+        """Model's parameter paths -> ModelNew's tensors: the same name and shape, else the same
+        position among parameters and the same shape."""
+        own = dict(model.named_parameters())
+        own.update(dict(model.named_buffers()))
+        wanted = [t for t in self.spec["inputs"] if t["kind"] == "parameter"]
+        shape = lambda tensor: tuple(dims[d] for d in tensor["shape"])
+        if all(t["path"] in own and tuple(own[t["path"]].shape) == shape(t) for t in wanted):
+            return {t["path"]: own[t["path"]] for t in wanted}
+        ordered = list(model.parameters())
+        if len(ordered) == len(wanted) and all(tuple(p.shape) == shape(t) for p, t in zip(ordered, wanted)):
+            return {t["path"]: p for t, p in zip(wanted, ordered)}
+        names = ", ".join(f"{t['path']} {list(shape(t))}" for t in wanted)
+        raise CandidateError(f"ModelNew's parameters do not match Model's ({names or 'none'}) by name or by order "
+                             f"and shape; it has {[(n, list(p.shape)) for n, p in model.named_parameters()]}")
+
+    def _check_outputs(self, results, input_views):
+        torch = self.torch
+        for index, result in enumerate(results):
+            if type(result) is not torch.Tensor:
+                raise CandidateError(f"output {index} is a {type(result).__name__}, not a plain torch.Tensor")
+            start = result.data_ptr()
+            end = start + result.numel() * result.element_size()
+            for name, view in input_views:
+                view_start = view.data_ptr()
+                view_end = view_start + view.numel() * view.element_size()
+                if start < view_end and view_start < end and result.numel() > 0:
+                    raise CandidateError(f"output {index} shares memory with input {name}: an output must be a "
+                                         "tensor of its own, computed by the call")
+
+    def finish(self, stream=0):
+        super().finish(stream)
+        self.state.restore()
+        running = self.state.running_threads()
+        if running:
+            raise CandidateError(f"{len(running)} Python thread(s) it started still run after its call "
+                                 f"({', '.join(t.name for t in running)}): its work must end with the call")
+
+
+def _make_runner(spec, role):
+    if role.endswith("candidate"):
+        return CandidateRunner(spec, role)
+    return Runner(spec, role)

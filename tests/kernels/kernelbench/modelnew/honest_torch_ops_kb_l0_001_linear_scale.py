@@ -1,0 +1,15 @@
+# expect: passed
+# tries: KernelBench's format with torch ops only: its own weight and bias names, fused as addmm.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, scale):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(out_features, in_features))
+        self.bias = nn.Parameter(torch.empty(out_features))
+        self.scale = scale
+
+    def forward(self, x):
+        return torch.relu(torch.addmm(self.bias, x, self.weight.t())) * self.scale
