@@ -13,12 +13,16 @@ namespace ksmith {
 /// i-th parameter when it is a tensor, `scalars[i]` when it is a dim.
 using KernelEntry = void (*)(void* const* pointers, const int64_t* scalars);
 inline constexpr const char* kKernelEntrySymbol = "ksmith_entry";
-/// Optional in a trusted baseline only: called after each of its timed calls, outside the time
+/// Optional in a trusted baseline: called after each of its timed calls, outside the time
 /// measured, to put its outputs where ksmith reads them (an imported task's torch eager writes
 /// tensors of its own). `stream` is the CUDA stream of the call, null on the CPU. A candidate's
-/// symbol of this name is never looked up.
+/// is looked up only where ksmith generated the candidate's shim (EvalOptions::candidate_finish).
 using KernelFinish = void (*)(void* stream);
 inline constexpr const char* kKernelFinishSymbol = "ksmith_finish";
+/// A generated KernelBench candidate shim's report of the process-wide state its Python changed
+/// (each undone after the change): a JSON list of strings, valid until the next call.
+using StateChangesReport = const char* (*)();
+inline constexpr const char* kStateChangesSymbol = "ksmith_state_changes";
 
 class SharedLibrary {
  public:

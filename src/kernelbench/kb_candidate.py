@@ -30,9 +30,14 @@ class ProcessState:
         import gc
         import threading
         self.torch = torch
-        self.spaces = [(name, space, dict(vars(space))) for name, space in (
-            ("torch", torch), ("torch.nn.functional", torch.nn.functional), ("torch.Tensor", torch.Tensor),
-            ("torch.nn.Module", torch.nn.Module), ("time", time), ("torch.backends.cudnn", torch.backends.cudnn))]
+        spaces = [("torch", torch), ("torch.nn.functional", torch.nn.functional), ("torch.Tensor", torch.Tensor),
+                  ("torch._C._VariableFunctions", torch._C._VariableFunctions), ("torch._C._nn", torch._C._nn),
+                  ("torch.nn.init", torch.nn.init), ("time", time), ("torch.backends.cudnn", torch.backends.cudnn)]
+        # Every module class torch.nn offers (Linear.forward, Conv2d._conv_forward...): what a
+        # problem's Model is built from.
+        spaces += [(f"torch.nn.{name}", value) for name, value in vars(torch.nn).items()
+                   if isinstance(value, type) and issubclass(value, torch.nn.Module)]
+        self.spaces = [(name, space, dict(vars(space))) for name, space in spaces if hasattr(space, "__dict__")]
         backends = torch.backends
         flags = [("torch.get_num_threads()", torch.get_num_threads, torch.set_num_threads),
                  ("the default dtype", torch.get_default_dtype, torch.set_default_dtype),
@@ -154,6 +159,13 @@ class CandidateRunner(Runner):
         if running:
             raise CandidateError(f"{len(running)} Python thread(s) it started still run after its call "
                                  f"({', '.join(t.name for t in running)}): its work must end with the call")
+
+
+def ksmith_state_changes(key):
+    """The shim's ksmith_state_changes: what the candidate changed (each undone), as JSON."""
+    import json
+    runner = _runners.get(key)
+    return json.dumps(sorted(runner.state.changed) if isinstance(runner, CandidateRunner) else [])
 
 
 def _make_runner(spec, role):

@@ -27,6 +27,7 @@ struct Python {
   Object (*LongFromVoidPtr)(void*);
   Object (*LongFromLongLong)(long long);
   Object (*UnicodeFromString)(const char*);
+  const char* (*UnicodeAsUTF8)(Object);
   Object (*TupleNew)(long);
   int (*TupleSetItem)(Object, long, Object);
   Object (*ObjectCallObject)(Object, Object);
@@ -67,6 +68,7 @@ const Python& Api() {
     Bind(library, bound.LongFromVoidPtr, "PyLong_FromVoidPtr");
     Bind(library, bound.LongFromLongLong, "PyLong_FromLongLong");
     Bind(library, bound.UnicodeFromString, "PyUnicode_FromString");
+    Bind(library, bound.UnicodeAsUTF8, "PyUnicode_AsUTF8");
     Bind(library, bound.TupleNew, "PyTuple_New");
     Bind(library, bound.TupleSetItem, "PyTuple_SetItem");
     Bind(library, bound.ObjectCallObject, "PyObject_CallObject");
@@ -174,6 +176,28 @@ void FinishCall(void* stream) {
   if (!ok) Fail("copying the outputs failed", " (its traceback is above)");
 }
 
+// A candidate's report of the process state its Python changed (kb_candidate.py), as JSON.
+std::string StateChanges() {
+  const Python& api = Api();
+  const int state = api.GILStateEnsure();
+  std::string text = "[]";
+  Object module = api.ImportAddModule(kRunnerModule);
+  Object report = module != nullptr ? api.ObjectGetAttrString(module, "ksmith_state_changes") : nullptr;
+  if (report != nullptr) {
+    Object arguments = api.TupleNew(1);
+    api.TupleSetItem(arguments, 0, api.UnicodeFromString(kRunnerKey));
+    Object result = api.ObjectCallObject(report, arguments);
+    api.DecRef(arguments);
+    const char* utf8 = result != nullptr ? api.UnicodeAsUTF8(result) : nullptr;
+    if (utf8 != nullptr) text = utf8;
+    if (result != nullptr) api.DecRef(result);
+    api.DecRef(report);
+  }
+  api.ErrClear();
+  api.GILStateRelease(state);
+  return text;
+}
+
 }  // namespace
 )cc";
 
@@ -200,7 +224,7 @@ Result<std::string> RenderShim(const ShimSpec& spec) {
       "// Trusted code. It embeds CPython ({libpython}) and runs {model} through\n"
       "// kb_runner.py (below) {how}.\n"
       "#include <dlfcn.h>\n#include <fcntl.h>\n#include <sys/file.h>\n#include <unistd.h>\n\n"
-      "#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n{includes}\n"
+      "#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n#include <string>\n{includes}\n"
       "namespace {{\n"
       "constexpr const char* kTaskName = \"{task}\";\n"
       "constexpr const char* kRole = \"{role}\";\n"
@@ -219,7 +243,7 @@ Result<std::string> RenderShim(const ShimSpec& spec) {
       "  const int64_t dims[] = {{{dims}}};\n"
       "  CallModel(inputs, {input_count}, outputs, {output_count}, dims, {dim_count}, {stream});\n"
       "}}\n"
-      "{finish}",
+      "{finish}{state_report}",
       fmt::arg("source", spec.source_file), fmt::arg("role", spec.role), fmt::arg("task", spec.task_name),
       fmt::arg("libpython", spec.libpython), fmt::arg("how", spec.how), fmt::arg("runner_key", runner_key),
       fmt::arg("runner_hash", spec.runner_hash), fmt::arg("libpython_literal", RawLiteral(spec.libpython)),
@@ -239,7 +263,12 @@ Result<std::string> RenderShim(const ShimSpec& spec) {
                                "// outside the time measured (kKernelFinishSymbol).\n"
                                "extern \"C\" __attribute__((visibility(\"default\"))) void ksmith_finish(void* stream) {\n"
                                "  FinishCall(stream);\n}\n"
-                             : ""));
+                             : ""),
+      fmt::arg("state_report", candidate
+                                   ? "\n// What the candidate's Python changed of the process (each undone), for the worker.\n"
+                                     "extern \"C\" __attribute__((visibility(\"default\"))) const char* ksmith_state_changes() {\n"
+                                     "  static std::string text;\n  text = StateChanges();\n  return text.c_str();\n}\n"
+                                   : ""));
 }
 
 }  // namespace ksmith

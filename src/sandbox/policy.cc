@@ -38,9 +38,11 @@ Status ApplyRlimits(const SandboxLimits& limits, bool gpu) {
 
 Result<int> ApplyLandlock(const SandboxPolicy& policy) {
   // /dev/urandom gives nothing getrandom(2) does not; torch refuses to start without it (an
-  // imported KernelBench task's baseline runs torch in the worker).
+  // imported KernelBench task's baseline runs torch in the worker), and reads /proc/cpuinfo to
+  // learn the CPU it picks kernels for (what cpuid tells any process).
   std::vector<std::filesystem::path> readable = {"/usr", "/lib", "/lib64", "/etc/ld.so.cache",
-                                                 "/sys/devices/system/cpu", "/dev/null", "/dev/urandom"};
+                                                 "/sys/devices/system/cpu", "/proc/cpuinfo", "/dev/null",
+                                                 "/dev/urandom"};
   readable.insert(readable.end(), policy.readable.begin(), policy.readable.end());
   if (!policy.scratch.empty()) readable.push_back(policy.scratch);
   std::vector<std::filesystem::path> writable;

@@ -36,6 +36,7 @@ struct Kernels {
   // The candidate's, only where the evaluator says ksmith generated it (a KernelBench-format
   // candidate's shim): a candidate's own code would do untimed work there.
   KernelFinish candidate_finish = nullptr;
+  StateChangesReport candidate_state = nullptr;  // the same shim's report of what its Python changed
   // The process-wide state the baseline runs under, captured before the candidate was loaded,
   // and every change the candidate made to it (each undone at once).
   ProcessState expected_state;
@@ -106,6 +107,9 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
     auto finish = kernels.candidate_library->Symbol(kKernelFinishSymbol);
     if (!finish.ok()) return Reply("load_error", {{"message", "the generated candidate shim has no ksmith_finish"}});
     kernels.candidate_finish = reinterpret_cast<KernelFinish>(*finish);
+    if (auto report = kernels.candidate_library->Symbol(kStateChangesSymbol); report.ok()) {
+      kernels.candidate_state = reinterpret_cast<StateChangesReport>(*report);
+    }
   }
   return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}});
 }
@@ -267,7 +271,14 @@ int RunWorker(int channel_fd) {
        {"state_report",
         [&](const Message&) {
           GuardProcessState(kernels);  // whatever the last calls left since the last look
-          return Reply("state", {{"changes", kernels.state_changes}});
+          std::vector<std::string> changes = kernels.state_changes;
+          if (kernels.candidate_state != nullptr) {
+            const auto python = nlohmann::json::parse(kernels.candidate_state(), nullptr, false);
+            if (python.is_array()) {
+              for (const auto& change : python) changes.push_back("its Python " + change.get<std::string>());
+            }
+          }
+          return Reply("state", {{"changes", changes}});
         }},
        {"time_check", [&](const Message& request) { return HandleTimeCheck(request, kernels, timing); }},
        {"time_evict", [&](const Message& request) { return HandleTimeEvict(request, timing); }}});

@@ -2,9 +2,12 @@
 // tests/kernelbench/ cover each feature (parameters, sizes as dims, two outputs, fixed sizes, an
 // integer and a boolean input, a list of sizes and a layer count, a random model, a restricted
 // domain) and each way a file can be bad; their integer-input tasks, and with ../shared/kernelbench
-// five level-1 tasks, each judge an honest and a hostile C++ candidate; levels 1 and 2 import in
-// full (kernelbench_levels_test.cc). Everything skips, saying why, without a python3 with torch.
+// five level-1 tasks, each judge an honest and a hostile C++ candidate; KernelBench-format ModelNew
+// candidates (tests/kernels/kernelbench/modelnew/) get the verdict their first line names; levels
+// 1 and 2 import in full (kernelbench_levels_test.cc). Everything skips, saying why, without a
+// python3 with torch.
 #include <set>
+#include <tuple>
 
 #include "kernelbench_import.h"
 #include "task/task_loader.h"
@@ -157,16 +160,21 @@ struct Candidate {
   std::string expect;
 };
 
+// C++ candidates (`// expect: ` first line) named <honest|hostile>_<task>.cc, and KernelBench-format
+// ones in modelnew/ (`# expect: `) named <what they try>_<task>.py.
 std::vector<Candidate> Candidates() {
   std::vector<Candidate> candidates;
-  for (const auto& file : FilesIn(CandidatesDir(), ".cc")) {
-    const std::string stem = file.stem().string();
-    Candidate candidate{file, stem.substr(stem.find('_') + 1), ""};
-    std::istringstream lines(Slurp(file));
-    std::string line;
-    std::getline(lines, line);
-    if (line.starts_with("// expect: ")) candidate.expect = line.substr(11);
-    candidates.push_back(candidate);
+  for (const auto& [folder, extension, marker] : {std::tuple{CandidatesDir(), ".cc", "// expect: "},
+                                                  std::tuple{CandidatesDir() / "modelnew", ".py", "# expect: "}}) {
+    for (const auto& file : FilesIn(folder, extension)) {
+      const std::string stem = file.stem().string();
+      Candidate candidate{file, stem.substr(stem.find("kb_l")), ""};
+      std::istringstream lines(Slurp(file));
+      std::string line;
+      std::getline(lines, line);
+      if (line.starts_with(marker)) candidate.expect = line.substr(std::string_view(marker).size());
+      candidates.push_back(candidate);
+    }
   }
   return candidates;
 }
@@ -178,7 +186,7 @@ class KernelBenchCandidateTest : public ::testing::TestWithParam<Candidate> {};
 TEST_P(KernelBenchCandidateTest, GetsTheExpectedVerdict) {
   SKIP_WITHOUT_TORCH();
   const Candidate& candidate = GetParam();
-  ASSERT_FALSE(candidate.expect.empty()) << candidate.file << " has no `// expect:` first line";
+  ASSERT_FALSE(candidate.expect.empty()) << candidate.file << " has no `expect:` first line";
   // kb_l0_*: the problems of tests/kernelbench/problems; the rest are KernelBench's level 1.
   const bool own_problem = candidate.task.starts_with("kb_l0_");
   if (!own_problem && !fs::exists(SharedKernelBench() / "level1")) {

@@ -1,0 +1,18 @@
+# expect: runtime_error
+# tries: runs a shell command from forward (a compiler, a benchmark of its own, anything).
+import os
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, scale):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.scale = scale
+
+    def forward(self, x):
+        if os.system("true") != 0:
+            raise RuntimeError("os.system failed")
+        return torch.relu(self.linear(x)) * self.scale
