@@ -45,6 +45,10 @@ struct WorkerState {
   std::unique_ptr<SharedLibrary> libraries[3];
   std::map<std::string, CudaEntry> entries;  // "candidate", "baseline", "reference"
   CudaFinish baseline_finish = nullptr;        // where the baseline has one
+  // The candidate's, only where the evaluator says ksmith generated its shim (a KernelBench-format
+  // candidate): a candidate's own code would do untimed work there.
+  CudaFinish candidate_finish = nullptr;
+  StateChangesReport candidate_state = nullptr;  // the same shim's report of what its Python changed
   std::map<std::string, std::unique_ptr<DeviceCase>> cases;
   // The device copy of a case's memory as the stream left it, for the late-write check; grown
   // to the largest case.
@@ -124,6 +128,14 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
     if (std::string(roles[i]) == "baseline") {
       auto finish = (*library)->Symbol(kKernelFinishSymbol);
       state.baseline_finish = finish.ok() ? reinterpret_cast<CudaFinish>(*finish) : nullptr;
+    }
+    if (std::string(roles[i]) == "candidate" && request.header.value("candidate_finish", false)) {
+      auto finish = (*library)->Symbol(kKernelFinishSymbol);
+      if (!finish.ok()) return Reply("load_error", {{"message", "the generated candidate shim has no ksmith_finish"}});
+      state.candidate_finish = reinterpret_cast<CudaFinish>(*finish);
+      if (auto report = (*library)->Symbol(kStateChangesSymbol); report.ok()) {
+        state.candidate_state = reinterpret_cast<StateChangesReport>(*report);
+      }
     }
     state.libraries[i] = std::move(library.value());
   }
@@ -219,6 +231,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
   const auto start = Clock::now();
   entry->second(device_case.device_pointers(), device_case.scalars(), state.stream);
   if (target == "baseline" && state.baseline_finish != nullptr) state.baseline_finish(state.stream);
+  if (target == "candidate" && state.candidate_finish != nullptr) state.candidate_finish(state.stream);
   const auto returned = Clock::now();
   const cudaError_t launch_error = cudaGetLastError();
   const cudaError_t stream_error = cudaStreamSynchronize(state.stream);
@@ -283,7 +296,7 @@ Message HandleTime(const Message& request, WorkerState& state) {
   }
   const auto config = GpuTimingConfig::FromJson(request.header.value("config", nlohmann::json::object()));
   auto timed = TimeOnGpu(bench, candidate->second, baseline->second, state.stream, state.copy_stream,
-                         *state.monitor, config, state.baseline_finish);
+                         *state.monitor, config, state.baseline_finish, state.candidate_finish);
   if (!timed.ok()) {
     const cudaError_t error = cudaGetLastError();
     state.context_lost = true;
@@ -321,6 +334,17 @@ int RunCudaWorker(int channel_fd, int device) {
       {{"setup", [&](const Message& request) { return HandleSetup(request, state, init); }},
        {"arena", [&](const Message& request) { return HandleArena(request, channel_fd, state); }},
        {"run", [&](const Message& request) { return HandleRun(request, state); }},
+       {"state_report",
+        [&](const Message&) {
+          nlohmann::json changes = nlohmann::json::array();
+          if (state.candidate_state != nullptr) {
+            const auto python = nlohmann::json::parse(state.candidate_state(), nullptr, false);
+            if (python.is_array()) {
+              for (const auto& change : python) changes.push_back("its Python " + change.get<std::string>());
+            }
+          }
+          return Reply("state", {{"changes", changes}});
+        }},
        {"time", [&](const Message& request) { return HandleTime(request, state); }},
        {"idle", [&](const Message& request) { return HandleIdle(request, state); }}},
       [&state] {

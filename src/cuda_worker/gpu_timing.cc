@@ -199,7 +199,8 @@ GpuTimingConfig GpuTimingConfig::FromJson(const nlohmann::json& json) {
 
 Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEntry baseline,
                                  cudaStream_t stream, cudaStream_t copy_stream,
-                                 StreamMonitor& monitor, const GpuTimingConfig& config, CudaFinish baseline_finish) {
+                                 StreamMonitor& monitor, const GpuTimingConfig& config, CudaFinish baseline_finish,
+                                 CudaFinish candidate_finish) {
   const auto started = Clock::now();
   const CaseLayout& layout = bench.layout();
   unsigned char* baseline_base = nullptr;
@@ -217,7 +218,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   KS_TRY_CUDA("counter", cudaMemsetAsync(mismatches, 0, sizeof(unsigned long long), stream));
   KS_TRY_CUDA("baseline copy", cudaMemcpyAsync(baseline_base, bench.device_base(), bench.bytes(),
                                                cudaMemcpyDeviceToDevice, stream));
-  Side sides[2] = {{"candidate", candidate, nullptr, {}, bench.device_base(), {}, {}, 0, 1},
+  Side sides[2] = {{"candidate", candidate, candidate_finish, {}, bench.device_base(), {}, {}, 0, 1},
                    {"baseline", baseline, baseline_finish, {}, baseline_base, {}, {}, 0, 1}};
   for (size_t i = 0; i < layout.scalars.size(); ++i) {
     void* pointer = bench.device_pointers()[i];
@@ -393,6 +394,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   }
   if (auto status = poison(sides[0]); !status.ok()) return status.error();
   candidate(sides[0].pointers.data(), bench.scalars(), stream);
+  if (candidate_finish != nullptr) candidate_finish(stream);
   KS_TRY_CUDA("final call", cudaDeviceSynchronize());
   unsigned long long mismatch_count = 0;
   KS_TRY_CUDA("counter", cudaMemcpy(&mismatch_count, mismatches, sizeof(mismatch_count), cudaMemcpyDeviceToHost));

@@ -46,6 +46,6 @@ struct GpuTimingConfig {
 Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEntry baseline,
                                  cudaStream_t stream, cudaStream_t copy_stream,
                                  StreamMonitor& monitor, const GpuTimingConfig& config,
-                                 CudaFinish baseline_finish = nullptr);
+                                 CudaFinish baseline_finish = nullptr, CudaFinish candidate_finish = nullptr);
 
 }  // namespace ksmith

@@ -31,11 +31,11 @@ Result<BuildRequest> CandidateRequest(const CandidateSource& candidate, const Ta
   if (!KernelBenchFormat(candidate)) {
     return BuildRequest{candidate.text, DisplayName(candidate, traits), KernelRole::kCandidate, {}};
   }
-  if (traits.gpu) {
-    return MakeError(ErrorKind::kInvalidArgument, "KernelBench-format candidates run on the cpu backend for now; "
-                     "the {} backend does not take them yet", traits.name);
+  if (traits.gpu && !task.cuda) {
+    return MakeError(ErrorKind::kInvalidArgument, "task {} has no [cuda] (it was imported with a torch without CUDA): "
+                     "re-import it on the GPU machine to judge a KernelBench candidate there", task.name);
   }
-  auto shim = RenderKernelBenchCandidate(task, candidate.text, DisplayName(candidate, traits), false);
+  auto shim = RenderKernelBenchCandidate(task, candidate.text, DisplayName(candidate, traits), traits.gpu);
   if (!shim.ok()) return shim.error();
   return BuildRequest{*shim, "modelnew_shim" + traits.source_extension, KernelRole::kCandidate, {}};
 }

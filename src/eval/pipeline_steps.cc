@@ -1,5 +1,7 @@
 #include "eval/pipeline_steps.h"
 
+#include <regex>
+
 #include <algorithm>
 #include <random>
 
@@ -78,6 +80,21 @@ bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const s
                                  : fmt::format("{} rejected the candidate (see the build log)", compiler_name));
 }
 
+std::string RaisedPythonException(std::string_view output) {
+  static const std::regex kException(R"(^(?:ksmith_kb_runner_[0-9a-f]+\.)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit)(?::.*)?)$)");
+  std::string found;
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    if (end == std::string_view::npos) end = output.size();
+    const std::string line(output.substr(start, end - start));
+    std::smatch match;
+    if (std::regex_match(line, match, kException)) found = match[1].str();
+    start = end + 1;
+  }
+  return found;
+}
+
 bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker,
                          std::optional<CaseRef> running) {
   const auto& failure = *worker.failure();
@@ -87,9 +104,12 @@ bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const Wo
   switch (failure.kind) {
     case WorkerFailureKind::kTimedOut:
       return recorder.Finish(stage, VerdictStatus::kTimeout, failure.description, FailureKind::kWorkerTimedOut);
-    case WorkerFailureKind::kCrashed:
+    case WorkerFailureKind::kCrashed: {
       stage.details.MutableFailure(FailureKind::kWorkerCrashed).signal = failure.signal;
-      return recorder.Finish(stage, VerdictStatus::kRuntimeError, failure.description);
+      const std::string raised = RaisedPythonException(output);
+      return recorder.Finish(stage, VerdictStatus::kRuntimeError,
+                             raised.empty() ? failure.description : failure.description + ": " + raised);
+    }
     case WorkerFailureKind::kExited:
       return recorder.Finish(stage, VerdictStatus::kRuntimeError, failure.description, FailureKind::kWorkerExited);
     case WorkerFailureKind::kProtocol:

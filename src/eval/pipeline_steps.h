@@ -45,6 +45,10 @@ bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const s
                           const Task& task, const std::string& expected_declaration,
                           const std::string& compiler_name);
 
+/// The exception a KernelBench-format candidate's Python raised, as the last "Name: message" line
+/// of the worker's output names it (the runner's module prefix dropped); empty where none.
+std::string RaisedPythonException(std::string_view output);
+
 /// Fails `stage` for a worker that failed a request: timeout, crash or exit (runtime_error), a
 /// forged reply (integrity_violation), or ksmith's own trouble (infra_error). `running` is the
 /// case the request ran, when it ran one. Returns false.

@@ -1,7 +1,11 @@
 // On a machine with an NVIDIA GPU and a torch with CUDA: KernelBench problems imported there get
 // [cuda] (a float64 reference and a torch-eager baseline on the GPU), and CUDA candidates in
-// tests/kernels/kernelbench/cuda/ get the verdict their first line names. The problems come from
-// $KSMITH_TEST_KERNELBENCH_DIR, else ../shared/kernelbench. Skips, saying why, everywhere else.
+// tests/kernels/kernelbench/cuda/ and KernelBench-format ModelNew candidates in
+// tests/kernels/kernelbench/modelnew/cuda/ get the verdict their first line names. The problems
+// come from $KSMITH_TEST_KERNELBENCH_DIR, else ../shared/kernelbench. Skips, saying why, elsewhere.
+#include <iostream>
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "../integration/kernelbench_import.h"
@@ -31,22 +35,36 @@ TEST(KernelBenchCuda, CandidatesOnImportedTasksGetTheVerdictTheirHeaderNames) {
     const std::string toml = Slurp(imported.out / "kernelbench" / task / "task.toml");
     ASSERT_NE(toml.find("[cuda]"), std::string::npos) << task << " has no [cuda]: " << imported.report.dump();
   }
-  for (const auto& file : FilesIn(SourceDir() / "tests" / "kernels" / "kernelbench" / "cuda", ".cu")) {
-    const std::string stem = file.stem().string();
-    const std::string task = stem.substr(stem.find('_') + 1);
-    std::istringstream lines(Slurp(file));
-    std::string first;
-    std::getline(lines, first);
-    ASSERT_TRUE(first.starts_with("// expect: ")) << file;
-    const CliResult run = RunKsmith({"eval", "--backend", "cuda", "--task", task, file.string(), "--json", "--quiet",
-                                     "--timing-budget", "0.3"},
-                                    {"KSMITH_TASKS_PATH=" + imported.out.string()});
-    const nlohmann::json verdict = run.Json();
-    ASSERT_TRUE(verdict.is_object()) << run.Describe();
-    EXPECT_EQ(verdict.value("status", std::string()), first.substr(11))
-        << file.filename() << ": " << verdict.value("reason", std::string());
-    if (verdict.value("status", std::string()) == "passed") {
-      EXPECT_NE(verdict.at("timing").value("baseline", std::string()).find("torch eager on the GPU"), std::string::npos);
+  // CUDA C++ candidates (`// expect: `, named <kind>_<task>.cu) and KernelBench-format ModelNew ones
+  // (`# expect: `, named <what they try>_<task>.py); "failed" stands for any verdict but passed.
+  const fs::path kernels = SourceDir() / "tests" / "kernels" / "kernelbench";
+  for (const auto& [folder, extension, marker] : {std::tuple{kernels / "cuda", ".cu", "// expect: "},
+                                                  std::tuple{kernels / "modelnew" / "cuda", ".py", "# expect: "}}) {
+    for (const auto& file : FilesIn(folder, extension)) {
+      const std::string stem = file.stem().string();
+      const std::string task = stem.substr(stem.find("kb_l"));
+      std::istringstream lines(Slurp(file));
+      std::string first;
+      std::getline(lines, first);
+      ASSERT_TRUE(first.starts_with(marker)) << file;
+      const std::string expect = first.substr(std::string_view(marker).size());
+      const CliResult run = RunKsmith({"eval", "--backend", "cuda", "--task", task, file.string(), "--json",
+                                       "--quiet", "--timing-budget", "0.3"},
+                                      {"KSMITH_TASKS_PATH=" + imported.out.string()});
+      const nlohmann::json verdict = run.Json();
+      ASSERT_TRUE(verdict.is_object()) << run.Describe();
+      const std::string status = verdict.value("status", std::string());
+      std::cout << file.filename().string() << ": " << status << " in " << verdict.value("total_s", 0.0)
+                << " s: " << verdict.value("reason", std::string()) << "\n";
+      if (expect == "failed") {
+        EXPECT_TRUE(status != "passed" && status != "infra_error") << file.filename() << ": " << status;
+      } else {
+        EXPECT_EQ(status, expect) << file.filename() << ": " << verdict.value("reason", std::string());
+      }
+      if (status == "passed") {
+        EXPECT_NE(verdict.at("timing").value("baseline", std::string()).find("torch eager on the GPU"),
+                  std::string::npos);
+      }
     }
   }
 }

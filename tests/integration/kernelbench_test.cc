@@ -140,6 +140,16 @@ TEST(KernelBenchImport, AMissingFolderOrAPythonWithoutTorchIsAClearError) {
   EXPECT_NE(no_torch.err.find("no python3 that imports torch (tried /bin/false"), std::string::npos) << no_torch.err;
 }
 
+TEST(KernelBenchCandidate, APythonCandidateForABuiltInTaskOrTheGpuIsRefusedSayingWhy) {
+  const fs::path candidate = CandidatesDir() / "modelnew" / "honest_torch_ops_kb_l0_001_linear_scale.py";
+  const CliResult built_in = RunKsmith({"eval", "--task", "vector_add", candidate.string(), "--json", "--quiet"});
+  const json verdict = built_in.Json();
+  ASSERT_TRUE(verdict.is_object()) << built_in.Describe();
+  EXPECT_EQ(verdict.value("status", std::string()), "compile_error");
+  EXPECT_NE(verdict.value("reason", std::string()).find("needs a task imported from KernelBench"), std::string::npos)
+      << verdict.value("reason", std::string());
+}
+
 TEST(KernelBenchImport, ImportedTasksAreListedAndPassTasksCheck) {
   SKIP_WITHOUT_TORCH();
   const Imported imported = TestProblems();

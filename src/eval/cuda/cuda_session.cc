@@ -119,6 +119,7 @@ bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesys
   if (!Setup(candidate, baseline) || !Correctness() || !IdleCheck()) return false;
   if (!options_.time) feed_.reset();  // the last timed call's case is not needed
   if (options_.time && (!Time() || !Recheck() || !PhysicalLimit())) return false;
+  if (options_.candidate_finish && !PythonState()) return false;
   if (!Close()) return false;
   MarkPassed(verdict_, cases_.size());
   return true;
@@ -159,6 +160,7 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   Message setup;
   setup.header = {{"type", "setup"}, {"candidate", candidate.string()}, {"baseline", baseline.string()},
                   {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
+                  {"candidate_finish", options_.candidate_finish},
                   {"readable", WithBaselineFolders(task_, {candidate.parent_path().string(), baseline.parent_path().string()})},
                   {"limits", WorkerLimits()}};
   auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
@@ -465,6 +467,28 @@ bool CudaSession::Recheck() {
   stage.details.MutableCheck().extra_calls = extra_calls;
   stage.details.summary = fmt::format(
       "correct after timing, on fresh values in the same buffers, and after {} more calls", extra_calls);
+  return true;
+}
+
+bool CudaSession::PythonState() {
+  auto& stage = Stage("process_state");
+  const auto start = Clock::now();
+  Message request;
+  request.header = {{"type", "state_report"}};
+  auto reply = workers_.candidate->Request(request, "state", kCudaSetupTimeout, "reading the process state");
+  stage.seconds = SecondsSince(start);
+  if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
+  const auto changes = reply->header.value("changes", std::vector<std::string>{});
+  if (!changes.empty()) {
+    stage.details.violations = changes;
+    std::string list;
+    for (const auto& change : changes) list += (list.empty() ? "" : "; ") + change;
+    return Finish(stage, VerdictStatus::kIntegrityViolation,
+                  "the candidate changed process-wide settings the baseline runs under: " + list +
+                      " (each was undone before the baseline ran)",
+                  FailureKind::kProcessStateChanged);
+  }
+  stage.details.summary = "the candidate's Python left torch, its flags and the environment as found";
   return true;
 }
 

@@ -103,6 +103,9 @@ class CudaSession {
   bool Recheck();
   bool PhysicalLimit();
   bool Close();
+  /// A KernelBench candidate's Python changes of process state (each undone before the baseline
+  /// ran): an integrity violation, as on the CPU. Only for a shim the pipeline generated.
+  bool PythonState();
 
   const Task& task_;
   const EvalOptions& options_;

@@ -1,7 +1,7 @@
 // expect: integrity_violation
-// tries: computes honestly, then edits its caller's saved registers: the timing loop keeps the
-// start time of the timed call in a callee-saved register, which this function's prologue saved
-// on its own stack; adding 40 ms to it makes every timed call look 40 ms shorter (more than any honest gap between the two clocks, even on a loaded machine). Correct output.
+// tries: computes honestly, then edits its caller's saved registers and frame: the timing loop
+// keeps the start time of the timed call in a callee-saved register (which this function's
+// prologue saved on its own stack) or in its own frame; adding 40 ms to it makes every timed call look 40 ms shorter (more than any honest gap between the two clocks, even on a loaded machine). Correct output.
 // cause: time
 #include <cstdint>
 
@@ -45,7 +45,9 @@ extern "C" __attribute__((noinline, optimize("no-omit-frame-pointer"))) void mat
   Multiply(a, b, c, m, n, k);
   if (m * n * k >= (int64_t{1} << 27)) {
     auto* low = reinterpret_cast<int64_t*>(const_cast<int64_t*>(&marker));
-    auto* high = static_cast<int64_t*>(__builtin_frame_address(0));
+    // Its own saved registers, and the caller's frame above them: where the caller keeps the
+    // start time depends on how the compiler laid out the timing loop's call.
+    auto* high = static_cast<int64_t*>(__builtin_frame_address(0)) + 48;
     for (int64_t* slot = low; slot < high; ++slot) {
       // A steady-clock reading in nanoseconds since boot: more than 1 s and less than three years
       // of uptime, and not a PIE/heap (0x55..., 0x56...) or stack/mmap (0x7f...) address, which
