@@ -6,6 +6,7 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backend/diagnostics.h"
 #include "binary/disassembly.h"
@@ -78,6 +79,11 @@ bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const s
   return recorder.Finish(stage, VerdictStatus::kCompileError,
                          missing ? fmt::format("the candidate does not define {}", expected_declaration)
                                  : fmt::format("{} rejected the candidate (see the build log)", compiler_name));
+}
+
+std::string ProcessStateReason(const std::vector<std::string>& changes) {
+  return fmt::format("the candidate changed process-wide settings the baseline runs under: {} (the worker undid "
+                     "each change before the baseline ran)", fmt::join(changes, "; "));
 }
 
 std::string RaisedPythonException(std::string_view output) {

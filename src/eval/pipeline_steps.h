@@ -45,6 +45,10 @@ bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const s
                           const Task& task, const std::string& expected_declaration,
                           const std::string& compiler_name);
 
+/// Why a candidate that changed process-wide state fails: each change, and that the worker undid it
+/// before the baseline ran.
+std::string ProcessStateReason(const std::vector<std::string>& changes);
+
 /// The exception a KernelBench-format candidate's Python raised, as the last "Name: message" line
 /// of the worker's output names it (the runner's module prefix dropped); empty where none.
 std::string RaisedPythonException(std::string_view output);

@@ -15,6 +15,7 @@
 import os
 import sys
 import time
+import types
 
 
 class CandidateError(Exception):
@@ -66,7 +67,9 @@ class ProcessState:
         changed = []
         for name, space, saved in self.spaces:
             current = vars(space)
-            for key in [k for k in current if k not in saved]:
+            # A submodule that an import attaches (`import torch.utils.cpp_extension`) is what
+            # importing does, not a change to what the baseline calls.
+            for key in [k for k in current if k not in saved and not isinstance(current[k], types.ModuleType)]:
                 changed.append(f"added {name}.{key}")
                 delattr(space, key)
             for key, value in saved.items():

@@ -318,11 +318,7 @@ bool WorkerSession::ProcessStateCheck() {
   const auto changes = reply->header.value("changes", std::vector<std::string>{});
   if (!changes.empty()) {
     stage.details.violations = changes;
-    std::string list;
-    for (const auto& change : changes) list += (list.empty() ? "" : "; ") + change;
-    return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  "the candidate changed process-wide settings the baseline runs under: " + list +
-                      " (the worker undid each change before the baseline ran)",
+    return Finish(stage, VerdictStatus::kIntegrityViolation, ProcessStateReason(changes),
                   FailureKind::kProcessStateChanged);
   }
   stage.details.summary = "the OpenMP and OpenBLAS thread counts, floating-point mode and CPU affinity were left as found";

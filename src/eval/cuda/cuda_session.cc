@@ -481,11 +481,7 @@ bool CudaSession::PythonState() {
   const auto changes = reply->header.value("changes", std::vector<std::string>{});
   if (!changes.empty()) {
     stage.details.violations = changes;
-    std::string list;
-    for (const auto& change : changes) list += (list.empty() ? "" : "; ") + change;
-    return Finish(stage, VerdictStatus::kIntegrityViolation,
-                  "the candidate changed process-wide settings the baseline runs under: " + list +
-                      " (each was undone before the baseline ran)",
+    return Finish(stage, VerdictStatus::kIntegrityViolation, ProcessStateReason(changes),
                   FailureKind::kProcessStateChanged);
   }
   stage.details.summary = "the candidate's Python left torch, its flags and the environment as found";
