@@ -340,7 +340,9 @@ int RunCudaWorker(int channel_fd, int device) {
           if (state.candidate_state != nullptr) {
             const auto python = nlohmann::json::parse(state.candidate_state(), nullptr, false);
             if (python.is_array()) {
-              for (const auto& change : python) changes.push_back("its Python " + change.get<std::string>());
+              for (const auto& change : python) {
+                if (change.is_string()) changes.push_back("its Python " + change.get<std::string>());
+              }
             }
           }
           return Reply("state", {{"changes", changes}});

@@ -107,7 +107,6 @@ class CandidateRunner(Runner):
             self.candidate_code = compile(spec["candidate_source"], spec.get("candidate_file", "<candidate>"), "exec")
         except SyntaxError as error:
             raise CandidateError(f"the candidate is not Python: {error.msg} at line {error.lineno}")
-        self.input_ranges = []
 
     def _build(self, namespace):
         torch = self.torch
