@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <nlohmann/json.hpp>
+
 namespace ksmith {
 
 Result<std::unique_ptr<SharedLibrary>> SharedLibrary::Open(const std::filesystem::path& path) {
@@ -29,6 +31,16 @@ Result<KernelEntry> SharedLibrary::Entry() const {
   auto address = Symbol(kKernelEntrySymbol);
   if (!address.ok()) return address.error();
   return reinterpret_cast<KernelEntry>(*address);
+}
+
+std::vector<std::string> ReadStateChanges(StateChangesReport report) {
+  std::vector<std::string> changes;
+  const auto parsed = nlohmann::json::parse(report(), nullptr, false);
+  if (!parsed.is_array()) return changes;
+  for (const auto& change : parsed) {
+    if (change.is_string()) changes.push_back("its Python " + change.get<std::string>());
+  }
+  return changes;
 }
 
 }  // namespace ksmith

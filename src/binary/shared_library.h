@@ -1,6 +1,8 @@
 // A loaded shared object (dlopen), closed on destruction.
 #pragma once
 
+#include <vector>
+
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -23,6 +25,10 @@ inline constexpr const char* kKernelFinishSymbol = "ksmith_finish";
 /// (each undone after the change): a JSON list of strings, valid until the next call.
 using StateChangesReport = const char* (*)();
 inline constexpr const char* kStateChangesSymbol = "ksmith_state_changes";
+
+/// What `report` says, each change as "its Python <change>"; what is not a JSON list of strings
+/// (a candidate's Python can reach the code that writes it) is left out.
+std::vector<std::string> ReadStateChanges(StateChangesReport report);
 
 class SharedLibrary {
  public:

@@ -143,5 +143,17 @@ extern "C" int call_it() { return ksmith_function_that_does_not_exist_anywhere()
       << library.error().message;
 }
 
+const char* ReportTwoChanges() { return R"json(["replaced torch.relu", "set torch.get_num_threads()"])json"; }
+const char* ReportGarbage() { return R"json(["replaced torch.relu", 7, {"x": 1}])json"; }
+const char* ReportNotJson() { return "not json"; }
+
+TEST(ReadStateChanges, KeepsEachStringAndNothingElse) {
+  EXPECT_EQ(ReadStateChanges(ReportTwoChanges),
+            (std::vector<std::string>{"its Python replaced torch.relu", "its Python set torch.get_num_threads()"}));
+  // A candidate's Python can reach the code that writes the report: what is not a string is left out.
+  EXPECT_EQ(ReadStateChanges(ReportGarbage), (std::vector<std::string>{"its Python replaced torch.relu"}));
+  EXPECT_TRUE(ReadStateChanges(ReportNotJson).empty());
+}
+
 }  // namespace
 }  // namespace ksmith

@@ -180,7 +180,7 @@ CommandHandler AddEvalCommand(CLI::App& app) {
       ->capture_default_str();
   app.add_option("candidates", flags->candidates,
                  "The candidates' source files (C++ for cpu, CUDA C++ for cuda; for a task imported from "
-                 "KernelBench, also a .py defining ModelNew in KernelBench's format, cpu only for now); several "
+                 "KernelBench, also a .py defining ModelNew in KernelBench's format); several "
                  "are evaluated in turn, their builds overlapping")->required();
   app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for, e.g. sm_90a (default: the GPU found)");
   app.add_flag("--profile", flags->profile, "cuda: profile one replay of a passing candidate with ncu");

@@ -336,15 +336,8 @@ int RunCudaWorker(int channel_fd, int device) {
        {"run", [&](const Message& request) { return HandleRun(request, state); }},
        {"state_report",
         [&](const Message&) {
-          nlohmann::json changes = nlohmann::json::array();
-          if (state.candidate_state != nullptr) {
-            const auto python = nlohmann::json::parse(state.candidate_state(), nullptr, false);
-            if (python.is_array()) {
-              for (const auto& change : python) {
-                if (change.is_string()) changes.push_back("its Python " + change.get<std::string>());
-              }
-            }
-          }
+          const std::vector<std::string> changes =
+              state.candidate_state != nullptr ? ReadStateChanges(state.candidate_state) : std::vector<std::string>{};
           return Reply("state", {{"changes", changes}});
         }},
        {"time", [&](const Message& request) { return HandleTime(request, state); }},

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -66,8 +67,7 @@ class PipelineRun {
         pool_(pool),
         options_(RunOptions(options, candidate)),
         view_(backend.View(task)),
-        candidate_(candidate),
-        request_(CandidateRequest(candidate, view_, backend.traits())) {
+        candidate_(candidate) {
     verdict_.task = task.name;
     verdict_.backend = backend.traits().name;
     verdict_.candidate = candidate.path;
@@ -114,15 +114,23 @@ class PipelineRun {
     // The session starts its workers now (a CUDA context takes 0.3 s) while the build runs. It
     // is opened on this thread: a worker dies with the thread that spawned it (PR_SET_PDEATHSIG).
     std::unique_ptr<VerificationSession> session;
-    if (UnusableSourceReason(candidate_).empty() && request_.ok()) {
-      if (!build.valid()) build = SubmitBuild(pool_, backend_, view_, *request_);
-      session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
+    std::optional<Error> unbuildable;  // a KernelBench candidate with no shim for this task
+    if (UnusableSourceReason(candidate_).empty()) {
+      if (!build.valid()) {  // StartBuild had nothing to start, or was not asked
+        auto request = CandidateRequest(candidate_, view_, backend_.traits());
+        if (request.ok()) {
+          build = SubmitBuild(pool_, backend_, view_, std::move(request.value()));
+        } else {
+          unbuildable = request.error();
+        }
+      }
+      if (build.valid()) session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
     }
     if (!Audit()) return;
-    if (!request_.ok()) {
+    if (unbuildable) {
       auto& stage = recorder_.Stage("build");
-      stage.details.summary = request_.error().message;
-      Finish(stage, VerdictStatus::kCompileError, request_.error().message, FailureKind::kUnusableSource);
+      stage.details.summary = unbuildable->message;
+      Finish(stage, VerdictStatus::kCompileError, unbuildable->message, FailureKind::kUnusableSource);
       return;
     }
     StartTrustedBuilds(session.get());
@@ -252,7 +260,6 @@ class PipelineRun {
   const EvalOptions options_;
   const Task view_;
   const CandidateSource& candidate_;
-  const Result<BuildRequest> request_;
   Verdict verdict_;
   VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_ = 0;

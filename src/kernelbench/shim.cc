@@ -176,6 +176,14 @@ void FinishCall(void* stream) {
   if (!ok) Fail("copying the outputs failed", " (its traceback is above)");
 }
 
+}  // namespace
+)cc";
+
+// Only a candidate's shim reports what its Python changed of the process (kb_candidate.py's
+// ksmith_state_changes, undone already) to the worker, which fails the candidate for it.
+constexpr const char* kStateReport = R"cc(
+namespace {
+
 // A candidate's report of the process state its Python changed (kb_candidate.py), as JSON.
 std::string StateChanges() {
   const Python& api = Api();
@@ -199,6 +207,12 @@ std::string StateChanges() {
 }
 
 }  // namespace
+
+extern "C" __attribute__((visibility("default"))) const char* ksmith_state_changes() {
+  static std::string text;
+  text = StateChanges();
+  return text.c_str();
+}
 )cc";
 
 std::string RawLiteral(std::string_view text) { return fmt::format("R\"ksmith_text({})ksmith_text\"", text); }
@@ -264,11 +278,7 @@ Result<std::string> RenderShim(const ShimSpec& spec) {
                                "extern \"C\" __attribute__((visibility(\"default\"))) void ksmith_finish(void* stream) {\n"
                                "  FinishCall(stream);\n}\n"
                              : ""),
-      fmt::arg("state_report", candidate
-                                   ? "\n// What the candidate's Python changed of the process (each undone), for the worker.\n"
-                                     "extern \"C\" __attribute__((visibility(\"default\"))) const char* ksmith_state_changes() {\n"
-                                     "  static std::string text;\n  text = StateChanges();\n  return text.c_str();\n}\n"
-                                   : ""));
+      fmt::arg("state_report", candidate ? kStateReport : ""));
 }
 
 }  // namespace ksmith

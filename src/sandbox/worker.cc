@@ -273,12 +273,7 @@ int RunWorker(int channel_fd) {
           GuardProcessState(kernels);  // whatever the last calls left since the last look
           std::vector<std::string> changes = kernels.state_changes;
           if (kernels.candidate_state != nullptr) {
-            const auto python = nlohmann::json::parse(kernels.candidate_state(), nullptr, false);
-            if (python.is_array()) {
-              for (const auto& change : python) {
-                if (change.is_string()) changes.push_back("its Python " + change.get<std::string>());
-              }
-            }
+            for (auto& change : ReadStateChanges(kernels.candidate_state)) changes.push_back(std::move(change));
           }
           return Reply("state", {{"changes", changes}});
         }},
