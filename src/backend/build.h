@@ -39,6 +39,8 @@ struct BuildOutput {
   /// until FinalSass() is asked.
   SassSummary sass;
   std::shared_future<SassSummary> pending_sass;
+  /// A KernelBench-format candidate's build sandbox (kernelbench/candidate_build.h); null otherwise.
+  nlohmann::json build_sandbox;
 
   /// The summary, waiting for it if it is still being read.
   SassSummary FinalSass() const { return pending_sass.valid() ? pending_sass.get() : sass; }

@@ -33,14 +33,26 @@ Result<KernelEntry> SharedLibrary::Entry() const {
   return reinterpret_cast<KernelEntry>(*address);
 }
 
-std::vector<std::string> ReadStateChanges(StateChangesReport report) {
-  std::vector<std::string> changes;
+CandidateReport ReadCandidateReport(StateChangesReport report) {
+  CandidateReport read;
   const auto parsed = nlohmann::json::parse(report(), nullptr, false);
-  if (!parsed.is_array()) return changes;
-  for (const auto& change : parsed) {
-    if (change.is_string()) changes.push_back("its Python " + change.get<std::string>());
+  if (!parsed.is_object()) return read;
+  if (const auto changes = parsed.find("changes"); changes != parsed.end() && changes->is_array()) {
+    for (const auto& change : *changes) {
+      if (change.is_string()) read.changes.push_back("its Python " + change.get<std::string>());
+    }
   }
-  return changes;
+  const auto count = [&parsed](const char* key) {
+    const auto found = parsed.find(key);
+    return found != parsed.end() && found->is_number_integer() ? std::max<int64_t>(0, found->get<int64_t>()) : 0;
+  };
+  read.calls = count("calls");
+  read.calls_without_custom_code = std::min(read.calls, count("calls_without_custom_code"));
+  return read;
+}
+
+nlohmann::json CandidateReport::CustomCodeJson() const {
+  return {{"calls", calls}, {"calls_without_custom_code", calls_without_custom_code}};
 }
 
 }  // namespace ksmith

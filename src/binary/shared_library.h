@@ -2,10 +2,13 @@
 #pragma once
 
 #include <vector>
+#include <cstdint>
 
 #include <filesystem>
 #include <memory>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "core/result.h"
 
@@ -21,14 +24,24 @@ inline constexpr const char* kKernelEntrySymbol = "ksmith_entry";
 /// is looked up only where ksmith generated the candidate's shim (EvalOptions::candidate_finish).
 using KernelFinish = void (*)(void* stream);
 inline constexpr const char* kKernelFinishSymbol = "ksmith_finish";
-/// A generated KernelBench candidate shim's report of the process-wide state its Python changed
-/// (each undone after the change): a JSON list of strings, valid until the next call.
+/// A generated KernelBench candidate shim's report, valid until the next call: JSON
+/// {"changes": [...], "calls": n, "calls_without_custom_code": k}, the process-wide state its
+/// Python changed (each undone after the change) and how many of its model's calls ran none of
+/// its own compiled code (an extension or a Triton kernel).
 using StateChangesReport = const char* (*)();
 inline constexpr const char* kStateChangesSymbol = "ksmith_state_changes";
 
-/// What `report` says, each change as "its Python <change>"; what is not a JSON list of strings
-/// (a candidate's Python can reach the code that writes it) is left out.
-std::vector<std::string> ReadStateChanges(StateChangesReport report);
+struct CandidateReport {
+  std::vector<std::string> changes;  // each as "its Python <change>"
+  int64_t calls = 0;
+  int64_t calls_without_custom_code = 0;
+
+  nlohmann::json CustomCodeJson() const;
+};
+
+/// What `report` says; what is not of the expected types (a candidate's Python can reach the code
+/// that writes it) is left out.
+CandidateReport ReadCandidateReport(StateChangesReport report);
 
 class SharedLibrary {
  public:

@@ -143,16 +143,33 @@ extern "C" int call_it() { return ksmith_function_that_does_not_exist_anywhere()
       << library.error().message;
 }
 
-const char* ReportTwoChanges() { return R"json(["replaced torch.relu", "set torch.get_num_threads()"])json"; }
-const char* ReportGarbage() { return R"json(["replaced torch.relu", 7, {"x": 1}])json"; }
+const char* ReportTwoChanges() {
+  return R"json({"changes": ["replaced torch.relu", "set torch.get_num_threads()"], "calls": 12,
+                 "calls_without_custom_code": 3})json";
+}
+const char* ReportGarbage() {
+  return R"json({"changes": ["replaced torch.relu", 7, {"x": 1}], "calls": "many", "calls_without_custom_code": 9})json";
+}
 const char* ReportNotJson() { return "not json"; }
+const char* ReportMoreWithoutThanCalls() { return R"json({"calls": 2, "calls_without_custom_code": 5})json"; }
 
-TEST(ReadStateChanges, KeepsEachStringAndNothingElse) {
-  EXPECT_EQ(ReadStateChanges(ReportTwoChanges),
+TEST(ReadCandidateReport, KeepsEachStringAndTheCounts) {
+  const CandidateReport report = ReadCandidateReport(ReportTwoChanges);
+  EXPECT_EQ(report.changes,
             (std::vector<std::string>{"its Python replaced torch.relu", "its Python set torch.get_num_threads()"}));
-  // A candidate's Python can reach the code that writes the report: what is not a string is left out.
-  EXPECT_EQ(ReadStateChanges(ReportGarbage), (std::vector<std::string>{"its Python replaced torch.relu"}));
-  EXPECT_TRUE(ReadStateChanges(ReportNotJson).empty());
+  EXPECT_EQ(report.calls, 12);
+  EXPECT_EQ(report.calls_without_custom_code, 3);
+}
+
+TEST(ReadCandidateReport, LeavesOutWhatIsNotOfItsType) {
+  // A candidate's Python can reach the code that writes the report: what is not a string or a
+  // count is left out, and no more calls lack custom code than there were calls.
+  const CandidateReport garbage = ReadCandidateReport(ReportGarbage);
+  EXPECT_EQ(garbage.changes, (std::vector<std::string>{"its Python replaced torch.relu"}));
+  EXPECT_EQ(garbage.calls, 0);
+  EXPECT_EQ(garbage.calls_without_custom_code, 0);
+  EXPECT_TRUE(ReadCandidateReport(ReportNotJson).changes.empty());
+  EXPECT_EQ(ReadCandidateReport(ReportMoreWithoutThanCalls).calls_without_custom_code, 2);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -27,12 +28,36 @@ using Clock = SteadyClock;
 constexpr size_t kMaxPassedDescriptors = 8;
 
 
+// In the forked child: new network and PID namespaces, then a fork, so that the command runs as
+// the namespace's first process; when it ends the kernel ends every process it left behind (a
+// daemon a build script forked would otherwise outlive the build). This process waits and
+// passes its exit status on. Async-signal-safe calls only.
+void EnterNamespaces() {
+  constexpr int kFlags = CLONE_NEWNET | CLONE_NEWPID;
+  if (::unshare(kFlags) != 0 && ::unshare(CLONE_NEWUSER | kFlags) != 0) return;
+  const pid_t first = ::fork();
+  if (first < 0) ::_exit(124);
+  if (first == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    return;
+  }
+  int status = 0;
+  while (::waitpid(first, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {  // end the same way, so that the caller reads the same signal
+    ::signal(WTERMSIG(status), SIG_DFL);
+    ::raise(WTERMSIG(status));
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void ExecChild(const SpawnOptions& options, char* const* argv, char* const* envp,
                             int output_fd, int capture_fd) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Its own process group, so that a timeout ends its children too (g++ runs cc1plus).
   ::setpgid(0, 0);
+  if (options.isolate_namespaces) EnterNamespaces();
   if (options.landlock_ruleset_fd >= 0 && !LandlockRuleset::RestrictSelf(options.landlock_ruleset_fd)) {
     ::_exit(125);
   }

@@ -113,6 +113,33 @@ TEST(RunCommand, TimeoutAlsoEndsTheChildsOwnChildren) {
   EXPECT_FALSE(orphan) << "the shell's sleep survived the timeout";
 }
 
+TEST(RunCommand, IsolatedChildHasNoNetworkAndTakesItsDaemonsWithIt) {
+  // Given a command that leaves a daemon behind (its own session, so no process group holds it)
+  // and lists its network interfaces, when it runs isolated, then it is the first process of its
+  // namespace, sees only the loopback device, and the daemon ends with it.
+  const std::string seconds = "9." + std::to_string(::getpid() % 1000);
+  SpawnOptions options = Shell("setsid /bin/sleep " + seconds + " & echo pid=$$; cat /proc/net/dev");
+  options.isolate_namespaces = true;
+  auto run = RunCommand(options, milliseconds(10'000));
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run->succeeded()) << run->Describe() << run->output;
+  if (!Contains(run->output, "pid=1\n")) GTEST_SKIP() << "this kernel refuses new PID namespaces: " << run->output;
+  EXPECT_TRUE(Contains(run->output, "lo:"));
+  EXPECT_FALSE(Contains(run->output, "eth")) << "a network device besides loopback is visible";
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_FALSE(ProcessWithCommandLineExists("/bin/sleep" + std::string(1, '\0') + seconds + std::string(1, '\0')))
+      << "the daemon outlived the isolated command";
+}
+
+TEST(RunCommand, IsolatedChildsExitCodeIsPassedOn) {
+  SpawnOptions options = Shell("exit 7");
+  options.isolate_namespaces = true;
+  auto run = RunCommand(options, milliseconds(10'000));
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 7) << run->Describe();
+  EXPECT_EQ(run->signal, 0);
+}
+
 TEST(RunCommand, DoesNotInheritTheEnvironmentUnlessAsked) {
   ::setenv("KSMITH_SUBPROCESS_TEST_SECRET", "leaked", 1);
   SpawnOptions options;

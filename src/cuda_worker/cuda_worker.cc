@@ -336,9 +336,13 @@ int RunCudaWorker(int channel_fd, int device) {
        {"run", [&](const Message& request) { return HandleRun(request, state); }},
        {"state_report",
         [&](const Message&) {
-          const std::vector<std::string> changes =
-              state.candidate_state != nullptr ? ReadStateChanges(state.candidate_state) : std::vector<std::string>{};
-          return Reply("state", {{"changes", changes}});
+          nlohmann::json reply = {{"changes", nlohmann::json::array()}};
+          if (state.candidate_state != nullptr) {
+            const CandidateReport report = ReadCandidateReport(state.candidate_state);
+            reply["changes"] = report.changes;
+            reply["custom_code"] = report.CustomCodeJson();
+          }
+          return Reply("state", reply);
         }},
        {"time", [&](const Message& request) { return HandleTime(request, state); }},
        {"idle", [&](const Message& request) { return HandleIdle(request, state); }}},

@@ -81,6 +81,10 @@ class EvalBackend {
   /// The reference and this backend's baseline, ready for Build.
   virtual Result<std::pair<BuildRequest, BuildRequest>> TrustedSources(const Task& task) const = 0;
 
+  /// Where this backend caches what it builds; a KernelBench-format candidate's build sandbox
+  /// keeps its builds there too. Empty: it keeps none (such candidates are then refused).
+  virtual std::filesystem::path CacheDirectory() const { return {}; }
+
   /// The toolchain and machine, added to the verdict's provenance.
   virtual nlohmann::json Provenance() const = 0;
   /// The device's facts for prompts and reports; may wait for a first measurement.

@@ -45,6 +45,9 @@ struct EvalOptions {
   /// set by the pipeline, only for a shim it generated itself (a KernelBench-format candidate),
   /// never for a candidate's own code, which would do untimed work there.
   bool candidate_finish = false;
+  /// Folders the candidate's worker may read besides its build's: a KernelBench-format
+  /// candidate's build sandbox output. Set by the pipeline only.
+  std::vector<std::filesystem::path> candidate_readable;
 
   bool Cancelled() const { return cancel != nullptr && cancel->load(); }
 };

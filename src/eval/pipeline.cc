@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "eval/pipeline_steps.h"
 #include "kernelbench/candidate.h"
+#include "kernelbench/candidate_build.h"
 
 namespace ksmith {
 namespace {
@@ -26,25 +27,97 @@ std::string DisplayName(const CandidateSource& candidate, const BackendTraits& t
 
 bool KernelBenchFormat(const CandidateSource& candidate) { return candidate.format == CandidateFormat::kKernelBench; }
 
-// What the compiler gets: the candidate's source, or for a KernelBench-format candidate the shim
-// ksmith writes around its Python (which then runs in the worker, not the compiler).
-Result<BuildRequest> CandidateRequest(const CandidateSource& candidate, const Task& task, const BackendTraits& traits) {
+// A KernelBench-format candidate's build: its build sandbox, then the shim that loads what that
+// built into the worker.
+struct KernelBenchJob {
+  nlohmann::json analysis;
+  CandidateBuildPlan plan;
+  std::string source;
+  std::string display_name;
+  bool cuda = false;
+};
+
+// What the candidate's build job does: compile its source, or build a KernelBench candidate.
+struct CandidateJob {
+  BuildRequest request;
+  std::optional<KernelBenchJob> kernelbench;
+};
+
+Result<CandidateJob> MakeCandidateJob(const CandidateSource& candidate, const Task& task, const EvalBackend& backend) {
+  const BackendTraits& traits = backend.traits();
   if (!KernelBenchFormat(candidate)) {
-    return BuildRequest{candidate.text, DisplayName(candidate, traits), KernelRole::kCandidate, {}};
+    return CandidateJob{BuildRequest{candidate.text, DisplayName(candidate, traits), KernelRole::kCandidate, {}}, {}};
   }
+  auto analysis = LoadKernelBenchAnalysis(task);
+  if (!analysis.ok()) return analysis.error();
   if (traits.gpu && !task.cuda) {
     return MakeError(ErrorKind::kInvalidArgument, "task {} has no [cuda] (it was imported with a torch without CUDA): "
                      "re-import it on the GPU machine to judge a KernelBench candidate there", task.name);
   }
-  auto shim = RenderKernelBenchCandidate(task, candidate.text, DisplayName(candidate, traits), traits.gpu);
+  if (backend.CacheDirectory().empty()) {
+    return MakeError(ErrorKind::kInvalidArgument, "the {} backend keeps no build cache, which a KernelBench candidate's "
+                     "build needs: use --backend cpu or cuda", traits.name);
+  }
+  KernelBenchJob job{*analysis, PlanCandidateBuild(backend.CacheDirectory(), *analysis, task, candidate.text, traits.gpu),
+                     candidate.text, DisplayName(candidate, traits), traits.gpu};
+  return CandidateJob{{}, std::move(job)};
+}
+
+// Runs in the compile pool: the build sandbox (cached by content), then the shim's compile. A
+// candidate that does not import or whose extension does not compile is a failed build with the
+// build sandbox's log.
+Result<BuildOutput> BuildKernelBench(const EvalBackend& backend, const Task& view, const KernelBenchJob& job) {
+  auto sandbox = BuildCandidate(job.plan, job.analysis, view, job.source, job.display_name, job.cuda);
+  if (!sandbox.ok()) return sandbox.error();
+  if (!sandbox->built) {
+    BuildOutput failed;
+    failed.log = sandbox->log;
+    failed.command = sandbox->command;
+    failed.compile_s = sandbox->seconds;
+    failed.sandboxed = sandbox->sandboxed;
+    return failed;
+  }
+  auto shim = RenderKernelBenchCandidate(job.analysis, job.source, job.display_name, job.cuda, job.plan.directory,
+                                         sandbox->manifest);
   if (!shim.ok()) return shim.error();
-  return BuildRequest{*shim, "modelnew_shim" + traits.source_extension, KernelRole::kCandidate, {}};
+  const BackendTraits& traits = backend.traits();
+  auto output = backend.Build(view, BuildRequest{*shim, "modelnew_shim" + traits.source_extension, KernelRole::kCandidate, {}});
+  if (!output.ok()) return output;
+  output->cache_hit = output->cache_hit && sandbox->cache_hit;
+  output->compile_s += sandbox->seconds;
+  output->sandboxed = output->sandboxed && sandbox->sandboxed;
+  output->command = output->command.empty() ? sandbox->command : sandbox->command + "; then the shim: " + output->command;
+  if (!output->compiled) return output;  // ksmith's own shim: the log says why
+  output->log = sandbox->log + output->log;
+  output->build_sandbox = sandbox->manifest;
+  output->build_sandbox["directory"] = job.plan.directory.string();
+  output->build_sandbox["seconds"] = sandbox->seconds;
+  output->build_sandbox["cache_hit"] = sandbox->cache_hit;
+  return output;
+}
+
+// Why a KernelBench candidate's build failed, from its build sandbox's log: the build script's
+// last word and the Python exception behind it.
+std::string KernelBenchBuildFailure(const std::string& log) {
+  std::string said;
+  for (const auto& line : SplitLines(log)) {
+    if (line.starts_with("ksmith: ")) said = std::string(line.substr(8));
+  }
+  if (said.empty()) said = "the build sandbox ended without saying why (see the log)";
+  const std::string exception = RaisedPythonException(log);
+  return exception.empty() ? fmt::format("the candidate does not build: {}", said)
+                           : fmt::format("the candidate does not build: {}: {}", said, exception);
 }
 
 // The options the run uses: the caller's, with what only the pipeline may decide set by it.
-EvalOptions RunOptions(const EvalOptions& given, const CandidateSource& candidate) {
+EvalOptions RunOptions(const EvalOptions& given, const Result<CandidateJob>& job) {
   EvalOptions options = given;
-  options.candidate_finish = KernelBenchFormat(candidate);
+  options.candidate_finish = false;
+  options.candidate_readable.clear();
+  if (job.ok() && job->kernelbench) {
+    options.candidate_finish = true;
+    options.candidate_readable.push_back(job->kernelbench->plan.directory);
+  }
   return options;
 }
 
@@ -57,6 +130,14 @@ std::future<Result<BuildOutput>> SubmitBuild(CompilePool& pool, const EvalBacken
   });
 }
 
+std::future<Result<BuildOutput>> SubmitCandidateBuild(CompilePool& pool, const EvalBackend& backend, Task view,
+                                                      CandidateJob job) {
+  if (!job.kernelbench) return SubmitBuild(pool, backend, std::move(view), std::move(job.request));
+  return pool.Submit([&backend, view = std::move(view), job = std::move(*job.kernelbench)] {
+    return BuildKernelBench(backend, view, job);
+  });
+}
+
 // One evaluation: the stages in order, each recorded into the verdict; the first that fails
 // ends it with its status.
 class PipelineRun {
@@ -65,9 +146,10 @@ class PipelineRun {
               const CandidateSource& candidate)
       : backend_(backend),
         pool_(pool),
-        options_(RunOptions(options, candidate)),
         view_(backend.View(task)),
-        candidate_(candidate) {
+        candidate_(candidate),
+        job_(MakeCandidateJob(candidate, view_, backend)),
+        options_(RunOptions(options, job_)) {
     verdict_.task = task.name;
     verdict_.backend = backend.traits().name;
     verdict_.candidate = candidate.path;
@@ -116,13 +198,10 @@ class PipelineRun {
     std::unique_ptr<VerificationSession> session;
     std::optional<Error> unbuildable;  // a KernelBench candidate with no shim for this task
     if (UnusableSourceReason(candidate_).empty()) {
-      if (!build.valid()) {  // StartBuild had nothing to start, or was not asked
-        auto request = CandidateRequest(candidate_, view_, backend_.traits());
-        if (request.ok()) {
-          build = SubmitBuild(pool_, backend_, view_, std::move(request.value()));
-        } else {
-          unbuildable = request.error();
-        }
+      if (!job_.ok()) {
+        unbuildable = job_.error();
+      } else if (!build.valid()) {  // StartBuild was not asked
+        build = SubmitCandidateBuild(pool_, backend_, view_, *job_);
       }
       if (build.valid()) session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
     }
@@ -194,6 +273,11 @@ class PipelineRun {
     facts.compiler_sandboxed = build->sandboxed;
     facts.command = build->command;
     const BackendTraits& traits = backend_.traits();
+    if (!build->compiled && KernelBenchFormat(candidate_)) {
+      stage.details.log = TrimLog(build->log, kMaxLogLines, kMaxLogBytes);
+      stage.details.summary = "the build sandbox could not import the candidate or compile its extension";
+      return Finish(stage, VerdictStatus::kCompileError, KernelBenchBuildFailure(build->log), FailureKind::kCompilerRejected);
+    }
     if (!build->compiled) {
       return FinishCompileFailure(recorder_, stage, build->log, view_, backend_.Declaration(view_),
                                   traits.compiler_name);
@@ -203,6 +287,7 @@ class PipelineRun {
     facts.sass = build->sass;
     pending_sass_ = build->pending_sass;
     facts.shared_object = build->shared_object.string();
+    if (!build->build_sandbox.is_null()) facts.build_sandbox = build->build_sandbox;
     candidate_object_ = build->shared_object;
     // A KernelBench candidate's object is ksmith's own shim (it loads libpython): nothing to audit.
     auto findings = KernelBenchFormat(candidate_) ? Result<std::vector<AuditFinding>>(std::vector<AuditFinding>{})
@@ -257,9 +342,10 @@ class PipelineRun {
 
   const EvalBackend& backend_;
   CompilePool& pool_;
-  const EvalOptions options_;
   const Task view_;
   const CandidateSource& candidate_;
+  const Result<CandidateJob> job_;
+  const EvalOptions options_;
   Verdict verdict_;
   VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_ = 0;
@@ -288,9 +374,9 @@ Verdict InternalErrorVerdict(const EvalBackend& backend, const Task& task, const
 std::future<Result<BuildOutput>> Pipeline::StartBuild(const Task& task, const CandidateSource& candidate) const {
   if (!UnusableSourceReason(candidate).empty()) return {};
   const Task view = backend_.View(task);
-  auto request = CandidateRequest(candidate, view, backend_.traits());
-  if (!request.ok()) return {};  // the run says why
-  return SubmitBuild(pool_, backend_, view, std::move(request.value()));
+  auto job = MakeCandidateJob(candidate, view, backend_);
+  if (!job.ok()) return {};  // the run says why
+  return SubmitCandidateBuild(pool_, backend_, view, std::move(job.value()));
 }
 
 Verdict Pipeline::Evaluate(const Task& task, const CandidateSource& candidate, const EvalOptions& options,

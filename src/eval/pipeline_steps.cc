@@ -86,6 +86,16 @@ std::string ProcessStateReason(const std::vector<std::string>& changes) {
                      "each change before the baseline ran)", fmt::join(changes, "; "));
 }
 
+std::string CustomCodeLabel(const nlohmann::json& custom_code) {
+  if (!custom_code.is_object()) return "";
+  const int64_t calls = custom_code.value("calls", int64_t{0});
+  const int64_t without = custom_code.value("calls_without_custom_code", int64_t{0});
+  if (calls <= 0 || without <= 0) return "";
+  if (without >= calls) return fmt::format("no custom kernel (none of its {} calls ran code of its own: torch only)", calls);
+  return fmt::format("custom kernel in some calls only ({} of {} calls ran none of its own code: a fallback)", without,
+                     calls);
+}
+
 std::string RaisedPythonException(std::string_view output) {
   static const std::regex kException(R"(^(?:ksmith_kb_runner_[0-9a-f]+\.)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit)(?::.*)?)$)");
   std::string found;

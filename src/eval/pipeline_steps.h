@@ -49,6 +49,12 @@ bool FinishCompileFailure(VerdictRecorder& recorder, StageRecord& stage, const s
 /// before the baseline ran.
 std::string ProcessStateReason(const std::vector<std::string>& changes);
 
+/// The label a KernelBench candidate earns from its shim's count (the worker's "custom_code": calls,
+/// calls_without_custom_code) of model calls that ran none of its own compiled code (an extension,
+/// a Triton kernel): "no custom kernel" when none did, "custom kernel in some calls only" for a
+/// fallback taken at times; empty when every call ran its own code or nothing was counted.
+std::string CustomCodeLabel(const nlohmann::json& custom_code);
+
 /// The exception a KernelBench-format candidate's Python raised, as the last "Name: message" line
 /// of the worker's output names it (the runner's module prefix dropped); empty where none.
 std::string RaisedPythonException(std::string_view output);

@@ -92,6 +92,7 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
   io("resources", self.resources);
   io("sass", self.sass);
   io("shared_object", self.shared_object);
+  io("build_sandbox", self.build_sandbox);
 }
 
 template <class Self, class Io>

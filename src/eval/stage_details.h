@@ -103,6 +103,9 @@ struct BuildFacts {
   std::optional<std::vector<KernelResources>> resources;  // ptxas's report; empty on cpu
   std::optional<SassSummary> sass;
   std::optional<std::string> shared_object;
+  /// A KernelBench-format candidate's build sandbox: the extensions it built, what failed while it
+  /// called the model once, how isolated it was (kernelbench/candidate_build.h).
+  std::optional<nlohmann::json> build_sandbox;
 };
 
 /// Correctness, determinism and the re-check.

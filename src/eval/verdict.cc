@@ -1,6 +1,7 @@
 #include "eval/verdict.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "eval/verdict_upgrade.h"
 
@@ -54,6 +55,7 @@ nlohmann::json Verdict::ToJson() const {
                       {"baseline", timing->baseline}};
     json["roofline_fraction"] = timing->roofline_fraction;
   }
+  if (!labels.empty()) json["labels"] = labels;
   json["provenance"] = provenance;
   return json;
 }
@@ -107,6 +109,11 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   if (const auto provenance = json.find("provenance"); provenance != json.end() && provenance->is_object()) {
     verdict.provenance = *provenance;
   }
+  if (const auto labels = json.find("labels"); labels != json.end() && labels->is_array()) {
+    for (const auto& label : *labels) {
+      if (label.is_string()) verdict.labels.push_back(label.get<std::string>());
+    }
+  }
   if (verdict.schema_version < 3) UpgradeOldVerdict(verdict);
   return verdict;
 }
@@ -154,6 +161,7 @@ Timing MakeTiming(const std::vector<double>& candidate_us, const std::vector<dou
 std::string Verdict::Render() const {
   std::string text = fmt::format("{}: {} (task {}, {})\n", VerdictStatusName(status), reason,
                                  task, backend);
+  if (!labels.empty()) text += fmt::format("  labels: {}\n", fmt::join(labels, "; "));
   for (const auto& stage : stages) {
     text += fmt::format("  {:<15} {:<7} {:7.3f} s", stage.name, stage.outcome, stage.seconds);
     if (!stage.details.summary.empty()) text += "  " + stage.details.summary;

@@ -69,6 +69,10 @@ struct Verdict {
   std::string candidate;
   std::deque<StageRecord> stages;  // a deque: references to earlier stages stay valid
   std::optional<Timing> timing;
+  /// What a benchmark of kernel generation must be able to count, beside the status: "no custom
+  /// kernel" (a KernelBench candidate whose calls ran none of its own compiled code), "custom
+  /// kernel in some calls only" (a fallback). Never changes the status.
+  std::vector<std::string> labels;
   nlohmann::json provenance = nlohmann::json::object();
   double total_s = 0;  // [s]
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();

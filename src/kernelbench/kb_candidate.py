@@ -102,11 +102,54 @@ class CandidateRunner(Runner):
 
     def __init__(self, spec, role):
         super().__init__(spec, role)
+        self.extensions = self._install_build(spec.get("build") or {}, spec["candidate_source"])
+        self.triton_launches = 0
+        self.triton_watched = False
+        self.calls = 0
+        self.calls_without_custom_code = 0
         self.state = ProcessState(self.torch)
         try:
             self.candidate_code = compile(spec["candidate_source"], spec.get("candidate_file", "<candidate>"), "exec")
         except SyntaxError as error:
             raise CandidateError(f"the candidate is not Python: {error.msg} at line {error.lineno}")
+
+    def _install_build(self, build, source):
+        """What the build sandbox built: Triton's cache (read-only here: its JIT cannot run its
+        compilers in the worker) and load_inline/load that import the extensions it built."""
+        if build.get("triton_directory"):
+            os.environ["TRITON_CACHE_DIR"] = build["triton_directory"]
+        if not build.get("extensions") and "cpp_extension" not in source:
+            return None
+        import torch.utils.cpp_extension as cpp_extension
+        return ExtensionLoader(cpp_extension, build["extensions_directory"], build.get("extensions", []))
+
+    def _watch_triton(self):
+        """Counts Triton kernel launches (JITFunction.run, which autotuned kernels call too), once
+        the candidate has imported Triton."""
+        jit = sys.modules.get("triton.runtime.jit")
+        function_class = getattr(jit, "JITFunction", None)
+        if self.triton_watched or function_class is None:
+            return
+        original = function_class.run
+        runner = self
+
+        def run(self, *args, **kwargs):
+            runner.triton_launches += 1
+            return original(self, *args, **kwargs)
+        function_class.run = run
+        self.triton_watched = True
+
+    def _custom_code_calls(self):
+        return (self.extensions.calls if self.extensions is not None else 0) + self.triton_launches
+
+    def __call__(self, input_addresses, output_addresses, dim_values, stream=0):
+        # What a benchmark of kernel generation counts: calls that ran none of the candidate's own
+        # compiled code (torch alone, or a fallback to it), as far as Python can see.
+        before = self._custom_code_calls()
+        super().__call__(input_addresses, output_addresses, dim_values, stream)
+        self.calls += 1
+        if self._custom_code_calls() == before:
+            self.calls_without_custom_code += 1
 
     def _build(self, namespace):
         torch = self.torch
@@ -122,6 +165,7 @@ class CandidateRunner(Runner):
                 model = model.cuda()
         finally:
             self.state.restore()
+        self._watch_triton()
         return model
 
     def _weights(self, model, dims):
@@ -164,10 +208,14 @@ class CandidateRunner(Runner):
 
 
 def ksmith_state_changes(key):
-    """The shim's ksmith_state_changes: what the candidate changed (each undone), as JSON."""
+    """The shim's ksmith_state_changes: what the candidate changed (each undone) and how many of its
+    calls ran none of its own compiled code, as JSON."""
     import json
     runner = _runners.get(key)
-    return json.dumps(sorted(runner.state.changed) if isinstance(runner, CandidateRunner) else [])
+    if not isinstance(runner, CandidateRunner):
+        return json.dumps({"changes": []})
+    return json.dumps({"changes": sorted(runner.state.changed), "calls": runner.calls,
+                       "calls_without_custom_code": runner.calls_without_custom_code})
 
 
 def _make_runner(spec, role):

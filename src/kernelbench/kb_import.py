@@ -608,7 +608,8 @@ def analyse(path, level, default_threads):
         "python": {"sys_path": [p for p in sys.path if p and p != os.path.dirname(os.path.abspath(__file__))],
                    # base_prefix: a virtual environment's prefix has no standard library of its
                    # own; its site-packages come back through sys_path.
-                   "libpython": libpython(), "home": sys.base_prefix, "readable": readable_folders()},
+                   "libpython": libpython(), "home": sys.base_prefix, "readable": readable_folders(),
+                   "executable": sys.executable},
         "analysis_s": round(time.perf_counter() - started, 3),
     }
 

@@ -12,5 +12,10 @@ std::string_view KernelBenchImportScript();
 std::string_view KernelBenchRunnerScript();
 /// kb_candidate.py: appended to kb_runner.py in a candidate's shim, runs a ModelNew under guard.
 std::string_view KernelBenchCandidateScript();
+/// kb_extensions.py: the key of a load_inline/load call; records builds (build sandbox) and
+/// loads them (worker). In a candidate's shim and in the build script.
+std::string_view KernelBenchExtensionsScript();
+/// kb_build.py: appended to kb_runner.py and kb_extensions.py, the build sandbox's script.
+std::string_view KernelBenchBuildScript();
 
 }  // namespace ksmith

@@ -79,7 +79,9 @@ Result<ShimSpec> KernelBenchShimSpec(const json& analysis, std::string_view role
   shim.libpython = analysis.at("python").at("libpython").get<std::string>();
   shim.python_home = analysis.at("python").at("home").get<std::string>();
   shim.runner_text = std::string(KernelBenchRunnerScript());
-  if (kind == "candidate") shim.runner_text += "\n" + std::string(KernelBenchCandidateScript());
+  if (kind == "candidate") {
+    shim.runner_text += "\n" + std::string(KernelBenchExtensionsScript()) + "\n" + std::string(KernelBenchCandidateScript());
+  }
   shim.runner_hash = Sha256Builder().Add(shim.runner_text).HexDigest().substr(0, 16);
   if (shim.libpython.empty()) {
     return MakeError(ErrorKind::kNotFound, "the python3 that analysed {} has no shared libpython to embed; use a "

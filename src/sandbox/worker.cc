@@ -272,10 +272,14 @@ int RunWorker(int channel_fd) {
         [&](const Message&) {
           GuardProcessState(kernels);  // whatever the last calls left since the last look
           std::vector<std::string> changes = kernels.state_changes;
+          nlohmann::json reply = nlohmann::json::object();
           if (kernels.candidate_state != nullptr) {
-            for (auto& change : ReadStateChanges(kernels.candidate_state)) changes.push_back(std::move(change));
+            CandidateReport report = ReadCandidateReport(kernels.candidate_state);
+            for (auto& change : report.changes) changes.push_back(std::move(change));
+            reply["custom_code"] = report.CustomCodeJson();
           }
-          return Reply("state", {{"changes", changes}});
+          reply["changes"] = changes;
+          return Reply("state", reply);
         }},
        {"time_check", [&](const Message& request) { return HandleTimeCheck(request, kernels, timing); }},
        {"time_evict", [&](const Message& request) { return HandleTimeEvict(request, timing); }}});

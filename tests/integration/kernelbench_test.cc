@@ -6,6 +6,8 @@
 // candidates (tests/kernels/kernelbench/modelnew/) get the verdict their first line names; levels
 // 1 and 2 import in full (kernelbench_levels_test.cc). Everything skips, saying why, without a
 // python3 with torch.
+#include <algorithm>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -168,6 +170,8 @@ struct Candidate {
   fs::path file;
   std::string task;
   std::string expect;
+  std::optional<std::string> label;  // `# label: ` a label the verdict carries ("none": it carries none)
+  std::string reason;                // `# reason: ` words the verdict's reason contains
 };
 
 // C++ candidates (`// expect: ` first line) named <honest|hostile>_<task>.cc, and KernelBench-format
@@ -183,6 +187,11 @@ std::vector<Candidate> Candidates() {
       std::string line;
       std::getline(lines, line);
       if (line.starts_with(marker)) candidate.expect = line.substr(std::string_view(marker).size());
+      const std::string comment = std::string(marker).substr(0, std::string_view(marker).find(' ') + 1);
+      while (std::getline(lines, line) && line.starts_with(comment)) {
+        if (line.starts_with(comment + "label: ")) candidate.label = line.substr(comment.size() + 7);
+        if (line.starts_with(comment + "reason: ")) candidate.reason = line.substr(comment.size() + 8);
+      }
       candidates.push_back(candidate);
     }
   }
@@ -214,6 +223,18 @@ TEST_P(KernelBenchCandidateTest, GetsTheExpectedVerdict) {
   ASSERT_TRUE(verdict.is_object()) << run.Describe();
   EXPECT_EQ(verdict.value("status", std::string()), candidate.expect)
       << "reason: " << verdict.value("reason", std::string()) << "\n" << run.Describe();
+  EXPECT_NE(verdict.value("reason", std::string()).find(candidate.reason), std::string::npos)
+      << "the reason lacks '" << candidate.reason << "': " << verdict.value("reason", std::string());
+  if (candidate.label) {
+    const auto labels = verdict.value("labels", std::vector<std::string>{});
+    if (*candidate.label == "none") {
+      EXPECT_TRUE(labels.empty()) << verdict.value("labels", json()).dump();
+    } else {
+      EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [&](const std::string& label) {
+        return label.starts_with(*candidate.label);
+      })) << "no label '" << *candidate.label << "' in " << verdict.value("labels", json()).dump();
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, KernelBenchCandidateTest, ::testing::ValuesIn(Candidates()),

@@ -90,6 +90,8 @@ class CpuBackend : public EvalBackend {
     return ReadTrustedSources(task, traits(), task.reference_source);
   }
 
+  // The scratch folder is <cache>/scratch (Make*Backend).
+  std::filesystem::path CacheDirectory() const override { return scratch_parent_.parent_path(); }
   nlohmann::json Provenance() const override {
     return {{"machine",
              {{"hostname", machine_.hostname}, {"cpu", machine_.cpu_model}, {"cores", machine_.cores},

@@ -54,10 +54,12 @@ bool WorkerSession::Run(const std::filesystem::path& candidate,
 namespace {
 
 // The folders the worker reads besides the system's: the candidate's and the baseline's builds,
-// and what the task's CPU baseline declares (an imported task's torch).
-std::vector<std::string> Readable(const Task& task, const std::filesystem::path& candidate,
+// what the task's CPU baseline declares (an imported task's torch), and what the pipeline adds
+// (a KernelBench candidate's build sandbox output).
+std::vector<std::string> Readable(const Task& task, const EvalOptions& options, const std::filesystem::path& candidate,
                                   const std::filesystem::path& baseline) {
   std::vector<std::string> readable = {candidate.parent_path().string(), baseline.parent_path().string()};
+  for (const auto& folder : options.candidate_readable) readable.push_back(folder.string());
   if (const auto found = task.baselines.find("cpu"); found != task.baselines.end()) {
     for (const auto& folder : found->second.readable) readable.push_back(folder.string());
   }
@@ -84,7 +86,7 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
                   {"sandbox", options_.sandbox},
                   {"candidate_finish", options_.candidate_finish},
                   {"scratch", scratch_->path().string()},
-                  {"readable", Readable(task_, candidate, baseline)},
+                  {"readable", Readable(task_, options_, candidate, baseline)},
                   {"limits", {{"cpu_seconds", 600}, {"memory_bytes", uint64_t{16} << 30},
                               {"file_bytes", uint64_t{64} << 20}}}};
   auto reply = worker_->Request(setup, "ready", kSetupTimeout, "loading the candidate");
@@ -315,6 +317,9 @@ bool WorkerSession::ProcessStateCheck() {
   auto reply = worker_->Request(request, "state", kSetupTimeout, "reading the process state");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage);
+  if (const std::string label = CustomCodeLabel(reply->header.value("custom_code", nlohmann::json())); !label.empty()) {
+    verdict_.labels.push_back(label);
+  }
   const auto changes = reply->header.value("changes", std::vector<std::string>{});
   if (!changes.empty()) {
     stage.details.violations = changes;

@@ -77,6 +77,8 @@ class CudaBackend : public EvalBackend {
     return ReadTrustedSources(task, traits(), task.cuda->reference_source);
   }
 
+  // The scratch folder is <cache>/scratch (Make*Backend).
+  std::filesystem::path CacheDirectory() const override { return scratch_parent_.parent_path(); }
   nlohmann::json Provenance() const override {
     const auto& info = compiler_.info();
     return {{"compiler", info.version}, {"flags", info.flags}, {"target", info.target.ToJson()}};

@@ -138,6 +138,13 @@ std::vector<std::string> WithBaselineFolders(const Task& task, std::vector<std::
 
 }  // namespace
 
+std::vector<std::string> CudaSession::CandidateReadable(const std::filesystem::path& candidate,
+                                                       const std::filesystem::path& baseline) const {
+  std::vector<std::string> folders = WithBaselineFolders(task_, {candidate.parent_path().string(), baseline.parent_path().string()});
+  for (const auto& folder : options_.candidate_readable) folders.push_back(folder.string());
+  return folders;
+}
+
 Status CudaSession::SetupReference(const std::filesystem::path& reference) {
   Message trusted;
   trusted.header = {{"type", "setup"}, {"reference", reference.string()}, {"sandbox", options_.sandbox},
@@ -161,7 +168,7 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   setup.header = {{"type", "setup"}, {"candidate", candidate.string()}, {"baseline", baseline.string()},
                   {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
                   {"candidate_finish", options_.candidate_finish},
-                  {"readable", WithBaselineFolders(task_, {candidate.parent_path().string(), baseline.parent_path().string()})},
+                  {"readable", CandidateReadable(candidate, baseline)},
                   {"limits", WorkerLimits()}};
   auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
   stage.seconds = SecondsSince(start);
@@ -478,6 +485,9 @@ bool CudaSession::PythonState() {
   auto reply = workers_.candidate->Request(request, "state", kCudaSetupTimeout, "reading the process state");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
+  if (const std::string label = CustomCodeLabel(reply->header.value("custom_code", nlohmann::json())); !label.empty()) {
+    verdict_.labels.push_back(label);
+  }
   const auto changes = reply->header.value("changes", std::vector<std::string>{});
   if (!changes.empty()) {
     stage.details.violations = changes;

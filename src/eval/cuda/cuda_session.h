@@ -80,6 +80,9 @@ class CudaSession {
   GuardedArena* ArenaFor(StageRecord& stage, const CaseLayout& layout);
   /// Loads the reference into its worker. Errors here and below are the evaluator's.
   Status SetupReference(const std::filesystem::path& reference);
+  /// What the candidate's worker may read: both builds, the baseline's runtime, the pipeline's additions.
+  std::vector<std::string> CandidateReadable(const std::filesystem::path& candidate,
+                                             const std::filesystem::path& baseline) const;
   /// Fills prepared.expected (and .magnitude) from the reference worker. Used by the feed's
   /// thread during correctness and by the stages after it, never by both at once.
   Status ComputeExpected(PreparedCase& prepared);

@@ -1,5 +1,6 @@
 # expect: passed
 # tries: KernelBench's format with torch ops only: its own weight and bias names, fused as addmm.
+# label: no custom kernel
 import torch
 import torch.nn as nn
 

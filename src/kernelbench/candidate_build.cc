@@ -1,0 +1,206 @@
+#include "kernelbench/candidate_build.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/clock.h"
+#include "core/files.h"
+#include "core/hash.h"
+#include "core/landlock.h"
+#include "core/subprocess.h"
+#include "kernelbench/scripts.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr size_t kMaxAnalysisBytes = size_t{64} << 20;
+constexpr size_t kMaxManifestBytes = size_t{4} << 20;
+// A CUDA extension of torch's headers takes about a minute to compile; Triton's JIT a few seconds.
+constexpr std::chrono::minutes kBuildTimeout{5};
+// Bump when the build's script, environment or folder layout changes meaning.
+constexpr std::string_view kBuildVersion = "kernelbench-build-1";
+// kb_build.py's BUILD_FAILED: the candidate does not import or its extension does not compile.
+constexpr int kBuildFailedExitCode = 3;
+
+std::string BuildScript() {
+  return fmt::format("{}\n{}\n{}", KernelBenchRunnerScript(), KernelBenchExtensionsScript(), KernelBenchBuildScript());
+}
+
+json ShapesJson(const std::vector<DimValues>& shapes) {
+  json list = json::array();
+  for (const auto& shape : shapes) {
+    json values = json::object();
+    for (const auto& [dim, value] : shape) values[dim] = value;
+    list.push_back(values);
+  }
+  return list;
+}
+
+std::string PythonExecutable(const json& analysis) {
+  const json& python = analysis.at("python");
+  const std::string recorded = python.value("executable", std::string());
+  if (!recorded.empty()) return recorded;
+  return (fs::path(python.value("home", std::string("/usr"))) / "bin" / "python3").string();
+}
+
+// Only what python, the compilers and the GPU's libraries need from the user's environment: the
+// build runs the candidate's code, which has no business with the user's keys.
+std::vector<std::string> BuildEnvironment(const fs::path& work, bool cuda) {
+  std::vector<std::string> environment = {"LC_ALL=C.UTF-8",
+                                          "PYTHONDONTWRITEBYTECODE=1",
+                                          "HOME=" + (work / "home").string(),
+                                          "TMPDIR=" + (work / "tmp").string(),
+                                          "XDG_CACHE_HOME=" + (work / "cache").string(),
+                                          "TORCH_EXTENSIONS_DIR=" + (work / "torch_extensions").string(),
+                                          "TRITON_CACHE_DIR=" + (work / "triton").string(),
+                                          fmt::format("MAX_JOBS={}", std::max(1u, std::thread::hardware_concurrency()))};
+  for (const char* name : {"PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES"}) {
+    if (const char* value = std::getenv(name)) environment.push_back(fmt::format("{}={}", name, value));
+  }
+  if (cuda && std::getenv("CUDA_HOME") == nullptr && fs::exists("/usr/local/cuda")) {
+    environment.emplace_back("CUDA_HOME=/usr/local/cuda");
+  }
+  return environment;
+}
+
+// Reads the system, python and torch; runs the system's programs (the compilers); writes only its
+// own folder (and, on the GPU, the device files the driver opens read-write).
+Result<LandlockRuleset> BuildRuleset(const json& analysis, const fs::path& work, bool cuda) {
+  std::vector<fs::path> readable = {"/etc", "/proc", "/sys", "/dev/null", "/dev/urandom", "/dev/zero"};
+  const json& python = analysis.at("python");
+  readable.emplace_back(python.value("home", std::string("/usr")));
+  for (const auto& folder : python.value("readable", std::vector<std::string>{})) readable.emplace_back(folder);
+  for (const auto& folder : python.value("sys_path", std::vector<std::string>{})) readable.emplace_back(folder);
+  std::vector<fs::path> executable = {"/usr", "/bin", "/lib", "/lib64", "/opt", "/sbin"};
+  std::vector<fs::path> writable = {work, "/dev/null"};
+  if (cuda) {
+    readable.emplace_back("/dev/nvidia-caps");
+    for (const char* device : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"}) {
+      writable.emplace_back(device);
+    }
+    for (int device = 0; device < 16; ++device) writable.emplace_back(fmt::format("/dev/nvidia{}", device));
+  }
+  return LandlockRuleset::Create(readable, executable, writable);
+}
+
+}  // namespace
+
+Result<json> LoadKernelBenchAnalysis(const Task& task) {
+  if (task.category != "kernelbench") {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "a KernelBench-format candidate (a .py file defining ModelNew) needs a task imported from "
+                     "KernelBench (`ksmith import kernelbench`); {} is a {} task: write its candidate in C++",
+                     task.name, task.category);
+  }
+  const auto path = task.directory / "kernelbench.json";
+  auto text = ReadFile(path, kMaxAnalysisBytes);
+  if (!text.ok()) return text.error();
+  auto analysis = json::parse(*text, nullptr, false);
+  if (analysis.is_discarded() || !analysis.is_object()) {
+    return MakeError(ErrorKind::kParse, "{} is not JSON; re-import the problem", path.string());
+  }
+  return analysis;
+}
+
+std::vector<DimValues> PublicShapes(const Task& view) {
+  std::vector<DimValues> shapes = view.dev_shapes;
+  if (!view.bench_shape.empty()) shapes.push_back(view.bench_shape);
+  return shapes;
+}
+
+CandidateBuildPlan PlanCandidateBuild(const fs::path& cache_directory, const json& analysis, const Task& view,
+                                      std::string_view python_source, bool cuda) {
+  Sha256Builder key;
+  key.Add(kBuildVersion).Add(BuildScript()).Add(analysis.dump()).Add(python_source).Add(cuda ? "cuda" : "cpu");
+  key.Add(ShapesJson(PublicShapes(view)).dump());
+  CandidateBuildPlan plan;
+  plan.digest = key.HexDigest();
+  plan.directory = cache_directory / "kernelbench-builds" / plan.digest;
+  return plan;
+}
+
+Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json& analysis, const Task& view,
+                                      std::string_view python_source, std::string_view candidate_name, bool cuda) {
+  CandidateBuild build;
+  const fs::path manifest_path = plan.directory / "manifest.json";
+  const fs::path log_path = plan.directory.string() + ".log";
+  if (fs::exists(manifest_path)) {
+    auto text = ReadFile(manifest_path, kMaxManifestBytes);
+    if (!text.ok()) return text.error();
+    build.manifest = json::parse(*text, nullptr, false);
+    if (!build.manifest.is_discarded() && build.manifest.is_object()) {
+      build.built = build.cache_hit = true;
+      build.sandboxed = true;
+      build.command = "the build sandbox's cached output";
+      if (auto log = ReadFile(log_path, kMaxManifestBytes); log.ok()) build.log = *log;
+      return build;
+    }
+  }
+  const fs::path builds = plan.directory.parent_path();
+  std::error_code error;
+  fs::create_directories(builds / "tmp", error);
+  ScopedTempDir work("build", builds / "tmp");
+  if (!work.ok()) return MakeError(ErrorKind::kIo, "cannot create a build folder under {}", (builds / "tmp").string());
+  for (const char* folder : {"home", "tmp", "cache", "torch_extensions", "triton"}) {
+    fs::create_directories(work.path() / folder, error);
+  }
+  json spec = {{"source", analysis.at("source")},
+               {"file", analysis.at("file")},
+               {"constant_dims", analysis.at("constant_dims")},
+               {"sys_path", analysis.at("python").at("sys_path")},
+               {"candidate_source", std::string(python_source)},
+               {"candidate_file", std::string(candidate_name)},
+               {"directory", work.path().string()},
+               {"cuda", cuda},
+               {"shapes", ShapesJson(PublicShapes(view))}};
+  const fs::path script_path = work.path() / "build.py";
+  const fs::path spec_path = work.path() / "spec.json";
+  if (auto status = WriteFileAtomic(script_path, BuildScript()); !status.ok()) return status.error();
+  if (auto status = WriteFileAtomic(spec_path, spec.dump()); !status.ok()) return status.error();
+
+  SpawnOptions options;
+  options.argv = {PythonExecutable(analysis), "-I", script_path.string(), spec_path.string()};
+  options.environment = BuildEnvironment(work.path(), cuda);
+  options.working_directory = work.path() / "tmp";
+  options.isolate_namespaces = true;
+  auto ruleset = BuildRuleset(analysis, work.path(), cuda);
+  if (ruleset.ok()) options.landlock_ruleset_fd = ruleset->fd();
+  build.sandboxed = ruleset.ok();
+  build.command = fmt::format("{} -I build.py spec.json (build sandbox{})", options.argv[0],
+                              build.sandboxed ? "" : ", without Landlock");
+  auto run = RunCommand(options, kBuildTimeout);
+  if (!run.ok()) return run.error();
+  build.seconds = run->elapsed_s;
+  build.log = run->output;
+  const std::string work_prefix = work.path().string() + "/";
+  for (size_t at; (at = build.log.find(work_prefix)) != std::string::npos;) build.log.erase(at, work_prefix.size());
+  if (run->signal == 0 && run->exit_code == kBuildFailedExitCode) return build;
+  auto text = ReadFile(work.path() / "manifest.json", kMaxManifestBytes);
+  build.manifest = text.ok() ? json::parse(*text, nullptr, false) : json();
+  if (!build.manifest.is_object() || !build.manifest.contains("extensions")) {
+    build.log += fmt::format("\n[python {} before the candidate was imported, its extensions built]\n",
+                             run->Describe());
+    return build;
+  }
+  if (!run->succeeded()) {  // it imported; a call ended the process, which the worker will see too
+    build.manifest["warnings"].push_back(fmt::format("the build's python ended ({}) while calling the model", run->Describe()));
+  }
+  build.built = true;
+  // Kept: the extensions, Triton's cache and the manifest; what the build only needed goes.
+  for (const char* transient : {"home", "tmp", "cache", "build.py", "spec.json"}) fs::remove_all(work.path() / transient, error);
+  (void)WriteFileAtomic(log_path, build.log);
+  fs::rename(work.path(), plan.directory, error);
+  if (error && !fs::exists(manifest_path)) {  // a build of the same candidate that finished first is as good
+    return MakeError(ErrorKind::kIo, "cannot store the build in {}: {}", plan.directory.string(), error.message());
+  }
+  return build;
+}
+
+}  // namespace ksmith

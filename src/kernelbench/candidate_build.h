@@ -1,0 +1,53 @@
+// The build sandbox of a KernelBench-format candidate. Its compiled extensions (load_inline,
+// load) and Triton's JIT need to run compilers, which the verifying worker may not (seccomp: no
+// fork, no exec). So the candidate is first imported by a python3 of its own, in new network and
+// PID namespaces, under Landlock (it may read the system and torch, run the system's programs, and
+// write only its build folder), which builds ModelNew at the task's public sizes and calls it once;
+// the worker then loads what that built (kb_extensions.py). The build is cached by content: a
+// repeated candidate costs nothing.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "task/task.h"
+
+namespace ksmith {
+
+/// Where a candidate's build goes, known before it runs (the worker is told to read there).
+struct CandidateBuildPlan {
+  std::filesystem::path directory;  // <cache>/kernelbench-builds/<digest>: manifest.json and what it names
+  std::string digest;
+};
+
+struct CandidateBuild {
+  bool built = false;  // false: the candidate does not import or its extension does not compile (see log)
+  bool cache_hit = false;
+  double seconds = 0;        // [s] 0 on a cache hit
+  std::string log;           // what python and the compilers said
+  std::string command;       // for provenance
+  bool sandboxed = false;    // Landlock held it (the namespaces are in manifest["isolation"])
+  nlohmann::json manifest;   // {extensions: [...], warnings: [...], isolation: {...}}
+};
+
+/// The task's analysis (its folder's kernelbench.json); fails, saying why, for a task not imported
+/// from KernelBench.
+Result<nlohmann::json> LoadKernelBenchAnalysis(const Task& task);
+
+/// The public sizes the build sandbox builds and calls ModelNew at: the task's dev shapes and its
+/// timing shape (never the hidden ones, which the candidate's code would see there).
+std::vector<DimValues> PublicShapes(const Task& view);
+
+CandidateBuildPlan PlanCandidateBuild(const std::filesystem::path& cache_directory, const nlohmann::json& analysis,
+                                      const Task& view, std::string_view python_source, bool cuda);
+
+/// Runs the build sandbox (or finds its result in the cache). An Error only where python could
+/// not be run at all; a candidate that does not build is `built == false` with the log.
+Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const nlohmann::json& analysis, const Task& view,
+                                      std::string_view python_source, std::string_view candidate_name, bool cuda);
+
+}  // namespace ksmith

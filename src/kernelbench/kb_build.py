@@ -1,0 +1,108 @@
+# The build sandbox of a KernelBench-format candidate: appended to kb_runner.py and
+# kb_extensions.py and run by ksmith as `python3 -I build.py spec.json` in new network and PID
+# namespaces, under Landlock (writes only to its build folder). It may run compilers, which the
+# verifying worker may not: it imports the candidate, builds ModelNew at each of the task's sizes
+# and calls it once at the problem's (on the GPU: at every size, so that Triton's JIT compiles what
+# each needs), and records every extension it built (build folder/manifest.json). It never sees
+# ksmith's inputs: it calls the model on the problem's own get_inputs().
+import json
+import os
+import signal
+import socket
+import sys
+import traceback
+
+BUILD_FAILED = 3  # the candidate does not import, or an extension does not compile
+WARM_CALL_LIMIT_S = 60  # one call of the model while building: compiling lazily takes this long at most
+
+
+def _call_too_long(signum, frame):
+    raise TimeoutError(f"the call took over {WARM_CALL_LIMIT_S} s")
+
+
+def _fail(message):
+    print(f"ksmith: {message}", file=sys.stderr)
+    sys.exit(BUILD_FAILED)
+
+
+def _isolation():
+    interfaces = sorted(name for _, name in socket.if_nameindex())
+    return {"network_interfaces": interfaces, "network_isolated": interfaces in ([], ["lo"]),
+            "processes_contained": os.getpid() == 1}
+
+
+def _to_device(value, torch, cuda):
+    return value.cuda() if cuda and isinstance(value, torch.Tensor) else value
+
+
+def main(spec_path):
+    with open(spec_path) as spec_file:
+        spec = json.load(spec_file)
+    for entry in reversed(spec.get("sys_path", [])):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    import torch
+    import torch.utils.cpp_extension as cpp_extension
+    signal.signal(signal.SIGALRM, _call_too_long)
+    directory = spec["directory"]
+    cuda = spec["cuda"]
+    recorder = ExtensionRecorder(cpp_extension, os.path.join(directory, "torch_extensions"))
+    problem_code, _ = rewrite_constants(spec["source"], spec.get("file", "<problem>"))
+    candidate = {"__name__": "kernelbench_candidate", "__file__": spec["candidate_file"]}
+    warnings = []
+    try:
+        code = compile(spec["candidate_source"], spec["candidate_file"], "exec")
+        exec(code, candidate)
+    except SyntaxError as error:
+        _fail(f"the candidate is not Python: {error.msg} at line {error.lineno}")
+    except BaseException:
+        traceback.print_exc()
+        _fail("importing the candidate failed (above)")
+    model_class = candidate.get("ModelNew")
+    if model_class is None:
+        _fail("the candidate defines no ModelNew (KernelBench's format: class ModelNew(nn.Module))")
+    manifest_path = os.path.join(directory, "manifest.json")
+
+    def write_manifest():
+        # Written after the import and again after each size: a candidate that ends the process
+        # in a call is built all the same (the worker judges what it does then).
+        with open(manifest_path + ".tmp", "w") as out:
+            json.dump({"extensions": recorder.records, "warnings": warnings, "isolation": _isolation()}, out)
+        os.replace(manifest_path + ".tmp", manifest_path)
+    write_manifest()
+    # The problem's own sizes first, then the task's: extensions built lazily, in __init__ or in a
+    # first forward, are built here too.
+    sizes = [{}] + [{c: shape[d] for c, d in spec["constant_dims"].items() if d in shape} for shape in spec["shapes"]]
+    seen = []
+    for index, constants in enumerate(sizes):
+        if constants in seen:
+            continue
+        seen.append(constants)
+        where = "the problem's sizes" if index == 0 else f"sizes {constants}"
+        try:
+            problem = load_problem(problem_code, constants)
+            torch.manual_seed(0)
+            model = model_class(*problem["get_init_inputs"]())
+            if cuda:
+                model = model.cuda()
+            if index == 0 or cuda:
+                inputs = [_to_device(value, torch, cuda) for value in problem["get_inputs"]()]
+                signal.alarm(WARM_CALL_LIMIT_S)  # a call that hangs is the worker's to judge
+                try:
+                    with torch.no_grad():
+                        model(*inputs)
+                    if cuda:
+                        torch.cuda.synchronize()
+                finally:
+                    signal.alarm(0)
+            del model
+        except BaseException as error:
+            if recorder.failed:
+                print(recorder.failed, file=sys.stderr)
+                _fail(f"an extension the candidate builds at {where} does not compile (above)")
+            warnings.append(f"at {where}: {type(error).__name__}: {error}")
+        write_manifest()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
