@@ -15,7 +15,8 @@ Result<std::string> RenderKernelBenchCandidate(const nlohmann::json& analysis, s
   spec["candidate_file"] = std::string(candidate_name);
   spec["build"] = {{"extensions_directory", (build_directory / "torch_extensions").string()},
                    {"triton_directory", (build_directory / "triton").string()},
-                   {"extensions", manifest.value("extensions", nlohmann::json::array())}};
+                   {"extensions", manifest.value("extensions", nlohmann::json::array())},
+                   {"programs", manifest.value("programs", nlohmann::json::array())}};
   shim->spec_json = spec.dump();
   return RenderShim(*shim);
 }

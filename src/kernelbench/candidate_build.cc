@@ -70,15 +70,28 @@ std::vector<std::string> BuildEnvironment(const fs::path& work, bool cuda) {
   return environment;
 }
 
-// Reads the system, python and torch; runs the system's programs (the compilers); writes only its
-// own folder (and, on the GPU, the device files the driver opens read-write).
+// Reads the system, python and torch; runs the system's programs (the compilers) and python's;
+// writes only its own folder (and, on the GPU, the device files the driver opens read-write).
 Result<LandlockRuleset> BuildRuleset(const json& analysis, const fs::path& work, bool cuda) {
   std::vector<fs::path> readable = {"/etc", "/proc", "/sys", "/dev/null", "/dev/urandom", "/dev/zero"};
   const json& python = analysis.at("python");
   readable.emplace_back(python.value("home", std::string("/usr")));
   for (const auto& folder : python.value("readable", std::vector<std::string>{})) readable.emplace_back(folder);
   for (const auto& folder : python.value("sys_path", std::vector<std::string>{})) readable.emplace_back(folder);
+  // The compilers and what python's packages bring to run (pip's ninja, Triton's own ptxas), and
+  // whatever the user's PATH finds.
   std::vector<fs::path> executable = {"/usr", "/bin", "/lib", "/lib64", "/opt", "/sbin"};
+  executable.emplace_back(fs::path(PythonExecutable(analysis)).parent_path());
+  for (const auto& folder : python.value("sys_path", std::vector<std::string>{})) executable.emplace_back(folder);
+  if (const char* path = std::getenv("PATH")) {
+    std::string_view rest = path;
+    while (!rest.empty()) {
+      const size_t colon = std::min(rest.find(':'), rest.size());
+      const fs::path folder(rest.substr(0, colon));
+      if (folder.is_absolute()) executable.push_back(folder);
+      rest.remove_prefix(std::min(colon + 1, rest.size()));
+    }
+  }
   std::vector<fs::path> writable = {work, "/dev/null"};
   if (cuda) {
     readable.emplace_back("/dev/nvidia-caps");

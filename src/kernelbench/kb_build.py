@@ -46,11 +46,14 @@ def main(spec_path):
     signal.signal(signal.SIGALRM, _call_too_long)
     directory = spec["directory"]
     cuda = spec["cuda"]
+    import subprocess
     recorder = ExtensionRecorder(cpp_extension, os.path.join(directory, "torch_extensions"))
+    programs = ProgramRecorder(subprocess)
     problem_code, _ = rewrite_constants(spec["source"], spec.get("file", "<problem>"))
     candidate = {"__name__": "kernelbench_candidate", "__file__": spec["candidate_file"]}
     warnings = []
     try:
+        register_source(spec["candidate_file"], spec["candidate_source"])
         code = compile(spec["candidate_source"], spec["candidate_file"], "exec")
         exec(code, candidate)
     except SyntaxError as error:
@@ -67,7 +70,8 @@ def main(spec_path):
         # Written after the import and again after each size: a candidate that ends the process
         # in a call is built all the same (the worker judges what it does then).
         with open(manifest_path + ".tmp", "w") as out:
-            json.dump({"extensions": recorder.records, "warnings": warnings, "isolation": _isolation()}, out)
+            json.dump({"extensions": recorder.records, "programs": programs.records, "warnings": warnings,
+                       "isolation": _isolation()}, out)
         os.replace(manifest_path + ".tmp", manifest_path)
     write_manifest()
     # The problem's own sizes first, then the task's: extensions built lazily, in __init__ or in a

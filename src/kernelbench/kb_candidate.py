@@ -108,6 +108,7 @@ class CandidateRunner(Runner):
         self.calls = 0
         self.calls_without_custom_code = 0
         self.state = ProcessState(self.torch)
+        register_source(spec.get("candidate_file", "<candidate>"), spec["candidate_source"])
         try:
             self.candidate_code = compile(spec["candidate_source"], spec.get("candidate_file", "<candidate>"), "exec")
         except SyntaxError as error:
@@ -115,9 +116,12 @@ class CandidateRunner(Runner):
 
     def _install_build(self, build, source):
         """What the build sandbox built: Triton's cache (read-only here: its JIT cannot run its
-        compilers in the worker) and load_inline/load that import the extensions it built."""
+        compilers in the worker), the answers of the tools' version queries, and load_inline/load
+        that import the extensions it built."""
         if build.get("triton_directory"):
             os.environ["TRITON_CACHE_DIR"] = build["triton_directory"]
+        import subprocess
+        ProgramReplay(subprocess, build.get("programs", []))
         if not build.get("extensions") and "cpp_extension" not in source:
             return None
         import torch.utils.cpp_extension as cpp_extension

@@ -10,6 +10,13 @@ import hashlib
 import json
 
 EXTENSION_FUNCTIONS = ("load_inline", "load")
+
+
+def register_source(filename, source):
+    """Makes the candidate's source readable by inspect under its file name, which exists on no
+    disk here: Triton's @jit reads the source of the functions it compiles."""
+    import linecache
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
 # Where and how loudly to build: not part of what is built.
 UNKEYED_ARGUMENTS = ("build_directory", "verbose", "keep_intermediates")
 
@@ -148,3 +155,91 @@ class _CountingModule:
 
     def __dir__(self):
         return dir(self._module)
+
+
+# Programs: the worker may run none. Triton asks its tools their versions (`ptxas --version`) to
+# key its cache even when the kernel is there already; the build sandbox records what such short
+# queries answered, and the worker gives the same answers. Anything else a candidate's code tries
+# to run in the worker fails with a message that says why (Triton compiling a specialisation the
+# build never saw, say).
+MAX_RECORDED_OUTPUT_BYTES = 1 << 16
+
+
+def _argv_key(args, kwargs):
+    argv = args[0] if args else kwargs.get("args")
+    if isinstance(argv, (str, bytes)):
+        return [str(argv)]
+    return [str(part) for part in argv or []]
+
+
+def _as_text(kwargs):
+    return bool(kwargs.get("text") or kwargs.get("universal_newlines") or kwargs.get("encoding") or kwargs.get("errors"))
+
+
+def is_query(argv):
+    """A tool asked about itself (`ptxas --version`, `ldconfig -p`): the only calls replayed."""
+    return len(argv) == 2 and argv[1].startswith("-") and " " not in argv[1]
+
+
+class ProgramRecorder:
+    """In the build sandbox: records what subprocess.check_output answered for queries."""
+
+    def __init__(self, subprocess):
+        import base64
+        self.records = []
+        original = subprocess.check_output
+
+        def encode(output):
+            output = output.encode() if isinstance(output, str) else bytes(output or b"")
+            return base64.b64encode(output[:MAX_RECORDED_OUTPUT_BYTES]).decode()
+
+        def recording(*args, **kwargs):
+            argv = _argv_key(args, kwargs)
+            if not is_query(argv):
+                return original(*args, **kwargs)
+            try:
+                result = original(*args, **kwargs)
+            except OSError as error:  # the program is not there: the worker says the same
+                self.records.append({"argv": argv, "errno": error.errno, "strerror": error.strerror})
+                raise
+            except subprocess.CalledProcessError as error:
+                self.records.append({"argv": argv, "returncode": error.returncode, "output": encode(error.output)})
+                raise
+            self.records.append({"argv": argv, "returncode": 0, "output": encode(result)})
+            return result
+        subprocess.check_output = recording
+
+
+class ProgramReplay:
+    """In the worker: check_output answers what the build recorded; every other program fails, saying why."""
+
+    def __init__(self, subprocess, records):
+        import base64
+        import errno
+        answers = {tuple(record["argv"]): record for record in records}
+
+        def refuse(argv):
+            # An OSError, as failing to start a program is: callers that probe for a tool catch it.
+            raise PermissionError(errno.EPERM, f"ksmith: the verifying worker runs no programs ({' '.join(argv)[:200]}); "
+                                  "what needs a compiler must be built when the candidate is imported, built or first "
+                                  "called at the problem's sizes (a Triton kernel compiled for a size first seen here "
+                                  "cannot be)")
+
+        def replaying(*args, **kwargs):
+            argv = _argv_key(args, kwargs)
+            record = answers.get(tuple(argv))
+            if record is None:
+                refuse(argv)
+            if "errno" in record:
+                raise OSError(record["errno"], record.get("strerror") or "")
+            output = base64.b64decode(record.get("output", ""))
+            if _as_text(kwargs):
+                output = output.decode(kwargs.get("encoding") or "utf-8", errors="replace")
+            if record.get("returncode", 0) != 0:
+                raise subprocess.CalledProcessError(record["returncode"], argv, output=output)
+            return output
+
+        def execute_child(self, args, *rest, **kwargs):
+            refuse(_argv_key([args], {}))
+        subprocess.check_output = replaying
+        subprocess.Popen._execute_child = execute_child

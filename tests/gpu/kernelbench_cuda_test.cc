@@ -48,15 +48,27 @@ TEST(KernelBenchCuda, CandidatesOnImportedTasksGetTheVerdictTheirHeaderNames) {
       std::getline(lines, first);
       ASSERT_TRUE(first.starts_with(marker)) << file;
       const std::string expect = first.substr(std::string_view(marker).size());
+      std::string label;  // `# label: `: a label the verdict carries ("none": it carries none)
+      for (std::string line; std::getline(lines, line) && line.starts_with("# ");) {
+        if (line.starts_with("# label: ")) label = line.substr(9);
+      }
       const CliResult run = RunKsmith({"eval", "--backend", "cuda", "--task", task, file.string(), "--json",
                                        "--quiet", "--timing-budget", "0.3"},
                                       {"KSMITH_TASKS_PATH=" + imported.out.string()});
       const nlohmann::json verdict = run.Json();
       ASSERT_TRUE(verdict.is_object()) << run.Describe();
       const std::string status = verdict.value("status", std::string());
+      const auto labels = verdict.value("labels", std::vector<std::string>{});
       std::cout << file.filename().string() << ": " << status << " in " << verdict.value("total_s", 0.0)
-                << " s: " << verdict.value("reason", std::string()) << "\n";
+                << " s: " << verdict.value("reason", std::string())
+                << (labels.empty() ? "" : " [" + labels.front() + "]") << "\n";
       EXPECT_EQ(status, expect) << file.filename() << ": " << verdict.value("reason", std::string());
+      if (label == "none") {
+        EXPECT_TRUE(labels.empty()) << file.filename() << ": " << verdict.value("labels", nlohmann::json()).dump();
+      } else if (!label.empty()) {
+        EXPECT_TRUE(!labels.empty() && labels.front().starts_with(label))
+            << file.filename() << ": no label '" << label << "' in " << verdict.value("labels", nlohmann::json()).dump();
+      }
       if (status == "passed") {
         EXPECT_NE(verdict.at("timing").value("baseline", std::string()).find("torch eager on the GPU"),
                   std::string::npos);
