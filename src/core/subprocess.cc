@@ -28,21 +28,60 @@ using Clock = SteadyClock;
 constexpr size_t kMaxPassedDescriptors = 8;
 
 
-// In the forked child: new network and PID namespaces, then a fork, so that the command runs as
-// the namespace's first process; when it ends the kernel ends every process it left behind (a
-// daemon a build script forked would otherwise outlive the build). This process waits and
-// passes its exit status on. Async-signal-safe calls only.
-void EnterNamespaces() {
-  constexpr int kFlags = CLONE_NEWNET | CLONE_NEWPID;
-  if (::unshare(kFlags) != 0 && ::unshare(CLONE_NEWUSER | kFlags) != 0) return;
-  const pid_t first = ::fork();
-  if (first < 0) ::_exit(124);
-  if (first == 0) {
+// The pids of this process's children, from /proc (no allocation: `pids` holds at most `capacity`).
+size_t ReadChildren(pid_t* pids, size_t capacity) {
+  char path[64] = "/proc/self/task/";
+  size_t at = 16;
+  char digits[16];
+  size_t count = 0;
+  for (long value = ::syscall(SYS_gettid); value > 0; value /= 10) digits[count++] = char('0' + value % 10);
+  while (count > 0) path[at++] = digits[--count];
+  const char* tail = "/children";
+  for (size_t i = 0; tail[i] != 0; ++i) path[at++] = tail[i];
+  path[at] = 0;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[4096];
+  const ssize_t length = ::read(fd, text, sizeof(text));
+  ::close(fd);
+  size_t found = 0;
+  long value = -1;
+  for (ssize_t i = 0; i < length && found < capacity; ++i) {
+    if (text[i] >= '0' && text[i] <= '9') {
+      value = (value < 0 ? 0 : value * 10) + (text[i] - '0');
+    } else if (value >= 0) {
+      pids[found++] = pid_t(value);
+      value = -1;
+    }
+  }
+  if (value >= 0 && found < capacity) pids[found++] = pid_t(value);
+  return found;
+}
+
+// In the forked child: a new network namespace (no network), and this process becomes the
+// command's parent and its descendants' reaper (PR_SET_CHILD_SUBREAPER): when the command ends,
+// whatever it left running (a daemon that left its session and process group) is re-parented
+// here and killed, before this process passes the command's exit status on. No PID namespace:
+// the GPU driver refuses to start in one whose /proc is the host's. Async-signal-safe calls only.
+void EnterIsolation() {
+  if (::unshare(CLONE_NEWNET) != 0) ::unshare(CLONE_NEWUSER | CLONE_NEWNET);
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return;
+  const pid_t command = ::fork();
+  if (command < 0) ::_exit(124);
+  if (command == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     return;
   }
   int status = 0;
-  while (::waitpid(first, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(command, &status, 0) < 0 && errno == EINTR) {
+  }
+  // Whatever is left: kill what is listed, reap, until no child remains (a process can only be
+  // re-parented here while one of its ancestors is still a child of this one).
+  while (true) {
+    pid_t children[256];
+    const size_t count = ReadChildren(children, 256);
+    for (size_t i = 0; i < count; ++i) ::kill(children[i], SIGKILL);
+    if (::waitpid(-1, nullptr, 0) < 0 && errno == ECHILD) break;
   }
   if (WIFSIGNALED(status)) {  // end the same way, so that the caller reads the same signal
     ::signal(WTERMSIG(status), SIG_DFL);
@@ -57,7 +96,7 @@ void EnterNamespaces() {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Its own process group, so that a timeout ends its children too (g++ runs cc1plus).
   ::setpgid(0, 0);
-  if (options.isolate_namespaces) EnterNamespaces();
+  if (options.isolate) EnterIsolation();
   if (options.landlock_ruleset_fd >= 0 && !LandlockRuleset::RestrictSelf(options.landlock_ruleset_fd)) {
     ::_exit(125);
   }

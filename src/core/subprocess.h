@@ -25,10 +25,10 @@ struct SpawnOptions {
   std::vector<int> passed_descriptors;
   /// A Landlock ruleset (core/landlock.h) the child applies to itself before exec; -1: none.
   int landlock_ruleset_fd = -1;
-  /// The child starts in new network and PID namespaces (a user namespace too where that is what
-  /// the kernel allows): it has no network, and every process it starts dies when it ends. Where
-  /// the kernel refuses both, it runs without them; the child can see which (its pid is 1).
-  bool isolate_namespaces = false;
+  /// The child starts in a new network namespace (a user namespace too where that is what the
+  /// kernel allows): it has no network. And every process it starts ends with it: what it left
+  /// running when it exits is killed, even a daemon that left its session and process group.
+  bool isolate = false;
 };
 
 struct ProcessExit {

@@ -182,7 +182,7 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
   options.argv = {PythonExecutable(analysis), "-I", script_path.string(), spec_path.string()};
   options.environment = BuildEnvironment(work.path(), cuda);
   options.working_directory = work.path() / "tmp";
-  options.isolate_namespaces = true;
+  options.isolate = true;
   auto ruleset = BuildRuleset(analysis, work.path(), cuda);
   if (ruleset.ok()) options.landlock_ruleset_fd = ruleset->fd();
   build.sandboxed = ruleset.ok();

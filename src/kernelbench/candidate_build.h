@@ -1,8 +1,8 @@
 // The build sandbox of a KernelBench-format candidate. Its compiled extensions (load_inline,
 // load) and Triton's JIT need to run compilers, which the verifying worker may not (seccomp: no
-// fork, no exec). So the candidate is first imported by a python3 of its own, in new network and
-// PID namespaces, under Landlock (it may read the system and torch, run the system's programs, and
-// write only its build folder), which builds ModelNew at the task's public sizes and calls it once;
+// fork, no exec). So the candidate is first imported by a python3 of its own, in a new network
+// namespace, whose leftover processes die with it, under Landlock (it may read the system and
+// torch, run the system's programs, and write only its build folder), which builds ModelNew at the task's public sizes and calls it once;
 // the worker then loads what that built (kb_extensions.py). The build is cached by content: a
 // repeated candidate costs nothing.
 #pragma once

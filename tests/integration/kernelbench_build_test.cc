@@ -103,7 +103,6 @@ TEST(KernelBenchBuildSandbox, TheBuildReachesNoServerWritesNothingOutsideAndLeav
                  << "): its network is not isolated here, and the verdict says so";
   }
   EXPECT_FALSE(listener.Accepted()) << "the build reached a server on this machine's loopback";
-  EXPECT_TRUE(isolation.value("processes_contained", false)) << isolation.dump();
 }
 
 }  // namespace
