@@ -132,8 +132,8 @@ def run_ksmith(ksmith, tasks_path, task, candidate_path):
                           timeout=900)
     wall = time.perf_counter() - started
     try:
-        verdict = json.loads(done.stdout.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
+        verdict = json.loads(done.stdout)
+    except json.JSONDecodeError:
         verdict = {"status": "none", "reason": done.stderr[-800:]}
     timing = verdict.get("timing", {})
     build = next((s for s in verdict.get("stages", []) if s.get("name") == "build"), {})
@@ -171,10 +171,12 @@ def latency(args, scratch):
         with open(candidate) as source, open(new_path, "w") as out:
             out.write(source.read() + f"\n# run {uuid.uuid4().hex}\n")
         row = {"problem": f"{level}:{number}", "candidate": os.path.basename(candidate)}
-        row["kernelbench_new"], row["kernelbench_new_s"] = run_kernelbench(problem, new_path, fresh)
-        row["kernelbench_cached"], row["kernelbench_cached_s"] = run_kernelbench(problem, new_path, fresh)
-        row["ksmith_new"], row["ksmith_new_s"] = run_ksmith(args.ksmith, args.tasks_path, task, new_path)
-        row["ksmith_cached"], row["ksmith_cached_s"] = run_ksmith(args.ksmith, args.tasks_path, task, new_path)
+        for name, run in (("kernelbench_new", lambda: run_kernelbench(problem, new_path, fresh)),
+                          ("kernelbench_cached", lambda: run_kernelbench(problem, new_path, fresh)),
+                          ("ksmith_new", lambda: run_ksmith(args.ksmith, args.tasks_path, task, new_path)),
+                          ("ksmith_cached", lambda: run_ksmith(args.ksmith, args.tasks_path, task, new_path))):
+            row[name], row[name + "_s"] = run()
+            print(f"{row['candidate']}: {name} {row[name + '_s']:.1f} s: {json.dumps(row[name])[:400]}", flush=True)
         print(json.dumps({k: row[k] for k in row if k.endswith("_s")} | {"candidate": row["candidate"]}), flush=True)
         rows.append(row)
     return rows

@@ -73,6 +73,18 @@ Result<LandlockRuleset> LandlockRuleset::Create(const std::vector<std::filesyste
   return LandlockRuleset(ruleset, abi);
 }
 
+bool LandlockRuleset::AllowWritingInChild(int ruleset_fd, const char* path) {
+  const int fd = ::open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return false;
+  const uint64_t handled = HandledAccess(LandlockAbi());
+  landlock_path_beneath_attr rule{};
+  rule.parent_fd = fd;
+  rule.allowed_access = (handled & ~LANDLOCK_ACCESS_FS_EXECUTE);
+  const bool added = ::syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0;
+  ::close(fd);
+  return added;
+}
+
 LandlockRuleset::~LandlockRuleset() {
   if (fd_ >= 0) ::close(fd_);
 }

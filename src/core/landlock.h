@@ -32,6 +32,11 @@ class LandlockRuleset {
   /// Async-signal-safe, for use between fork and exec. Returns false when the kernel refused.
   static bool RestrictSelf(int ruleset_fd);
 
+  /// Lets the calling process write beneath `path` too, resolved now: for a path that names the
+  /// process itself (/proc/self/...), which only the child knows once it has its final pid.
+  /// Async-signal-safe. Returns false when the path does not open or the kernel refused.
+  static bool AllowWritingInChild(int ruleset_fd, const char* path);
+
  private:
   LandlockRuleset(int fd, int abi) : fd_(fd), abi_(abi) {}
   int fd_;

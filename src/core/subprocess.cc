@@ -97,8 +97,11 @@ void EnterIsolation() {
   // Its own process group, so that a timeout ends its children too (g++ runs cc1plus).
   ::setpgid(0, 0);
   if (options.isolate) EnterIsolation();
-  if (options.landlock_ruleset_fd >= 0 && !LandlockRuleset::RestrictSelf(options.landlock_ruleset_fd)) {
-    ::_exit(125);
+  if (options.landlock_ruleset_fd >= 0) {
+    for (const auto& path : options.landlock_writable_in_child) {
+      LandlockRuleset::AllowWritingInChild(options.landlock_ruleset_fd, path.c_str());
+    }
+    if (!LandlockRuleset::RestrictSelf(options.landlock_ruleset_fd)) ::_exit(125);
   }
   const int null_fd = ::open("/dev/null", O_RDWR);
   ::dup2(null_fd, STDIN_FILENO);

@@ -25,6 +25,10 @@ struct SpawnOptions {
   std::vector<int> passed_descriptors;
   /// A Landlock ruleset (core/landlock.h) the child applies to itself before exec; -1: none.
   int landlock_ruleset_fd = -1;
+  /// Paths the child may also write, resolved in the child once it has its final pid, so that
+  /// /proc/self names it (the CUDA driver starts only where it may write /proc/self/task: it
+  /// names its threads).
+  std::vector<std::string> landlock_writable_in_child;
   /// The child starts in a new network namespace (a user namespace too where that is what the
   /// kernel allows): it has no network. And every process it starts ends with it: what it left
   /// running when it exits is killed, even a daemon that left its session and process group.

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "core/files.h"
+#include "core/landlock.h"
 
 namespace ksmith {
 namespace {
@@ -137,6 +138,30 @@ TEST(RunCommand, IsolatedChildsExitCodeIsPassedOn) {
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->exit_code, 7) << run->Describe();
   EXPECT_EQ(run->signal, 0);
+}
+
+TEST(RunCommand, LandlockedChildWritesItsOwnProcFilesOnlyWhenAllowedInTheChild) {
+  // Given a ruleset that lets the child write nothing, when the isolated child renames itself
+  // through /proc/self/task (what the CUDA driver does to its threads), then it may only where
+  // the path was allowed in the child, which resolves /proc/self to its own, final pid.
+  if (LandlockAbi() < 1) GTEST_SKIP() << "no Landlock in this kernel";
+  auto rename_itself = [](bool allowed) {
+    auto ruleset = LandlockRuleset::Create({"/proc"}, {"/bin", "/usr", "/lib", "/lib64"}, {"/dev/null"});
+    EXPECT_TRUE(ruleset.ok());
+    SpawnOptions options = Shell("printf renamed > /proc/$$/task/$$/comm && cat /proc/$$/comm");
+    options.isolate = true;
+    options.landlock_ruleset_fd = ruleset->fd();
+    if (allowed) options.landlock_writable_in_child = {"/proc/self/task"};
+    return RunCommand(options, milliseconds(10'000));
+  };
+  auto allowed = rename_itself(true);
+  ASSERT_TRUE(allowed.ok());
+  EXPECT_TRUE(allowed->succeeded()) << allowed->Describe() << allowed->output;
+  EXPECT_TRUE(Contains(allowed->output, "renamed"));
+  auto denied = rename_itself(false);
+  ASSERT_TRUE(denied.ok());
+  EXPECT_FALSE(denied->succeeded()) << denied->output;
+  EXPECT_TRUE(Contains(denied->output, "Permission denied"));
 }
 
 TEST(RunCommand, DoesNotInheritTheEnvironmentUnlessAsked) {

@@ -185,6 +185,7 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
   options.isolate = true;
   auto ruleset = BuildRuleset(analysis, work.path(), cuda);
   if (ruleset.ok()) options.landlock_ruleset_fd = ruleset->fd();
+  if (cuda) options.landlock_writable_in_child = {"/proc/self/task"};
   build.sandboxed = ruleset.ok();
   build.command = fmt::format("{} -I build.py spec.json (build sandbox{})", options.argv[0],
                               build.sandboxed ? "" : ", without Landlock");

@@ -1,10 +1,11 @@
 # The build sandbox of a KernelBench-format candidate: appended to kb_runner.py and
 # kb_extensions.py and run by ksmith as `python3 -I build.py spec.json` in a new network namespace,
-# as a child whose leftover processes are killed when it ends, under Landlock (writes only to its build folder). It may run compilers, which the
-# verifying worker may not: it imports the candidate, builds ModelNew at each of the task's sizes
-# and calls it once at the problem's (on the GPU: at every size, so that Triton's JIT compiles what
-# each needs), and records every extension it built (build folder/manifest.json). It never sees
-# ksmith's inputs: it calls the model on the problem's own get_inputs().
+# as a child whose leftover processes are killed when it ends, under Landlock (writes only to its
+# build folder). It may run compilers, which the verifying worker may not: it imports the
+# candidate, builds ModelNew at each of the task's sizes and calls it once at the problem's (on the
+# GPU: at every size, so that Triton's JIT compiles what each needs), and records every extension
+# it built (build folder/manifest.json). It never sees ksmith's inputs: it calls the model on the
+# problem's own get_inputs().
 import json
 import os
 import signal

@@ -17,6 +17,8 @@ def register_source(filename, source):
     disk here: Triton's @jit reads the source of the functions it compiles."""
     import linecache
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
 # Where and how loudly to build: not part of what is built.
 UNKEYED_ARGUMENTS = ("build_directory", "verbose", "keep_intermediates")
 

@@ -1,8 +1,13 @@
 // expect: integrity_violation
 // tries: computes honestly, then edits its caller's saved registers and frame: the timing loop
 // keeps the start time of the timed call in a callee-saved register (which this function's
-// prologue saved on its own stack) or in its own frame; adding 40 ms to it makes every timed call look 40 ms shorter (more than any honest gap between the two clocks, even on a loaded machine). Correct output.
+// prologue saved on its own stack) or in its own frame; adding to it makes every timed call look
+// shorter. It claims half the time since its previous call (the start time is the slot that grew
+// by one timing round), at least 40 ms: a fixed claim fell inside the honest gap between the two
+// clocks when a loaded machine made the call slow (oversubscribed OpenMP: hundreds of ms).
+// Correct output.
 // cause: time
+#include <algorithm>
 #include <cstdint>
 
 namespace {
@@ -48,14 +53,26 @@ extern "C" __attribute__((noinline, optimize("no-omit-frame-pointer"))) void mat
     // Its own saved registers, and the caller's frame above them: where the caller keeps the
     // start time depends on how the compiler laid out the timing loop's call.
     auto* high = static_cast<int64_t*>(__builtin_frame_address(0)) + 48;
-    for (int64_t* slot = low; slot < high; ++slot) {
+    // Each slot's value at the previous call: the timing loop calls from the same place.
+    static uint64_t previous[256];
+    for (int64_t* slot = low; slot < high && slot - low < 256; ++slot) {
       // A steady-clock reading in nanoseconds since boot: more than 1 s and less than three years
       // of uptime, and not a PIE/heap (0x55..., 0x56...) or stack/mmap (0x7f...) address, which
       // would otherwise fall in the same range (only within about 26 and 39 hours of uptime).
+      auto looks_like_time = [](uint64_t value) {
+        const uint64_t top_byte = value >> 40;
+        const bool looks_like_address = top_byte == 0x55 || top_byte == 0x56 || top_byte == 0x7f;
+        return value > 1'000'000'000 && value < 100'000'000'000'000'000 && !looks_like_address;
+      };
       const uint64_t value = static_cast<uint64_t>(*slot);
-      const uint64_t top_byte = value >> 40;
-      const bool looks_like_address = top_byte == 0x55 || top_byte == 0x56 || top_byte == 0x7f;
-      if (value > 1'000'000'000 && value < 100'000'000'000'000'000 && !looks_like_address) *slot += 40'000'000;
+      const uint64_t before = previous[slot - low];
+      previous[slot - low] = value;
+      if (!looks_like_time(value)) continue;
+      uint64_t claim = 40'000'000;
+      if (looks_like_time(before) && value > before && value - before < 10'000'000'000) {
+        claim = std::max<uint64_t>(claim, (value - before) / 2);
+      }
+      *slot += static_cast<int64_t>(claim);
     }
   }
   Opaque(s1 + s2 + s3 + s4 + s5);
