@@ -34,6 +34,8 @@ int RunCli(int argc, char** argv) {
       "right kernel from a wrong one (`ksmith tasks check`)", &AddTasksCommand);
   add("import", "Turn another benchmark's problems into ksmith tasks (`ksmith import kernelbench <dir>`)",
       &AddImportCommand);
+  add("kernelbench", "Judge KernelBench-format candidates the way KernelBench's scripts lay them out, writing its "
+      "result format (`ksmith kernelbench run <folder>`)", &AddKernelBenchCommand);
   add("doctor", "Describe this machine: cores, caches, measured bandwidth and FLOP rate, compilers, "
       "sandbox support", &AddDoctorCommand);
   try {

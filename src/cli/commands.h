@@ -18,6 +18,7 @@ CommandHandler AddRunsCommand(CLI::App& app);
 CommandHandler AddExportCommand(CLI::App& app);
 CommandHandler AddBenchCommand(CLI::App& app);
 CommandHandler AddImportCommand(CLI::App& app);
+CommandHandler AddKernelBenchCommand(CLI::App& app);
 
 /// Prints "ksmith: error: ..." to stderr.
 void PrintError(const std::string& message);

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "kernelbench_import.h"
+#include "core/files.h"
 #include "task/task_loader.h"
 
 namespace ksmith::it {
@@ -150,6 +151,58 @@ TEST(KernelBenchCandidate, APythonCandidateForABuiltInTaskOrTheGpuIsRefusedSayin
   EXPECT_EQ(verdict.value("status", std::string()), "compile_error");
   EXPECT_NE(verdict.value("reason", std::string()).find("needs a task imported from KernelBench"), std::string::npos)
       << verdict.value("reason", std::string());
+}
+
+TEST(KernelBenchRun, AFolderNamedTheKernelBenchWayGetsItsResultFormatBesideKsmithsVerdicts) {
+  // Given KernelBench's run layout: two samples of problem 1 (honest torch ops, a cached output),
+  // one of a problem with no imported task and a file of another name, when `kernelbench run`
+  // judges the folder, then eval_results.json holds KernelBench's fields for both samples of
+  // problem 1, the verdicts file one line each, and the missing problem is named with its fix.
+  SKIP_WITHOUT_TORCH();
+  const Imported imported = TestProblems();
+  ScopedTempDir run("kb-run");
+  ASSERT_TRUE(run.ok());
+  const fs::path modelnew = CandidatesDir() / "modelnew";
+  fs::copy_file(modelnew / "honest_torch_ops_kb_l0_001_linear_scale.py", run.path() / "level_0_problem_1_sample_0_kernel.py");
+  fs::copy_file(modelnew / "hostile_cached_output_kb_l0_001_linear_scale.py", run.path() / "level_0_problem_1_sample_1_kernel.py");
+  fs::copy_file(modelnew / "honest_torch_ops_kb_l0_001_linear_scale.py", run.path() / "level_0_problem_99_sample_0_kernel.py");
+  WriteFileAtomic(run.path() / "notes.py", "x = 1\n");
+  const CliResult result = RunKsmith({"kernelbench", "run", run.path().string(), "--json", "--quiet", "--timing-budget", "0.3"},
+                                     {EnvWithTasks(imported)});
+  ASSERT_EQ(result.exit_code, 0) << result.Describe();
+  const json summary = result.Json();
+  ASSERT_TRUE(summary.is_object()) << result.Describe();
+  EXPECT_EQ(summary.value("samples", 0), 3);
+  EXPECT_EQ(summary.value("judged", 0), 2);
+  EXPECT_EQ(summary.value("correct", 0), 1);
+  EXPECT_EQ(summary.value("no_custom_kernel", 0), 1);
+  EXPECT_EQ(summary.at("ignored_files"), json::array({"notes.py"}));
+  EXPECT_EQ(summary.at("missing_tasks").at(0).value("problem_id", 0), 99);
+  EXPECT_NE(result.err.find("ksmith import kernelbench <KernelBench>/level0 --problems 99"), std::string::npos) << result.err;
+
+  const json results = json::parse(Slurp(run.path() / "eval_results.json"), nullptr, false);
+  ASSERT_TRUE(results.is_object()) << Slurp(run.path() / "eval_results.json");
+  ASSERT_EQ(results.size(), 1u);
+  const json& samples = results.at("1");
+  ASSERT_EQ(samples.size(), 2u);
+  for (const char* field : {"sample_id", "compiled", "correctness", "metadata", "runtime", "runtime_stats",
+                            "ref_runtime", "speedup"}) {
+    EXPECT_TRUE(samples.at(0).contains(field)) << field;
+  }
+  EXPECT_TRUE(samples.at(0).at("correctness").get<bool>()) << samples.at(0).dump();
+  EXPECT_GT(samples.at(0).at("runtime").get<double>(), 0.0);
+  EXPECT_GT(samples.at(0).at("ref_runtime").get<double>(), 0.0);
+  EXPECT_EQ(samples.at(1).at("sample_id"), 1);
+  EXPECT_TRUE(samples.at(1).at("compiled").get<bool>());
+  EXPECT_FALSE(samples.at(1).at("correctness").get<bool>());
+  EXPECT_EQ(samples.at(1).at("metadata").at("ksmith_status"), "wrong_output");
+  EXPECT_EQ(samples.at(1).at("runtime").get<double>(), -1.0);
+  std::istringstream lines(Slurp(run.path() / "ksmith_verdicts.jsonl"));
+  int count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    EXPECT_EQ(json::parse(line).at("kernelbench").value("problem_id", 0), 1);
+  }
+  EXPECT_EQ(count, 2);
 }
 
 TEST(KernelBenchImport, ImportedTasksAreListedAndPassTasksCheck) {

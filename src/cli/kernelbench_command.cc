@@ -1,0 +1,232 @@
+// `ksmith kernelbench run FOLDER`: every KernelBench-named candidate in a folder judged on its
+// imported task; KernelBench's eval_results.json and ksmith's verdicts written as each finishes.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/setting_ranges.h"
+#include "core/files.h"
+#include "eval/backend_registry.h"
+#include "eval/eval_options.h"
+#include "kernelbench/run_folder.h"
+#include "service/eval_client.h"
+#include "service/service_setup.h"
+#include "task/registry.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct KernelBenchRunFlags {
+  std::string folder;
+  std::string backend = "cpu";
+  std::string out;
+  int jobs = 0;
+  double timing_budget_s = 1.0;
+  bool json = false;
+  bool quiet = false;
+};
+
+struct PlannedSample {
+  KernelBenchSample sample;
+  std::shared_ptr<const Task> task;
+};
+
+// Counts over the judged samples; `faster` is what fast_1 should count (an interval above 1).
+struct RunTally {
+  int judged = 0, compiled = 0, correct = 0, faster = 0, ties = 0, slower = 0, no_custom_kernel = 0;
+
+  void Add(const Verdict& verdict) {
+    ++judged;
+    compiled += verdict.status != VerdictStatus::kCompileError && verdict.status != VerdictStatus::kInfraError;
+    if (verdict.status != VerdictStatus::kPassed) return;
+    ++correct;
+    const std::string comparison = verdict.timing ? verdict.timing->comparison : "";
+    faster += comparison == "faster";
+    ties += comparison == "tie";
+    slower += comparison == "slower";
+    for (const auto& label : verdict.labels) no_custom_kernel += label.starts_with("no custom kernel");
+  }
+};
+
+// The task each sample's problem imported as; problems with none are listed once.
+std::vector<PlannedSample> PlanSamples(const std::vector<KernelBenchSample>& samples, const TaskRegistry& registry,
+                                       std::set<std::pair<int, int>>& missing) {
+  std::map<std::string, std::string> by_prefix;
+  if (auto entries = registry.List(); entries.ok()) {
+    for (const auto& entry : *entries) {
+      if (entry.name.starts_with("kb_l")) by_prefix[entry.name.substr(0, entry.name.find('_', 7) + 1)] = entry.name;
+    }
+  }
+  std::map<std::string, std::shared_ptr<const Task>> loaded;
+  std::vector<PlannedSample> planned;
+  for (const auto& sample : samples) {
+    const auto name = by_prefix.find(KernelBenchTaskPrefix(sample.level, sample.problem));
+    if (name == by_prefix.end()) {
+      missing.insert({sample.level, sample.problem});
+      continue;
+    }
+    auto& task = loaded[name->second];
+    if (!task) {
+      auto found = registry.Find(name->second);
+      if (!found.ok()) {
+        missing.insert({sample.level, sample.problem});
+        continue;
+      }
+      task = std::make_shared<const Task>(std::move(found.value()));
+    }
+    planned.push_back({sample, task});
+  }
+  return planned;
+}
+
+std::string ResultsFileName(int level, bool several_levels) {
+  return several_levels ? fmt::format("eval_results_level_{}.json", level) : "eval_results.json";
+}
+
+int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
+  auto traits = BackendRegistry::Global().Traits(flags.backend);
+  if (!traits.ok()) {
+    PrintError(traits.error().message);
+    return kExitUsage;
+  }
+  auto folder = FindKernelBenchSamples(flags.folder);
+  if (!folder.ok()) {
+    PrintError(folder.error().message);
+    return kExitUsage;
+  }
+  std::set<std::pair<int, int>> missing;
+  const auto planned = PlanSamples(folder->samples, TaskRegistry::Default(), missing);
+  for (const auto& [level, problem] : missing) {
+    PrintError(fmt::format("no imported task for level {} problem {} (a task named {}*): its samples are skipped; "
+                           "import it with `ksmith import kernelbench <KernelBench>/level{} --problems {}`",
+                           level, problem, KernelBenchTaskPrefix(level, problem), level, problem));
+  }
+  if (planned.empty()) return kExitUsage;
+  const fs::path out = flags.out.empty() ? fs::path(flags.folder) : fs::path(flags.out);
+  std::error_code error;
+  fs::create_directories(out, error);
+  std::set<int> levels;
+  for (const auto& item : planned) levels.insert(item.sample.level);
+
+  const size_t workers = flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
+                         : traits->gpu  ? std::min<size_t>(3, planned.size())
+                                        : DefaultVerificationWorkers(*traits);
+  auto service = StartLocalService({flags.backend, "", workers, {}});
+  if (!service.ok()) {
+    PrintError(service.error().message);
+    return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+  }
+  EvalClient client(**service);
+  EvalOptions options;
+  options.timing_budget_s = flags.timing_budget_s;
+  std::vector<std::future<Verdict>> verdicts;
+  for (const auto& item : planned) {
+    // An oversized file is submitted unread: its verdict (compile_error) says why it was refused.
+    std::error_code size_error;
+    const auto file_bytes = fs::file_size(item.sample.path, size_error);
+    const bool oversized = !size_error && file_bytes > kMaxCandidateBytes;
+    auto text = oversized ? Result<std::string>(std::string()) : ReadFile(item.sample.path, kMaxCandidateBytes);
+    if (!text.ok()) {
+      PrintError(fmt::format("candidate {}", text.error().message));
+      return kExitUsage;
+    }
+    CandidateSource source{item.sample.path.string(), std::move(text.value()),
+                           size_error ? 0 : static_cast<size_t>(file_bytes), FormatOfPath(item.sample.path.string())};
+    auto submitted = client.Submit({"", item.task, flags.backend, std::move(source), options});
+    if (!submitted.ok()) {
+      PrintError(submitted.error().message);
+      return kExitInfra;
+    }
+    verdicts.push_back(std::move(submitted.value()));
+  }
+  // Written after every verdict, so that an interrupted run keeps what it finished.
+  std::map<int, json> results;
+  std::string verdict_lines;
+  RunTally tally;
+  const bool progress = !flags.quiet && ::isatty(STDERR_FILENO);
+  for (size_t i = 0; i < planned.size(); ++i) {
+    const Verdict verdict = verdicts[i].get();
+    const KernelBenchSample& sample = planned[i].sample;
+    tally.Add(verdict);
+    AddKernelBenchResult(results[sample.level], sample.problem, KernelBenchResultEntry(verdict, sample.sample));
+    json line = verdict.ToJson();
+    line["kernelbench"] = {{"level", sample.level}, {"problem_id", sample.problem}, {"sample_id", sample.sample}};
+    verdict_lines += line.dump() + "\n";
+    Status written = WriteFileAtomic(out / ResultsFileName(sample.level, levels.size() > 1), results[sample.level].dump(4));
+    if (written.ok()) written = WriteFileAtomic(out / "ksmith_verdicts.jsonl", verdict_lines);
+    if (!written.ok()) {
+      PrintError(written.error().message);
+      (*service)->Shutdown();
+      return kExitInfra;
+    }
+    if (progress) {
+      std::fprintf(stderr, "  [%zu/%zu] %s: %s%s\n", i + 1, planned.size(), sample.path.filename().c_str(),
+                   VerdictStatusName(verdict.status),
+                   verdict.timing && verdict.status == VerdictStatus::kPassed
+                       ? fmt::format(" {:.2f}x ({})", verdict.timing->speedup.median, verdict.timing->comparison).c_str()
+                       : "");
+    }
+  }
+  std::vector<std::string> files;
+  for (int level : levels) files.push_back((out / ResultsFileName(level, levels.size() > 1)).string());
+  files.push_back((out / "ksmith_verdicts.jsonl").string());
+  json missing_json = json::array();
+  for (const auto& [level, problem] : missing) missing_json.push_back({{"level", level}, {"problem_id", problem}});
+  const json summary = {{"samples", folder->samples.size()}, {"judged", tally.judged}, {"compiled", tally.compiled},
+                        {"correct", tally.correct}, {"faster", tally.faster}, {"ties", tally.ties},
+                        {"slower", tally.slower}, {"no_custom_kernel", tally.no_custom_kernel},
+                        {"missing_tasks", missing_json}, {"ignored_files", folder->ignored}, {"files", files}};
+  if (flags.json) {
+    std::puts(summary.dump(2).c_str());
+  } else {
+    std::printf("%d of %zu samples judged: %d compiled, %d correct (passed); of those %d faster, %d ties, %d slower "
+                "(95%% intervals), %d with no custom kernel\n",
+                tally.judged, folder->samples.size(), tally.compiled, tally.correct, tally.faster, tally.ties,
+                tally.slower, tally.no_custom_kernel);
+    std::printf("written: %s\n", fmt::format("{}", fmt::join(files, ", ")).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandHandler AddKernelBenchCommand(CLI::App& app) {
+  auto flags = std::make_shared<KernelBenchRunFlags>();
+  app.require_subcommand(1);
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Judge a folder of candidates named the way KernelBench's scripts name them "
+      "(level_<L>_problem_<P>_sample_<S>_kernel.py, each a .py defining ModelNew) on their imported tasks "
+      "(`ksmith import kernelbench`), and write KernelBench's eval_results.json (compiled, correctness, runtime, "
+      "runtime_stats, plus ref_runtime and speedup; ksmith's status, reason and labels in metadata) and "
+      "ksmith_verdicts.jsonl, each updated as a verdict arrives");
+  run->add_option("folder", flags->folder, "The folder of candidates (KernelBench's runs/<run_name>)")->required();
+  run->add_option("--backend,-b", flags->backend, "Where the candidates run")
+      ->check(CLI::IsMember(BackendRegistry::Global().Names()))
+      ->capture_default_str();
+  run->add_option("--out", flags->out, "Folder to write the results into (default: the candidates' folder)");
+  run->add_option("--jobs,-j", flags->jobs, "Candidates evaluated at once (default: as `ksmith eval`)")
+      ->check(RangeCheck("eval_jobs"));
+  run->add_option("--timing-budget", flags->timing_budget_s, "Seconds each candidate's timing loop may take")
+      ->check(RangeCheck("timing_budget_s"))
+      ->capture_default_str();
+  run->add_flag("--json", flags->json, "Print the summary as JSON");
+  run->add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
+  return [flags, run] { return run->parsed() ? RunKernelBenchFolder(*flags) : kExitUsage; };
+}
+
+}  // namespace ksmith

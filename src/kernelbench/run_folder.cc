@@ -1,0 +1,99 @@
+#include "kernelbench/run_folder.h"
+
+#include <algorithm>
+#include <regex>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr double kMicrosecondsPerMillisecond = 1000.0;
+
+json RuntimeStats(const Estimate& estimate, const std::string& hardware) {
+  return {{"median", estimate.median / kMicrosecondsPerMillisecond},
+          {"ci95_low", estimate.low / kMicrosecondsPerMillisecond},
+          {"ci95_high", estimate.high / kMicrosecondsPerMillisecond},
+          {"num_trials", estimate.samples},
+          {"hardware", hardware},
+          {"unit", "ms"}};
+}
+
+}  // namespace
+
+Result<KernelBenchFolder> FindKernelBenchSamples(const fs::path& folder) {
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) {
+    return MakeError(ErrorKind::kInvalidArgument, "{} is not a folder of KernelBench candidates", folder.string());
+  }
+  static const std::regex kName(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py)");
+  KernelBenchFolder found;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file(error) || !name.ends_with(".py")) continue;
+    std::smatch match;
+    if (!std::regex_match(name, match, kName)) {
+      found.ignored.push_back(name);
+      continue;
+    }
+    found.samples.push_back({std::stoi(match[1]), std::stoi(match[2]), std::stoi(match[3]), entry.path()});
+  }
+  if (error) return MakeError(ErrorKind::kIo, "cannot list {}: {}", folder.string(), error.message());
+  if (found.samples.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "{} holds no candidate named the way KernelBench names them "
+                     "(level_<L>_problem_<P>_sample_<S>_kernel.py){}",
+                     folder.string(), found.ignored.empty() ? "" : fmt::format("; it has {} other .py files", found.ignored.size()));
+  }
+  std::sort(found.samples.begin(), found.samples.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.level, a.problem, a.sample) < std::tie(b.level, b.problem, b.sample);
+  });
+  std::sort(found.ignored.begin(), found.ignored.end());
+  return found;
+}
+
+std::string KernelBenchTaskPrefix(int level, int problem) { return fmt::format("kb_l{}_{:03d}_", level, problem); }
+
+json KernelBenchResultEntry(const Verdict& verdict, int sample) {
+  const bool compiled = verdict.status != VerdictStatus::kCompileError && verdict.status != VerdictStatus::kInfraError;
+  const bool correct = verdict.status == VerdictStatus::kPassed;
+  json metadata = {{"ksmith_status", VerdictStatusName(verdict.status)},
+                   {"ksmith_reason", verdict.reason},
+                   {"ksmith_labels", verdict.labels},
+                   {"task", verdict.task},
+                   {"backend", verdict.backend}};
+  json entry = {{"sample_id", sample}, {"compiled", compiled}, {"correctness", correct}, {"runtime", -1.0},
+                {"runtime_stats", json::object()}, {"ref_runtime", -1.0}, {"speedup", -1.0}};
+  if (correct && verdict.timing) {
+    const Timing& timing = *verdict.timing;
+    entry["runtime"] = timing.candidate_us.median / kMicrosecondsPerMillisecond;
+    entry["ref_runtime"] = timing.baseline_us.median / kMicrosecondsPerMillisecond;
+    entry["speedup"] = timing.speedup.median;
+    entry["runtime_stats"] = RuntimeStats(timing.candidate_us, verdict.backend);
+    metadata["ksmith_comparison"] = timing.comparison;  // faster, slower or tie: what fast_p should count
+    metadata["ksmith_speedup_ci95"] = {timing.speedup.low, timing.speedup.high};
+    metadata["ksmith_baseline"] = timing.baseline;
+  }
+  entry["metadata"] = std::move(metadata);
+  return entry;
+}
+
+void AddKernelBenchResult(json& results, int problem, json entry) {
+  if (!results.is_object()) results = json::object();
+  json& list = results[std::to_string(problem)];
+  if (!list.is_array()) list = json::array();
+  const int sample = entry.value("sample_id", -1);
+  for (auto& existing : list) {
+    if (existing.value("sample_id", -2) == sample) {
+      existing = std::move(entry);
+      return;
+    }
+  }
+  list.push_back(std::move(entry));
+}
+
+}  // namespace ksmith

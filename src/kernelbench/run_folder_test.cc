@@ -1,0 +1,106 @@
+// Finding KernelBench-named candidates in a folder, and writing ksmith's verdicts in KernelBench's
+// eval_results.json form.
+#include "kernelbench/run_folder.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "core/files.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+void Touch(const fs::path& path) { std::ofstream(path) << "class ModelNew: pass\n"; }
+
+TEST(FindKernelBenchSamples, ReadsLevelProblemAndSampleFromTheNamesInOrderAndListsTheOthers) {
+  ScopedTempDir folder("kb-run");
+  ASSERT_TRUE(folder.ok());
+  for (const char* name : {"level_1_problem_19_sample_1_kernel.py", "level_1_problem_3_sample_0_kernel.py",
+                           "level_1_problem_19_sample_0_kernel.py", "notes.py", "level_1_problem_x_sample_0_kernel.py",
+                           "level_1_problem_2_sample_0_kernel.txt"}) {
+    Touch(folder.path() / name);
+  }
+  fs::create_directory(folder.path() / "level_1_problem_4_sample_0_kernel.py");  // a folder, not a candidate
+  auto found = FindKernelBenchSamples(folder.path());
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_EQ(found->samples.size(), 3u);
+  EXPECT_EQ(found->samples[0].problem, 3);
+  EXPECT_EQ(found->samples[1].problem, 19);
+  EXPECT_EQ(found->samples[1].sample, 0);
+  EXPECT_EQ(found->samples[2].sample, 1);
+  EXPECT_EQ(found->samples[2].level, 1);
+  EXPECT_EQ(found->samples[2].path.filename(), "level_1_problem_19_sample_1_kernel.py");
+  EXPECT_EQ(found->ignored, (std::vector<std::string>{"level_1_problem_x_sample_0_kernel.py", "notes.py"}));
+}
+
+TEST(FindKernelBenchSamples, AFolderWithoutSamplesOrNoFolderIsAnErrorThatSaysThePattern) {
+  ScopedTempDir folder("kb-run");
+  ASSERT_TRUE(folder.ok());
+  Touch(folder.path() / "kernel.py");
+  auto empty = FindKernelBenchSamples(folder.path());
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("level_<L>_problem_<P>_sample_<S>_kernel.py"), std::string::npos);
+  EXPECT_NE(empty.error().message.find("1 other .py"), std::string::npos);
+  EXPECT_FALSE(FindKernelBenchSamples(folder.path() / "missing").ok());
+}
+
+TEST(KernelBenchTaskPrefix, PadsTheProblemToThreeDigits) {
+  EXPECT_EQ(KernelBenchTaskPrefix(1, 19), "kb_l1_019_");
+  EXPECT_EQ(KernelBenchTaskPrefix(3, 100), "kb_l3_100_");
+}
+
+Verdict PassedVerdict() {
+  Verdict verdict;
+  verdict.status = VerdictStatus::kPassed;
+  verdict.task = "kb_l1_019_relu";
+  verdict.backend = "cuda";
+  verdict.labels = {"no custom kernel (torch only)"};
+  verdict.timing = MakeTiming({10, 11, 12, 10, 11}, {20, 22, 24, 20, 22}, "torch eager on the GPU");
+  return verdict;
+}
+
+TEST(KernelBenchResultEntry, APassedVerdictIsCompiledCorrectAndTimedInMilliseconds) {
+  const auto entry = KernelBenchResultEntry(PassedVerdict(), 2);
+  EXPECT_EQ(entry.at("sample_id"), 2);
+  EXPECT_TRUE(entry.at("compiled").get<bool>());
+  EXPECT_TRUE(entry.at("correctness").get<bool>());
+  EXPECT_DOUBLE_EQ(entry.at("runtime").get<double>(), 0.011);
+  EXPECT_DOUBLE_EQ(entry.at("ref_runtime").get<double>(), 0.022);
+  EXPECT_NEAR(entry.at("speedup").get<double>(), 2.0, 1e-9);
+  EXPECT_EQ(entry.at("runtime_stats").at("num_trials"), 5);
+  EXPECT_EQ(entry.at("metadata").at("ksmith_status"), "passed");
+  EXPECT_EQ(entry.at("metadata").at("ksmith_labels").at(0), "no custom kernel (torch only)");
+  EXPECT_TRUE(entry.at("metadata").contains("ksmith_comparison"));
+}
+
+TEST(KernelBenchResultEntry, OnlyACompileErrorIsNotCompiledAndNoFailureIsCorrectOrTimed) {
+  for (auto status : {VerdictStatus::kCompileError, VerdictStatus::kWrongOutput, VerdictStatus::kIntegrityViolation,
+                      VerdictStatus::kRuntimeError, VerdictStatus::kTimeout}) {
+    Verdict verdict = PassedVerdict();  // timing kept: an integrity violation may have been timed
+    verdict.status = status;
+    verdict.reason = "why";
+    const auto entry = KernelBenchResultEntry(verdict, 0);
+    EXPECT_EQ(entry.at("compiled").get<bool>(), status != VerdictStatus::kCompileError) << VerdictStatusName(status);
+    EXPECT_FALSE(entry.at("correctness").get<bool>());
+    EXPECT_EQ(entry.at("runtime").get<double>(), -1.0);
+    EXPECT_EQ(entry.at("speedup").get<double>(), -1.0);
+    EXPECT_EQ(entry.at("metadata").at("ksmith_reason"), "why");
+  }
+}
+
+TEST(AddKernelBenchResult, ListsEntriesUnderTheProblemIdAndReplacesARepeatedSample) {
+  nlohmann::json results;
+  AddKernelBenchResult(results, 19, {{"sample_id", 0}, {"correctness", false}});
+  AddKernelBenchResult(results, 19, {{"sample_id", 1}, {"correctness", true}});
+  AddKernelBenchResult(results, 23, {{"sample_id", 0}, {"correctness", true}});
+  AddKernelBenchResult(results, 19, {{"sample_id", 0}, {"correctness", true}});
+  ASSERT_EQ(results.at("19").size(), 2u);
+  EXPECT_TRUE(results.at("19").at(0).at("correctness").get<bool>());
+  EXPECT_EQ(results.at("23").size(), 1u);
+}
+
+}  // namespace
+}  // namespace ksmith
