@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "bench/bench_summary.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/setting_ranges.h"
@@ -155,6 +156,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   }
   // Written after every verdict, so that an interrupted run keeps what it finished.
   std::map<int, json> results;
+  std::map<std::string, BenchTaskResult> per_task;  // for bench's metrics: pass@k, fast_p, geomean
   std::string verdict_lines;
   RunTally tally;
   const bool progress = !flags.quiet && ::isatty(STDERR_FILENO);
@@ -164,6 +166,10 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
     tally.Add(verdict);
     AddKernelBenchResult(results[sample.level], sample.problem, KernelBenchResultEntry(verdict, sample.sample));
     json line = verdict.ToJson();
+    BenchTaskResult& task_result = per_task[verdict.task];
+    task_result.task = verdict.task;
+    task_result.samples.push_back(SampleFromVerdict(line));
+    task_result.device_s += verdict.total_s;
     line["kernelbench"] = {{"level", sample.level}, {"problem_id", sample.problem}, {"sample_id", sample.sample}};
     verdict_lines += line.dump() + "\n";
     Status written = WriteFileAtomic(out / ResultsFileName(sample.level, levels.size() > 1), results[sample.level].dump(4));
@@ -186,9 +192,27 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   files.push_back((out / "ksmith_verdicts.jsonl").string());
   json missing_json = json::array();
   for (const auto& [level, problem] : missing) missing_json.push_back({{"level", level}, {"problem_id", problem}});
+  // The same figures as `ksmith bench`, over the judged problems (one task each).
+  BenchSettings settings{.suite = "kernelbench run " + flags.folder, .backend = flags.backend,
+                         .strategy = "external (a KernelBench run folder)", .jobs = static_cast<int>(workers)};
+  std::vector<BenchTaskResult> task_results;
+  for (auto& [name, task_result] : per_task) {
+    settings.samples = std::max<int64_t>(settings.samples, static_cast<int64_t>(task_result.samples.size()));
+    task_results.push_back(std::move(task_result));
+  }
+  const json bench = BenchJson(settings, task_results);
+  const fs::path bench_path = out / "ksmith_bench.json";
+  if (auto status = WriteFileAtomic(bench_path, bench.dump(2)); !status.ok()) {
+    PrintError(status.error().message);
+    return kExitInfra;
+  }
+  files.push_back(bench_path.string());
+  const json& metrics = bench.at("summary");
   const json summary = {{"samples", folder->samples.size()}, {"judged", tally.judged}, {"compiled", tally.compiled},
                         {"correct", tally.correct}, {"faster", tally.faster}, {"ties", tally.ties},
                         {"slower", tally.slower}, {"no_custom_kernel", tally.no_custom_kernel},
+                        {"pass_at_1", metrics.at("pass_at_1")}, {"pass_at_k", metrics.at("pass_at_k")},
+                        {"fast_p", metrics.at("fast_p")}, {"geomean_speedup", metrics.at("geomean_speedup")},
                         {"missing_tasks", missing_json}, {"ignored_files", folder->ignored}, {"files", files}};
   if (flags.json) {
     std::puts(summary.dump(2).c_str());
@@ -197,6 +221,8 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
                 "(95%% intervals), %d with no custom kernel\n",
                 tally.judged, folder->samples.size(), tally.compiled, tally.correct, tally.faster, tally.ties,
                 tally.slower, tally.no_custom_kernel);
+    std::printf("over %zu problems: pass@1 %.2f, fast_1 %.2f (the best sample's interval above 1)\n",
+                task_results.size(), metrics.at("pass_at_1").get<double>(), metrics.at("fast_1").get<double>());
     std::printf("written: %s\n", fmt::format("{}", fmt::join(files, ", ")).c_str());
   }
   return kExitOk;

@@ -176,6 +176,9 @@ TEST(KernelBenchRun, AFolderNamedTheKernelBenchWayGetsItsResultFormatBesideKsmit
   EXPECT_EQ(summary.value("judged", 0), 2);
   EXPECT_EQ(summary.value("correct", 0), 1);
   EXPECT_EQ(summary.value("no_custom_kernel", 0), 1);
+  EXPECT_DOUBLE_EQ(summary.value("pass_at_1", 0.0), 0.5);  // one problem: one of its two samples passed
+  EXPECT_DOUBLE_EQ(summary.at("fast_p").value("0", -1.0), 1.0);  // it has a correct kernel
+  EXPECT_TRUE(fs::exists(run.path() / "ksmith_bench.json"));
   EXPECT_EQ(summary.at("ignored_files"), json::array({"notes.py"}));
   EXPECT_EQ(summary.at("missing_tasks").at(0).value("problem_id", 0), 99);
   EXPECT_NE(result.err.find("ksmith import kernelbench <KernelBench>/level0 --problems 99"), std::string::npos) << result.err;
