@@ -43,20 +43,6 @@ struct EvalFlags {
   bool quiet = false;
 };
 
-// Reads one candidate; an oversized file is still evaluated without being read, so that its
-// verdict (compile_error) says why it was refused.
-Result<CandidateSource> ReadCandidate(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    return MakeError(ErrorKind::kInvalidArgument, "candidate {}: is a directory, not a source file", path);
-  }
-  const auto size = std::filesystem::file_size(path, error);
-  const bool oversized = !error && size > kMaxCandidateBytes;
-  auto text = oversized ? Result<std::string>(std::string()) : ReadFile(path, kMaxCandidateBytes);
-  if (!text.ok()) return MakeError(ErrorKind::kInvalidArgument, "candidate {}", text.error().message);
-  return CandidateSource{path, std::move(text.value()), error ? 0 : static_cast<size_t>(size), FormatOfPath(path)};
-}
-
 EvalOptions CommonOptions(const EvalFlags& flags) {
   EvalOptions options;
   options.seeds = flags.seeds;
@@ -129,7 +115,7 @@ int RunEval(const EvalFlags& flags) {
   const auto task = std::make_shared<const Task>(std::move(found.value()));
   std::vector<CandidateSource> candidates;
   for (const auto& path : flags.candidates) {
-    auto candidate = ReadCandidate(path);
+    auto candidate = ReadCandidateSource(path);
     if (!candidate.ok()) {
       PrintError(candidate.error().message);
       return kExitUsage;

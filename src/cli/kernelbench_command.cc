@@ -136,18 +136,12 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   options.timing_budget_s = flags.timing_budget_s;
   std::vector<std::future<Verdict>> verdicts;
   for (const auto& item : planned) {
-    // An oversized file is submitted unread: its verdict (compile_error) says why it was refused.
-    std::error_code size_error;
-    const auto file_bytes = fs::file_size(item.sample.path, size_error);
-    const bool oversized = !size_error && file_bytes > kMaxCandidateBytes;
-    auto text = oversized ? Result<std::string>(std::string()) : ReadFile(item.sample.path, kMaxCandidateBytes);
-    if (!text.ok()) {
-      PrintError(fmt::format("candidate {}", text.error().message));
+    auto source = ReadCandidateSource(item.sample.path.string());
+    if (!source.ok()) {
+      PrintError(source.error().message);
       return kExitUsage;
     }
-    CandidateSource source{item.sample.path.string(), std::move(text.value()),
-                           size_error ? 0 : static_cast<size_t>(file_bytes), FormatOfPath(item.sample.path.string())};
-    auto submitted = client.Submit({"", item.task, flags.backend, std::move(source), options});
+    auto submitted = client.Submit({"", item.task, flags.backend, std::move(source.value()), options});
     if (!submitted.ok()) {
       PrintError(submitted.error().message);
       return kExitInfra;

@@ -4,12 +4,25 @@
 
 #include <fmt/format.h>
 
+#include "core/files.h"
 #include "core/strings.h"
 
 namespace ksmith {
 
 CandidateFormat FormatOfPath(std::string_view path) {
   return path.ends_with(".py") ? CandidateFormat::kKernelBench : CandidateFormat::kNative;
+}
+
+Result<CandidateSource> ReadCandidateSource(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return MakeError(ErrorKind::kInvalidArgument, "candidate {}: is a directory, not a source file", path);
+  }
+  const auto size = std::filesystem::file_size(path, error);
+  const bool oversized = !error && size > kMaxCandidateBytes;
+  auto text = oversized ? Result<std::string>(std::string()) : ReadFile(path, kMaxCandidateBytes);
+  if (!text.ok()) return MakeError(ErrorKind::kInvalidArgument, "candidate {}", text.error().message);
+  return CandidateSource{path, std::move(text.value()), error ? 0 : static_cast<size_t>(size), FormatOfPath(path)};
 }
 
 std::string UnusableSourceReason(const CandidateSource& candidate) {

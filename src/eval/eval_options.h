@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/result.h"
+
 namespace ksmith {
 
 class GpuGate;
@@ -68,6 +70,10 @@ struct CandidateSource {
 
 /// Size limit for candidate sources [bytes].
 inline constexpr size_t kMaxCandidateBytes = size_t{1} << 20;
+
+/// Reads a candidate's file; one over the limit is returned unread (with its size), so that its
+/// verdict (compile_error) says why it was refused. Fails for a folder or an unreadable file.
+Result<CandidateSource> ReadCandidateSource(const std::string& path);
 
 /// Why a candidate's text cannot be compiled at all (too big, empty, not text); empty when it
 /// can be tried.
