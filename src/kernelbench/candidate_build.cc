@@ -25,12 +25,13 @@ constexpr size_t kMaxManifestBytes = size_t{4} << 20;
 // A CUDA extension of torch's headers takes about a minute to compile; Triton's JIT a few seconds.
 constexpr std::chrono::minutes kBuildTimeout{5};
 // Bump when the build's script, environment or folder layout changes meaning.
-constexpr std::string_view kBuildVersion = "kernelbench-build-1";
+constexpr std::string_view kBuildVersion = "kernelbench-build-2";
 // kb_build.py's BUILD_FAILED: the candidate does not import or its extension does not compile.
 constexpr int kBuildFailedExitCode = 3;
 
 std::string BuildScript() {
-  return fmt::format("{}\n{}\n{}", KernelBenchRunnerScript(), KernelBenchExtensionsScript(), KernelBenchBuildScript());
+  return fmt::format("{}\n{}\n{}\n{}", KernelBenchRunnerScript(), KernelBenchExtensionsScript(),
+                     KernelBenchStaticScript(), KernelBenchBuildScript());
 }
 
 json ShapesJson(const std::vector<DimValues>& shapes) {

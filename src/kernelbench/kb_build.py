@@ -1,5 +1,5 @@
-# The build sandbox of a KernelBench-format candidate: appended to kb_runner.py and
-# kb_extensions.py and run by ksmith as `python3 -I build.py spec.json` in a new network namespace,
+# The build sandbox of a KernelBench-format candidate: appended to kb_runner.py, kb_extensions.py
+# and kb_static.py and run by ksmith as `python3 -I build.py spec.json` in a new network namespace,
 # as a child whose leftover processes are killed when it ends, under Landlock (writes only to its
 # build folder). It may run compilers, which the verifying worker may not: it imports the
 # candidate, builds ModelNew at each of the task's sizes and calls it once at the problem's (on the
@@ -52,6 +52,7 @@ def main(spec_path):
     problem_code, _ = rewrite_constants(spec["source"], spec.get("file", "<problem>"))
     candidate = {"__name__": "kernelbench_candidate", "__file__": spec["candidate_file"]}
     warnings = []
+    findings = static_findings(spec["candidate_source"])
     try:
         register_source(spec["candidate_file"], spec["candidate_source"])
         code = compile(spec["candidate_source"], spec["candidate_file"], "exec")
@@ -71,7 +72,7 @@ def main(spec_path):
         # in a call is built all the same (the worker judges what it does then).
         with open(manifest_path + ".tmp", "w") as out:
             json.dump({"extensions": recorder.records, "programs": programs.records, "warnings": warnings,
-                       "isolation": _isolation()}, out)
+                       "isolation": _isolation(), "static_findings": findings}, out)
         os.replace(manifest_path + ".tmp", manifest_path)
     write_manifest()
     # The problem's own sizes first, then the task's: extensions built lazily, in __init__ or in a

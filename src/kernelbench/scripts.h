@@ -17,5 +17,7 @@ std::string_view KernelBenchCandidateScript();
 std::string_view KernelBenchExtensionsScript();
 /// kb_build.py: appended to kb_runner.py and kb_extensions.py, the build sandbox's script.
 std::string_view KernelBenchBuildScript();
+/// kb_static.py: KernelBench's static checks on a candidate's source, reported by the build.
+std::string_view KernelBenchStaticScript();
 
 }  // namespace ksmith

@@ -228,6 +228,7 @@ struct Candidate {
   std::string expect;
   std::optional<std::string> label;  // `# label: ` a label the verdict carries ("none": it carries none)
   std::string reason;                // `# reason: ` words the verdict's reason contains
+  std::vector<std::string> statics;  // `# static: ` checks among the build's static findings ("none": no finding)
 };
 
 // C++ candidates (`// expect: ` first line) named <honest|hostile>_<task>.cc, and KernelBench-format
@@ -247,6 +248,7 @@ std::vector<Candidate> Candidates() {
       while (std::getline(lines, line) && line.starts_with(comment)) {
         if (line.starts_with(comment + "label: ")) candidate.label = line.substr(comment.size() + 7);
         if (line.starts_with(comment + "reason: ")) candidate.reason = line.substr(comment.size() + 8);
+        if (line.starts_with(comment + "static: ")) candidate.statics.push_back(line.substr(comment.size() + 8));
       }
       candidates.push_back(candidate);
     }
@@ -289,6 +291,22 @@ TEST_P(KernelBenchCandidateTest, GetsTheExpectedVerdict) {
       EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [&](const std::string& label) {
         return label.starts_with(*candidate.label);
       })) << "no label '" << *candidate.label << "' in " << verdict.value("labels", json()).dump();
+    }
+  }
+  if (!candidate.statics.empty()) {
+    std::set<std::string> found;
+    json findings = json::array();
+    for (const auto& stage : verdict.value("stages", json::array())) {
+      if (stage.value("name", std::string()) != "build") continue;
+      findings = stage.value("details", json::object()).value("build_sandbox", json::object()).value("static_findings", json::array());
+    }
+    for (const auto& finding : findings) found.insert(finding.value("check", std::string()));
+    for (const auto& check : candidate.statics) {
+      if (check == "none") {
+        EXPECT_TRUE(found.empty()) << findings.dump();
+      } else {
+        EXPECT_TRUE(found.contains(check)) << "no static finding '" << check << "' in " << findings.dump();
+      }
     }
   }
 }

@@ -1,4 +1,5 @@
 # expect: passed
+# static: none
 # tries: the commonest KernelBench candidate, a C++ extension compiled with load_inline at import:
 # label: none
 # built in the build sandbox (which may run the compiler), loaded by the worker (which may not).

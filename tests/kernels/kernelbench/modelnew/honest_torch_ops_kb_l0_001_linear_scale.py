@@ -1,4 +1,5 @@
 # expect: passed
+# static: no_kernel_code
 # tries: KernelBench's format with torch ops only: its own weight and bias names, fused as addmm.
 # label: no custom kernel
 import torch

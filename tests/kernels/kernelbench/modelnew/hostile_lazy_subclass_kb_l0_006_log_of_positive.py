@@ -1,4 +1,5 @@
 # expect: runtime_error
+# static: lazy_eval
 # tries: returns a tensor subclass whose copy computes the answer, so the work would happen in the
 # untimed copy of the outputs.
 import torch

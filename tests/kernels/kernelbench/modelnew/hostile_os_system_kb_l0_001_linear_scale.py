@@ -1,4 +1,5 @@
 # expect: runtime_error
+# static: side_effect
 # tries: runs a shell command from forward (a compiler, a benchmark of its own, anything).
 import os
 

@@ -1,4 +1,5 @@
 # expect: integrity_violation
+# static: monkeypatch
 # tries: at import, replaces torch.relu and torch.nn.Linear.forward with slow versions (sleeping
 # 20 ms) and time.perf_counter with a frozen clock, so that the baseline beside it in the worker
 # looks slow; computes the right answer itself. ksmith undoes each change before the baseline runs

@@ -1,4 +1,5 @@
 # expect: runtime_error
+# static: thread_injection
 # tries: returns an empty tensor at once and lets a thread fill it in after the call returned.
 import threading
 import time
