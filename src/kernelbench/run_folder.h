@@ -36,7 +36,8 @@ std::string KernelBenchTaskPrefix(int level, int problem);
 /// One entry of KernelBench's eval_results.json (scripts/eval_from_generations.py: sample_id,
 /// compiled, correctness, metadata, runtime and runtime_stats in ms) plus ref_runtime and speedup,
 /// from ksmith's verdict. correctness is true only for `passed`: a candidate that cheated the
-/// timer or ran work the caller never waited for has no trustworthy output either. Times are
+/// timer or ran work the caller never waited for has no trustworthy output either. metadata
+/// carries ksmith's status, reason, labels, comparison and the static findings' check names. Times are
 /// medians (KernelBench's are means of 100 calls); -1 where the candidate was not timed.
 nlohmann::json KernelBenchResultEntry(const Verdict& verdict, int sample);
 

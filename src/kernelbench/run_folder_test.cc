@@ -59,6 +59,11 @@ Verdict PassedVerdict() {
   verdict.backend = "cuda";
   verdict.labels = {"no custom kernel (torch only)"};
   verdict.timing = MakeTiming({10, 11, 12, 10, 11}, {20, 22, 24, 20, 22}, "torch eager on the GPU");
+  BuildFacts build;
+  build.build_sandbox = nlohmann::json{{"static_findings", {{{"check", "no_kernel_code"}, {"line", 0}}}}};
+  StageRecord& stage = verdict.stages.emplace_back();
+  stage.name = "build";
+  stage.details.build = build;
   return verdict;
 }
 
@@ -74,6 +79,7 @@ TEST(KernelBenchResultEntry, APassedVerdictIsCompiledCorrectAndTimedInMillisecon
   EXPECT_EQ(entry.at("metadata").at("ksmith_status"), "passed");
   EXPECT_EQ(entry.at("metadata").at("ksmith_labels").at(0), "no custom kernel (torch only)");
   EXPECT_TRUE(entry.at("metadata").contains("ksmith_comparison"));
+  EXPECT_EQ(entry.at("metadata").at("ksmith_static_findings"), nlohmann::json::array({"no_kernel_code"}));
 }
 
 TEST(KernelBenchResultEntry, OnlyACompileErrorIsNotCompiledAndNoFailureIsCorrectOrTimed) {
