@@ -2,6 +2,7 @@
 // imported task; KernelBench's eval_results.json and ksmith's verdicts written as each finishes.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <future>
@@ -46,43 +47,46 @@ struct PlannedSample {
   std::shared_ptr<const Task> task;
 };
 
-// Counts over the judged samples; `faster` is what fast_1 should count (an interval above 1).
+// Counts over the judged samples, from their KernelBench result entries (so that "compiled" and
+// "correct" mean what eval_results.json says); `faster` is what fast_1 should count.
 struct RunTally {
   int judged = 0, compiled = 0, correct = 0, faster = 0, ties = 0, slower = 0, no_custom_kernel = 0;
 
-  void Add(const Verdict& verdict) {
+  void Add(const json& entry) {
     ++judged;
-    compiled += verdict.status != VerdictStatus::kCompileError && verdict.status != VerdictStatus::kInfraError;
-    if (verdict.status != VerdictStatus::kPassed) return;
+    compiled += entry.value("compiled", false);
+    if (!entry.value("correctness", false)) return;
     ++correct;
-    const std::string comparison = verdict.timing ? verdict.timing->comparison : "";
+    const json& metadata = entry.at("metadata");
+    const std::string comparison = metadata.value("ksmith_comparison", std::string());
     faster += comparison == "faster";
     ties += comparison == "tie";
     slower += comparison == "slower";
-    for (const auto& label : verdict.labels) no_custom_kernel += label.starts_with("no custom kernel");
+    for (const auto& label : metadata.value("ksmith_labels", std::vector<std::string>{})) {
+      no_custom_kernel += label.starts_with("no custom kernel");
+    }
   }
 };
 
 // The task each sample's problem imported as; problems with none are listed once.
 std::vector<PlannedSample> PlanSamples(const std::vector<KernelBenchSample>& samples, const TaskRegistry& registry,
                                        std::set<std::pair<int, int>>& missing) {
-  std::map<std::string, std::string> by_prefix;
+  std::vector<std::string> names;
   if (auto entries = registry.List(); entries.ok()) {
-    for (const auto& entry : *entries) {
-      if (entry.name.starts_with("kb_l")) by_prefix[entry.name.substr(0, entry.name.find('_', 7) + 1)] = entry.name;
-    }
+    for (const auto& entry : *entries) names.push_back(entry.name);
   }
   std::map<std::string, std::shared_ptr<const Task>> loaded;
   std::vector<PlannedSample> planned;
   for (const auto& sample : samples) {
-    const auto name = by_prefix.find(KernelBenchTaskPrefix(sample.level, sample.problem));
-    if (name == by_prefix.end()) {
+    const std::string prefix = KernelBenchTaskPrefix(sample.level, sample.problem);
+    const auto name = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.starts_with(prefix); });
+    if (name == names.end()) {
       missing.insert({sample.level, sample.problem});
       continue;
     }
-    auto& task = loaded[name->second];
+    auto& task = loaded[*name];
     if (!task) {
-      auto found = registry.Find(name->second);
+      auto found = registry.Find(*name);
       if (!found.ok()) {
         missing.insert({sample.level, sample.problem});
         continue;
@@ -157,8 +161,9 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   for (size_t i = 0; i < planned.size(); ++i) {
     const Verdict verdict = verdicts[i].get();
     const KernelBenchSample& sample = planned[i].sample;
-    tally.Add(verdict);
-    AddKernelBenchResult(results[sample.level], sample.problem, KernelBenchResultEntry(verdict, sample.sample));
+    json entry = KernelBenchResultEntry(verdict, sample.sample);
+    tally.Add(entry);
+    AddKernelBenchResult(results[sample.level], sample.problem, std::move(entry));
     json line = verdict.ToJson();
     BenchTaskResult& task_result = per_task[verdict.task];
     task_result.task = verdict.task;

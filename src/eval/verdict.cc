@@ -118,6 +118,16 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   return verdict;
 }
 
+nlohmann::json Verdict::StaticFindings() const {
+  nlohmann::json findings = nlohmann::json::array();
+  const StageRecord* build = FindStage("build");
+  if (build == nullptr || !build->details.build || !build->details.build->build_sandbox) return findings;
+  for (const auto& finding : build->details.build->build_sandbox->value("static_findings", nlohmann::json::array())) {
+    if (finding.is_object()) findings.push_back(finding);
+  }
+  return findings;
+}
+
 const StageRecord* Verdict::FindStage(std::string_view name) const {
   for (const auto& stage : stages) {
     if (stage.name == name) return &stage;
@@ -162,18 +172,15 @@ std::string Verdict::Render() const {
   std::string text = fmt::format("{}: {} (task {}, {})\n", VerdictStatusName(status), reason,
                                  task, backend);
   if (!labels.empty()) text += fmt::format("  labels: {}\n", fmt::join(labels, "; "));
-  if (const StageRecord* build = FindStage("build"); build && build->details.build && build->details.build->build_sandbox) {
-    std::vector<std::string> findings;
-    for (const auto& finding : build->details.build->build_sandbox->value("static_findings", nlohmann::json::array())) {
-      if (!finding.is_object()) continue;
-      const int line = finding.value("line", 0);
-      findings.push_back(line > 0 ? fmt::format("{} (line {})", finding.value("check", std::string()), line)
-                                  : finding.value("check", std::string()));
-    }
-    if (!findings.empty()) {
-      text += fmt::format("  static findings (KernelBench's checks; they inform, the run decides): {}\n",
-                          fmt::join(findings, ", "));
-    }
+  std::vector<std::string> findings;
+  for (const auto& finding : StaticFindings()) {
+    const int line = finding.value("line", 0);
+    findings.push_back(line > 0 ? fmt::format("{} (line {})", finding.value("check", std::string()), line)
+                                : finding.value("check", std::string()));
+  }
+  if (!findings.empty()) {
+    text += fmt::format("  static findings (KernelBench's checks; they inform, the run decides): {}\n",
+                        fmt::join(findings, ", "));
   }
   for (const auto& stage : stages) {
     text += fmt::format("  {:<15} {:<7} {:7.3f} s", stage.name, stage.outcome, stage.seconds);

@@ -77,6 +77,9 @@ struct Verdict {
   double total_s = 0;  // [s]
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
 
+  /// The static findings a KernelBench candidate's build sandbox reported ([{check, line, detail}]);
+  /// an empty array for any other candidate.
+  nlohmann::json StaticFindings() const;
   /// The stage called `name`, or null.
   const StageRecord* FindStage(std::string_view name) const;
   /// The stage that ended the evaluation (the last one marked failed), or null.

@@ -58,6 +58,23 @@ TEST(VerdictStatusName, UnknownValueIsReportedAsInfraError) {
   EXPECT_STREQ(VerdictStatusName(static_cast<VerdictStatus>(99)), "infra_error");
 }
 
+TEST(Verdict, RendersTheBuildSandboxsStaticFindingsWithTheirLinesAndNoneForOtherCandidates) {
+  Verdict verdict;
+  verdict.status = VerdictStatus::kPassed;
+  EXPECT_TRUE(verdict.StaticFindings().empty());
+  EXPECT_EQ(verdict.Render().find("static findings"), std::string::npos);
+  StageRecord& build = verdict.stages.emplace_back();
+  build.name = "build";
+  build.details.build = BuildFacts{};
+  build.details.build->build_sandbox = nlohmann::json{
+      {"static_findings", {{{"check", "code_bypass"}, {"line", 29}}, {{"check", "no_kernel_code"}, {"line", 0}}, 7}}};
+  EXPECT_EQ(verdict.StaticFindings().size(), 2u);  // the stray non-object left out
+  EXPECT_NE(verdict.Render().find("static findings (KernelBench's checks; they inform, the run decides): "
+                                  "code_bypass (line 29), no_kernel_code\n"),
+            std::string::npos)
+      << verdict.Render();
+}
+
 TEST(Verdict, DefaultIsAnInfraError) {
   EXPECT_EQ(Verdict{}.status, VerdictStatus::kInfraError);
   EXPECT_EQ(Verdict{}.ToJson().at("status"), "infra_error");

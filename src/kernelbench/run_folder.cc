@@ -66,13 +66,8 @@ json KernelBenchResultEntry(const Verdict& verdict, int sample) {
                    {"ksmith_labels", verdict.labels},
                    {"task", verdict.task},
                    {"backend", verdict.backend}};
-  // KernelBench's static checker's findings, by check name, as the build sandbox reported them.
   json static_checks = json::array();
-  if (const StageRecord* build = verdict.FindStage("build"); build && build->details.build && build->details.build->build_sandbox) {
-    for (const auto& finding : build->details.build->build_sandbox->value("static_findings", json::array())) {
-      if (finding.is_object()) static_checks.push_back(finding.value("check", std::string()));
-    }
-  }
+  for (const auto& finding : verdict.StaticFindings()) static_checks.push_back(finding.value("check", std::string()));
   metadata["ksmith_static_findings"] = std::move(static_checks);
   json entry = {{"sample_id", sample}, {"compiled", compiled}, {"correctness", correct}, {"runtime", -1.0},
                 {"runtime_stats", json::object()}, {"ref_runtime", -1.0}, {"speedup", -1.0}};
