@@ -26,6 +26,7 @@ constexpr size_t kMagnitudeMaxElements = size_t{1} << 16;
 constexpr int64_t kRandomShapeMaxFlops = int64_t{100'000'000};
 constexpr int kRandomShapeDraws = 32;
 constexpr uint64_t kRandomShapeSalt = 0x5a4e;
+constexpr uint64_t kGeneralizationSalt = 0x6e0e'0000;
 
 }  // namespace
 
@@ -80,6 +81,40 @@ std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seed
     cases.back().label += " (random shape)";
   }
   add(task.bench_shape, task.distributions.front(), 0);
+  return cases;
+}
+
+std::vector<CaseSpec> PlanBenchShapeCases(const Task& task, uint64_t secret_seed, int seeds, int64_t large_elements) {
+  std::vector<CaseSpec> cases;
+  const int shape_seeds = LargestTensor(task, task.bench_shape) > large_elements ? 1 : seeds;
+  uint64_t ordinal = 0;
+  for (Distribution distribution : task.distributions) {
+    for (int s = 0; s < shape_seeds; ++s) {
+      CaseSpec spec;
+      spec.shape = task.bench_shape;
+      spec.distribution = distribution;
+      spec.seed = DeriveSeed(secret_seed, ordinal++);
+      spec.label = fmt::format("{}, {}, seed #{} (the bench shape)", task.FormatShape(spec.shape),
+                               DistributionName(distribution), s + 1);
+      cases.push_back(std::move(spec));
+    }
+  }
+  return cases;
+}
+
+std::vector<CaseSpec> PlanGeneralizationCases(const Task& task, uint64_t secret_seed) {
+  std::vector<CaseSpec> cases;
+  uint64_t ordinal = 0;
+  for (const auto& shape : task.eval_shapes) {
+    for (Distribution distribution : task.distributions) {
+      CaseSpec spec;
+      spec.shape = shape;
+      spec.distribution = distribution;
+      spec.seed = DeriveSeed(secret_seed, kGeneralizationSalt + ordinal++);
+      spec.label = fmt::format("{}, {} (hidden shape)", task.FormatShape(shape), DistributionName(distribution));
+      cases.push_back(std::move(spec));
+    }
+  }
   return cases;
 }
 

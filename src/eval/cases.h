@@ -35,6 +35,14 @@ struct CaseSpec {
 std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seeds,
                                 int64_t large_elements, int random_shapes = 2);
 
+/// A KernelBench candidate's deciding cases: the bench shape under every distribution, `seeds`
+/// seeds each (one above `large_elements`).
+std::vector<CaseSpec> PlanBenchShapeCases(const Task& task, uint64_t secret_seed, int seeds, int64_t large_elements);
+
+/// The hidden shapes as a property of a candidate judged at the bench shape alone: every eval
+/// shape under every distribution, one seed each, labelled "(hidden shape)".
+std::vector<CaseSpec> PlanGeneralizationCases(const Task& task, uint64_t secret_seed);
+
 /// A shape whose dims are drawn log-uniformly between 1 and the largest value each dim takes in
 /// the eval shapes, small enough to check quickly; nullopt if none fits after a few draws.
 std::optional<DimValues> RandomShape(const Task& task, uint64_t seed);

@@ -130,6 +130,33 @@ TEST(PlanCases, AddsRandomShapesDrawnFromTheSecretSeed) {
   EXPECT_EQ(with.back().shape, task.bench_shape);
 }
 
+TEST(PlanBenchShapeCases, EveryDistributionAtTheBenchShapeAloneWithOneSeedWhereLarge) {
+  const Task task = LoadBuiltIn("elementwise", "vector_add");
+  const auto cases = PlanBenchShapeCases(task, 3, 2, int64_t{1} << 40);
+  ASSERT_EQ(cases.size(), 2 * task.distributions.size());
+  std::set<uint64_t> seeds;
+  for (const auto& spec : cases) {
+    EXPECT_EQ(spec.shape, task.bench_shape);
+    EXPECT_NE(spec.label.find("(the bench shape)"), std::string::npos) << spec.label;
+    seeds.insert(spec.seed);
+  }
+  EXPECT_EQ(seeds.size(), cases.size());
+  EXPECT_EQ(PlanBenchShapeCases(task, 3, 2, /*large_elements=*/1).size(), task.distributions.size());
+}
+
+TEST(PlanGeneralizationCases, EveryHiddenShapeUnderEveryDistributionWithSeedsUnlikeTheDecidingCases) {
+  const Task task = LoadBuiltIn("normalization", "softmax");
+  const auto hidden = PlanGeneralizationCases(task, 9);
+  ASSERT_EQ(hidden.size(), task.eval_shapes.size() * task.distributions.size());
+  std::set<uint64_t> deciding;
+  for (const auto& spec : PlanBenchShapeCases(task, 9, 3, int64_t{1} << 40)) deciding.insert(spec.seed);
+  for (size_t i = 0; i < hidden.size(); ++i) {
+    EXPECT_EQ(hidden[i].shape, task.eval_shapes[i / task.distributions.size()]);
+    EXPECT_NE(hidden[i].label.find("(hidden shape)"), std::string::npos) << hidden[i].label;
+    EXPECT_FALSE(deciding.contains(hidden[i].seed)) << hidden[i].label;
+  }
+}
+
 TEST(RandomShape, IsReproducibleAndSmallEnoughToCheckQuickly) {
   const Task task = LoadBuiltIn("gemm", "matmul");
   for (uint64_t seed = 0; seed < 20; ++seed) {

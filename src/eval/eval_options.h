@@ -50,6 +50,11 @@ struct EvalOptions {
   /// Folders the candidate's worker may read besides its build's: a KernelBench-format
   /// candidate's build sandbox output. Set by the pipeline only.
   std::vector<std::filesystem::path> candidate_readable;
+  /// Whether the task's hidden eval shapes decide the verdict (ksmith's contract). False for a
+  /// KernelBench-format candidate, whose problems are fixed-shape by definition: the bench shape
+  /// (the problem's own sizes, as far as they fit) decides, and the hidden shapes run after
+  /// every other check as a property ("generalizes: yes/no"). Set by the pipeline only.
+  bool hidden_shapes_decide = true;
 
   bool Cancelled() const { return cancel != nullptr && cancel->load(); }
 };

@@ -118,6 +118,8 @@ EvalOptions RunOptions(const EvalOptions& given, const Result<CandidateJob>& job
     options.candidate_finish = true;
     options.candidate_readable.push_back(job->kernelbench->plan.directory);
   }
+  // KernelBench's problems are fixed-shape: their hidden shapes are a property of the candidate.
+  options.hidden_shapes_decide = !(job.ok() && job->kernelbench);
   return options;
 }
 
@@ -158,6 +160,11 @@ class PipelineRun {
   Verdict Run(std::future<Result<BuildOutput>> build) {
     const auto start = Clock::now();
     secret_seed_ = EvaluationSeed(options_);
+    if (!options_.hidden_shapes_decide) {
+      Generalization& shapes = verdict_.generalization.emplace();
+      shapes.decided_at = view_.FormatShape(view_.bench_shape);
+      shapes.problem_sizes = ProblemSizesWhereReduced(job_->kernelbench->analysis, view_.bench_shape);
+    }
     verdict_.provenance = CommonProvenance(options_, secret_seed_, view_, candidate_);
     verdict_.provenance.update(backend_.Provenance());
     try {
@@ -218,6 +225,11 @@ class PipelineRun {
     }
     Progress("verifying the candidate");
     session->Run(candidate_object_, trusted_);
+    if (verdict_.status == VerdictStatus::kPassed && verdict_.generalization &&
+        verdict_.generalization->generalizes) {
+      verdict_.reason += *verdict_.generalization->generalizes ? "; generalizes to the hidden shapes"
+                                                               : "; does not generalize to the hidden shapes";
+    }
     if (options_.Cancelled() && verdict_.status != VerdictStatus::kPassed) {
       // Whatever the workers said once they were stopped is not the candidate's doing.
       StageRecord& stage = verdict_.stages.back();

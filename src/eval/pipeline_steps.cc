@@ -210,6 +210,32 @@ void MarkPassed(Verdict& verdict, size_t cases) {
   }
 }
 
+void CheckHiddenShapes(VerdictRecorder& recorder, StageRecord& stage, const std::vector<CaseSpec>& cases,
+                       const std::function<bool(const CaseSpec&)>& run_case) {
+  Verdict& verdict = recorder.verdict();
+  Generalization& report = verdict.generalization ? *verdict.generalization : verdict.generalization.emplace();
+  const VerdictStatus status = verdict.status;
+  std::string reason = verdict.reason;
+  report.generalizes = true;
+  report.hidden_cases = 0;
+  for (const CaseSpec& spec : cases) {
+    ++report.hidden_cases;
+    if (run_case(spec)) continue;
+    if (verdict.status == VerdictStatus::kInfraError) {
+      report.generalizes.reset();
+      report.reason = verdict.reason;
+    } else {
+      report.generalizes = false;
+      report.reason = fmt::format("{} ({})", verdict.reason, VerdictStatusName(verdict.status));
+    }
+    break;
+  }
+  verdict.status = status;
+  verdict.reason = std::move(reason);
+  stage.outcome = "ok";
+  stage.details.summary = report.Summary();
+}
+
 Result<std::vector<AuditFinding>> AuditBuiltObject(
     const std::filesystem::path& shared_object,
     const std::function<std::vector<AuditFinding>(const DynamicSymbols&)>& audit_symbols) {

@@ -85,6 +85,13 @@ Result<std::pair<BuildRequest, BuildRequest>> ReadTrustedSources(const Task& tas
 /// of cases and the speedup when timed.
 void MarkPassed(Verdict& verdict, size_t cases);
 
+/// Runs a KernelBench candidate's hidden-shape cases (after every check that decides) as a
+/// property: the first that `run_case` fails is recorded in verdict.generalization, and the
+/// verdict's status and reason are put back as they were; `stage` stays "ok". An infra error
+/// leaves "generalizes" unknown, never "no".
+void CheckHiddenShapes(VerdictRecorder& recorder, StageRecord& stage, const std::vector<CaseSpec>& cases,
+                       const std::function<bool(const CaseSpec&)>& run_case);
+
 /// The binary audit every backend shares: the shared object's imports, judged by
 /// `audit_symbols` (each backend has its own contract), and its forbidden instructions.
 Result<std::vector<AuditFinding>> AuditBuiltObject(

@@ -56,6 +56,7 @@ nlohmann::json Verdict::ToJson() const {
     json["roofline_fraction"] = timing->roofline_fraction;
   }
   if (!labels.empty()) json["labels"] = labels;
+  if (generalization) json["generalization"] = generalization->ToJson();
   json["provenance"] = provenance;
   return json;
 }
@@ -114,8 +115,46 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
       if (label.is_string()) verdict.labels.push_back(label.get<std::string>());
     }
   }
+  if (const auto found = json.find("generalization"); found != json.end() && found->is_object()) {
+    verdict.generalization = Generalization::FromJson(*found);
+  }
   if (verdict.schema_version < 3) UpgradeOldVerdict(verdict);
   return verdict;
+}
+
+nlohmann::json Generalization::ToJson() const {
+  nlohmann::json json = {{"decided_at", decided_at}, {"hidden_cases", hidden_cases}};
+  json["generalizes"] = generalizes ? nlohmann::json(*generalizes) : nlohmann::json();
+  if (!problem_sizes.empty()) json["problem_sizes"] = problem_sizes;
+  if (!reason.empty()) json["reason"] = reason;
+  return json;
+}
+
+Generalization Generalization::FromJson(const nlohmann::json& json) {
+  Generalization parsed;
+  const auto text = [&json](const char* key) {
+    const auto found = json.find(key);
+    return found != json.end() && found->is_string() ? found->get<std::string>() : std::string();
+  };
+  parsed.decided_at = text("decided_at");
+  parsed.problem_sizes = text("problem_sizes");
+  parsed.reason = text("reason");
+  if (const auto found = json.find("generalizes"); found != json.end() && found->is_boolean()) {
+    parsed.generalizes = found->get<bool>();
+  }
+  if (const auto found = json.find("hidden_cases"); found != json.end() && found->is_number_integer()) {
+    parsed.hidden_cases = found->get<int64_t>();
+  }
+  return parsed;
+}
+
+std::string Generalization::Summary() const {
+  if (!generalizes) {
+    return reason.empty() ? "generalizes: not checked (the hidden shapes run once every other check passed)"
+                          : "generalizes: not known: " + reason;
+  }
+  if (*generalizes) return fmt::format("generalizes: yes ({} cases at the task's hidden shapes)", hidden_cases);
+  return "generalizes: no: " + reason;
 }
 
 nlohmann::json Verdict::StaticFindings() const {
@@ -177,6 +216,13 @@ std::string Verdict::Render() const {
     const int line = finding.value("line", 0);
     findings.push_back(line > 0 ? fmt::format("{} (line {})", finding.value("check", std::string()), line)
                                 : finding.value("check", std::string()));
+  }
+  if (generalization) {
+    text += fmt::format("  judged at {}{}; {}\n", generalization->decided_at,
+                        generalization->problem_sizes.empty()
+                            ? " (the problem's own sizes)"
+                            : " (the problem's sizes, " + generalization->problem_sizes + ", halved to fit)",
+                        generalization->Summary());
   }
   if (!findings.empty()) {
     text += fmt::format("  static findings (KernelBench's checks; they inform, the run decides): {}\n",

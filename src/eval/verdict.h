@@ -60,6 +60,24 @@ struct Timing {
 Timing MakeTiming(const std::vector<double>& candidate_us, const std::vector<double>& baseline_us,
                   std::string baseline);
 
+/// Where a KernelBench-format candidate was judged, and whether it also works at the task's
+/// hidden shapes. KernelBench's problems are fixed-shape, so those shapes are a property of the
+/// kernel, never its verdict.
+struct Generalization {
+  std::string decided_at;     // the bench shape, formatted ("batch_size=64, in_features=256")
+  /// The problem's own sizes where the bench shape is smaller (halved to fit the backend's
+  /// limits); empty when the bench shape is the problem's own.
+  std::string problem_sizes;
+  std::optional<bool> generalizes;  // unset while the hidden shapes have not run
+  int64_t hidden_cases = 0;         // hidden-shape cases run, the failing one included
+  std::string reason;               // where and how it failed at a hidden shape
+
+  nlohmann::json ToJson() const;
+  static Generalization FromJson(const nlohmann::json& json);
+  /// "generalizes: yes (12 cases at the hidden shapes)", "generalizes: no: ...".
+  std::string Summary() const;
+};
+
 struct Verdict {
   int schema_version = kVerdictSchemaVersion;
   VerdictStatus status = VerdictStatus::kInfraError;
@@ -73,6 +91,8 @@ struct Verdict {
   /// kernel" (a KernelBench candidate whose calls ran none of its own compiled code), "custom
   /// kernel in some calls only" (a fallback). Never changes the status.
   std::vector<std::string> labels;
+  /// A KernelBench-format candidate's shapes: where it was judged, whether it generalizes.
+  std::optional<Generalization> generalization;
   nlohmann::json provenance = nlohmann::json::object();
   double total_s = 0;  // [s]
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();

@@ -138,6 +138,33 @@ TEST(Verdict, FromJsonReadsBackWhatToJsonWrote) {
   EXPECT_EQ(verdict.ToJson().at("schema_version"), kVerdictSchemaVersion);
 }
 
+TEST(Verdict, AKernelBenchCandidatesShapesSurviveJsonAndAreRendered) {
+  Verdict verdict = PassedVerdict();
+  EXPECT_FALSE(verdict.ToJson().contains("generalization"));
+  Generalization& shapes = verdict.generalization.emplace();
+  shapes.decided_at = "rows=1024, cols=98304";
+  shapes.problem_sizes = "rows=4096, cols=393216";
+  EXPECT_EQ(verdict.ToJson()["generalization"]["generalizes"], nlohmann::json());
+  EXPECT_NE(verdict.Render().find("generalizes: not checked"), std::string::npos) << verdict.Render();
+  shapes.generalizes = false;
+  shapes.hidden_cases = 4;
+  shapes.reason = "wrong output at rows=1 (wrong_output)";
+  const auto read = Verdict::FromJson(nlohmann::json::parse(verdict.ToJson().dump()));
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_TRUE(read->generalization.has_value());
+  EXPECT_EQ(read->generalization->generalizes, std::optional<bool>(false));
+  EXPECT_EQ(read->generalization->hidden_cases, 4);
+  EXPECT_EQ(read->ToJson(), verdict.ToJson());
+  const std::string text = verdict.Render();
+  EXPECT_NE(text.find("judged at rows=1024, cols=98304 (the problem's sizes, rows=4096, cols=393216, halved to fit); "
+                      "generalizes: no: wrong output at rows=1"),
+            std::string::npos) << text;
+  shapes.problem_sizes.clear();
+  shapes.generalizes = true;
+  EXPECT_NE(verdict.Render().find("(the problem's own sizes); generalizes: yes (4 cases"), std::string::npos)
+      << verdict.Render();
+}
+
 TEST(Verdict, FromJsonReadsAnOlderVerdictWithFieldsMissing) {
   // Given a version-1 verdict as an older ksmith stored it: no schema_version, no timing.
   const nlohmann::json old = {{"status", "wrong_output"},

@@ -1,5 +1,7 @@
 #include "kernelbench/candidate.h"
 
+#include <fmt/format.h>
+
 #include "kernelbench/shim.h"
 
 namespace ksmith {
@@ -19,6 +21,21 @@ Result<std::string> RenderKernelBenchCandidate(const nlohmann::json& analysis, s
                    {"programs", manifest.value("programs", nlohmann::json::array())}};
   shim->spec_json = spec.dump();
   return RenderShim(*shim);
+}
+
+std::string ProblemSizesWhereReduced(const nlohmann::json& analysis, const DimValues& shape) {
+  const auto constants = analysis.value("constants", nlohmann::json::object());
+  std::string sizes;
+  bool reduced = false;
+  const auto constant_dims = analysis.value("constant_dims", nlohmann::json::object());
+  for (const auto& [constant, dim] : constant_dims.items()) {
+    const auto own = constants.find(constant);
+    const auto found = dim.is_string() ? shape.find(dim.get<std::string>()) : shape.end();
+    if (own == constants.end() || !own->is_number_integer() || found == shape.end()) continue;
+    reduced = reduced || found->second != own->get<int64_t>();
+    sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", constant, own->get<int64_t>());
+  }
+  return reduced ? sizes : std::string();
 }
 
 }  // namespace ksmith

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "task/expression.h"
 
 namespace ksmith {
 
@@ -22,5 +23,9 @@ Result<std::string> RenderKernelBenchCandidate(const nlohmann::json& analysis, s
                                                std::string_view candidate_name, bool cuda,
                                                const std::filesystem::path& build_directory,
                                                const nlohmann::json& manifest);
+
+/// The problem's own sizes ("batch_size=4096, dim=393216") where `shape` (a task's bench shape)
+/// is not them (the importer halved them to fit the backend), else empty.
+std::string ProblemSizesWhereReduced(const nlohmann::json& analysis, const DimValues& shape);
 
 }  // namespace ksmith

@@ -69,6 +69,11 @@ json KernelBenchResultEntry(const Verdict& verdict, int sample) {
   json static_checks = json::array();
   for (const auto& finding : verdict.StaticFindings()) static_checks.push_back(finding.value("check", std::string()));
   metadata["ksmith_static_findings"] = std::move(static_checks);
+  if (verdict.generalization) {
+    // KernelBench's problems are fixed-shape: whether the kernel works at other sizes is a property.
+    metadata["ksmith_generalizes"] = verdict.generalization->generalizes ? json(*verdict.generalization->generalizes) : json();
+    metadata["ksmith_judged_at"] = verdict.generalization->decided_at;
+  }
   json entry = {{"sample_id", sample}, {"compiled", compiled}, {"correctness", correct}, {"runtime", -1.0},
                 {"runtime_stats", json::object()}, {"ref_runtime", -1.0}, {"speedup", -1.0}};
   if (correct && verdict.timing) {

@@ -58,6 +58,7 @@ Verdict PassedVerdict() {
   verdict.task = "kb_l1_019_relu";
   verdict.backend = "cuda";
   verdict.labels = {"no custom kernel (torch only)"};
+  verdict.generalization = Generalization{.decided_at = "n=4096", .generalizes = false, .hidden_cases = 3};
   verdict.timing = MakeTiming({10, 11, 12, 10, 11}, {20, 22, 24, 20, 22}, "torch eager on the GPU");
   BuildFacts build;
   build.build_sandbox = nlohmann::json{{"static_findings", {{{"check", "no_kernel_code"}, {"line", 0}}}}};
@@ -80,6 +81,8 @@ TEST(KernelBenchResultEntry, APassedVerdictIsCompiledCorrectAndTimedInMillisecon
   EXPECT_EQ(entry.at("metadata").at("ksmith_labels").at(0), "no custom kernel (torch only)");
   EXPECT_TRUE(entry.at("metadata").contains("ksmith_comparison"));
   EXPECT_EQ(entry.at("metadata").at("ksmith_static_findings"), nlohmann::json::array({"no_kernel_code"}));
+  EXPECT_EQ(entry.at("metadata").at("ksmith_generalizes"), false);
+  EXPECT_EQ(entry.at("metadata").at("ksmith_judged_at"), "n=4096");
 }
 
 TEST(KernelBenchResultEntry, OnlyACompileErrorIsNotCompiledAndNoFailureIsCorrectOrTimed) {

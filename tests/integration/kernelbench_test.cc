@@ -229,6 +229,7 @@ struct Candidate {
   std::optional<std::string> label;  // `# label: ` a label the verdict carries ("none": it carries none)
   std::string reason;                // `# reason: ` words the verdict's reason contains
   std::vector<std::string> statics;  // `# static: ` checks among the build's static findings ("none": no finding)
+  std::string generalizes = "yes";   // `# generalizes: ` for a ModelNew that passes: works at the hidden shapes
 };
 
 // C++ candidates (`// expect: ` first line) named <honest|hostile>_<task>.cc, and KernelBench-format
@@ -249,6 +250,7 @@ std::vector<Candidate> Candidates() {
         if (line.starts_with(comment + "label: ")) candidate.label = line.substr(comment.size() + 7);
         if (line.starts_with(comment + "reason: ")) candidate.reason = line.substr(comment.size() + 8);
         if (line.starts_with(comment + "static: ")) candidate.statics.push_back(line.substr(comment.size() + 8));
+        if (line.starts_with(comment + "generalizes: ")) candidate.generalizes = line.substr(comment.size() + 13);
       }
       candidates.push_back(candidate);
     }
@@ -292,6 +294,16 @@ TEST_P(KernelBenchCandidateTest, GetsTheExpectedVerdict) {
         return label.starts_with(*candidate.label);
       })) << "no label '" << *candidate.label << "' in " << verdict.value("labels", json()).dump();
     }
+  }
+  if (candidate.file.extension() == ".py" && candidate.expect == "passed") {
+    // KernelBench's problems are fixed-shape: the hidden shapes are a property, reported.
+    const json shapes = verdict.value("generalization", json::object());
+    ASSERT_TRUE(shapes.contains("generalizes") && shapes["generalizes"].is_boolean()) << shapes.dump();
+    EXPECT_EQ(shapes["generalizes"].get<bool>(), candidate.generalizes == "yes") << shapes.dump();
+    EXPECT_GT(shapes.value("hidden_cases", 0), 0) << shapes.dump();
+    const std::string said = candidate.generalizes == "yes" ? "; generalizes to the hidden shapes"
+                                                            : "; does not generalize to the hidden shapes";
+    EXPECT_NE(verdict.value("reason", std::string()).find(said), std::string::npos) << verdict.value("reason", std::string());
   }
   if (!candidate.statics.empty()) {
     std::set<std::string> found;

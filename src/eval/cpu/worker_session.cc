@@ -46,7 +46,9 @@ bool WorkerSession::Run(const std::filesystem::path& candidate,
   canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 0)) | 0x01010101u;
   if (!Start(candidate, baseline) || !Correctness() || !Determinism() || !IdleCheck()) return false;
   if (options_.time && (!TimeAgainstBaseline() || !Recheck() || !PhysicalLimit())) return false;
-  if (!ProcessStateCheck() || !CloseWorker()) return false;
+  if (!ProcessStateCheck()) return false;
+  // A crash at a hidden shape ends only that property: the worker is then not there to close.
+  if (HiddenShapes() && !CloseWorker()) return false;
   MarkPassed(verdict_, cases_.size());
   return true;
 }
@@ -162,7 +164,9 @@ bool WorkerSession::Correctness() {
   const auto start = Clock::now();
   auto& stage = Stage("correctness");
   if (options_.time) StartTimingInputs();
-  cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
+  cases_ = options_.hidden_shapes_decide
+               ? PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements)
+               : PlanBenchShapeCases(task_, secret_seed_, options_.seeds, options_.large_elements);
   // Determinism re-runs a mid-sized case: big enough for threads, small enough to be quick.
   int64_t best_elements = 0;
   for (size_t i = 0; i < cases_.size(); ++i) {
@@ -206,11 +210,16 @@ bool WorkerSession::Correctness() {
   const auto random_shapes = std::count_if(cases_.begin(), cases_.end(), [](const CaseSpec& spec) {
     return spec.label.find("random shape") != std::string::npos;
   });
-  stage.details.summary = fmt::format(
-      "{} cases ({} shapes x {} distributions x up to {} seeds, {} random shapes, the bench shape); "
-      "worst norm-wise error {:.2g}",
-      cases_.size(), task_.eval_shapes.size(), task_.distributions.size(), options_.seeds,
-      random_shapes, stage.details.MutableCheck().worst_norm_error.value_or(0.0));
+  const double worst = stage.details.MutableCheck().worst_norm_error.value_or(0.0);
+  stage.details.summary =
+      options_.hidden_shapes_decide
+          ? fmt::format("{} cases ({} shapes x {} distributions x up to {} seeds, {} random shapes, the bench "
+                        "shape); worst norm-wise error {:.2g}",
+                        cases_.size(), task_.eval_shapes.size(), task_.distributions.size(), options_.seeds,
+                        random_shapes, worst)
+          : fmt::format("{} cases at the bench shape ({} distributions x up to {} seeds; the hidden shapes "
+                        "come last, as a property); worst norm-wise error {:.2g}",
+                        cases_.size(), task_.distributions.size(), options_.seeds, worst);
   return true;
 }
 
@@ -328,6 +337,18 @@ bool WorkerSession::ProcessStateCheck() {
   }
   stage.details.summary = "the OpenMP and OpenBLAS thread counts, floating-point mode and CPU affinity were left as found";
   return true;
+}
+
+bool WorkerSession::HiddenShapes() {
+  if (options_.hidden_shapes_decide) return true;
+  const auto start = Clock::now();
+  auto& stage = Stage("hidden_shapes");
+  CheckHiddenShapes(recorder_, stage, PlanGeneralizationCases(task_, secret_seed_), [&](const CaseSpec& spec) {
+    PreparedCase prepared = PrepareCase(task_, spec, kCaseGuardBytes);
+    return RunCase(stage, spec, prepared, false);
+  });
+  stage.seconds = SecondsSince(start);
+  return !worker_->failure();
 }
 
 bool WorkerSession::CloseWorker() {

@@ -90,7 +90,9 @@ bool CudaSession::WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool t
 
 void CudaSession::StartCases(const std::filesystem::path& reference) {
   canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 1)) | 0x01010101u;
-  cases_ = PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements);
+  cases_ = options_.hidden_shapes_decide
+               ? PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements)
+               : PlanBenchShapeCases(task_, secret_seed_, options_.seeds, options_.large_elements);
   // After the correctness cases, the inputs of the last timed call: its answer is ready when
   // timing ends.
   final_case_ = cases_.back();
@@ -120,7 +122,8 @@ bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesys
   if (!options_.time) feed_.reset();  // the last timed call's case is not needed
   if (options_.time && (!Time() || !Recheck() || !PhysicalLimit())) return false;
   if (options_.candidate_finish && !PythonState()) return false;
-  if (!Close()) return false;
+  // A crash at a hidden shape ends only that property: the candidate's worker is then gone.
+  if (HiddenShapes() && !Close()) return false;
   MarkPassed(verdict_, cases_.size());
   return true;
 }
@@ -415,11 +418,15 @@ bool CudaSession::Correctness() {
   }
   if (reference_unpinned_ > 0) counters.unpinned_arenas = counters.unpinned_arenas.value_or(0) + reference_unpinned_;
   stage.details.MutableCheck().cases = static_cast<int64_t>(cases_.size());
-  stage.details.summary = fmt::format(
-      "{} cases ({} GPU shapes x {} distributions, random shapes, the bench shape), checked against the GPU "
-      "reference; worst norm-wise error {:.2g}",
-      cases_.size(), task_.eval_shapes.size(), task_.distributions.size(),
-      stage.details.MutableCheck().worst_norm_error.value_or(0.0));
+  const double worst = stage.details.MutableCheck().worst_norm_error.value_or(0.0);
+  stage.details.summary =
+      options_.hidden_shapes_decide
+          ? fmt::format("{} cases ({} GPU shapes x {} distributions, random shapes, the bench shape), checked "
+                        "against the GPU reference; worst norm-wise error {:.2g}",
+                        cases_.size(), task_.eval_shapes.size(), task_.distributions.size(), worst)
+          : fmt::format("{} cases at the bench shape ({} distributions; the hidden shapes come last, as a "
+                        "property), checked against the GPU reference; worst norm-wise error {:.2g}",
+                        cases_.size(), task_.distributions.size(), worst);
   return true;
 }
 
@@ -496,6 +503,21 @@ bool CudaSession::PythonState() {
   }
   stage.details.summary = "the candidate's Python left torch, its flags and the environment as found";
   return true;
+}
+
+bool CudaSession::HiddenShapes() {
+  if (options_.hidden_shapes_decide) return true;
+  const auto start = Clock::now();
+  auto& stage = Stage("hidden_shapes");
+  CheckHiddenShapes(recorder_, stage, PlanGeneralizationCases(task_, secret_seed_), [&](const CaseSpec& spec) {
+    PreparedCase prepared = PrepareCase(task_, spec, kCudaGuardBytes);
+    return RunCase(stage, spec, prepared, false);
+  });
+  stage.seconds = SecondsSince(start);
+  // A kernel that faulted at a hidden shape may leave its CUDA context unusable: both workers
+  // are then killed as the session ends, not closed.
+  const bool faulted = stage.details.failure && stage.details.failure->kind == FailureKind::kCudaError;
+  return !workers_.candidate->failure() && !faulted;
 }
 
 bool CudaSession::Close() {

@@ -106,6 +106,9 @@ class CudaSession {
   bool Recheck();
   bool PhysicalLimit();
   bool Close();
+  /// A KernelBench candidate's hidden shapes, as a property (verdict.generalization); never
+  /// fails the verdict. Returns whether the candidate's worker is fit to be closed.
+  bool HiddenShapes();
   /// A KernelBench candidate's Python changes of process state (each undone before the baseline
   /// ran): an integrity violation, as on the CPU. Only for a shim the pipeline generated.
   bool PythonState();
