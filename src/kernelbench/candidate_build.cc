@@ -123,9 +123,10 @@ Result<json> LoadKernelBenchAnalysis(const Task& task) {
   return analysis;
 }
 
-std::vector<DimValues> PublicShapes(const Task& view) {
+std::vector<DimValues> BuildShapes(const Task& view, bool cuda) {
   std::vector<DimValues> shapes = view.dev_shapes;
   if (!view.bench_shape.empty()) shapes.push_back(view.bench_shape);
+  if (cuda) shapes.insert(shapes.end(), view.eval_shapes.begin(), view.eval_shapes.end());
   return shapes;
 }
 
@@ -133,7 +134,7 @@ CandidateBuildPlan PlanCandidateBuild(const fs::path& cache_directory, const jso
                                       std::string_view python_source, bool cuda) {
   Sha256Builder key;
   key.Add(kBuildVersion).Add(BuildScript()).Add(analysis.dump()).Add(python_source).Add(cuda ? "cuda" : "cpu");
-  key.Add(ShapesJson(PublicShapes(view)).dump());
+  key.Add(ShapesJson(BuildShapes(view, cuda)).dump());
   CandidateBuildPlan plan;
   plan.digest = key.HexDigest();
   plan.directory = cache_directory / "kernelbench-builds" / plan.digest;
@@ -173,7 +174,7 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
                {"candidate_file", std::string(candidate_name)},
                {"directory", work.path().string()},
                {"cuda", cuda},
-               {"shapes", ShapesJson(PublicShapes(view))}};
+               {"shapes", ShapesJson(BuildShapes(view, cuda))}};
   const fs::path script_path = work.path() / "build.py";
   const fs::path spec_path = work.path() / "spec.json";
   if (auto status = WriteFileAtomic(script_path, BuildScript()); !status.ok()) return status.error();

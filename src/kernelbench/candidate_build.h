@@ -38,9 +38,12 @@ struct CandidateBuild {
 /// from KernelBench.
 Result<nlohmann::json> LoadKernelBenchAnalysis(const Task& task);
 
-/// The public sizes the build sandbox builds and calls ModelNew at: the task's dev shapes and its
-/// timing shape (never the hidden ones, which the candidate's code would see there).
-std::vector<DimValues> PublicShapes(const Task& view);
+/// The sizes the build sandbox builds and calls ModelNew at: the task's dev shapes and its timing
+/// shape; on the GPU its hidden eval shapes too. Triton compiles a kernel for each specialisation
+/// (a size's divisibility by 16, a block size derived from it), which the verifying worker cannot
+/// (it runs no ptxas). Those shapes only inform "generalizes", never the verdict, and an imported
+/// task's shapes follow from its public problem; the seeds stay secret.
+std::vector<DimValues> BuildShapes(const Task& view, bool cuda);
 
 CandidateBuildPlan PlanCandidateBuild(const std::filesystem::path& cache_directory, const nlohmann::json& analysis,
                                       const Task& view, std::string_view python_source, bool cuda);

@@ -49,8 +49,10 @@ TEST(KernelBenchCuda, CandidatesOnImportedTasksGetTheVerdictTheirHeaderNames) {
       ASSERT_TRUE(first.starts_with(marker)) << file;
       const std::string expect = first.substr(std::string_view(marker).size());
       std::string label;  // `# label: `: a label the verdict carries ("none": it carries none)
+      std::string generalizes = "yes";  // `# generalizes: `: a passing ModelNew's hidden shapes
       for (std::string line; std::getline(lines, line) && line.starts_with("# ");) {
         if (line.starts_with("# label: ")) label = line.substr(9);
+        if (line.starts_with("# generalizes: ")) generalizes = line.substr(15);
       }
       const CliResult run = RunKsmith({"eval", "--backend", "cuda", "--task", task, file.string(), "--json",
                                        "--quiet", "--timing-budget", "0.3"},
@@ -72,6 +74,12 @@ TEST(KernelBenchCuda, CandidatesOnImportedTasksGetTheVerdictTheirHeaderNames) {
       if (status == "passed") {
         EXPECT_NE(verdict.at("timing").value("baseline", std::string()).find("torch eager on the GPU"),
                   std::string::npos);
+      }
+      if (status == "passed" && extension == ".py") {
+        const nlohmann::json shapes = verdict.value("generalization", nlohmann::json::object());
+        std::cout << "  " << shapes.dump() << "\n";
+        EXPECT_EQ(shapes.value("generalizes", nlohmann::json()), nlohmann::json(generalizes == "yes"))
+            << file.filename() << ": " << shapes.dump();
       }
     }
   }
