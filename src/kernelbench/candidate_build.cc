@@ -173,6 +173,7 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
                {"candidate_source", std::string(python_source)},
                {"candidate_file", std::string(candidate_name)},
                {"directory", work.path().string()},
+               {"final_directory", plan.directory.string()},
                {"cuda", cuda},
                {"shapes", ShapesJson(BuildShapes(view, cuda))}};
   const fs::path script_path = work.path() / "build.py";

@@ -122,6 +122,7 @@ class CandidateRunner(Runner):
             os.environ["TRITON_CACHE_DIR"] = build["triton_directory"]
         import subprocess
         ProgramReplay(subprocess, build.get("programs", []))
+        pin_platform_architecture()
         if not build.get("extensions") and "cpp_extension" not in source:
             return None
         import torch.utils.cpp_extension as cpp_extension

@@ -178,6 +178,24 @@ def _as_text(kwargs):
     return bool(kwargs.get("text") or kwargs.get("universal_newlines") or kwargs.get("encoding") or kwargs.get("errors"))
 
 
+def pin_platform_architecture():
+    """platform.architecture() asks the `file` program about the interpreter, which the verifying
+    worker may not run (and whose interpreter is ksmith's worker, not python3): its answer would
+    differ between the build sandbox and the worker, and Triton keys the cache of its C modules
+    (cuda_utils, its launchers) by it. Both answer it from the interpreter alone, alike."""
+    import platform
+    import struct
+    import sys
+    answer = (f"{struct.calcsize('P') * 8}bit", "ELF" if sys.platform.startswith("linux") else "")
+    original = platform.architecture
+
+    def architecture(executable=None, bits="", linkage=""):
+        if executable is None or executable == sys.executable:
+            return answer
+        return original(executable, bits, linkage)
+    platform.architecture = architecture
+
+
 def is_query(argv):
     """A tool asked about itself (`ptxas --version`, `ldconfig -p`): the only calls replayed."""
     return len(argv) == 2 and argv[1].startswith("-") and " " not in argv[1]
