@@ -158,4 +158,43 @@ Result<ExtractedKernel> ExtractKernel(std::string_view answer, const std::string
   return MakeError(ErrorKind::kParse, "the code defines extern \"C\" {} but not {}", fmt::join(others, ", "), function);
 }
 
+namespace {
+
+bool IsPythonLanguage(const std::string& language) { return language.empty() || language == "python" || language == "py"; }
+
+bool DefinesModelNew(std::string_view code) {
+  static const std::regex kModelNew(R"((^|\n)class\s+ModelNew\b)");
+  const std::string text(code);
+  return std::regex_search(text, kModelNew);
+}
+
+}  // namespace
+
+Result<ExtractedKernel> ExtractModelNew(std::string_view answer) {
+  const auto blocks = FindCodeBlocks(answer);
+  bool truncated_match = false;
+  for (size_t i = blocks.size(); i-- > 0;) {
+    const auto& block = blocks[i];
+    if (!IsPythonLanguage(block.language)) continue;
+    if (!DefinesModelNew(block.text)) continue;
+    if (block.closed) return ExtractedKernel{block.text, blocks.size(), i};
+    truncated_match = true;
+  }
+  if (truncated_match) {
+    return MakeError(ErrorKind::kParse,
+                     "the answer was cut off inside the code block that defines ModelNew (the model ran out of "
+                     "output tokens?)");
+  }
+  if (blocks.empty()) {
+    if (DefinesModelNew(answer)) return ExtractedKernel{std::string(answer), 0, 0};
+    return MakeError(ErrorKind::kParse, "the answer holds no code block");
+  }
+  return MakeError(ErrorKind::kParse, "none of the {} code block{} defines class ModelNew (KernelBench's format: a "
+                   "```python block with class ModelNew(nn.Module))", blocks.size(), blocks.size() == 1 ? "" : "s");
+}
+
+Result<ExtractedKernel> ExtractCandidate(std::string_view answer, const std::string& function, CandidateFormat format) {
+  return format == CandidateFormat::kKernelBench ? ExtractModelNew(answer) : ExtractKernel(answer, function);
+}
+
 }  // namespace ksmith

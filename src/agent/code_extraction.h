@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "eval/eval_options.h"
 
 namespace ksmith {
 
@@ -33,5 +34,12 @@ struct ExtractedKernel {
 /// its answer ends with the version it means). Failures (kParse) say what the answer held instead:
 /// no code, code that defines other functions, or a block cut off before it ended.
 Result<ExtractedKernel> ExtractKernel(std::string_view answer, const std::string& function);
+
+/// KernelBench's format: the last closed Python block (```python, ```py or untagged) that defines
+/// `class ModelNew`; the whole answer when it is bare code that does. Failures as ExtractKernel's.
+Result<ExtractedKernel> ExtractModelNew(std::string_view answer);
+
+/// The candidate in `answer` as `format` writes it: ExtractKernel for `function`, or ExtractModelNew.
+Result<ExtractedKernel> ExtractCandidate(std::string_view answer, const std::string& function, CandidateFormat format);
 
 }  // namespace ksmith

@@ -90,5 +90,34 @@ TEST(CodeExtraction, FencesMayBeIndentedTildesOrCarryExtraInfo) {
   EXPECT_TRUE(ExtractKernel(answer, "relu").ok());
 }
 
+const std::string kModelNew = "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n";
+
+TEST(ExtractModelNew, TakesTheLastPythonBlockThatDefinesModelNew) {
+  const std::string answer = "Plan.\n```python\nclass Model(torch.nn.Module):\n    pass\n```\nThen:\n```cpp\nint x;\n```\n"
+                             "```python\n" + kModelNew + "```\nNotes.\n```py\n" + kModelNew + "# v2\n```\n";
+  const auto extracted = ExtractModelNew(answer);
+  ASSERT_TRUE(extracted.ok()) << extracted.error().message;
+  EXPECT_EQ(extracted->source, kModelNew + "# v2\n");
+  EXPECT_EQ(extracted->block_index, 3u);
+}
+
+TEST(ExtractModelNew, BareCodeIsTakenWholeAndAMissingModelNewIsExplained) {
+  const auto bare = ExtractModelNew(kModelNew);
+  ASSERT_TRUE(bare.ok()) << bare.error().message;
+  EXPECT_EQ(bare->source, kModelNew);
+  const auto none = ExtractModelNew("```python\nclass Model(nn.Module):\n    pass\n```\n");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("defines class ModelNew"), std::string::npos) << none.error().message;
+  const auto cut = ExtractModelNew("```python\n" + kModelNew);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.error().message.find("cut off"), std::string::npos) << cut.error().message;
+}
+
+TEST(ExtractCandidate, ChoosesByFormat) {
+  const std::string answer = "```python\n" + kModelNew + "```\n";
+  EXPECT_TRUE(ExtractCandidate(answer, "relu", CandidateFormat::kKernelBench).ok());
+  EXPECT_FALSE(ExtractCandidate(answer, "relu", CandidateFormat::kNative).ok());
+}
+
 }  // namespace
 }  // namespace ksmith

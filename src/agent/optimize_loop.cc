@@ -91,7 +91,10 @@ void OptimizeLoop::Report(int64_t candidate, const std::string& line) {
 std::future<Verdict> OptimizeLoop::StartEvaluation(size_t index) {
   const Attempt& attempt = state_.attempts[index];
   CandidateSource candidate;
-  candidate.path = fmt::format("{} candidate {}", run_id_, attempt.candidate_id);
+  candidate.format = settings_.format;
+  // The path names the candidate in messages (and a KernelBench one's file in tracebacks).
+  candidate.path = fmt::format("{} candidate {}{}", run_id_, attempt.candidate_id,
+                               settings_.format == CandidateFormat::kKernelBench ? ".py" : "");
   candidate.text = attempt.source;
   candidate.file_bytes = attempt.source.size();
   return evaluator_.Submit(candidate);
@@ -169,7 +172,7 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
     record.extraction_error = "the model call failed: " + call.error;
   } else {
     failed_calls_in_row_ = 0;
-    auto kernel = ExtractKernel(call.reply->content, task_.signature.function);
+    auto kernel = ExtractCandidate(call.reply->content, task_.signature.function, settings_.format);
     if (kernel.ok()) {
       record.source = kernel->source;
     } else {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agent/kernelbench_prompt.h"
 #include "core/strings.h"
 #include "eval/backend_registry.h"
 
@@ -141,9 +142,6 @@ std::string_view WithoutTrailingSpace(std::string_view text) {
   return text;
 }
 
-const DimValues& TimedShape(const PromptContext& context) {
-  return IsCuda(context) && context.task.cuda ? context.task.cuda->bench_shape : context.task.bench_shape;
-}
 
 std::string SystemRules(const PromptContext& context) {
   if (IsCuda(context)) {
@@ -180,12 +178,17 @@ std::string DescribeDistribution(std::string_view name) {
   return std::string(name);
 }
 
+const DimValues& TimedShape(const PromptContext& context) {
+  return IsCuda(context) && context.task.cuda ? context.task.cuda->bench_shape : context.task.bench_shape;
+}
+
 std::string RenderDeviceFacts(const nlohmann::json& facts, std::string_view backend) {
   if (!facts.is_object() || facts.empty()) return "- Not measured: plan for a typical modern machine.\n";
   return TraitsOf(std::string(backend)).gpu ? GpuFactsText(facts) : CpuFacts(facts);
 }
 
 std::string BuildSystemPrompt(const PromptContext& context) {
+  if (context.format == CandidateFormat::kKernelBench) return BuildKernelBenchSystemPrompt(context);
   const bool cuda = IsCuda(context);
   std::string text = fmt::format(
       "You are an expert performance engineer who writes fast, correct {} kernels.\n"
@@ -223,6 +226,7 @@ std::string BuildSystemPrompt(const PromptContext& context) {
 }
 
 std::string BuildTaskPrompt(const PromptContext& context, std::string_view starting_point) {
+  if (context.format == CandidateFormat::kKernelBench) return BuildKernelBenchTaskPrompt(context, starting_point);
   const Task& task = context.task;
   const bool cuda = IsCuda(context);
   std::string text = fmt::format("# Task: {} ({}, level {}, backend {})\n\n{}\n", task.name, task.category, task.level,

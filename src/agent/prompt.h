@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/eval_options.h"
 #include "task/task.h"
 
 namespace ksmith {
@@ -15,6 +16,9 @@ struct PromptContext {
   const Task& task;
   std::string backend;                // "cpu" or "cuda"
   nlohmann::json device_facts;        // MachineFacts::ToJson() or GpuFacts::ToJson(); may be null
+  /// How the answer is written: ksmith's function contract, or KernelBench's ModelNew in Python
+  /// (agent/kernelbench_prompt.h).
+  CandidateFormat format = CandidateFormat::kNative;
 };
 
 /// The system prompt: the role, the candidate contract's rules for the backend, and the answer
@@ -31,6 +35,9 @@ std::string BuildTaskPrompt(const PromptContext& context, std::string_view start
 /// memory and registers, and the measured peaks). A null or empty `facts` says nothing was
 /// measured; unknown fields are skipped.
 std::string RenderDeviceFacts(const nlohmann::json& facts, std::string_view backend);
+
+/// The shape a candidate is timed at on the context's backend (the task's GPU bench shape on CUDA).
+const DimValues& TimedShape(const PromptContext& context);
 
 /// What an input distribution of the task ("normal", "large", "ties"...) draws, in words.
 /// Unknown names come back as they are.

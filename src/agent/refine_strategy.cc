@@ -79,7 +79,7 @@ class RefineStrategy : public Strategy {
  public:
   explicit RefineStrategy(const StrategyContext& context)
       : max_attempts_(context.max_attempts), budget_(context.conversation) {
-    PromptContext prompt{context.task, context.backend, context.device_facts};
+    PromptContext prompt{context.task, context.backend, context.device_facts, context.format};
     system_prompt_ = BuildSystemPrompt(prompt);
     task_prompt_ = BuildTaskPrompt(prompt, context.starting_point);
   }

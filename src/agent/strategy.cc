@@ -25,7 +25,7 @@ class SampleStrategy : public Strategy {
  public:
   explicit SampleStrategy(const StrategyContext& context)
       : max_attempts_(context.max_attempts), parallel_(std::max<size_t>(1, context.parallel)) {
-    PromptContext prompt{context.task, context.backend, context.device_facts};
+    PromptContext prompt{context.task, context.backend, context.device_facts, context.format};
     messages_ = {{"system", BuildSystemPrompt(prompt)},
                  {"user", BuildTaskPrompt(prompt, context.starting_point)}};
   }

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/eval_options.h"
 #include "eval/verdict.h"
 
 #include "agent/conversation.h"
@@ -70,6 +71,7 @@ struct StrategyContext {
   const Task& task;
   std::string backend;                     // "cpu" or "cuda"
   nlohmann::json device_facts;             // for the prompt
+  CandidateFormat format = CandidateFormat::kNative;  // how the model writes a candidate
   std::string starting_point;              // a kernel the model may start from (the task's seed); may be empty
   std::string tune_source;                 // tune: the kernel with @tune knobs
   ConversationBudget conversation;

@@ -28,6 +28,10 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
       ->check(RangeCheck("max_candidates"));
   app.add_option("--kernel", flags->kernel, "A kernel to start from (and for tune, the one whose knobs are searched; "
                  "default: the task's seed kernel)");
+  app.add_option("--format", flags->format,
+                 "How the model writes candidates: native (ksmith's function contract, the default) or kernelbench "
+                 "(a Python file defining ModelNew, on a task imported with `ksmith import kernelbench`)")
+      ->check(CLI::IsMember({"native", "kernelbench"}));
   app.add_option("--parallel", flags->parallel, "Model calls in flight at once (default 4)")->check(RangeCheck("max_concurrency"));
   app.add_option("--temperature", flags->temperature, "Sampling temperature (default 0.7)")->check(RangeCheck("temperature"));
   app.add_option("--max-tokens", flags->budget_tokens, "Token budget (input + output) for the run")

@@ -22,6 +22,7 @@
 #include "cli/optimize_summary.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
+#include "kernelbench/candidate_build.h"
 #include "llm/http_provider.h"
 #include "service/service_setup.h"
 #include "task/registry.h"
@@ -64,6 +65,7 @@ void ApplyFlags(const OptimizeFlags& flags, OptimizeSettings& settings) {
   set(flags.model, settings.model);
   set(flags.strategy, settings.strategy);
   set(flags.kernel, settings.kernel);
+  set(flags.format, settings.format);
   set(flags.arch, settings.arch);
   set(flags.max_candidates, settings.max_candidates);
   set(flags.parallel, settings.parallel);
@@ -101,6 +103,9 @@ class OptimizeRun {
   std::optional<Failure> ResolveSettings();
   std::optional<Failure> PrepareProvider(std::vector<RecordedCall> replayed);
   std::optional<Failure> PrepareEvaluator(nlohmann::json& device_facts);
+  /// How candidates are written (settings_.format): kernelbench needs an imported KernelBench task
+  /// and a model.
+  std::optional<Failure> CheckFormat();
   OptimizeOutcome Execute();
   /// The evaluation service's client: the environment's, else the one this run started.
   EvalClient& client() { return environment_.client ? *environment_.client : *own_client_; }
@@ -122,6 +127,7 @@ class OptimizeRun {
   std::unique_ptr<CandidateEvaluator> evaluator_;
   std::unique_ptr<ChatProvider> provider_;
   std::unique_ptr<Strategy> strategy_;
+  CandidateFormat format_ = CandidateFormat::kNative;
   std::string task_toml_;
 };
 
@@ -204,6 +210,7 @@ std::optional<Failure> OptimizeRun::Prepare() {
   auto task = registry.Find(settings_.task);
   if (!task.ok()) return task.error().kind == ErrorKind::kParse ? Infra(task.error().message) : Usage(task.error().message);
   task_ = std::move(task.value());
+  if (auto failure = CheckFormat()) return failure;
   // Said once the task is known to exist, so that a mistyped task gets its error alone.
   if (announce_tune) {
     Note("no model provider configured (--provider or [llm] provider in ksmith.toml): running the tune strategy "
@@ -220,7 +227,9 @@ std::optional<Failure> OptimizeRun::Prepare() {
   std::string starting_point;
   std::filesystem::path kernel_path = settings_.kernel;
   if (kernel_path.empty()) {
-    if (auto seed = task_->seeds.find(settings_.backend); seed != task_->seeds.end()) kernel_path = seed->second;
+    // A task's seeds are kernels in ksmith's contract, no starting point for a ModelNew.
+    const auto seed = task_->seeds.find(settings_.backend);
+    if (format_ == CandidateFormat::kNative && seed != task_->seeds.end()) kernel_path = seed->second;
   }
   if (!kernel_path.empty()) {
     auto text = ReadFile(kernel_path, kMaxCandidateBytes);
@@ -231,7 +240,7 @@ std::optional<Failure> OptimizeRun::Prepare() {
     return Usage(fmt::format("task '{}' has no seed kernel for {} to tune: give one with --kernel FILE (a kernel with "
                              "`// @tune` knobs)", task_->name, settings_.backend));
   }
-  StrategyContext context{*task_, settings_.backend, device_facts};
+  StrategyContext context{*task_, settings_.backend, device_facts, format_};
   context.starting_point = starting_point;
   context.tune_source = starting_point;
   context.conversation = {settings_.context_tokens, settings_.max_output_tokens};
@@ -242,6 +251,21 @@ std::optional<Failure> OptimizeRun::Prepare() {
   strategy_ = std::move(strategy.value());
   if (strategy_->needs_model()) {
     if (auto failure = PrepareProvider(std::move(replayed))) return failure;
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> OptimizeRun::CheckFormat() {
+  auto format = ParseCandidateFormat(settings_.format);
+  if (!format.ok()) return Usage(format.error().message);
+  format_ = *format;
+  if (format_ != CandidateFormat::kKernelBench) return std::nullopt;
+  if (settings_.strategy == "tune") {
+    return Usage("--format kernelbench needs a model (--provider and --model, for the refine or sample strategy): "
+                 "the tune strategy searches the `// @tune` knobs of a C or CUDA kernel");
+  }
+  if (auto analysis = LoadKernelBenchAnalysis(*task_); !analysis.ok()) {
+    return Usage("--format kernelbench: " + analysis.error().message);
   }
   return std::nullopt;
 }
@@ -355,6 +379,7 @@ OptimizeOutcome OptimizeRun::Execute() {
   loop_settings.request.max_output_tokens = static_cast<int>(settings_.max_output_tokens);
   loop_settings.request.temperature = settings_.temperature;
   loop_settings.stop_requested = &g_stop_requested;
+  loop_settings.format = format_;
   // A strategy that can make fewer candidates than allowed says so now, not when it runs out.
   int64_t limit = settings_.max_candidates;
   if (const auto capacity = strategy_->Capacity(); capacity && static_cast<int64_t>(*capacity) < limit) {

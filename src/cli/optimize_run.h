@@ -15,7 +15,7 @@ namespace ksmith {
 inline constexpr int kExitInterrupted = 130;
 
 struct OptimizeFlags {
-  std::optional<std::string> task, backend, provider, base_url, model, strategy, kernel, arch;
+  std::optional<std::string> task, backend, provider, base_url, model, strategy, kernel, arch, format;
   std::optional<int64_t> max_candidates, budget_tokens;
   std::optional<int> parallel, seeds;
   std::optional<double> temperature, budget_dollars, budget_wall_s, timing_budget_s;

@@ -12,7 +12,7 @@ namespace ksmith {
 nlohmann::json OptimizeSettings::ToJson() const {
   nlohmann::json json = {
       {"task", task}, {"backend", backend}, {"strategy", strategy}, {"provider", provider},
-      {"base_url", base_url}, {"model", model}, {"replay_run", replay_run}, {"kernel", kernel},
+      {"base_url", base_url}, {"model", model}, {"replay_run", replay_run}, {"kernel", kernel}, {"format", format},
       {"max_candidates", max_candidates}, {"parallel", parallel}, {"max_output_tokens", max_output_tokens},
       {"temperature", temperature}, {"context_tokens", context_tokens}, {"request_timeout_s", request_timeout_s},
       {"request_attempts", request_attempts},
@@ -38,6 +38,7 @@ OptimizeSettings OptimizeSettings::FromJson(const nlohmann::json& json) {
   read("model", settings.model);
   read("replay_run", settings.replay_run);
   read("kernel", settings.kernel);
+  read("format", settings.format);
   read("max_candidates", settings.max_candidates);
   read("parallel", settings.parallel);
   read("max_output_tokens", settings.max_output_tokens);
@@ -116,7 +117,8 @@ const std::map<std::string, std::map<std::string, Setter>>& Schema() {
         {"backend", Field(&OptimizeSettings::backend)},
         {"strategy", Field(&OptimizeSettings::strategy)},
         {"max_candidates", Field(&OptimizeSettings::max_candidates)},
-        {"kernel", Field(&OptimizeSettings::kernel)}}},
+        {"kernel", Field(&OptimizeSettings::kernel)},
+        {"format", Field(&OptimizeSettings::format)}}},
       {"budget",
        {{"tokens", OptionalField(&OptimizeSettings::budget_tokens)},
         {"dollars", OptionalField(&OptimizeSettings::budget_dollars)},

@@ -23,6 +23,7 @@ struct OptimizeSettings {
   std::string model;
   std::string replay_run;         // replay: the run whose recorded answers are replayed
   std::string kernel;             // a kernel file to start from (and, for tune, to tune)
+  std::string format = "native";  // how candidates are written: native or kernelbench (ModelNew)
   int64_t max_candidates = 20;
   int parallel = 4;               // model calls in flight at once (sample) and the connection cap
   int64_t max_output_tokens = 8192;

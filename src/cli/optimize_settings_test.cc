@@ -102,10 +102,16 @@ TEST(OptimizeSettings, JsonRoundTripKeepsEverySetting) {
   settings.max_candidates = 3;
   settings.budget_dollars = 2.5;
   settings.temperature = 0.1;
+  settings.format = "kernelbench";
   const OptimizeSettings back = OptimizeSettings::FromJson(settings.ToJson());
   EXPECT_EQ(back.ToJson(), settings.ToJson());
   EXPECT_FALSE(back.budget_tokens.has_value());
   EXPECT_EQ(back.budget_dollars, 2.5);
+  EXPECT_EQ(back.format, "kernelbench");
+  // A run stored before the setting existed wrote ksmith's contract.
+  nlohmann::json older = settings.ToJson();
+  older.erase("format");
+  EXPECT_EQ(OptimizeSettings::FromJson(older).format, "native");
 }
 
 // One rule and one message for a number, whether a flag or ksmith.toml gives it (issue 13).

@@ -19,7 +19,10 @@ Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const
   if (error) return MakeError(ErrorKind::kIo, "cannot create the output folder {}: {}", directory.string(), error.message());
   RunOutputs outputs;
   if (const Attempt* best = state.Best()) {
-    outputs.best_kernel = directory / ("best" + TraitsOf(run.backend).source_extension);
+    // A ModelNew is Python; a run stored before the setting existed wrote ksmith's contract.
+    const auto format = ParseCandidateFormat(run.config.value("format", std::string("native")));
+    const bool python = format.ok() && *format == CandidateFormat::kKernelBench;
+    outputs.best_kernel = directory / ("best" + (python ? std::string(".py") : TraitsOf(run.backend).source_extension));
     if (auto status = WriteFileAtomic(outputs.best_kernel, best->source); !status.ok()) return status.error();
   }
   outputs.report = directory / "report.md";

@@ -66,6 +66,11 @@ enum class CandidateFormat { kNative, kKernelBench };
 /// kKernelBench for a `.py` file, else kNative.
 CandidateFormat FormatOfPath(std::string_view path);
 
+/// "native" or "kernelbench", as `optimize --format` and a run's stored settings spell them.
+const char* CandidateFormatName(CandidateFormat format);
+/// The format called `name`; kInvalidArgument, naming both choices, for any other.
+Result<CandidateFormat> ParseCandidateFormat(std::string_view name);
+
 struct CandidateSource {
   std::string path;  // as given, for messages
   std::string text;

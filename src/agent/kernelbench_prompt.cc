@@ -1,0 +1,102 @@
+#include "agent/kernelbench_prompt.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/strings.h"
+#include "eval/backend_registry.h"
+
+namespace ksmith {
+namespace {
+
+bool IsGpu(const PromptContext& context) { return TraitsOf(context.backend).gpu; }
+
+}  // namespace
+
+std::string BuildKernelBenchSystemPrompt(const PromptContext& context) {
+  const bool gpu = IsGpu(context);
+  std::string text = fmt::format(
+      "You are an expert performance engineer who writes fast, correct {} kernels for PyTorch models.\n"
+      "Each task is a KernelBench problem: a PyTorch `Model` with `get_inputs()` and `get_init_inputs()`. You "
+      "write `ModelNew`, a drop-in replacement that computes the same outputs faster with custom kernels. "
+      "ksmith, an automated evaluator, builds your file, gives ModelNew the same weights as Model, checks its "
+      "outputs against a double-precision reference on fresh inputs, and times it against Model in PyTorch "
+      "eager. Its verdict comes back as the next message, and you then improve the file. A fast ModelNew "
+      "that is wrong on any input is worth nothing.\n\n",
+      gpu ? "CUDA" : "CPU");
+  text += "Rules (breaking one fails the attempt):\n";
+  text += fmt::format(
+      "- One Python file that defines `class ModelNew(torch.nn.Module)`, built as `ModelNew(*get_init_inputs())` "
+      "and called with the tensors of `get_inputs()`, returning what Model returns.\n"
+      "- Custom kernels: {}. Compile them when the file is imported (at module level), not inside `forward`: "
+      "the file is built once in a sandbox that may run the compiler, and verified in one that runs no programs.\n"
+      "- Keep Model's parameters: the same names and shapes (for example `linear.weight`), or the same order; "
+      "ksmith sets their values and they change between calls.\n",
+      gpu ? "CUDA C++ through `torch.utils.cpp_extension.load_inline`, or Triton (`@triton.jit`)"
+          : "C++ through `torch.utils.cpp_extension.load_inline`");
+  if (gpu) {
+    text += "- All work on the current CUDA stream (`torch.cuda.current_stream()`), finished when that stream is: "
+            "no other streams, no work left running after forward returns.\n";
+  }
+  text +=
+      "- Return new tensors (not views of the inputs), plain `torch.Tensor`s, in the inputs' precision (float32): "
+      "no fp16, bf16 or TF32 arithmetic whose error exceeds the tolerance.\n"
+      "- Compute from the inputs on every call: no caching of results, no behaviour that depends on how many "
+      "times you are called; never write to the inputs.\n"
+      "- Leave the process as you found it: no changes to torch's functions, flags, threads or default dtype, "
+      "no environment variables, threads, files, network or processes. Falling back to PyTorch ops is allowed "
+      "but counted: a ModelNew that runs no kernel of its own is labelled \"no custom kernel\".\n\n";
+  text +=
+      "How to answer:\n"
+      "1. First a short explanation, a few sentences: the approach and why it is fast; after a verdict, what "
+      "you change and why.\n"
+      "2. Then exactly one fenced code block, ```python, holding the complete file (imports, kernel sources, "
+      "ModelNew). Do not define Model, get_inputs or get_init_inputs, and write nothing after the block.\n";
+  return text;
+}
+
+std::string BuildKernelBenchTaskPrompt(const PromptContext& context, std::string_view starting_point) {
+  const Task& task = context.task;
+  const bool gpu = IsGpu(context);
+  std::string text = fmt::format("# Task: {} (KernelBench level {}, backend {})\n\n{}\n", task.name, task.level,
+                                 context.backend, Trim(task.description));
+  text += fmt::format("\n## The problem\n```python\n{}\n```\n", Trim(task.pytorch));
+  text += "\n## Sizes and inputs\n";
+  const DimValues& timed = TimedShape(context);
+  if (!timed.empty()) {
+    text += fmt::format(
+        "ModelNew is judged and timed at {} (the problem's module-level sizes, halved together where they do "
+        "not fit the evaluator). Whether it also works at other sizes is reported, not required.\n",
+        task.FormatShape(timed));
+  }
+  text += "Inputs are drawn fresh for every check from:\n";
+  for (const Distribution distribution : task.distributions) {
+    text += "- " + DescribeDistribution(DistributionName(distribution)) + "\n";
+  }
+  for (const auto& tensor : task.outputs) {
+    if (!IsFloatingPoint(tensor.dtype)) {
+      text += fmt::format("Output {} holds indices and must match the reference exactly.\n", tensor.name);
+      continue;
+    }
+    const Tolerance tolerance = task.ToleranceFor(tensor.dtype);
+    text += fmt::format("Tolerance for {}: a norm-wise relative error against the double-precision reference within "
+                        "about {:.2g}, each element within {:.2g} x (|ref| + rms(ref)), plus a rounding allowance.\n",
+                        tensor.name, tolerance.norm, tolerance.elem);
+  }
+  const auto baseline = task.baselines.find(context.backend);
+  text += fmt::format(
+      "\n## What you are measured against\n{}, timed beside ModelNew with cold caches, interleaved; the speedup "
+      "(Model's time / ModelNew's) comes with a 95% interval, and a difference inside the noise is a tie.\n",
+      baseline != task.baselines.end() && !baseline->second.description.empty() ? baseline->second.description
+                                                                                : "Model in PyTorch eager");
+  text += fmt::format("\n## The {}\n{}", gpu ? "GPU" : "machine",
+                      RenderDeviceFacts(context.device_facts, context.backend));
+  if (!Trim(starting_point).empty()) {
+    text += fmt::format("\n## Starting point\nA correct ModelNew to improve on:\n```python\n{}\n```\n",
+                        Trim(starting_point));
+  }
+  text += "\nWrite the fastest correct ModelNew you can: a short explanation, then one ```python block.\n";
+  return text;
+}
+
+}  // namespace ksmith
