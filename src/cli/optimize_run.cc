@@ -179,6 +179,8 @@ std::optional<Failure> OptimizeRun::Prepare() {
     if (!flags_.backend && !resuming_) settings_.backend = original->backend;
     if (settings_.strategy.empty()) settings_.strategy = original->strategy;
     if (settings_.model.empty()) settings_.model = original->model;
+    // The recorded answers are written in the original run's format.
+    if (!flags_.format && !resuming_) settings_.format = original->config.value("format", settings_.format);
     auto calls = store_->LlmCalls(settings_.replay_run);
     if (!calls.ok()) return Infra(calls.error().message);
     for (const auto& record : *calls) {

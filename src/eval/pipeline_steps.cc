@@ -218,6 +218,10 @@ void CheckHiddenShapes(VerdictRecorder& recorder, StageRecord& stage, const std:
   std::string reason = verdict.reason;
   report.generalizes = true;
   report.hidden_cases = 0;
+  if (cases.empty()) {  // unknown, not "yes"
+    report.generalizes.reset();
+    report.reason = "the task has no hidden shapes";
+  }
   for (const CaseSpec& spec : cases) {
     ++report.hidden_cases;
     if (run_case(spec)) continue;

@@ -4,7 +4,9 @@
 // tests/kernels/kernelbench/modelnew/cuda/ get the verdict their first line names. The problems
 // come from $KSMITH_TEST_KERNELBENCH_DIR, else ../shared/kernelbench. Skips, saying why, elsewhere.
 #include <iostream>
+#include <sstream>
 #include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -28,62 +30,92 @@ std::string WhyNot() {
   return {};
 }
 
-TEST(KernelBenchCuda, CandidatesOnImportedTasksGetTheVerdictTheirHeaderNames) {
+Imported GpuProblems() { return ImportOnce("gpu-level1", {(KernelBenchDir() / "level1").string(), "--problems", "19,23,95"}); }
+
+TEST(KernelBenchCuda, ImportedProblemsGetTheirGpuReferenceAndBaseline) {
   if (const std::string why = WhyNot(); !why.empty()) GTEST_SKIP() << why;
-  const Imported imported = ImportOnce("gpu-level1", {(KernelBenchDir() / "level1").string(), "--problems", "19,23,95"});
+  const Imported imported = GpuProblems();
   for (const char* task : {"kb_l1_019_relu", "kb_l1_023_softmax", "kb_l1_095_crossentropyloss"}) {
     const std::string toml = Slurp(imported.out / "kernelbench" / task / "task.toml");
     ASSERT_NE(toml.find("[cuda]"), std::string::npos) << task << " has no [cuda]: " << imported.report.dump();
   }
-  // CUDA C++ candidates (`// expect: `, named <kind>_<task>.cu) and KernelBench-format ModelNew ones
-  // (`# expect: `, named <what they try>_<task>.py).
+}
+
+struct GpuCandidate {
+  fs::path file;
+  std::string task;
+  std::string expect;
+  std::string label;               // `# label: `: a label the verdict carries ("none": it carries none)
+  std::string generalizes = "yes";  // `# generalizes: `: a passing ModelNew's hidden shapes
+};
+
+// CUDA C++ candidates (`// expect: `, named <kind>_<task>.cu) and KernelBench-format ModelNew ones
+// (`# expect: `, named <what they try>_<task>.py). One test each, so that a GPU session can run
+// them over several calls (--gtest_filter).
+std::vector<GpuCandidate> GpuCandidates() {
+  std::vector<GpuCandidate> candidates;
   const fs::path kernels = SourceDir() / "tests" / "kernels" / "kernelbench";
   for (const auto& [folder, extension, marker] : {std::tuple{kernels / "cuda", ".cu", "// expect: "},
                                                   std::tuple{kernels / "modelnew" / "cuda", ".py", "# expect: "}}) {
     for (const auto& file : FilesIn(folder, extension)) {
       const std::string stem = file.stem().string();
-      const std::string task = stem.substr(stem.find("kb_l"));
+      GpuCandidate candidate{file, stem.substr(stem.find("kb_l")), ""};
       std::istringstream lines(Slurp(file));
       std::string first;
       std::getline(lines, first);
-      ASSERT_TRUE(first.starts_with(marker)) << file;
-      const std::string expect = first.substr(std::string_view(marker).size());
-      std::string label;  // `# label: `: a label the verdict carries ("none": it carries none)
-      std::string generalizes = "yes";  // `# generalizes: `: a passing ModelNew's hidden shapes
+      if (first.starts_with(marker)) candidate.expect = first.substr(std::string_view(marker).size());
       for (std::string line; std::getline(lines, line) && line.starts_with("# ");) {
-        if (line.starts_with("# label: ")) label = line.substr(9);
-        if (line.starts_with("# generalizes: ")) generalizes = line.substr(15);
+        if (line.starts_with("# label: ")) candidate.label = line.substr(9);
+        if (line.starts_with("# generalizes: ")) candidate.generalizes = line.substr(15);
       }
-      const CliResult run = RunKsmith({"eval", "--backend", "cuda", "--task", task, file.string(), "--json",
-                                       "--quiet", "--timing-budget", "0.3"},
-                                      {"KSMITH_TASKS_PATH=" + imported.out.string()});
-      const nlohmann::json verdict = run.Json();
-      ASSERT_TRUE(verdict.is_object()) << run.Describe();
-      const std::string status = verdict.value("status", std::string());
-      const auto labels = verdict.value("labels", std::vector<std::string>{});
-      std::cout << file.filename().string() << ": " << status << " in " << verdict.value("total_s", 0.0)
-                << " s: " << verdict.value("reason", std::string())
-                << (labels.empty() ? "" : " [" + labels.front() + "]") << "\n";
-      EXPECT_EQ(status, expect) << file.filename() << ": " << verdict.value("reason", std::string());
-      if (label == "none") {
-        EXPECT_TRUE(labels.empty()) << file.filename() << ": " << verdict.value("labels", nlohmann::json()).dump();
-      } else if (!label.empty()) {
-        EXPECT_TRUE(!labels.empty() && labels.front().starts_with(label))
-            << file.filename() << ": no label '" << label << "' in " << verdict.value("labels", nlohmann::json()).dump();
-      }
-      if (status == "passed") {
-        EXPECT_NE(verdict.at("timing").value("baseline", std::string()).find("torch eager on the GPU"),
-                  std::string::npos);
-      }
-      if (status == "passed" && extension == ".py") {
-        const nlohmann::json shapes = verdict.value("generalization", nlohmann::json::object());
-        std::cout << "  " << shapes.dump() << "\n";
-        EXPECT_EQ(shapes.value("generalizes", nlohmann::json()), nlohmann::json(generalizes == "yes"))
-            << file.filename() << ": " << shapes.dump();
-      }
+      candidates.push_back(candidate);
     }
   }
+  return candidates;
 }
+
+void PrintTo(const GpuCandidate& candidate, std::ostream* out) { *out << candidate.file.filename(); }
+
+class KernelBenchCudaCandidate : public ::testing::TestWithParam<GpuCandidate> {};
+
+TEST_P(KernelBenchCudaCandidate, GetsTheVerdictItsHeaderNames) {
+  if (const std::string why = WhyNot(); !why.empty()) GTEST_SKIP() << why;
+  const GpuCandidate& candidate = GetParam();
+  ASSERT_FALSE(candidate.expect.empty()) << candidate.file << " has no `expect:` first line";
+  const Imported imported = GpuProblems();
+  const CliResult run = RunKsmith({"eval", "--backend", "cuda", "--task", candidate.task, candidate.file.string(),
+                                   "--json", "--quiet", "--timing-budget", "0.3"},
+                                  {"KSMITH_TASKS_PATH=" + imported.out.string()});
+  const nlohmann::json verdict = run.Json();
+  ASSERT_TRUE(verdict.is_object()) << run.Describe();
+  const std::string status = verdict.value("status", std::string());
+  const auto labels = verdict.value("labels", std::vector<std::string>{});
+  std::cout << candidate.file.filename().string() << ": " << status << " in " << verdict.value("total_s", 0.0)
+            << " s: " << verdict.value("reason", std::string()) << (labels.empty() ? "" : " [" + labels.front() + "]")
+            << std::endl;
+  EXPECT_EQ(status, candidate.expect) << verdict.value("reason", std::string());
+  if (candidate.label == "none") {
+    EXPECT_TRUE(labels.empty()) << verdict.value("labels", nlohmann::json()).dump();
+  } else if (!candidate.label.empty()) {
+    EXPECT_TRUE(!labels.empty() && labels.front().starts_with(candidate.label))
+        << "no label '" << candidate.label << "' in " << verdict.value("labels", nlohmann::json()).dump();
+  }
+  if (status == "passed") {
+    EXPECT_NE(verdict.at("timing").value("baseline", std::string()).find("torch eager on the GPU"), std::string::npos);
+  }
+  if (status == "passed" && candidate.file.extension() == ".py") {
+    const nlohmann::json shapes = verdict.value("generalization", nlohmann::json::object());
+    EXPECT_EQ(shapes.value("generalizes", nlohmann::json()), nlohmann::json(candidate.generalizes == "yes"))
+        << shapes.dump();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, KernelBenchCudaCandidate, ::testing::ValuesIn(GpuCandidates()),
+                         [](const ::testing::TestParamInfo<GpuCandidate>& info) {
+                           std::string name = info.param.file.stem().string();
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace ksmith::it

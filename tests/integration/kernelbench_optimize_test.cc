@@ -93,6 +93,18 @@ TEST_F(KernelBenchOptimize, RefineFeedsTheVerdictBackAndKeepsTheBestModelNewAsPy
   EXPECT_NE(first.find("class ModelNew"), std::string::npos) << "the prompt asks for ModelNew";
   EXPECT_NE(first.find("get_init_inputs"), std::string::npos) << "the prompt shows the problem's source";
   EXPECT_NE(requests[1]["body"].dump().find("wrong_output"), std::string::npos) << "the wrong output was not fed back";
+
+  // Replayed without the server and without --format: the run's own format is kept.
+  std::vector<std::string> replay = {"optimize", "--provider", "replay", "--replay-run",
+                                     summary["run_id"].get<std::string>(), "--db", (directory_ / "runs.db").string(),
+                                     "--output-dir", (directory_ / "replay").string(), "--timing-budget", "0.1",
+                                     "--seeds", "1", "--max-candidates", "2", "--json"};
+  const CliResult replayed = RunKsmith(replay, {"KSMITH_TASKS_PATH=" + imported.out.string()});
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.Describe();
+  const json again = replayed.Json();
+  ASSERT_TRUE(again.is_object() && again["best"].is_object()) << replayed.Describe();
+  EXPECT_EQ(again["best"]["status"], "passed");
+  EXPECT_TRUE(again["best"]["source"].get<std::string>().ends_with("best.py"));
 }
 
 TEST_F(KernelBenchOptimize, ATaskNotFromKernelBenchOrNoModelIsAUsageErrorSayingWhy) {
