@@ -142,7 +142,6 @@ std::string_view WithoutTrailingSpace(std::string_view text) {
   return text;
 }
 
-
 std::string SystemRules(const PromptContext& context) {
   if (IsCuda(context)) {
     return "- One CUDA C++ source file, compiled by nvcc for this GPU, that defines the given host function with "
