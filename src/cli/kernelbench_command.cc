@@ -51,6 +51,7 @@ struct PlannedSample {
 // "correct" mean what eval_results.json says); `faster` is what fast_1 should count.
 struct RunTally {
   int judged = 0, compiled = 0, correct = 0, faster = 0, ties = 0, slower = 0, no_custom_kernel = 0;
+  int generalize = 0;  // correct samples that also work at the task's hidden shapes
 
   void Add(const json& entry) {
     ++judged;
@@ -62,6 +63,7 @@ struct RunTally {
     faster += comparison == "faster";
     ties += comparison == "tie";
     slower += comparison == "slower";
+    generalize += metadata.value("ksmith_generalizes", json()) == json(true);
     for (const auto& label : metadata.value("ksmith_labels", std::vector<std::string>{})) {
       no_custom_kernel += label.starts_with("no custom kernel");
     }
@@ -210,6 +212,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   const json summary = {{"samples", folder->samples.size()}, {"judged", tally.judged}, {"compiled", tally.compiled},
                         {"correct", tally.correct}, {"faster", tally.faster}, {"ties", tally.ties},
                         {"slower", tally.slower}, {"no_custom_kernel", tally.no_custom_kernel},
+                        {"generalize", tally.generalize},
                         {"pass_at_1", metrics.at("pass_at_1")}, {"pass_at_k", metrics.at("pass_at_k")},
                         {"fast_p", metrics.at("fast_p")}, {"geomean_speedup", metrics.at("geomean_speedup")},
                         {"missing_tasks", missing_json}, {"ignored_files", folder->ignored}, {"files", files}};
@@ -217,9 +220,9 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
     std::puts(summary.dump(2).c_str());
   } else {
     std::printf("%d of %zu samples judged: %d compiled, %d correct (passed); of those %d faster, %d ties, %d slower "
-                "(95%% intervals), %d with no custom kernel\n",
+                "(95%% intervals), %d with no custom kernel, %d also correct at the hidden shapes\n",
                 tally.judged, folder->samples.size(), tally.compiled, tally.correct, tally.faster, tally.ties,
-                tally.slower, tally.no_custom_kernel);
+                tally.slower, tally.no_custom_kernel, tally.generalize);
     std::printf("over %zu problems: pass@1 %.2f, fast_1 %.2f (the best sample's interval above 1)\n",
                 task_results.size(), metrics.at("pass_at_1").get<double>(), metrics.at("fast_1").get<double>());
     std::printf("written: %s\n", fmt::format("{}", fmt::join(files, ", ")).c_str());

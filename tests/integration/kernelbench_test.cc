@@ -176,6 +176,7 @@ TEST(KernelBenchRun, AFolderNamedTheKernelBenchWayGetsItsResultFormatBesideKsmit
   EXPECT_EQ(summary.value("judged", 0), 2);
   EXPECT_EQ(summary.value("correct", 0), 1);
   EXPECT_EQ(summary.value("no_custom_kernel", 0), 1);
+  EXPECT_EQ(summary.value("generalize", -1), 1);  // the passing sample also works at the hidden shapes
   EXPECT_DOUBLE_EQ(summary.value("pass_at_1", 0.0), 0.5);  // one problem: one of its two samples passed
   EXPECT_DOUBLE_EQ(summary.at("fast_p").value("0", -1.0), 1.0);  // it has a correct kernel
   EXPECT_TRUE(fs::exists(run.path() / "ksmith_bench.json"));
