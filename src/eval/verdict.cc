@@ -211,18 +211,18 @@ std::string Verdict::Render() const {
   std::string text = fmt::format("{}: {} (task {}, {})\n", VerdictStatusName(status), reason,
                                  task, backend);
   if (!labels.empty()) text += fmt::format("  labels: {}\n", fmt::join(labels, "; "));
-  std::vector<std::string> findings;
-  for (const auto& finding : StaticFindings()) {
-    const int line = finding.value("line", 0);
-    findings.push_back(line > 0 ? fmt::format("{} (line {})", finding.value("check", std::string()), line)
-                                : finding.value("check", std::string()));
-  }
   if (generalization) {
     text += fmt::format("  judged at {}{}; {}\n", generalization->decided_at,
                         generalization->problem_sizes.empty()
                             ? " (the problem's own sizes)"
                             : " (the problem's sizes, " + generalization->problem_sizes + ", halved to fit)",
                         generalization->Summary());
+  }
+  std::vector<std::string> findings;
+  for (const auto& finding : StaticFindings()) {
+    const int line = finding.value("line", 0);
+    findings.push_back(line > 0 ? fmt::format("{} (line {})", finding.value("check", std::string()), line)
+                                : finding.value("check", std::string()));
   }
   if (!findings.empty()) {
     text += fmt::format("  static findings (KernelBench's checks; they inform, the run decides): {}\n",

@@ -74,9 +74,9 @@ def static_findings(source):
             elif name in SIDE_EFFECTS or name.startswith("subprocess."):
                 add("side_effect", node.lineno, f"calls {name}: a kernel has no business with files or programs")
     for forward in forwards:
-        used = sorted({_dotted(node.func) for node in ast.walk(forward) if isinstance(node, ast.Call)
-                       and _dotted(node.func).split(".")[-1] in TORCH_COMPUTE
-                       and _dotted(node.func).split(".")[0] in ("torch", "F", "nn", "functional")})
+        called = {_dotted(node.func) for node in ast.walk(forward) if isinstance(node, ast.Call)}
+        used = sorted(name for name in called if name.split(".")[-1] in TORCH_COMPUTE
+                      and name.split(".")[0] in ("torch", "F", "nn", "functional"))
         if used:
             add("framework_compute", forward.lineno, f"forward calls {', '.join(used)}: PyTorch computes (part of) the result")
     for number, text in enumerate(lines, 1):
