@@ -30,6 +30,10 @@ inline constexpr const char* kKernelFinishSymbol = "ksmith_finish";
 /// its own compiled code (an extension or a Triton kernel).
 using StateChangesReport = const char* (*)();
 inline constexpr const char* kStateChangesSymbol = "ksmith_state_changes";
+/// The same shim's guard of process state (restore, no thread left running): the worker calls it
+/// after the baseline's timed calls too, so that both sides' calls follow the same untimed work.
+using StateRestore = void (*)();
+inline constexpr const char* kStateRestoreSymbol = "ksmith_restore_state";
 
 struct CandidateReport {
   std::vector<std::string> changes;  // each as "its Python <change>"

@@ -105,8 +105,6 @@ class CandidateRunner(Runner):
         self.extensions = self._install_build(spec.get("build") or {}, spec["candidate_source"])
         self.triton_launches = 0
         self.triton_watched = False
-        self.calls = 0
-        self.calls_without_custom_code = 0
         self.state = ProcessState(self.torch)
         register_source(spec.get("candidate_file", "<candidate>"), spec["candidate_source"])
         try:
@@ -146,15 +144,6 @@ class CandidateRunner(Runner):
 
     def _custom_code_calls(self):
         return (self.extensions.calls if self.extensions is not None else 0) + self.triton_launches
-
-    def __call__(self, input_addresses, output_addresses, dim_values, stream=0):
-        # What a benchmark of kernel generation counts: calls that ran none of the candidate's own
-        # compiled code (torch alone, or a fallback to it), as far as Python can see.
-        before = self._custom_code_calls()
-        super().__call__(input_addresses, output_addresses, dim_values, stream)
-        self.calls += 1
-        if self._custom_code_calls() == before:
-            self.calls_without_custom_code += 1
 
     def _build(self, namespace):
         torch = self.torch
@@ -205,6 +194,11 @@ class CandidateRunner(Runner):
 
     def finish(self, stream=0):
         super().finish(stream)
+        self.guard()
+
+    def guard(self):
+        """Process state put back, and no thread of the candidate's left running: after each of its
+        calls, and (the shim's ksmith_restore_state) after each of the baseline's timed calls."""
         self.state.restore()
         running = self.state.running_threads()
         if running:
@@ -221,6 +215,13 @@ def ksmith_state_changes(key):
         return json.dumps({"changes": []})
     return json.dumps({"changes": sorted(runner.state.changed), "calls": runner.calls,
                        "calls_without_custom_code": runner.calls_without_custom_code})
+
+
+def ksmith_guard(key, stream=0):
+    """The shim's ksmith_restore_state: the candidate's guard, by the worker's call."""
+    runner = _runners.get(key)
+    if isinstance(runner, CandidateRunner):
+        runner.guard()
 
 
 def _make_runner(spec, role):

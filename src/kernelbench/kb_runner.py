@@ -123,6 +123,15 @@ class Runner:
         # the next case while this one is judged), and torch lets go of the GIL inside each op:
         # the cached model's parameters are shared state, so one call runs at a time.
         self.lock = threading.Lock()
+        # What a benchmark of kernel generation counts (a candidate's runner): calls that ran none
+        # of the candidate's own compiled code, as far as Python can see. Every role counts, so
+        # that the candidate's timed call does no work the baseline's does not.
+        self.calls = 0
+        self.calls_without_custom_code = 0
+
+    def _custom_code_calls(self):
+        """How many times the model's own compiled code ran so far: none in the problem's Model."""
+        return 0
 
     def _view(self, address, shape, dtype_name):
         key = (address, tuple(shape), dtype_name)
@@ -190,7 +199,11 @@ class Runner:
 
     def __call__(self, input_addresses, output_addresses, dim_values, stream=0):
         with self.lock:
+            before = self._custom_code_calls()
             self._on_stream(stream, lambda: self._call(input_addresses, output_addresses, dim_values))
+            self.calls += 1
+            if self._custom_code_calls() == before:
+                self.calls_without_custom_code += 1
 
     def finish(self, stream=0):
         """Copies the baseline's last outputs into ksmith's buffers (the shim's ksmith_finish)."""

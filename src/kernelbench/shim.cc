@@ -31,6 +31,7 @@ struct Python {
   Object (*TupleNew)(long);
   int (*TupleSetItem)(Object, long, Object);
   Object (*ObjectCallObject)(Object, Object);
+  void (*IncRef)(Object);
   void (*DecRef)(Object);
   void (*ErrPrint)();
   void (*ErrClear)();
@@ -72,6 +73,7 @@ const Python& Api() {
     Bind(library, bound.TupleNew, "PyTuple_New");
     Bind(library, bound.TupleSetItem, "PyTuple_SetItem");
     Bind(library, bound.ObjectCallObject, "PyObject_CallObject");
+    Bind(library, bound.IncRef, "Py_IncRef");
     Bind(library, bound.DecRef, "Py_DecRef");
     Bind(library, bound.ErrPrint, "PyErr_Print");
     Bind(library, bound.ErrClear, "PyErr_Clear");
@@ -125,12 +127,17 @@ void CallModel(const void* const* inputs, long input_count, void* const* outputs
   const int state = api.GILStateEnsure();
   static Object call = nullptr;
   if (call == nullptr) call = RunnerCall(api);
-  bool ok = call != nullptr;
+  // Made once and kept: decoded in every call, the spec (the problem's source, and a candidate's
+  // too) cost the timed call time in proportion to its length, more on the candidate's side.
+  static Object strings[3] = {api.UnicodeFromString(kRunnerKey), api.UnicodeFromString(kSpec),
+                              api.UnicodeFromString(kRole)};
+  bool ok = call != nullptr && strings[0] != nullptr && strings[1] != nullptr && strings[2] != nullptr;
   if (ok) {
     Object arguments = api.TupleNew(7);
-    api.TupleSetItem(arguments, 0, api.UnicodeFromString(kRunnerKey));
-    api.TupleSetItem(arguments, 1, api.UnicodeFromString(kSpec));
-    api.TupleSetItem(arguments, 2, api.UnicodeFromString(kRole));
+    for (long i = 0; i < 3; ++i) {
+      api.IncRef(strings[i]);  // the tuple takes a reference; the static one stays
+      api.TupleSetItem(arguments, i, strings[i]);
+    }
     api.TupleSetItem(arguments, 3, Addresses(api, inputs, input_count));
     api.TupleSetItem(arguments, 4, Addresses(api, const_cast<const void* const*>(outputs), output_count));
     Object dim_tuple = api.TupleNew(dim_count);
@@ -151,29 +158,34 @@ void CallModel(const void* const* inputs, long input_count, void* const* outputs
   if (!ok) Fail("the model raised an exception", " (its traceback is above)");
 }
 
-// The baseline's outputs into ksmith's buffers, after the timed call (kb_runner's finish()).
-void FinishCall(void* stream) {
+// kb_runner's `name`(key, stream) under the GIL, looked up once: the worker calls these after every
+// timed call.
+void CallByKey(Object& function, const char* name, void* stream, const char* what) {
   const Python& api = Api();
   const int state = api.GILStateEnsure();
-  // Looked up once: the worker calls this after every timed baseline call.
-  static Object finish = nullptr;
-  if (finish == nullptr) {
+  if (function == nullptr) {
     Object module = api.ImportAddModule(kRunnerModule);
-    finish = module != nullptr ? api.ObjectGetAttrString(module, "ksmith_finish") : nullptr;
+    function = module != nullptr ? api.ObjectGetAttrString(module, name) : nullptr;
   }
-  bool ok = finish != nullptr;
+  bool ok = function != nullptr;
   if (ok) {
     Object arguments = api.TupleNew(2);
     api.TupleSetItem(arguments, 0, api.UnicodeFromString(kRunnerKey));
     api.TupleSetItem(arguments, 1, api.LongFromVoidPtr(stream));
-    Object result = api.ObjectCallObject(finish, arguments);
+    Object result = api.ObjectCallObject(function, arguments);
     api.DecRef(arguments);
     ok = result != nullptr;
     if (ok) api.DecRef(result);
   }
   if (!ok) api.ErrPrint();
   api.GILStateRelease(state);
-  if (!ok) Fail("copying the outputs failed", " (its traceback is above)");
+  if (!ok) Fail(what, " (its traceback is above)");
+}
+
+// The outputs into ksmith's buffers, after the timed call (kb_runner's finish()).
+void FinishCall(void* stream) {
+  static Object finish = nullptr;
+  CallByKey(finish, "ksmith_finish", stream, "copying the outputs failed");
 }
 
 }  // namespace
@@ -207,6 +219,14 @@ std::string StateChanges() {
 }
 
 }  // namespace
+
+// The candidate's guard (kb_candidate.py: process state restored, no thread left running), which
+// the worker also runs after each of the baseline's timed calls, so that every timed call of
+// either side follows the same untimed work.
+extern "C" __attribute__((visibility("default"))) void ksmith_restore_state() {
+  static Object guard = nullptr;
+  CallByKey(guard, "ksmith_guard", nullptr, "its process-state guard failed");
+}
 
 extern "C" __attribute__((visibility("default"))) const char* ksmith_state_changes() {
   static std::string text;

@@ -49,6 +49,22 @@ TEST(RenderShim, DefinesTheTaskFunctionAndPassesEveryBufferAndDim) {
   EXPECT_EQ(reference_source->find("void ksmith_finish(void* stream)"), std::string::npos);
 }
 
+// A candidate's shim reports what its Python changed and exports its guard, which the worker runs
+// after the baseline's timed calls too; a baseline's shim has neither.
+TEST(RenderShim, OnlyACandidateShimExportsItsStateReportAndGuard) {
+  ShimSpec candidate = Softmax();
+  candidate.role = "candidate";
+  auto candidate_source = RenderShim(candidate);
+  ASSERT_TRUE(candidate_source.ok()) << candidate_source.error().message;
+  EXPECT_NE(candidate_source->find("const char* ksmith_state_changes()"), std::string::npos);
+  EXPECT_NE(candidate_source->find("void ksmith_restore_state()"), std::string::npos);
+  EXPECT_NE(candidate_source->find("\"ksmith_guard\""), std::string::npos);
+  auto baseline_source = RenderShim(Softmax());
+  ASSERT_TRUE(baseline_source.ok());
+  EXPECT_EQ(baseline_source->find("ksmith_state_changes()"), std::string::npos);
+  EXPECT_EQ(baseline_source->find("ksmith_restore_state()"), std::string::npos);
+}
+
 TEST(RenderShim, RefusesAProblemWhoseTextWouldEndTheQuotedString) {
   ShimSpec spec = Softmax();
   spec.spec_json = R"json({"source": "x = ')ksmith_text"'"})json";

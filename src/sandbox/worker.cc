@@ -37,6 +37,7 @@ struct Kernels {
   // candidate's shim): a candidate's own code would do untimed work there.
   KernelFinish candidate_finish = nullptr;
   StateChangesReport candidate_state = nullptr;  // the same shim's report of what its Python changed
+  StateRestore candidate_guard = nullptr;         // the same shim's guard, run after its every call
   // The process-wide state the baseline runs under, captured before the candidate was loaded,
   // and every change the candidate made to it (each undone at once).
   ProcessState expected_state;
@@ -109,6 +110,9 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
     kernels.candidate_finish = reinterpret_cast<KernelFinish>(*finish);
     if (auto report = kernels.candidate_library->Symbol(kStateChangesSymbol); report.ok()) {
       kernels.candidate_state = reinterpret_cast<StateChangesReport>(*report);
+    }
+    if (auto guard = kernels.candidate_library->Symbol(kStateRestoreSymbol); guard.ok()) {
+      kernels.candidate_guard = reinterpret_cast<StateRestore>(*guard);
     }
   }
   return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}});
@@ -228,7 +232,9 @@ Message HandleTimeFinish(const Message& request, Kernels& kernels, const TimingS
   // after the candidate's, the baseline always ran just after a restore (a thread-count and
   // affinity reset) and the candidate only half the time, and the unchanged KernelBench model
   // read 4-8% faster than itself. Only the candidate's code could have changed anything here:
-  // the baseline's shim restores what torch sets.
+  // the baseline's shim restores what torch sets. The same for a KernelBench candidate's own
+  // guard (a walk over torch's namespaces), which its finish runs: after the baseline's call too.
+  if (target == "baseline" && kernels.candidate_guard != nullptr) kernels.candidate_guard();
   GuardProcessState(kernels);
   return Reply("finished");
 }
