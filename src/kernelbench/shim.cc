@@ -127,8 +127,8 @@ void CallModel(const void* const* inputs, long input_count, void* const* outputs
   const int state = api.GILStateEnsure();
   static Object call = nullptr;
   if (call == nullptr) call = RunnerCall(api);
-  // Made once and kept: decoded in every call, the spec (the problem's source, and a candidate's
-  // too) cost the timed call time in proportion to its length, more on the candidate's side.
+  // Made once and kept: decoded inside every timed call, the spec (the problem's source, and in a
+  // candidate's shim its source too) cost the candidate's side more than the baseline's.
   static Object strings[3] = {api.UnicodeFromString(kRunnerKey), api.UnicodeFromString(kSpec),
                               api.UnicodeFromString(kRole)};
   bool ok = call != nullptr && strings[0] != nullptr && strings[1] != nullptr && strings[2] != nullptr;
