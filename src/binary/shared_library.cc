@@ -37,9 +37,11 @@ CandidateReport ReadCandidateReport(StateChangesReport report) {
   CandidateReport read;
   const auto parsed = nlohmann::json::parse(report(), nullptr, false);
   if (!parsed.is_object()) return read;
-  if (const auto changes = parsed.find("changes"); changes != parsed.end() && changes->is_array()) {
-    for (const auto& change : *changes) {
-      if (change.is_string()) read.changes.push_back("its Python " + change.get<std::string>());
+  for (auto [key, into] : {std::pair{"changes", &read.changes}, std::pair{"restored", &read.restored}}) {
+    if (const auto changes = parsed.find(key); changes != parsed.end() && changes->is_array()) {
+      for (const auto& change : *changes) {
+        if (change.is_string()) into->push_back("its Python " + change.get<std::string>());
+      }
     }
   }
   const auto count = [&parsed](const char* key) {

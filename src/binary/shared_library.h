@@ -25,8 +25,9 @@ inline constexpr const char* kKernelEntrySymbol = "ksmith_entry";
 using KernelFinish = void (*)(void* stream);
 inline constexpr const char* kKernelFinishSymbol = "ksmith_finish";
 /// A generated KernelBench candidate shim's report, valid until the next call: JSON
-/// {"changes": [...], "calls": n, "calls_without_custom_code": k}, the process-wide state its
-/// Python changed (each undone after the change) and how many of its model's calls ran none of
+/// {"changes": [...], "restored": [...], "calls": n, "calls_without_custom_code": k}, the
+/// process-wide state its Python changed (each undone after the change; "restored": settings only
+/// its own calls read, reported without failing it) and how many of its model's calls ran none of
 /// its own compiled code (an extension or a Triton kernel).
 using StateChangesReport = const char* (*)();
 inline constexpr const char* kStateChangesSymbol = "ksmith_state_changes";
@@ -36,7 +37,8 @@ using StateRestore = void (*)();
 inline constexpr const char* kStateRestoreSymbol = "ksmith_restore_state";
 
 struct CandidateReport {
-  std::vector<std::string> changes;  // each as "its Python <change>"
+  std::vector<std::string> changes;   // each as "its Python <change>": these fail the candidate
+  std::vector<std::string> restored;  // the same, for changes that are reported only
   int64_t calls = 0;
   int64_t calls_without_custom_code = 0;
 

@@ -145,10 +145,11 @@ extern "C" int call_it() { return ksmith_function_that_does_not_exist_anywhere()
 
 const char* ReportTwoChanges() {
   return R"json({"changes": ["replaced torch.relu", "set torch.get_num_threads()"], "calls": 12,
-                 "calls_without_custom_code": 3})json";
+                 "restored": ["set torch.backends.cudnn.benchmark"], "calls_without_custom_code": 3})json";
 }
 const char* ReportGarbage() {
-  return R"json({"changes": ["replaced torch.relu", 7, {"x": 1}], "calls": "many", "calls_without_custom_code": 9})json";
+  return R"json({"changes": ["replaced torch.relu", 7, {"x": 1}], "restored": "set grad mode", "calls": "many",
+                 "calls_without_custom_code": 9})json";
 }
 const char* ReportNotJson() { return "not json"; }
 const char* ReportMoreWithoutThanCalls() { return R"json({"calls": 2, "calls_without_custom_code": 5})json"; }
@@ -157,6 +158,7 @@ TEST(ReadCandidateReport, KeepsEachStringAndTheCounts) {
   const CandidateReport report = ReadCandidateReport(ReportTwoChanges);
   EXPECT_EQ(report.changes,
             (std::vector<std::string>{"its Python replaced torch.relu", "its Python set torch.get_num_threads()"}));
+  EXPECT_EQ(report.restored, (std::vector<std::string>{"its Python set torch.backends.cudnn.benchmark"}));
   EXPECT_EQ(report.calls, 12);
   EXPECT_EQ(report.calls_without_custom_code, 3);
 }
@@ -166,6 +168,7 @@ TEST(ReadCandidateReport, LeavesOutWhatIsNotOfItsType) {
   // count is left out, and no more calls lack custom code than there were calls.
   const CandidateReport garbage = ReadCandidateReport(ReportGarbage);
   EXPECT_EQ(garbage.changes, (std::vector<std::string>{"its Python replaced torch.relu"}));
+  EXPECT_TRUE(garbage.restored.empty());  // a string, not a list
   EXPECT_EQ(garbage.calls, 0);
   EXPECT_EQ(garbage.calls_without_custom_code, 0);
   EXPECT_TRUE(ReadCandidateReport(ReportNotJson).changes.empty());

@@ -341,6 +341,7 @@ int RunCudaWorker(int channel_fd, int device) {
             const CandidateReport report = ReadCandidateReport(state.candidate_state);
             reply["changes"] = report.changes;
             reply["custom_code"] = report.CustomCodeJson();
+            reply["restored"] = report.restored;
           }
           return Reply("state", reply);
         }},

@@ -96,6 +96,12 @@ std::string CustomCodeLabel(const nlohmann::json& custom_code) {
                      calls);
 }
 
+std::string RestoredStateLabel(const std::vector<std::string>& restored) {
+  if (restored.empty()) return "";
+  return fmt::format("changed process state only its own calls read (restored, not failed): {}",
+                     fmt::join(restored, "; "));
+}
+
 std::string RaisedPythonException(std::string_view output) {
   static const std::regex kException(R"(^(?:ksmith_kb_runner_[0-9a-f]+\.)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit)(?::.*)?)$)");
   std::string found;

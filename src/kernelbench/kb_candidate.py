@@ -10,12 +10,23 @@
 #   that follows the timed call, and an alias of an input would make that copy the work.
 # - Process-wide state (torch's threads and flags, the default dtype, RNG, environment, tracing
 #   hooks, the functions of torch and time) is restored after its import and after each call,
-#   before the baseline beside it runs; what it changed is reported on stderr.
+#   before the baseline beside it runs; what it changed is reported on stderr. Changes that can
+#   reach other code (replaced functions, threads, hooks, the environment torch reads) fail it;
+#   flags that only its own calls read while they are set are restored and reported only.
 # - A Python thread it leaves running after a call fails it: work must end with the call.
 import os
 import sys
 import time
 import types
+
+
+# Read only by torch's extension builder (cpp_extension), which the worker never runs: the build
+# sandbox built the candidate's extensions. Setting them at import is what honest load_inline
+# candidates do.
+BUILD_ONLY_VARIABLES = frozenset({
+    "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "TORCH_EXTENSIONS_DIR", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS",
+    "NVCC_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS", "TORCH_NVCC_FLAGS", "CUDA_HOME", "CUDA_PATH",
+    "TORCH_DONT_CHECK_COMPILER_ABI", "USE_NINJA"})
 
 
 class CandidateError(Exception):
@@ -40,31 +51,37 @@ class ProcessState:
                    if isinstance(value, type) and issubclass(value, torch.nn.Module)]
         self.spaces = [(name, space, dict(vars(space))) for name, space in spaces if hasattr(space, "__dict__")]
         backends = torch.backends
-        flags = [("torch.get_num_threads()", torch.get_num_threads, torch.set_num_threads),
-                 ("the default dtype", torch.get_default_dtype, torch.set_default_dtype),
-                 ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
-                 ("gc enabled", gc.isenabled, lambda on: gc.enable() if on else gc.disable()),
-                 ("sys.settrace", sys.gettrace, sys.settrace),
-                 ("sys.setprofile", sys.getprofile, sys.setprofile)]
+        # (name, get, put, fails): `fails` where the setting reaches code beside the candidate's
+        # calls (its threads against the baseline's, a hook or collector over every call); the
+        # others are read by its own calls alone, while they are set (precision is judged by the
+        # measured error), so they are restored and reported.
+        flags = [("torch.get_num_threads()", torch.get_num_threads, torch.set_num_threads, True),
+                 ("the default dtype", torch.get_default_dtype, torch.set_default_dtype, False),
+                 ("grad mode", torch.is_grad_enabled, torch.set_grad_enabled, False),
+                 ("gc enabled", gc.isenabled, lambda on: gc.enable() if on else gc.disable(), True),
+                 ("sys.settrace", sys.gettrace, sys.settrace, True),
+                 ("sys.setprofile", sys.getprofile, sys.setprofile, True)]
         for name in ("allow_tf32", "benchmark", "deterministic", "enabled"):
             flags.append((f"torch.backends.cudnn.{name}", lambda n=name: getattr(backends.cudnn, n),
-                          lambda value, n=name: setattr(backends.cudnn, n, value)))
+                          lambda value, n=name: setattr(backends.cudnn, n, value), False))
         flags.append(("torch.backends.cuda.matmul.allow_tf32", lambda: backends.cuda.matmul.allow_tf32,
-                      lambda value: setattr(backends.cuda.matmul, "allow_tf32", value)))
+                      lambda value: setattr(backends.cuda.matmul, "allow_tf32", value), False))
         if hasattr(torch, "get_float32_matmul_precision"):
             flags.append(("float32 matmul precision", torch.get_float32_matmul_precision,
-                          torch.set_float32_matmul_precision))
-        self.flags = [(name, get, put, get()) for name, get, put in flags]
+                          torch.set_float32_matmul_precision, False))
+        self.flags = [(name, get, put, fails, get()) for name, get, put, fails in flags]
         self.get_rng, self.set_rng = torch.get_rng_state, torch.set_rng_state
         self.rng = self.get_rng()
         self.environment = dict(os.environ)
         self.enumerate_threads = threading.enumerate
         self.threads = set(threading.enumerate())
-        self.changed = set()
+        self.changed = set()   # changes that fail the candidate
+        self.reported = set()  # changes restored and reported only
 
     def restore(self):
-        """Puts everything back; returns what the candidate had changed this time."""
+        """Puts everything back; returns what the candidate had changed this time (failing or not)."""
         changed = []
+        reported = []
         for name, space, saved in self.spaces:
             current = vars(space)
             # A submodule that an import attaches (`import torch.utils.cpp_extension`) is what
@@ -76,21 +93,30 @@ class ProcessState:
                 if current.get(key, saved) is not value:
                     changed.append(f"replaced {name}.{key}")
                     setattr(space, key, value)
-        for name, get, put, value in self.flags:
+        for name, get, put, fails, value in self.flags:
             if get() != value:
-                changed.append(f"set {name}")
+                (changed if fails else reported).append(f"set {name}")
                 put(value)
         if not self.torch.equal(self.get_rng(), self.rng):
             self.set_rng(self.rng)  # drawing numbers moves it: restored, not reported
-        if dict(os.environ) != self.environment:
-            changed.append("changed the environment")
+        current = dict(os.environ)
+        if current != self.environment:
+            # torch and CUDA read variables lazily (its allocator's, at the first allocation), so a
+            # variable set for a moment can outlive its restore; the builder's cannot (never run here).
+            names = sorted(k for k in current.keys() | self.environment.keys() if current.get(k) != self.environment.get(k))
+            runtime = [name for name in names if name not in BUILD_ONLY_VARIABLES]
+            if runtime:
+                changed.append(f"changed the environment ({', '.join(runtime)})")
+            else:
+                reported.append(f"set build-only environment variables ({', '.join(names)})")
             os.environ.clear()
             os.environ.update(self.environment)
-        for change in changed:
-            if change not in self.changed:
-                self.changed.add(change)
+        for change in changed + reported:
+            seen = self.changed if change in changed else self.reported
+            if change not in seen:
+                seen.add(change)
                 print(f"ksmith: candidate changed process state (restored): {change}", file=sys.stderr)
-        return changed
+        return changed + reported
 
     def running_threads(self):
         return [t for t in self.enumerate_threads() if t not in self.threads and t.is_alive()]
@@ -207,13 +233,14 @@ class CandidateRunner(Runner):
 
 
 def ksmith_state_changes(key):
-    """The shim's ksmith_state_changes: what the candidate changed (each undone) and how many of its
-    calls ran none of its own compiled code, as JSON."""
+    """The shim's ksmith_state_changes: what the candidate changed (each undone; "changes" fail it,
+    "restored" are reported only) and how many of its calls ran none of its own compiled code, as JSON."""
     import json
     runner = _runners.get(key)
     if not isinstance(runner, CandidateRunner):
         return json.dumps({"changes": []})
-    return json.dumps({"changes": sorted(runner.state.changed), "calls": runner.calls,
+    return json.dumps({"changes": sorted(runner.state.changed), "restored": sorted(runner.state.reported),
+                       "calls": runner.calls,
                        "calls_without_custom_code": runner.calls_without_custom_code})
 
 

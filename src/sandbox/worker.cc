@@ -288,6 +288,7 @@ int RunWorker(int channel_fd) {
             CandidateReport report = ReadCandidateReport(kernels.candidate_state);
             for (auto& change : report.changes) changes.push_back(std::move(change));
             reply["custom_code"] = report.CustomCodeJson();
+            reply["restored"] = report.restored;
           }
           reply["changes"] = changes;
           return Reply("state", reply);

@@ -495,6 +495,10 @@ bool CudaSession::PythonState() {
   if (const std::string label = CustomCodeLabel(reply->header.value("custom_code", nlohmann::json())); !label.empty()) {
     verdict_.labels.push_back(label);
   }
+  if (const std::string label = RestoredStateLabel(reply->header.value("restored", std::vector<std::string>{}));
+      !label.empty()) {
+    verdict_.labels.push_back(label);
+  }
   const auto changes = reply->header.value("changes", std::vector<std::string>{});
   if (!changes.empty()) {
     stage.details.violations = changes;
