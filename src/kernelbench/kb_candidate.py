@@ -69,6 +69,7 @@ class ProcessState:
         if hasattr(torch, "get_float32_matmul_precision"):
             flags.append(("float32 matmul precision", torch.get_float32_matmul_precision,
                           torch.set_float32_matmul_precision, False))
+        flags += self._optional_flags(torch)
         self.flags = [(name, get, put, fails, get()) for name, get, put, fails in flags]
         self.get_rng, self.set_rng = torch.get_rng_state, torch.set_rng_state
         self.rng = self.get_rng()
@@ -77,6 +78,50 @@ class ProcessState:
         self.threads = set(threading.enumerate())
         self.changed = set()   # changes that fail the candidate
         self.reported = set()  # changes restored and reported only
+
+    @staticmethod
+    def _optional_flags(torch):
+        """Backend choices that torch reads at each call, where this torch has them: left set, they
+        would choose the baseline's attention, matmul reduction, linear algebra or CPU kernels.
+        Their functions are bound now, as the other flags' are (torch.backends is not among the
+        namespaces restored)."""
+        backends = torch.backends
+        cuda = backends.cuda
+
+        def sdp(kind):
+            get, put = getattr(cuda, f"{kind}_sdp_enabled"), getattr(cuda, f"enable_{kind}_sdp")
+            return f"torch.backends.cuda.enable_{kind}_sdp", get, put
+
+        def attribute(owner, owner_name, name):
+            # torch.backends.cuda.matmul answers through a __getattr__ of its own
+            return (f"{owner_name}.{name}", lambda: getattr(owner, name),
+                    lambda value: setattr(owner, name, value))
+
+        def deterministic():
+            enabled = torch.are_deterministic_algorithms_enabled
+            warn_only = torch.is_deterministic_algorithms_warn_only_enabled
+            use = torch.use_deterministic_algorithms
+            return ("deterministic algorithms", lambda: (enabled(), warn_only()),
+                    lambda value: use(value[0], warn_only=value[1]))
+
+        makers = [lambda k=kind: sdp(k) for kind in ("flash", "mem_efficient", "math", "cudnn")]
+        makers += [lambda n=name: attribute(cuda.matmul, "torch.backends.cuda.matmul", n)
+                   for name in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction")]
+        makers += [lambda: ("torch.backends.cuda.preferred_linalg_library", cuda.preferred_linalg_library,
+                            cuda.preferred_linalg_library),
+                   lambda: attribute(backends.mkldnn, "torch.backends.mkldnn", "enabled"),
+                   lambda: attribute(backends.opt_einsum, "torch.backends.opt_einsum", "enabled"),
+                   deterministic]
+        flags = []
+        for make in makers:
+            # What this torch lacks raises AttributeError, or AssertionError from its backends.
+            try:
+                name, get, put = make()
+                get()
+            except Exception:
+                continue
+            flags.append((name, get, put, False))
+        return flags
 
     def restore(self):
         """Puts everything back; returns what the candidate had changed this time (failing or not)."""
