@@ -148,7 +148,8 @@ class ProcessState:
         if current != self.environment:
             # torch and CUDA read variables lazily (its allocator's, at the first allocation), so a
             # variable set for a moment can outlive its restore; the builder's cannot (never run here).
-            names = sorted(k for k in current.keys() | self.environment.keys() if current.get(k) != self.environment.get(k))
+            names = sorted(key for key in current.keys() | self.environment.keys()
+                           if current.get(key) != self.environment.get(key))
             runtime = [name for name in names if name not in BUILD_ONLY_VARIABLES]
             if runtime:
                 changed.append(f"changed the environment ({', '.join(runtime)})")
