@@ -96,10 +96,16 @@ std::string CustomCodeLabel(const nlohmann::json& custom_code) {
                      calls);
 }
 
-std::string RestoredStateLabel(const std::vector<std::string>& restored) {
-  if (restored.empty()) return "";
-  return fmt::format("changed process state only its own calls read (restored, not failed): {}",
-                     fmt::join(restored, "; "));
+std::vector<std::string> StateReportLabels(const nlohmann::json& state_reply) {
+  std::vector<std::string> labels;
+  if (std::string label = CustomCodeLabel(state_reply.value("custom_code", nlohmann::json())); !label.empty()) {
+    labels.push_back(std::move(label));
+  }
+  if (const auto restored = state_reply.value("restored", std::vector<std::string>{}); !restored.empty()) {
+    labels.push_back(fmt::format("changed process state only its own calls read (restored, not failed): {}",
+                                 fmt::join(restored, "; ")));
+  }
+  return labels;
 }
 
 std::string RaisedPythonException(std::string_view output) {

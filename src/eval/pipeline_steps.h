@@ -55,10 +55,11 @@ std::string ProcessStateReason(const std::vector<std::string>& changes);
 /// fallback taken at times; empty when every call ran its own code or nothing was counted.
 std::string CustomCodeLabel(const nlohmann::json& custom_code);
 
-/// A KernelBench-format candidate's changes of settings that only its own calls read while set
-/// (cuDNN and TF32 flags, the default dtype, build-only environment variables), each restored
-/// after it: reported as a label, not failed; empty where none.
-std::string RestoredStateLabel(const std::vector<std::string>& restored);
+/// The labels a KernelBench-format candidate's state report (the workers' "state" reply) gives
+/// the verdict: CustomCodeLabel's, and its changes of settings that only its own calls read while
+/// set ("restored": cuDNN and TF32 flags, the default dtype, build-only environment variables),
+/// each undone after it, reported and not failed.
+std::vector<std::string> StateReportLabels(const nlohmann::json& state_reply);
 
 /// The exception a KernelBench-format candidate's Python raised, as the last "Name: message" line
 /// of the worker's output names it (the runner's module prefix dropped); empty where none.

@@ -1,11 +1,24 @@
 // The steps the pipeline shares across backends: here, what a crashed KernelBench-format
-// candidate's verdict says it raised.
+// candidate's verdict says it raised, and the labels its state report gives.
 #include "eval/pipeline_steps.h"
 
 #include <gtest/gtest.h>
 
 namespace ksmith {
 namespace {
+
+TEST(StateReportLabels, NamesCallsWithoutCustomCodeAndTheRestoredSettings) {
+  const auto labels = StateReportLabels(nlohmann::json{
+      {"custom_code", {{"calls", 10}, {"calls_without_custom_code", 10}}},
+      {"restored", {"its Python set torch.backends.cudnn.benchmark", "its Python set grad mode"}},
+      {"changes", nlohmann::json::array()}});
+  ASSERT_EQ(labels.size(), 2u);
+  EXPECT_TRUE(labels[0].starts_with("no custom kernel (none of its 10 calls")) << labels[0];
+  EXPECT_EQ(labels[1], "changed process state only its own calls read (restored, not failed): its Python set "
+                       "torch.backends.cudnn.benchmark; its Python set grad mode");
+  // A C++ candidate's reply has neither.
+  EXPECT_TRUE(StateReportLabels(nlohmann::json{{"changes", nlohmann::json::array()}}).empty());
+}
 
 TEST(RaisedPythonException, NamesTheLastExceptionLineWithoutTheRunnersModule) {
   const std::string output =

@@ -124,7 +124,7 @@ class ProcessState:
         return flags
 
     def restore(self):
-        """Puts everything back; returns what the candidate had changed this time (failing or not)."""
+        """Puts everything back, noting (once each, on stderr too) what the candidate had changed."""
         changed = []
         reported = []
         for name, space, saved in self.spaces:
@@ -157,12 +157,11 @@ class ProcessState:
                 reported.append(f"set build-only environment variables ({', '.join(names)})")
             os.environ.clear()
             os.environ.update(self.environment)
-        for change in changed + reported:
-            seen = self.changed if change in changed else self.reported
-            if change not in seen:
-                seen.add(change)
-                print(f"ksmith: candidate changed process state (restored): {change}", file=sys.stderr)
-        return changed + reported
+        for changes, seen in ((changed, self.changed), (reported, self.reported)):
+            for change in changes:
+                if change not in seen:
+                    seen.add(change)
+                    print(f"ksmith: candidate changed process state (restored): {change}", file=sys.stderr)
 
     def running_threads(self):
         return [t for t in self.enumerate_threads() if t not in self.threads and t.is_alive()]

@@ -326,13 +326,7 @@ bool WorkerSession::ProcessStateCheck() {
   auto reply = worker_->Request(request, "state", kSetupTimeout, "reading the process state");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage);
-  if (const std::string label = CustomCodeLabel(reply->header.value("custom_code", nlohmann::json())); !label.empty()) {
-    verdict_.labels.push_back(label);
-  }
-  if (const std::string label = RestoredStateLabel(reply->header.value("restored", std::vector<std::string>{}));
-      !label.empty()) {
-    verdict_.labels.push_back(label);
-  }
+  for (auto& label : StateReportLabels(reply->header)) verdict_.labels.push_back(std::move(label));
   const auto changes = reply->header.value("changes", std::vector<std::string>{});
   if (!changes.empty()) {
     stage.details.violations = changes;
