@@ -38,10 +38,18 @@ class LoopbackListener {
     if (fd_ >= 0) ::close(fd_);
   }
   int port() const { return port_; }
-  bool Accepted() const {
-    const int client = ::accept(fd_, nullptr, nullptr);
-    if (client >= 0) ::close(client);
-    return client >= 0;
+  // Whether a connection that is waiting sent `token`: another test's client on this machine may
+  // reach a port it once used, which this listener now holds, and is not the build.
+  bool ReceivedToken(const std::string& token) const {
+    for (int client; (client = ::accept(fd_, nullptr, nullptr)) >= 0;) {
+      const timeval timeout{1, 0};
+      ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+      std::string received(256, '\0');
+      const ssize_t count = ::recv(client, received.data(), received.size(), MSG_WAITALL);
+      ::close(client);
+      if (count > 0 && received.substr(0, static_cast<size_t>(count)).find(token) != std::string::npos) return true;
+    }
+    return false;
   }
 
  private:
@@ -67,12 +75,14 @@ TEST(KernelBenchBuildSandbox, TheBuildReachesNoServerWritesNothingOutsideAndLeav
   const fs::path outside = CacheDir() / ("escaped-from-the-build-" + tag);
   fs::remove(outside);
   const std::string sleep_seconds = "41." + std::to_string(::getpid() % 1000);
+  const std::string token = "ksmith-build-escape-" + tag;
   const fs::path candidate = CacheDir() / ("escape_" + tag + "_kb_l0_006_log_of_positive.py");
   {
     std::ofstream out(candidate);
     out << "import socket, subprocess\n"
         << "import torch\nimport torch.nn as nn\n"
-        << "try:\n    socket.create_connection(('127.0.0.1', " << listener.port() << "), timeout=2).sendall(b'x')\n"
+        << "try:\n    socket.create_connection(('127.0.0.1', " << listener.port() << "), timeout=2).sendall(b'" << token
+        << "')\n"
         << "except OSError:\n    pass\n"
         << "try:\n    open(" << json(outside.string()).dump() << ", 'w').write('escaped')\n"
         << "except OSError:\n    pass\n"
@@ -102,7 +112,7 @@ TEST(KernelBenchBuildSandbox, TheBuildReachesNoServerWritesNothingOutsideAndLeav
     GTEST_SKIP() << "this kernel gives the build no network namespace (" << isolation.dump()
                  << "): its network is not isolated here, and the verdict says so";
   }
-  EXPECT_FALSE(listener.Accepted()) << "the build reached a server on this machine's loopback";
+  EXPECT_FALSE(listener.ReceivedToken(token)) << "the build reached a server on this machine's loopback";
 }
 
 }  // namespace
