@@ -116,8 +116,54 @@ Object Addresses(const Python& api, const void* const* pointers, long count) {
   return tuple;
 }
 
-void CallModel(const void* const* inputs, long input_count, void* const* outputs, long output_count,
-               const int64_t* dims, long dim_count, void* stream) {
+// Where the reference (the oracle, called in the evaluator's own process) runs Python: one thread,
+// made on the first call and kept for the process's life, whose Python thread state is never
+// deleted. The evaluator calls its reference from short-lived threads (each case is prepared on
+// one); a thread state made and deleted for each of those calls was now and then deleted twice
+// inside torch's own GIL handling of a tensor's deallocation, and the evaluator crashed (SIGSEGV
+// in tstate_delete_common, about 1 eval in 20 beside other evals on a 2-core machine). The timed
+// roles, and the GPU reference in its worker, stay on their caller's thread (the worker's one
+// thread), so no hand-off is timed.
+class PythonThread {
+ public:
+  static PythonThread& Get() {
+    static PythonThread* const thread = new PythonThread();  // never destroyed: it outlives main()
+    return *thread;
+  }
+
+  void Run(const std::function<void()>& work) {
+    const std::lock_guard<std::mutex> one_caller(callers_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    work_ = &work;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return work_ == nullptr; });
+  }
+
+ private:
+  PythonThread() { std::thread([this] { Loop(); }).detach(); }
+
+  void Loop() {
+    // Pins this thread's state: every later GILStateRelease leaves the count above zero.
+    const Python& api = Api();
+    api.GILStateEnsure();
+    api.SaveThread();
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [this] { return work_ != nullptr; });
+      (*work_)();
+      work_ = nullptr;
+      changed_.notify_all();
+    }
+  }
+
+  std::mutex callers_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  const std::function<void()>* work_ = nullptr;
+};
+
+void CallModelHere(const void* const* inputs, long input_count, void* const* outputs, long output_count,
+                   const int64_t* dims, long dim_count, void* stream) {
   const Python& api = Api();
 #ifdef _OPENMP
   // torch sets OpenMP's thread count for its own use; the caller's stays as it was.
@@ -156,6 +202,12 @@ void CallModel(const void* const* inputs, long input_count, void* const* outputs
   omp_set_dynamic(dynamic);
 #endif
   if (!ok) Fail("the model raised an exception", " (its traceback is above)");
+}
+
+void CallModel(const void* const* inputs, long input_count, void* const* outputs, long output_count,
+               const int64_t* dims, long dim_count, void* stream) {
+  if (!kOnPythonThread) return CallModelHere(inputs, input_count, outputs, output_count, dims, dim_count, stream);
+  PythonThread::Get().Run([&] { CallModelHere(inputs, input_count, outputs, output_count, dims, dim_count, stream); });
 }
 
 // kb_runner's `name`(key, stream) under the GIL, looked up once: the worker calls these after every
@@ -258,11 +310,13 @@ Result<std::string> RenderShim(const ShimSpec& spec) {
       "// Trusted code. It embeds CPython ({libpython}) and runs {model} through\n"
       "// kb_runner.py (below) {how}.\n"
       "#include <dlfcn.h>\n#include <fcntl.h>\n#include <sys/file.h>\n#include <unistd.h>\n\n"
-      "#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n#include <string>\n{includes}\n"
+      "#include <condition_variable>\n#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n"
+      "#include <functional>\n#include <mutex>\n#include <string>\n#include <thread>\n{includes}\n"
       "namespace {{\n"
       "constexpr const char* kTaskName = \"{task}\";\n"
       "constexpr const char* kRole = \"{role}\";\n"
       "constexpr bool kCandidate = {is_candidate};\n"
+      "constexpr bool kOnPythonThread = {on_python_thread};\n"
       "constexpr const char* kRunnerKey = \"{runner_key}\";\n"
       "constexpr const char* kRunnerModule = \"ksmith_kb_runner_{runner_hash}\";\n"
       "constexpr const char* kLibPython = {libpython_literal};\n"
@@ -284,6 +338,7 @@ Result<std::string> RenderShim(const ShimSpec& spec) {
       fmt::arg("home_literal", RawLiteral(spec.python_home)), fmt::arg("spec_literal", RawLiteral(spec.spec_json)),
       fmt::arg("runner_literal", RawLiteral(runner)),
       fmt::arg("is_candidate", candidate ? "true" : "false"),
+      fmt::arg("on_python_thread", spec.role == "reference" ? "true" : "false"),
       fmt::arg("model", candidate ? "the candidate's ModelNew (untrusted Python)" : "the problem's Model"), fmt::arg("embedding", kEmbedding),
       fmt::arg("function", spec.function), fmt::arg("parameters", spec.parameters), fmt::arg("inputs", inputs),
       fmt::arg("outputs", outputs), fmt::arg("dims", dims.empty() ? "0" : dims),

@@ -47,6 +47,10 @@ TEST(RenderShim, DefinesTheTaskFunctionAndPassesEveryBufferAndDim) {
   auto reference_source = RenderShim(reference);
   ASSERT_TRUE(reference_source.ok());
   EXPECT_EQ(reference_source->find("void ksmith_finish(void* stream)"), std::string::npos);
+  // The reference, called from the evaluator's short-lived threads, runs Python on one thread of its
+  // own; a timed role runs on its caller's thread.
+  EXPECT_NE(reference_source->find("kOnPythonThread = true"), std::string::npos);
+  EXPECT_NE(source->find("kOnPythonThread = false"), std::string::npos);
 }
 
 // A candidate's shim reports what its Python changed and exports its guard, which the worker runs
