@@ -27,6 +27,7 @@ constexpr int64_t kRandomShapeMaxFlops = int64_t{100'000'000};
 constexpr int kRandomShapeDraws = 32;
 constexpr uint64_t kRandomShapeSalt = 0x5a4e;
 constexpr uint64_t kGeneralizationSalt = 0x6e0e'0000;
+constexpr uint64_t kHeldSalt = 0x4e1d'0000'0000;
 
 }  // namespace
 
@@ -55,6 +56,8 @@ std::optional<DimValues> RandomShape(const Task& task, uint64_t seed) {
   return std::nullopt;
 }
 
+uint64_t HeldSeed(uint64_t secret_seed) { return DeriveSeed(secret_seed, kHeldSalt); }
+
 std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seeds,
                                 int64_t large_elements, int random_shapes) {
   std::vector<CaseSpec> cases;
@@ -64,6 +67,7 @@ std::vector<CaseSpec> PlanCases(const Task& task, uint64_t secret_seed, int seed
     spec.shape = shape;
     spec.distribution = distribution;
     spec.seed = DeriveSeed(secret_seed, ordinal++);
+    spec.held_seed = HeldSeed(secret_seed);
     spec.label = fmt::format("{}, {}, seed #{}", task.FormatShape(shape),
                              DistributionName(distribution), seed_index + 1);
     cases.push_back(std::move(spec));
@@ -94,6 +98,7 @@ std::vector<CaseSpec> PlanBenchShapeCases(const Task& task, uint64_t secret_seed
       spec.shape = task.bench_shape;
       spec.distribution = distribution;
       spec.seed = DeriveSeed(secret_seed, ordinal++);
+      spec.held_seed = HeldSeed(secret_seed);
       spec.label = fmt::format("{}, {}, seed #{} (the bench shape)", task.FormatShape(spec.shape),
                                DistributionName(distribution), s + 1);
       cases.push_back(std::move(spec));
@@ -111,6 +116,7 @@ std::vector<CaseSpec> PlanGeneralizationCases(const Task& task, uint64_t secret_
       spec.shape = shape;
       spec.distribution = distribution;
       spec.seed = DeriveSeed(secret_seed, kGeneralizationSalt + ordinal++);
+      spec.held_seed = HeldSeed(secret_seed);
       spec.label = fmt::format("{}, {} (hidden shape)", task.FormatShape(shape), DistributionName(distribution));
       cases.push_back(std::move(spec));
     }
@@ -146,6 +152,7 @@ CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_byt
 PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes) {
   PreparedCase prepared;
   prepared.layout = MakeLayout(task, spec.shape, guard_bytes);
+  prepared.layout.held_seed = spec.held_seed;
   size_t input_bytes = 0;
   for (const auto& slot : prepared.layout.tensors) input_bytes += slot.output ? 0 : slot.bytes;
   prepared.inputs.resize(input_bytes);
@@ -156,7 +163,7 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
     // Drawn in fp32 and rounded to the tensor's dtype: a half-precision kernel and the reference
     // read the same rounded values.
     values.resize(slot.Elements());
-    FillInput(values.data(), values.size(), slot.draw, spec.distribution, spec.seed, slot.parameter);
+    prepared.layout.FillSlot(slot, values.data(), spec.distribution, spec.seed, slot.parameter);
     StoreAs(slot.dtype, values.data(), values.size(), prepared.inputs.data() + offset);
     offset += slot.bytes;
   }

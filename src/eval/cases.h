@@ -26,7 +26,12 @@ struct CaseSpec {
 
   /// "rows=1, cols=7, normal, seed #2" (the seed's ordinal, not its value).
   std::string label;
+  uint64_t held_seed = 0;  // of the held inputs (a model's weights): HeldSeed, one per verification
 };
+
+/// The seed of a verification's held inputs (a model's weights: InputDraw::held), from its secret
+/// seed: every case, timing set and call of the verification draws them alike at a shape.
+uint64_t HeldSeed(uint64_t secret_seed);
 
 /// Every eval shape x every distribution x `seeds` seeds (one seed for shapes above
 /// `large_elements`), then `random_shapes` shapes drawn from the secret seed (so that not even

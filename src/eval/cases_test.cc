@@ -196,6 +196,29 @@ TEST(PrepareCase, InputsMatchTheLayoutAndTheSeed) {
   EXPECT_TRUE(prepared.expected.empty());
 }
 
+// A model's weights (held inputs) are its state: the same in every case of a verification at a
+// shape, whatever the case's seed and distribution, and secret (the verification's seed decides).
+TEST(PrepareCase, AHeldInputIsTheSameInEveryCaseOfAVerification) {
+  Task task = LoadBuiltIn("gemm", "matmul");
+  ASSERT_EQ(task.inputs.size(), 2u);
+  task.inputs[1].draw.held = true;  // b: the weight
+  CaseSpec spec{{{"m", 3}, {"n", 5}, {"k", 7}}, Distribution::kNormal, 11, "x", HeldSeed(5)};
+  const size_t a_bytes = 3 * 7 * 4;
+  const PreparedCase first = PrepareCase(task, spec, 64);
+  spec.seed = 12;
+  spec.distribution = Distribution::kLarge;
+  const PreparedCase second = PrepareCase(task, spec, 64);
+  EXPECT_NE(first.inputs.substr(0, a_bytes), second.inputs.substr(0, a_bytes));  // the input is fresh
+  EXPECT_EQ(first.inputs.substr(a_bytes), second.inputs.substr(a_bytes));        // the weight is held
+  spec.held_seed = HeldSeed(6);
+  EXPECT_NE(PrepareCase(task, spec, 64).inputs.substr(a_bytes), first.inputs.substr(a_bytes));
+  const auto plans = {PlanCases(task, 5, 1, 1 << 20), PlanBenchShapeCases(task, 5, 1, 1 << 20),
+                      PlanGeneralizationCases(task, 5)};
+  for (const auto& plan : plans) {
+    for (const CaseSpec& planned : plan) EXPECT_EQ(planned.held_seed, HeldSeed(5)) << planned.label;
+  }
+}
+
 TEST_F(VectorAddCases, ComputeExpectedRunsTheReferenceOnACopyOfTheInputs) {
   RunKernel(HonestAdd, 10);
   ASSERT_EQ(prepared_.expected.size(), 1u);

@@ -61,8 +61,9 @@ std::string Describe(const json& spec) {
   bool any_parameter = false;
   for (const auto& tensor : spec.at("inputs")) any_parameter |= tensor.at("kind") == "parameter";
   if (any_parameter) {
-    text += ", then the module's parameters (named after their attribute path, '.' as '_'), which vary from "
-            "call to call like any input: read them, do not assume their initial values";
+    text += ", then the module's parameters (named after their attribute path, '.' as '_'): values of the "
+            "evaluator's own, not the initial ones, and the same in every call at a shape, as a module's weights "
+            "are; read them, and derive from them at a call rather than in __init__";
   }
   text += fmt::format(". Inputs and outputs are contiguous, row-major; every tensor axis is an int64_t dim of the "
                       "signature (a module-level size of the problem where the axis follows it, else "
@@ -119,6 +120,9 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
     toml::table entry{{"name", tensor.at("name").get<std::string>()}, {"dtype", tensor.at("dtype").get<std::string>()},
                       {"shape", Strings(tensor.at("shape"))}};
     if (tensor.value("nonnegative", false)) entry.insert("nonnegative", true);
+    // A model's parameters and buffers are its state, the same in every forward call: a ModelNew
+    // may derive from them once (a transposed or folded weight) and reuse it.
+    if (tensor.value("kind", std::string()) != "input") entry.insert("held", true);
     if (tensor.contains("integers")) {
       toml::array range;
       for (const auto& bound : {tensor.at("integers").at("low"), tensor.at("integers").at("high")}) {

@@ -17,6 +17,15 @@ size_t RoundUp(size_t value, size_t multiple) { return (value + multiple - 1) / 
 
 }  // namespace
 
+void CaseLayout::FillSlot(const TensorSlot& slot, float* data, Distribution distribution, uint64_t seed,
+                          uint64_t stream) const {
+  if (slot.draw.held) {
+    FillInput(data, slot.Elements(), slot.draw, Distribution::kNormal, held_seed, slot.parameter);
+  } else {
+    FillInput(data, slot.Elements(), slot.draw, distribution, seed, stream);
+  }
+}
+
 nlohmann::json CaseLayout::ToJson() const {
   nlohmann::json tensors_json = nlohmann::json::array();
   for (const auto& slot : tensors) {
@@ -27,11 +36,16 @@ nlohmann::json CaseLayout::ToJson() const {
                              {"nonnegative", slot.draw.nonnegative}};
       if (slot.draw.own) draw["distribution"] = DistributionName(*slot.draw.own);
       if (slot.draw.integers) draw["integers"] = {slot.draw.integers->low, slot.draw.integers->high};
+      if (slot.draw.held) draw["held"] = true;
       slot_json["draw"] = std::move(draw);
     }
     tensors_json.push_back(std::move(slot_json));
   }
-  return {{"scalars", scalars}, {"tensors", tensors_json}, {"guard_bytes", guard_bytes}};
+  nlohmann::json json = {{"scalars", scalars}, {"tensors", tensors_json}, {"guard_bytes", guard_bytes}};
+  // Only where something is held: the layouts of ksmith's own tasks keep their keys.
+  const bool holds = std::any_of(tensors.begin(), tensors.end(), [](const TensorSlot& slot) { return slot.draw.held; });
+  if (holds) json["held_seed"] = held_seed;
+  return json;
 }
 
 Result<CaseLayout> CaseLayout::FromJson(const nlohmann::json& json) {
@@ -39,6 +53,7 @@ Result<CaseLayout> CaseLayout::FromJson(const nlohmann::json& json) {
   try {
     layout.scalars = json.at("scalars").get<std::vector<int64_t>>();
     layout.guard_bytes = json.at("guard_bytes").get<size_t>();
+    layout.held_seed = json.value("held_seed", uint64_t{0});
     for (const auto& slot : json.at("tensors")) {
       TensorSlot parsed{slot.at("parameter").get<size_t>(), slot.at("bytes").get<size_t>(),
                         slot.at("output").get<bool>()};
@@ -52,6 +67,7 @@ Result<CaseLayout> CaseLayout::FromJson(const nlohmann::json& json) {
         parsed.draw.scale = draw.at("scale").get<double>();
         parsed.draw.offset = draw.at("offset").get<double>();
         parsed.draw.nonnegative = draw.at("nonnegative").get<bool>();
+        parsed.draw.held = draw.value("held", false);
         if (draw.contains("distribution")) {
           auto own = ParseDistribution(draw.at("distribution").get<std::string>());
           if (!own.ok()) return MakeError(ErrorKind::kProtocol, "bad case layout: {}", own.error().message);

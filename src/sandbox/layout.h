@@ -29,7 +29,14 @@ struct CaseLayout {
   std::vector<int64_t> scalars;  // per signature parameter (0 for tensors)
   std::vector<TensorSlot> tensors;
   size_t guard_bytes = 256;
+  /// The seed of its held inputs (InputDraw::held): one per verification, so that a module's
+  /// weights are the same in every case, timing set and call at a shape.
+  uint64_t held_seed = 0;
 
+  /// Draws input `slot`'s values as FillInput does with `distribution`, `seed` and `stream`; a
+  /// held input instead with the held seed, its parameter index and its own distribution.
+  void FillSlot(const TensorSlot& slot, float* data, Distribution distribution, uint64_t seed,
+                uint64_t stream) const;
   nlohmann::json ToJson() const;
   static Result<CaseLayout> FromJson(const nlohmann::json& json);
   /// Identical keys get identical buffers.

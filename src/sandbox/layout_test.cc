@@ -207,7 +207,10 @@ TEST(CaseLayout, AnInputsDrawSurvivesTheTripToTheWorker) {
   layout.tensors[1].draw.scale = 0.125;
   layout.tensors[1].draw.offset = -1.0;
   layout.tensors[1].draw.nonnegative = true;
+  layout.tensors[1].draw.held = true;
+  layout.held_seed = 77;
   auto parsed = CaseLayout::FromJson(layout.ToJson());
+  EXPECT_EQ(parsed->held_seed, 77u);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_TRUE(parsed->tensors[0].draw.IsDefault());
   EXPECT_EQ(parsed->tensors[1].draw, layout.tensors[1].draw);

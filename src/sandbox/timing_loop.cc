@@ -87,7 +87,7 @@ void FillTimingInputs(const CaseLayout& layout, size_t sets, Distribution distri
       const auto& slot = layout.tensors[t];
       if (slot.output) continue;
       values.resize(slot.Elements());
-      FillInput(values.data(), values.size(), slot.draw, distribution, seed, kSetStreamBase + set * 64 + t);
+      layout.FillSlot(slot, values.data(), distribution, seed, kSetStreamBase + set * 64 + t);
       StoreAs(slot.dtype, values.data(), values.size(), next);
       next += slot.bytes;
     }
@@ -191,6 +191,7 @@ void TimingBench::Refresh(size_t set_index, size_t round) {
   SetBuffers& set = sets_.at(set_index);
   for (size_t i = 0; i < set.inputs.size(); ++i) {
     const Buffer& input = set.inputs[i];
+    if (input.draw.held) continue;  // a model's weights stay as drawn: only its inputs move
     const std::vector<unsigned char>& pool = pool_[i];
     const size_t element_bytes = DTypeBytes(input.dtype);
     const size_t block_elements = kRefreshBlockBytes / element_bytes;
@@ -240,6 +241,7 @@ Result<double> TimingBench::Call(const std::string& target, size_t set_index, si
   if (tweak) {
     for (size_t i = 0; i < set.inputs.size(); ++i) {
       const Buffer& input = set.inputs[i];
+      if (input.draw.held) continue;  // a model's weights stay as they are between calls
       const size_t element_bytes = DTypeBytes(input.dtype);
       for (size_t m = 0; m < mutations_ && input.count > 0; ++m) {
         const uint64_t index = round * mutations_ + m;

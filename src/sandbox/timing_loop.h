@@ -81,7 +81,8 @@ class TimingBench {
   /// new order (64-byte blocks placed by a random affine permutation, each rotated by a random
   /// count of elements), so the values keep their distribution while no element is likely to
   /// stay where an earlier call saw it. Done after a set's round, untimed, so that the other
-  /// sets' rounds push it out of the cache before its next use.
+  /// sets' rounds push it out of the cache before its next use. A held input (a model's weight)
+  /// keeps its values: a module's parameters do not change between calls.
   void Refresh(size_t set, size_t round);
 
   /// Drops every buffer of `set` (inputs and both sides' outputs) from the caches, so that its

@@ -215,6 +215,35 @@ void CopyingAdd(void* const* p, const int64_t* s) {
   HonestAdd(p, s);
 }
 
+// Keeps a copy of the second input (the weight, below) of its latest call.
+std::vector<float> g_seen_weight;
+void WeightCopyingAdd(void* const* p, const int64_t* s) {
+  const float* b = static_cast<const float*>(p[1]);
+  g_seen_weight.assign(b, b + s[3]);
+  HonestAdd(p, s);
+}
+
+// A model's weight (a held input) is the same in every timing set and never mutated between
+// calls, as a module's parameters are not; the other inputs move.
+TEST(TimingBench, AHeldInputIsTheSameInEverySetAndNeverMutated) {
+  CaseLayout layout = VectorAddLayout(kN);
+  layout.tensors[1].draw.held = true;
+  layout.held_seed = 99;
+  std::vector<float> inputs(TimingInputBytes(layout, 2) / sizeof(float));
+  FillTimingInputs(layout, 2, Distribution::kNormal, 1234, inputs.data());
+  const std::vector<float> weight(inputs.begin() + kN, inputs.begin() + 2 * kN);
+  EXPECT_EQ(std::memcmp(inputs.data() + 3 * kN, weight.data(), kN * sizeof(float)), 0);  // set 1's b
+  EXPECT_NE(std::memcmp(inputs.data() + 2 * kN, inputs.data(), kN * sizeof(float)), 0);  // set 1's a
+  nlohmann::json request = Request(2);
+  request.update(layout.ToJson());
+  auto bench = TimingBench::Create(request, inputs.data(), WeightCopyingAdd, HonestAdd);
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  for (size_t round = 0; round < 6; ++round) {
+    ASSERT_TRUE((*bench)->Call("candidate", round % 2, round, true).ok());
+    EXPECT_EQ(g_seen_weight, weight) << "round " << round;
+  }
+}
+
 TEST(TimingBench, ARefreshMovesEveryValueAndKeepsTheirDistribution) {
   auto inputs = Inputs(2);
   auto bench = TimingBench::Create(Request(2), inputs.data(), CopyingAdd, HonestAdd);

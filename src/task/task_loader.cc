@@ -114,10 +114,11 @@ Result<std::vector<TensorSpec>> TaskReader::Tensors(std::string_view key) {
   return tensors;
 }
 
-// An input's own draw: `distribution`, `scale`, `offset`, `nonnegative` (docs/task_format.md).
+// An input's own draw: `distribution`, `scale`, `offset`, `nonnegative`, `held`
+// (docs/task_format.md).
 Result<InputDraw> TaskReader::Draw(const toml::table& table, bool is_input) {
   InputDraw draw;
-  for (const char* key : {"distribution", "scale", "offset", "nonnegative"}) {
+  for (const char* key : {"distribution", "scale", "offset", "nonnegative", "held"}) {
     if (!is_input && table.contains(key)) return Fail(table.get(key), "'{}' applies to inputs only", key);
   }
   if (const toml::node* node = table.get("distribution")) {
@@ -138,6 +139,10 @@ Result<InputDraw> TaskReader::Draw(const toml::table& table, bool is_input) {
   if (const toml::node* node = table.get("nonnegative")) {
     if (!node->is_boolean()) return Fail(node, "'nonnegative' must be true or false");
     draw.nonnegative = node->as_boolean()->get();
+  }
+  if (const toml::node* node = table.get("held")) {
+    if (!node->is_boolean()) return Fail(node, "'held' must be true or false");
+    draw.held = node->as_boolean()->get();
   }
   return draw;
 }

@@ -179,9 +179,10 @@ std::string WithDerivedWidth(const std::string& shapes) {
 TEST_F(TaskLoaderTest, AnInputMayDrawItsOwnDistributionScaleOffsetAndDomain) {
   auto task = LoadTask(Write(Replace(kToyTask, "name = \"b\"\ndtype = \"fp32\"\n",
                                      "name = \"b\"\ndtype = \"fp32\"\ndistribution = \"uniform\"\n"
-                                     "scale = 0.25\noffset = 1\nnonnegative = true\n")));
+                                     "scale = 0.25\noffset = 1\nnonnegative = true\nheld = true\n")));
   ASSERT_TRUE(task.ok()) << task.error().message;
   EXPECT_TRUE(task->inputs[0].draw.IsDefault());
+  EXPECT_TRUE(task->inputs[1].draw.held);
   const InputDraw& draw = task->inputs[1].draw;
   ASSERT_TRUE(draw.own.has_value());
   EXPECT_EQ(*draw.own, Distribution::kUniform);
@@ -196,6 +197,9 @@ TEST_F(TaskLoaderTest, BadInputDrawsAreRefusedWithTheirLine) {
   EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, input_b, input_b + "distribution = \"gaussian\"\n")), "gaussian"));
   EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, input_b, input_b + "scale = -1.0\n")), "'scale' must be positive"));
   EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, input_b, input_b + "nonnegative = 1\n")), "true or false"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, input_b, input_b + "held = \"yes\"\n")), "'held' must be true or false"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "name = \"y\"\n", "name = \"y\"\nheld = true\n")),
+                       "applies to inputs only"));
   EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "name = \"y\"\n", "name = \"y\"\nscale = 2.0\n")),
                        "applies to inputs only"));
 }

@@ -47,11 +47,14 @@ struct InputDraw {
   double scale = 1.0;               // value = offset + scale * draw
   double offset = 0.0;
   bool nonnegative = false;         // |draw| before scale and offset
+  /// A module's parameter (a weight): the same values in every call at a shape, as a model's
+  /// weights are between calls, drawn from the verification's seed instead of each case's.
+  bool held = false;
   /// Integers instead of any distribution: low + MixCounter(seed, stream, i) % (high - low),
   /// the same on the host and the GPU. Set per case (the bound may be a dim).
   std::optional<IntegerRange> integers;
 
-  bool IsDefault() const { return !own && scale == 1.0 && offset == 0.0 && !nonnegative && !integers; }
+  bool IsDefault() const { return !own && scale == 1.0 && offset == 0.0 && !nonnegative && !held && !integers; }
   bool operator==(const InputDraw&) const = default;
 };
 

@@ -71,6 +71,7 @@ void WorkerSession::StartTimingInputs() {
   // softmax's 13 sets of 96 MiB (page faults, copies, generation) made its cached verdict
   // 5.1-5.9 s; with eviction and 2 sets it is 3.2-3.7 s, at the same per-call times.
   timing_plan_.layout = MakeLayout(task_, task_.bench_shape, kCaseGuardBytes);
+  timing_plan_.layout.held_seed = HeldSeed(secret_seed_);
   for (const auto& slot : timing_plan_.layout.tensors) {
     timing_plan_.set_bytes += slot.output ? 2 * slot.bytes : slot.bytes;
   }

@@ -73,7 +73,8 @@ bool CudaSession::Time() {
   // timing left behind shares it again, so that other verdicts' work goes on meanwhile.
   std::optional<GpuGate::Exclusive> gpu_alone(std::in_place, options_.gpu_gate);
   const CaseSpec& bench = cases_.back();
-  const CaseLayout layout = MakeLayout(task_, bench.shape, kCudaGuardBytes);
+  CaseLayout layout = MakeLayout(task_, bench.shape, kCudaGuardBytes);
+  layout.held_seed = bench.held_seed;  // the arena of the bench shape's cases, whose weights stay
   GuardedArena* arena = ArenaFor(stage, layout);
   if (arena == nullptr) return false;
   const double accumulation = task_.Accumulation(bench.shape);
