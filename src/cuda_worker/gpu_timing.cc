@@ -22,6 +22,8 @@ constexpr int kWarmSamples = 5;
 // Samples on inputs that barely changed since the call before, after the timed rounds.
 constexpr int kReuseSamples = 5;
 constexpr uint64_t kReuseSalt = 0x7e05e;
+// The draws of inputs moved mid-round: far from every round's own, so no round repeats them.
+constexpr uint64_t kMovedInputsRound = uint64_t{1} << 40;
 // nvbench drops samples taken below 75% of the default clock; below 85% of the fastest clock
 // seen in this run is stricter and needs no clock table.
 constexpr double kThrottleFraction = 0.85;
@@ -317,6 +319,13 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     const bool candidate_first = (Mix(config.seed + rounds) & 1) != 0;
     for (int k = 0; k < 2; ++k) {
       Side& side = sides[candidate_first ? k : 1 - k];
+      // The baseline's answer to these inputs is now on the device (its outputs, the blocks its
+      // torch freed), where the candidate, in the same context, could read it: the candidate
+      // never runs on inputs the baseline has just answered (timing_driver.h's PlanRound). New
+      // inputs for both sides, and the baseline again, untimed, on them after the candidate.
+      if (k == 1 && !candidate_first) {
+        if (auto status = regenerate(kMovedInputsRound + rounds); !status.ok()) return status.error();
+      }
       auto sample = sampler.Run(side.entry, side.pointers.data(), 1, true, rounds, side.finish);
       if (!sample.ok()) return sample.error();
       if (sample->blocked) {
@@ -329,6 +338,12 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
         break;
       }
       side.samples.push_back(*sample);
+    }
+    if (!candidate_first && !sides[0].samples.empty()) {
+      Side& baseline_side = sides[1];
+      if (auto status = poison(baseline_side); !status.ok()) return status.error();
+      baseline_side.entry(baseline_side.pointers.data(), bench.scalars(), stream);
+      if (baseline_side.finish != nullptr) baseline_side.finish(stream);
     }
     if (auto status = compare_outputs(); !status.ok()) return status.error();
     ++rounds;

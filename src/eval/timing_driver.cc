@@ -22,6 +22,9 @@ constexpr size_t kMinRoundsForInterval = 10;
 constexpr size_t kReuseSamples = 5;
 constexpr uint64_t kReuseEvery = 4;
 constexpr uint64_t kReuseSalt = 0x2e05e;
+// Refresh rounds of the inputs moved mid-round: far from any round's own refresh, so that no
+// later round of the set sees inputs the baseline has answered.
+constexpr size_t kMovedInputsRound = size_t{1} << 40;
 constexpr auto kSetupTimeout = milliseconds(60'000);
 constexpr auto kCheckTimeout = milliseconds(30'000);
 constexpr double kTamperRelative = 0.2;  // of the candidate's median time
@@ -180,6 +183,14 @@ class Driver {
     return true;
   }
 
+  // Untimed: the worker gives `set` new inputs (a refresh of its own, unlike any round's) and drops
+  // it from the caches.
+  bool MoveInputs(size_t set, size_t round) {
+    Message request;
+    request.header = {{"type", "time_refresh"}, {"set", set}, {"refresh_round", kMovedInputsRound + round}};
+    return Accept(worker_.Request(request, "refreshed", kCheckTimeout, "giving a timing set new inputs"));
+  }
+
   // Untimed: the worker drops `set` from the caches.
   bool Evict(size_t set) {
     Message request;
@@ -192,13 +203,21 @@ class Driver {
   // inputs afterwards. `sample`: where the two times go.
   bool TimeRound(TimingOutcome& outcome, size_t round, size_t set, bool tweak, bool refresh, Sample sample) {
     const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
-    for (int turn = 0; turn < 2; ++turn) {
-      const bool candidate = (turn == 0) == candidate_first;
-      // The second side must not find the set in the caches where the first left it: a
-      // memory-bound kernel would read faster than memory allows (and than its first-side runs).
-      if (turn == 1 && evict_between_sides_ && !Evict(set)) return false;
-      auto call = Call(candidate ? "candidate" : "baseline", set, round, turn == 0 && tweak);
+    bool first_call = true;  // a tweak changes the set before the round's first call
+    for (const RoundStep step : PlanRound(candidate_first, tweak, evict_between_sides_)) {
+      if (step == RoundStep::kEvict) {
+        if (!Evict(set)) return false;
+        continue;
+      }
+      if (step == RoundStep::kMoveInputs) {
+        if (!MoveInputs(set, round)) return false;
+        continue;
+      }
+      const bool candidate = step == RoundStep::kCandidate;
+      auto call = Call(candidate ? "candidate" : "baseline", set, round, first_call && tweak);
+      first_call = false;
       if (!call) return false;
+      if (step == RoundStep::kBaselineUntimed) continue;
       // The evaluator's clock, less the request's own cost; for calls shorter than the noise in
       // that cost, never below what the worker's clock saw (a candidate cannot look faster this
       // way: shrinking the worker's clock only makes the outside time count).
@@ -261,6 +280,20 @@ class Driver {
 };
 
 }  // namespace
+
+std::vector<RoundStep> PlanRound(bool candidate_first, bool tweak, bool evict_between_sides) {
+  if (candidate_first) {
+    // The second side must not find the set in the caches where the first left it: a
+    // memory-bound kernel would read faster than memory allows (and than its first-side runs).
+    if (evict_between_sides) return {RoundStep::kCandidate, RoundStep::kEvict, RoundStep::kBaseline};
+    return {RoundStep::kCandidate, RoundStep::kBaseline};
+  }
+  if (tweak) {
+    if (evict_between_sides) return {RoundStep::kBaseline, RoundStep::kEvict, RoundStep::kCandidate};
+    return {RoundStep::kBaseline, RoundStep::kCandidate};
+  }
+  return {RoundStep::kBaseline, RoundStep::kMoveInputs, RoundStep::kCandidate, RoundStep::kBaselineUntimed};
+}
 
 std::optional<TimingOutcome> DriveTiming(WorkerProcess& worker, const TimingSettings& settings,
                                          int inputs_fd, std::string* error) {

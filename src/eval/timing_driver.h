@@ -58,6 +58,25 @@ struct TimingOutcome {
   std::optional<std::string> tampering;    // the clocks disagree for the candidate only
 };
 
+/// One step of a timing round, in the worker.
+enum class RoundStep {
+  kCandidate,        // the candidate's timed call
+  kBaseline,         // the baseline's timed call
+  kEvict,            // the set out of the caches
+  kMoveInputs,       // the set gets new inputs (and leaves the caches)
+  kBaselineUntimed,  // the baseline again, untimed, on the set's inputs as they are now
+};
+
+/// The steps of a round whose first side is the candidate or not, on inputs just refreshed or
+/// (`tweak`) barely changed since the set's last round. The baseline's answer to the inputs it
+/// has run stays in the worker's memory (its output buffer beside the candidate's, the blocks
+/// torch freed), where a candidate sharing the process could read it instead of computing: so the
+/// candidate never runs on fresh inputs the baseline has just answered. After a baseline that
+/// went first, the set gets new inputs and the baseline runs again, untimed, on those for the
+/// check. A round on barely changed inputs keeps them, as it must to measure reuse; an answer read
+/// there shows as a candidate faster on reused inputs.
+std::vector<RoundStep> PlanRound(bool candidate_first, bool tweak, bool evict_between_sides);
+
 /// Runs the timing rounds. Returns nullopt when the worker failed (see worker.failure()), or
 /// when it answered with an error, which `error` then holds.
 std::optional<TimingOutcome> DriveTiming(WorkerProcess& worker, const TimingSettings& settings,

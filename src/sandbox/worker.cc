@@ -256,6 +256,17 @@ Message HandleTimeCheck(const Message& request, Kernels& kernels, const TimingSt
   return Reply("checked", {{"passed", comparison.passed}, {"description", comparison.Describe()}});
 }
 
+// New inputs for `set` in the middle of a round, and the set out of the caches (timing_driver's
+// MoveInputs): the candidate then never runs on inputs the baseline has just answered.
+Message HandleTimeRefresh(const Message& request, const TimingState& timing) {
+  if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
+  const size_t set = request.header.value("set", size_t{0});
+  if (!timing.bench->HasSet(set)) return Reply("error", {{"message", fmt::format("no timing set {}", set)}});
+  timing.bench->Refresh(set, request.header.value("refresh_round", size_t{0}));
+  timing.bench->Evict(set);
+  return Reply("refreshed");
+}
+
 Message HandleTimeEvict(const Message& request, const TimingState& timing) {
   if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
   const size_t set = request.header.value("set", size_t{0});
@@ -294,7 +305,8 @@ int RunWorker(int channel_fd) {
           return Reply("state", reply);
         }},
        {"time_check", [&](const Message& request) { return HandleTimeCheck(request, kernels, timing); }},
-       {"time_evict", [&](const Message& request) { return HandleTimeEvict(request, timing); }}});
+       {"time_evict", [&](const Message& request) { return HandleTimeEvict(request, timing); }},
+       {"time_refresh", [&](const Message& request) { return HandleTimeRefresh(request, timing); }}});
 }
 
 }  // namespace ksmith
