@@ -319,11 +319,11 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     const bool candidate_first = (Mix(config.seed + rounds) & 1) != 0;
     for (int k = 0; k < 2; ++k) {
       Side& side = sides[candidate_first ? k : 1 - k];
-      // The baseline's answer to these inputs is now on the device (its outputs, the blocks its
-      // torch freed), where the candidate, in the same context, could read it: the candidate
-      // never runs on inputs the baseline has just answered (timing_driver.h's PlanRound). New
-      // inputs for both sides, and the baseline again, untimed, on them after the candidate.
-      if (k == 1 && !candidate_first) {
+      // The first side's answer to these inputs is now on the device (its outputs, the blocks
+      // its torch freed), where the candidate, in the same context, could read it: the second
+      // side runs on new inputs, in either order (timing_driver.h's PlanRound), and the baseline
+      // runs again, untimed, on the candidate's after both.
+      if (k == 1) {
         if (auto status = regenerate(kMovedInputsRound + rounds); !status.ok()) return status.error();
       }
       auto sample = sampler.Run(side.entry, side.pointers.data(), 1, true, rounds, side.finish);
@@ -339,7 +339,11 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
       }
       side.samples.push_back(*sample);
     }
-    if (!candidate_first && !sides[0].samples.empty()) {
+    if (!sides[0].samples.empty()) {
+      // The candidate went first: its inputs again (the draw is the round's), for the baseline.
+      if (candidate_first) {
+        if (auto status = regenerate(rounds); !status.ok()) return status.error();
+      }
       Side& baseline_side = sides[1];
       if (auto status = poison(baseline_side); !status.ok()) return status.error();
       baseline_side.entry(baseline_side.pointers.data(), bench.scalars(), stream);

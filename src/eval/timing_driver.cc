@@ -25,6 +25,7 @@ constexpr uint64_t kReuseSalt = 0x2e05e;
 // Refresh rounds of the inputs moved mid-round: far from any round's own refresh, so that no
 // later round of the set sees inputs the baseline has answered.
 constexpr size_t kMovedInputsRound = size_t{1} << 40;
+constexpr size_t kRenewedInputsRound = size_t{2} << 40;  // a set renewed before a round on fresh inputs
 constexpr auto kSetupTimeout = milliseconds(60'000);
 constexpr auto kCheckTimeout = milliseconds(30'000);
 constexpr double kTamperRelative = 0.2;  // of the candidate's median time
@@ -183,12 +184,19 @@ class Driver {
     return true;
   }
 
-  // Untimed: the worker gives `set` new inputs (a refresh of its own, unlike any round's) and drops
+  // Untimed: the worker gives `set` new inputs (the refresh numbered `refresh_round`) and drops
   // it from the caches.
-  bool MoveInputs(size_t set, size_t round) {
+  bool Refresh(size_t set, size_t refresh_round) {
     Message request;
-    request.header = {{"type", "time_refresh"}, {"set", set}, {"refresh_round", kMovedInputsRound + round}};
+    request.header = {{"type", "time_refresh"}, {"set", set}, {"refresh_round", refresh_round}};
     return Accept(worker_.Request(request, "refreshed", kCheckTimeout, "giving a timing set new inputs"));
+  }
+
+  // Untimed: the worker writes `set`'s inputs back as they are and drops it from the caches.
+  bool Rewrite(size_t set) {
+    Message request;
+    request.header = {{"type", "time_refresh"}, {"set", set}, {"rewrite", true}};
+    return Accept(worker_.Request(request, "refreshed", kCheckTimeout, "rewriting a timing set's inputs"));
   }
 
   // Untimed: the worker drops `set` from the caches.
@@ -199,25 +207,39 @@ class Driver {
   }
 
   // Times both sides, in a secret order, on `set`, and checks the candidate's output against the
-  // baseline's. `tweak`: a few elements of the set change first. `refresh`: the set gets new
-  // inputs afterwards. `sample`: where the two times go.
+  // baseline's (PlanRound). `tweak`: a few elements of the set change first. `refresh`: the set
+  // gets new inputs afterwards. `sample`: where the two times go.
   bool TimeRound(TimingOutcome& outcome, size_t round, size_t set, bool tweak, bool refresh, Sample sample) {
     const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
+    // A round on fresh inputs gets them: a set its last round left as it was holds inputs the
+    // baseline has answered.
+    if (answered_.size() <= set) answered_.resize(set + 1, false);
+    if (!tweak && answered_[set] && !Refresh(set, kRenewedInputsRound + round)) return false;
+    answered_[set] = !refresh;
     bool first_call = true;  // a tweak changes the set before the round's first call
-    for (const RoundStep step : PlanRound(candidate_first, tweak, evict_between_sides_)) {
-      if (step == RoundStep::kEvict) {
-        if (!Evict(set)) return false;
-        continue;
+    for (const RoundStep step : PlanRound(candidate_first, tweak, settings_.spare_set, evict_between_sides_)) {
+      const size_t where = step.spare ? settings_.sets : set;
+      switch (step.kind) {
+        case RoundStep::kEvict:
+          if (!Evict(where)) return false;
+          continue;
+        case RoundStep::kMoveInputs:
+          if (!Refresh(where, kMovedInputsRound + round)) return false;
+          continue;
+        case RoundStep::kRewriteInputs:
+          if (!Rewrite(where)) return false;
+          continue;
+        case RoundStep::kCheck:
+          if (!Check(outcome, where, round)) return false;
+          continue;
+        default:
+          break;
       }
-      if (step == RoundStep::kMoveInputs) {
-        if (!MoveInputs(set, round)) return false;
-        continue;
-      }
-      const bool candidate = step == RoundStep::kCandidate;
-      auto call = Call(candidate ? "candidate" : "baseline", set, round, first_call && tweak);
+      const bool candidate = step.kind == RoundStep::kCandidate || step.kind == RoundStep::kCandidateUntimed;
+      auto call = Call(candidate ? "candidate" : "baseline", where, round, first_call && tweak);
       first_call = false;
       if (!call) return false;
-      if (step == RoundStep::kBaselineUntimed) continue;
+      if (step.kind == RoundStep::kBaselineUntimed || step.kind == RoundStep::kCandidateUntimed) continue;
       // The evaluator's clock, less the request's own cost; for calls shorter than the noise in
       // that cost, never below what the worker's clock saw (a candidate cannot look faster this
       // way: shrinking the worker's clock only makes the outside time count).
@@ -240,9 +262,15 @@ class Driver {
           break;
       }
     }
+    // New inputs for the set's next round, now that this one is done, untimed and long before the
+    // set is used again; in any case the set out of the caches.
+    return refresh ? Refresh(set, round) : Evict(set);
+  }
+
+  // Untimed: the worker compares the candidate's outputs of `set` with the baseline's.
+  bool Check(TimingOutcome& outcome, size_t set, size_t round) {
     Message check;
     check.header = {{"type", "time_check"}, {"set", set}};
-    if (refresh) check.header["refresh_round"] = round;
     auto checked = worker_.Request(check, "checked", kCheckTimeout, "checking a timed output");
     if (!Accept(checked)) return false;
     if (!checked->header.value("passed", false)) {
@@ -273,6 +301,7 @@ class Driver {
 
   WorkerProcess& worker_;
   const TimingSettings& settings_;
+  std::vector<bool> answered_;  // per set: left as it was by its last round, the baseline's answer in memory
   std::string* error_;
   std::set<std::string> finishes_;  // the sides with a ksmith_finish
   // The worker runs on this machine: where its CPU cannot evict, the request would do nothing.
@@ -281,18 +310,35 @@ class Driver {
 
 }  // namespace
 
-std::vector<RoundStep> PlanRound(bool candidate_first, bool tweak, bool evict_between_sides) {
-  if (candidate_first) {
-    // The second side must not find the set in the caches where the first left it: a
-    // memory-bound kernel would read faster than memory allows (and than its first-side runs).
-    if (evict_between_sides) return {RoundStep::kCandidate, RoundStep::kEvict, RoundStep::kBaseline};
-    return {RoundStep::kCandidate, RoundStep::kBaseline};
-  }
+std::vector<RoundStep> PlanRound(bool candidate_first, bool tweak, bool spare_set, bool evict_between_sides) {
+  using enum RoundStep::Kind;
   if (tweak) {
-    if (evict_between_sides) return {RoundStep::kBaseline, RoundStep::kEvict, RoundStep::kCandidate};
-    return {RoundStep::kBaseline, RoundStep::kCandidate};
+    // On barely changed inputs the candidate goes first: after the baseline it would find the
+    // exact answer; before, only the set's last answer, stale where the inputs changed, which is
+    // what the reuse samples are for. The second side must not find the set in the caches where
+    // the first left it: a memory-bound kernel would read faster than memory allows. The secret
+    // bit still decides which side ends the round.
+    std::vector<RoundStep> steps = {{kCandidate}};
+    if (evict_between_sides) steps.push_back({kEvict});
+    steps.insert(steps.end(), {{kBaseline}, {kCheck}});
+    if (candidate_first) steps.push_back({kCandidateUntimed});
+    return steps;
   }
-  return {RoundStep::kBaseline, RoundStep::kMoveInputs, RoundStep::kCandidate, RoundStep::kBaselineUntimed};
+  // The untimed candidate call last ends a candidate-first round with the candidate, as a
+  // baseline-first round ends with the baseline: whichever side opens the next round follows
+  // either side as often (ending every round with the baseline made the unchanged KernelBench
+  // model read 2-3% slower than itself).
+  if (spare_set) {
+    if (candidate_first) {
+      return {{kCandidate}, {kMoveInputs, true}, {kBaseline, true}, {kBaselineUntimed}, {kCheck}, {kCandidateUntimed}};
+    }
+    // The candidate's untimed call (on the round's set, which only the baseline's answer makes
+    // useless to it) matches the other order's: each side runs twice a round, in either order.
+    return {{kBaseline}, {kMoveInputs, true}, {kCandidate, true}, {kCandidateUntimed}, {kBaselineUntimed, true},
+            {kCheck, true}};
+  }
+  if (candidate_first) return {{kCandidate}, {kRewriteInputs}, {kBaseline}, {kCheck}, {kCandidateUntimed}};
+  return {{kBaseline}, {kMoveInputs}, {kCandidate}, {kBaselineUntimed}, {kCheck}};
 }
 
 std::optional<TimingOutcome> DriveTiming(WorkerProcess& worker, const TimingSettings& settings,

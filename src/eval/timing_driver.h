@@ -27,6 +27,7 @@ namespace ksmith {
 struct TimingSettings {
   nlohmann::json bench;  // the TimingBench request: layout, sets, seed, distribution, tolerance
   size_t sets = 1;
+  bool spare_set = false;   // the worker's bench has one more set (its request's "spare_set")
   uint64_t order_seed = 0;  // secret: decides which side goes first in each round
   size_t min_rounds = 5;
   size_t max_rounds = 2000;
@@ -58,24 +59,38 @@ struct TimingOutcome {
   std::optional<std::string> tampering;    // the clocks disagree for the candidate only
 };
 
-/// One step of a timing round, in the worker.
-enum class RoundStep {
-  kCandidate,        // the candidate's timed call
-  kBaseline,         // the baseline's timed call
-  kEvict,            // the set out of the caches
-  kMoveInputs,       // the set gets new inputs (and leaves the caches)
-  kBaselineUntimed,  // the baseline again, untimed, on the set's inputs as they are now
+/// One step of a timing round, in the worker, on the round's set or on the spare one.
+struct RoundStep {
+  enum Kind {
+    kCandidate,         // the candidate's timed call
+    kBaseline,          // the baseline's timed call
+    kEvict,             // the set out of the caches
+    kMoveInputs,        // the set gets new inputs (and leaves the caches)
+    kRewriteInputs,     // the set's inputs written back as they are (and out of the caches): the
+                        // memory traffic of kMoveInputs where there is no spare set
+    kBaselineUntimed,   // the baseline again, untimed, on the set's inputs as they are now
+    kCandidateUntimed,  // the candidate again, untimed, after the check: its output is not looked at
+    kCheck,             // the candidate's outputs against the baseline's
+  };
+  Kind kind;
+  bool spare = false;  // on the spare set (TimingSettings::spare_set), not the round's
+
+  bool operator==(const RoundStep&) const = default;
 };
 
 /// The steps of a round whose first side is the candidate or not, on inputs just refreshed or
 /// (`tweak`) barely changed since the set's last round. The baseline's answer to the inputs it
 /// has run stays in the worker's memory (its output buffer beside the candidate's, the blocks
 /// torch freed), where a candidate sharing the process could read it instead of computing: so the
-/// candidate never runs on fresh inputs the baseline has just answered. After a baseline that
-/// went first, the set gets new inputs and the baseline runs again, untimed, on those for the
-/// check. A round on barely changed inputs keeps them, as it must to measure reuse; an answer read
-/// there shows as a candidate faster on reused inputs.
-std::vector<RoundStep> PlanRound(bool candidate_first, bool tweak, bool evict_between_sides);
+/// candidate never runs on fresh inputs the baseline has just answered. With a spare set, the
+/// second side of a fresh round runs on the spare, given new inputs just before, whichever side it
+/// is, and the baseline runs again, untimed, on the candidate's inputs for the check; without
+/// one, the set itself gets new inputs between the sides when the baseline went first (and the
+/// same inputs written back when the candidate did). A round on barely changed inputs keeps them
+/// for both sides, as it must to measure reuse, and the candidate goes first: only the set's last
+/// answer is in memory then, stale where the inputs changed, and patching it is what the reuse
+/// samples catch. Every round ends with either side as often.
+std::vector<RoundStep> PlanRound(bool candidate_first, bool tweak, bool spare_set, bool evict_between_sides);
 
 /// Runs the timing rounds. Returns nullopt when the worker failed (see worker.failure()), or
 /// when it answered with an error, which `error` then holds.

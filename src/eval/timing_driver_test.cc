@@ -1,83 +1,161 @@
 #include "eval/timing_driver.h"
 
 #include <algorithm>
+#include <set>
 
 #include <gtest/gtest.h>
 
 namespace ksmith {
 namespace {
 
-// Walks a round's steps: which inputs each call saw (a counter that a move of the inputs bumps),
-// and which inputs the baseline had answered when the candidate ran.
+// Walks a round's steps over two sets (the round's, the spare): which inputs each call saw (a
+// number that a move of a set's inputs changes), which the baseline had answered when the
+// candidate ran, and what the check compared.
 struct Walk {
-  int candidate_calls = 0;
-  int baseline_timed_calls = 0;
+  int candidate_timed = 0;
+  int baseline_timed = 0;
   bool candidate_saw_answered_inputs = false;
-  bool checked_on_the_candidates_inputs = false;
+  bool checked_the_timed_candidate_output = false;  // against the baseline on the same inputs
+  bool second_side_on_moved_inputs = false;
+  bool second_side_on_rewritten_or_moved_inputs = false;
   bool caches_dropped_between_sides = false;
+  bool ends_with_candidate = false;  // the round's last call
+  int candidate_untimed = 0;
+  int baseline_untimed = 0;
 };
 
 Walk WalkRound(const std::vector<RoundStep>& steps) {
   Walk walk;
-  int inputs = 0;
-  int answered = -1;   // the inputs the baseline last ran on
-  int candidate = -1;  // the inputs the candidate ran on
-  bool timed_side_done = false;
-  for (const RoundStep step : steps) {
-    switch (step) {
+  int next_inputs = 2;
+  int inputs[2] = {0, 1};             // per set
+  std::set<int> answered;             // inputs the baseline has run on
+  int candidate_inputs[2] = {-1, -1};  // per set: the inputs of the candidate's timed output there
+  int baseline_inputs[2] = {-1, -1};   // per set: the inputs of the baseline's output there
+  bool touched[2] = {false, false};   // moved or rewritten since the round began
+  bool moved[2] = {false, false};
+  bool checked = false;
+  for (const RoundStep& step : steps) {
+    const int set = step.spare ? 1 : 0;
+    const bool second = walk.candidate_timed + walk.baseline_timed == 1;
+    switch (step.kind) {
       case RoundStep::kCandidate:
-        ++walk.candidate_calls;
-        walk.candidate_saw_answered_inputs |= answered == inputs;
-        candidate = inputs;
+        ++walk.candidate_timed;
+        walk.candidate_saw_answered_inputs |= answered.count(inputs[set]) > 0;
+        candidate_inputs[set] = inputs[set];
+        walk.ends_with_candidate = true;
+        if (second) {
+          walk.second_side_on_moved_inputs = moved[set];
+          walk.second_side_on_rewritten_or_moved_inputs = touched[set];
+        }
         break;
       case RoundStep::kBaseline:
-        ++walk.baseline_timed_calls;
-        answered = inputs;
-        break;
       case RoundStep::kBaselineUntimed:
-        answered = inputs;
+        if (step.kind == RoundStep::kBaseline) {
+          ++walk.baseline_timed;
+          if (second) {
+            walk.second_side_on_moved_inputs = moved[set];
+            walk.second_side_on_rewritten_or_moved_inputs = touched[set];
+          }
+        }
+        if (step.kind == RoundStep::kBaselineUntimed) ++walk.baseline_untimed;
+        answered.insert(inputs[set]);
+        baseline_inputs[set] = inputs[set];
+        walk.ends_with_candidate = false;
+        break;
+      case RoundStep::kCandidateUntimed:
+        EXPECT_TRUE(checked || candidate_inputs[set] < 0)
+            << "an untimed candidate call where the timed one wrote, before the check, would replace its output";
+        ++walk.candidate_untimed;
+        walk.ends_with_candidate = true;
         break;
       case RoundStep::kMoveInputs:
-        ++inputs;
-        if (timed_side_done) walk.caches_dropped_between_sides = true;
+        inputs[set] = next_inputs++;
+        moved[set] = touched[set] = true;
+        if (walk.candidate_timed + walk.baseline_timed > 0) walk.caches_dropped_between_sides = true;
         break;
+      case RoundStep::kRewriteInputs:
+        touched[set] = true;
+        [[fallthrough]];
       case RoundStep::kEvict:
-        if (timed_side_done) walk.caches_dropped_between_sides = true;
+        if (walk.candidate_timed + walk.baseline_timed > 0) walk.caches_dropped_between_sides = true;
+        break;
+      case RoundStep::kCheck:
+        checked = true;
+        walk.checked_the_timed_candidate_output = candidate_inputs[set] >= 0 &&
+                                                  candidate_inputs[set] == baseline_inputs[set] &&
+                                                  walk.candidate_timed == 1 && walk.baseline_timed == 1;
         break;
     }
-    timed_side_done = walk.candidate_calls + walk.baseline_timed_calls > 0;
   }
-  walk.checked_on_the_candidates_inputs = answered == candidate;
+  EXPECT_TRUE(checked);
   return walk;
 }
 
-// Whatever the secret order, a round times each side once, compares them on the same inputs,
-// and never lets the candidate run on fresh inputs that the baseline has just answered.
+// Whatever the secret order, a round on fresh inputs times each side once, checks the candidate's
+// timed output against the baseline on the same inputs, and never lets the candidate run on
+// inputs the baseline has answered.
 TEST(PlanRound, TheCandidateNeverRunsOnFreshInputsTheBaselineHasAnswered) {
-  for (const bool candidate_first : {true, false}) {
-    for (const bool evict : {true, false}) {
-      const Walk walk = WalkRound(PlanRound(candidate_first, /*tweak=*/false, evict));
-      SCOPED_TRACE(testing::Message() << "candidate first " << candidate_first << ", evict " << evict);
-      EXPECT_EQ(walk.candidate_calls, 1);
-      EXPECT_EQ(walk.baseline_timed_calls, 1);
-      EXPECT_FALSE(walk.candidate_saw_answered_inputs);
-      EXPECT_TRUE(walk.checked_on_the_candidates_inputs);
-      if (evict) EXPECT_TRUE(walk.caches_dropped_between_sides);
+  for (const bool spare : {true, false}) {
+    for (const bool candidate_first : {true, false}) {
+      for (const bool evict : {true, false}) {
+        SCOPED_TRACE(testing::Message() << "spare " << spare << ", candidate first " << candidate_first << ", evict "
+                                        << evict);
+        const Walk walk = WalkRound(PlanRound(candidate_first, /*tweak=*/false, spare, evict));
+        EXPECT_EQ(walk.candidate_timed, 1);
+        EXPECT_EQ(walk.baseline_timed, 1);
+        EXPECT_FALSE(walk.candidate_saw_answered_inputs);
+        EXPECT_TRUE(walk.checked_the_timed_candidate_output);
+        EXPECT_TRUE(walk.caches_dropped_between_sides);
+      }
     }
   }
 }
 
-// A round on barely changed inputs keeps them for both sides: it measures reuse.
+// The second side's call follows the same memory traffic in either order: with a spare set it
+// always runs on inputs just moved there; without, on inputs moved or written back.
+TEST(PlanRound, TheSecondSideFindsTheSameInEitherOrder) {
+  for (const bool candidate_first : {true, false}) {
+    EXPECT_TRUE(WalkRound(PlanRound(candidate_first, false, true, true)).second_side_on_moved_inputs);
+    EXPECT_TRUE(WalkRound(PlanRound(candidate_first, false, false, true)).second_side_on_rewritten_or_moved_inputs);
+  }
+}
+
+// A round on barely changed inputs keeps them for both sides, as it must to measure reuse, and
+// the candidate goes first: the baseline's exact answer is not there yet.
 TEST(PlanRound, ARoundOnBarelyChangedInputsKeepsThemForBothSides) {
   for (const bool candidate_first : {true, false}) {
-    const auto steps = PlanRound(candidate_first, /*tweak=*/true, /*evict_between_sides=*/true);
-    EXPECT_EQ(std::count(steps.begin(), steps.end(), RoundStep::kMoveInputs), 0);
-    EXPECT_EQ(std::count(steps.begin(), steps.end(), RoundStep::kBaselineUntimed), 0);
+    const auto steps = PlanRound(candidate_first, /*tweak=*/true, /*spare_set=*/true, /*evict_between_sides=*/true);
+    for (const RoundStep& step : steps) {
+      EXPECT_FALSE(step.spare);
+      EXPECT_NE(step.kind, RoundStep::kMoveInputs);
+      EXPECT_NE(step.kind, RoundStep::kBaselineUntimed);
+    }
+    EXPECT_EQ(steps.front().kind, RoundStep::kCandidate);
     const Walk walk = WalkRound(steps);
-    EXPECT_EQ(walk.candidate_calls, 1);
-    EXPECT_EQ(walk.baseline_timed_calls, 1);
-    EXPECT_TRUE(walk.checked_on_the_candidates_inputs);
+    EXPECT_FALSE(walk.candidate_saw_answered_inputs);
+    EXPECT_TRUE(walk.checked_the_timed_candidate_output);
     EXPECT_TRUE(walk.caches_dropped_between_sides);
+  }
+}
+
+// Each side is called as often in either order (with a spare set), and the secret order decides
+// which side ends a round, so the side that opens the next round follows either side as often.
+TEST(PlanRound, EachSideRunsAsOftenInEitherOrder) {
+  const Walk candidate_first = WalkRound(PlanRound(true, false, true, true));
+  const Walk baseline_first = WalkRound(PlanRound(false, false, true, true));
+  EXPECT_EQ(candidate_first.candidate_untimed, baseline_first.candidate_untimed);
+  EXPECT_EQ(candidate_first.baseline_untimed, baseline_first.baseline_untimed);
+}
+
+// The secret order decides which side ends a round, so the side that opens the next round
+// follows either side as often.
+TEST(PlanRound, EitherSideEndsARoundAsOften) {
+  for (const bool spare : {true, false}) {
+    for (const bool tweak : {false, true}) {
+      EXPECT_NE(WalkRound(PlanRound(true, tweak, spare, true)).ends_with_candidate,
+                WalkRound(PlanRound(false, tweak, spare, true)).ends_with_candidate)
+          << "spare " << spare << ", tweak " << tweak;
+    }
   }
 }
 

@@ -84,6 +84,10 @@ class TimingBench {
   /// sets' rounds push it out of the cache before its next use. A held input (a model's weight)
   /// keeps its values: a module's parameters do not change between calls.
   void Refresh(size_t set, size_t round);
+  /// Writes every cache line of `set`'s inputs back with the values it holds (held inputs aside,
+  /// as Refresh leaves them): the memory traffic of a Refresh without new values, so that a side
+  /// that runs after a Refresh and one that runs after this find memory in the same state.
+  void Rewrite(size_t set);
 
   /// Drops every buffer of `set` (inputs and both sides' outputs) from the caches, so that its
   /// next call starts cold, as on a machine whose cache the rotating sets overflow. Done after a

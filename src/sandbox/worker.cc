@@ -258,11 +258,16 @@ Message HandleTimeCheck(const Message& request, Kernels& kernels, const TimingSt
 
 // New inputs for `set` in the middle of a round, and the set out of the caches (timing_driver's
 // MoveInputs): the candidate then never runs on inputs the baseline has just answered.
+// With "rewrite", the same values written back instead (TimingBench::Rewrite).
 Message HandleTimeRefresh(const Message& request, const TimingState& timing) {
   if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
   const size_t set = request.header.value("set", size_t{0});
   if (!timing.bench->HasSet(set)) return Reply("error", {{"message", fmt::format("no timing set {}", set)}});
-  timing.bench->Refresh(set, request.header.value("refresh_round", size_t{0}));
+  if (request.header.value("rewrite", false)) {
+    timing.bench->Rewrite(set);
+  } else {
+    timing.bench->Refresh(set, request.header.value("refresh_round", size_t{0}));
+  }
   timing.bench->Evict(set);
   return Reply("refreshed");
 }
