@@ -244,6 +244,30 @@ TEST(TimingBench, AHeldInputIsTheSameInEverySetAndNeverMutated) {
   }
 }
 
+// With "spare_set", the bench has one set past the evaluator's, starting as set 0, which a refresh
+// gives inputs of its own and on which both sides run and are checked like any set's.
+TEST(TimingBench, ASpareSetStartsAsSetZeroAndRunsLikeAnyOther) {
+  auto inputs = Inputs(2);
+  nlohmann::json request = Request(2);
+  request["spare_set"] = true;
+  g_seen_input.clear();
+  auto bench = TimingBench::Create(request, inputs.data(), CopyingAdd, HonestAdd);
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  ASSERT_TRUE((*bench)->HasSet(2));
+  EXPECT_FALSE((*bench)->HasSet(3));
+  ASSERT_TRUE((*bench)->Call("candidate", 2, 0, false).ok());
+  const std::vector<float> set_zero(inputs.begin(), inputs.begin() + kN);
+  EXPECT_EQ(g_seen_input, set_zero);
+  (*bench)->Refresh(2, 7);
+  ASSERT_TRUE((*bench)->Call("candidate", 2, 1, false).ok());
+  EXPECT_NE(g_seen_input, set_zero);
+  ASSERT_TRUE((*bench)->Call("baseline", 2, 1, false).ok());
+  EXPECT_TRUE((*bench)->Check(2).passed);
+  auto without = TimingBench::Create(Request(2), inputs.data(), CopyingAdd, HonestAdd);
+  ASSERT_TRUE(without.ok());
+  EXPECT_FALSE((*without)->HasSet(2));
+}
+
 TEST(TimingBench, ARefreshMovesEveryValueAndKeepsTheirDistribution) {
   auto inputs = Inputs(2);
   auto bench = TimingBench::Create(Request(2), inputs.data(), CopyingAdd, HonestAdd);

@@ -256,8 +256,8 @@ Message HandleTimeCheck(const Message& request, Kernels& kernels, const TimingSt
   return Reply("checked", {{"passed", comparison.passed}, {"description", comparison.Describe()}});
 }
 
-// New inputs for `set` in the middle of a round, and the set out of the caches (timing_driver's
-// MoveInputs): the candidate then never runs on inputs the baseline has just answered.
+// New inputs for `set` (the refresh numbered "refresh_round"), and the set out of the caches: after
+// a round, and within one where the second side runs on new inputs (timing_driver.h's PlanRound).
 // With "rewrite", the same values written back instead (TimingBench::Rewrite).
 Message HandleTimeRefresh(const Message& request, const TimingState& timing) {
   if (!timing.bench) return Reply("error", {{"message", "timing was not set up"}});
