@@ -31,7 +31,8 @@ std::string BuildKernelBenchSystemPrompt(const PromptContext& context) {
       "- Custom kernels: {}. Compile them when the file is imported (at module level), not inside `forward`: "
       "the file is built once in a sandbox that may run the compiler, and verified in one that runs no programs.\n"
       "- Keep Model's parameters: the same names and shapes (for example `linear.weight`), or the same order; "
-      "ksmith sets their values and they change between calls.\n",
+      "ksmith sets their values after the constructor (not the initial ones) and keeps them the same in every "
+      "call at a size, so derive from them in `forward` (once, if you like), never in `__init__`.\n",
       gpu ? "CUDA C++ through `torch.utils.cpp_extension.load_inline`, or Triton (`@triton.jit`)"
           : "C++ through `torch.utils.cpp_extension.load_inline`");
   if (gpu) {
