@@ -230,9 +230,12 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   auto tensor = [&](const Side& side, size_t slot) {
     return side.base + (bench.DeviceTensor(slot) - bench.device_base());
   };
+  // The outputs, or the inputs that are drawn anew: a held input (a model's weight) keeps the
+  // values the bench case gave it, in every round and in the last call, as weights do between calls.
   auto for_slots = [&](bool outputs, auto&& action) -> Status {
     for (size_t slot = 0; slot < layout.tensors.size(); ++slot) {
       if (layout.tensors[slot].output != outputs) continue;
+      if (!outputs && layout.tensors[slot].draw.held) continue;
       if (auto status = action(slot, layout.tensors[slot].Elements()); !status.ok()) return status;
     }
     return {};
@@ -249,7 +252,6 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   // no cache of earlier inputs or outputs, however it is keyed, saves any work.
   auto regenerate = [&](uint64_t round) {
     return for_slots(false, [&](size_t slot, uint64_t count) -> Status {
-      if (layout.tensors[slot].draw.held) return {};  // a model's weights stay between calls
       const uint64_t seed = Mix(config.seed ^ (round * 1315423911ull));
       for (const Side& side : sides) {
         KS_TRY_CUDA("input generation", LaunchDrawnFill(layout.tensors[slot], tensor(side, slot), count,
@@ -261,7 +263,6 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   // A few swapped pairs: inputs that barely differ from the call before.
   auto mutate = [&](uint64_t round) {
     return for_slots(false, [&](size_t slot, uint64_t count) -> Status {
-      if (layout.tensors[slot].draw.held) return {};
       const uint64_t seed = Mix(config.seed ^ kReuseSalt ^ (round * 1315423911ull + slot));
       for (const Side& side : sides) {
         KS_TRY_CUDA("input mutation", LaunchSwapMutation(tensor(side, slot), count,
@@ -404,7 +405,6 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   if (config.final_seed == 0) {
     if (auto status = regenerate(rounds + kWarmSamples + 1); !status.ok()) return status.error();
   } else if (auto status = for_slots(false, [&](size_t slot, uint64_t count) -> Status {
-               if (layout.tensors[slot].draw.held) return {};
                KS_TRY_CUDA("input generation",
                            LaunchDrawnFill(layout.tensors[slot], tensor(sides[0], slot), count, config.distribution,
                                            config.final_seed,

@@ -51,7 +51,7 @@ enum class Sample { kTimed, kReused, kPairFresh, kPairReused, kDiscarded };
 class Driver {
  public:
   Driver(WorkerProcess& worker, const TimingSettings& settings, std::string* error)
-      : worker_(worker), settings_(settings), error_(error) {}
+      : worker_(worker), settings_(settings), answered_(settings.sets, false), error_(error) {}
 
   // One timed request: returns {outer, inner} in microseconds.
   std::optional<std::pair<double, double>> Call(const std::string& target, size_t set, size_t round,
@@ -213,9 +213,8 @@ class Driver {
     const bool candidate_first = (MixCounter(settings_.order_seed, 0x0de5, round) & 1) == 0;
     // A round on fresh inputs gets them: a set its last round left as it was holds inputs the
     // baseline has answered.
-    if (answered_.size() <= set) answered_.resize(set + 1, false);
-    if (!tweak && answered_[set] && !Refresh(set, kRenewedInputsRound + round)) return false;
-    answered_[set] = !refresh;
+    if (!tweak && answered_.at(set) && !Refresh(set, kRenewedInputsRound + round)) return false;
+    answered_.at(set) = !refresh;
     bool first_call = true;  // a tweak changes the set before the round's first call
     for (const RoundStep step : PlanRound(candidate_first, tweak, settings_.spare_set, evict_between_sides_)) {
       const size_t where = step.spare ? settings_.sets : set;

@@ -85,8 +85,9 @@ class TimingBench {
   /// keeps its values: a module's parameters do not change between calls.
   void Refresh(size_t set, size_t round);
   /// Writes every cache line of `set`'s inputs back with the values it holds (held inputs aside,
-  /// as Refresh leaves them): the memory traffic of a Refresh without new values, so that a side
-  /// that runs after a Refresh and one that runs after this find memory in the same state.
+  /// as Refresh leaves them): the memory traffic of a Refresh without new values, for the side
+  /// that runs second where a Refresh preceded the other order's second side (without a spare set:
+  /// docs/benchmarks.md measured it leaving a 1-2% bias against the candidate).
   void Rewrite(size_t set);
 
   /// Drops every buffer of `set` (inputs and both sides' outputs) from the caches, so that its

@@ -245,14 +245,10 @@ Message HandleTimeCheck(const Message& request, Kernels& kernels, const TimingSt
   // the check would be charged to the candidate's side alone.
   GuardProcessState(kernels);
   const size_t set = request.header.value("set", size_t{0});
+  if (!timing.bench->HasSet(set)) return Reply("error", {{"message", fmt::format("no timing set {}", set)}});
+  // The set's new inputs and its eviction are time_refresh's and time_evict's, which end every
+  // round (timing_driver.h's PlanRound): an untimed call of a side may follow the check.
   const Comparison comparison = timing.bench->Check(set);
-  // New inputs for the set's next round, now that this one is done, and the set out of the
-  // caches: untimed, and long before the set is used again.
-  if (const auto refresh = request.header.find("refresh_round"); refresh != request.header.end() &&
-                                                                  refresh->is_number_unsigned()) {
-    timing.bench->Refresh(set, refresh->get<size_t>());
-  }
-  timing.bench->Evict(set);
   return Reply("checked", {{"passed", comparison.passed}, {"description", comparison.Describe()}});
 }
 
