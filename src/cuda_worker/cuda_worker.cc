@@ -48,6 +48,7 @@ struct WorkerState {
   // The candidate's, only where the evaluator says ksmith generated its shim (a KernelBench-format
   // candidate): a candidate's own code would do untimed work there.
   CudaFinish candidate_finish = nullptr;
+  bool attributes_launches = false;  // the evaluator named the candidate's own code
   StateChangesReport candidate_state = nullptr;  // the same shim's report of what its Python changed
   std::map<std::string, std::unique_ptr<DeviceCase>> cases;
   // The device copy of a case's memory as the stream left it, for the late-write check; grown
@@ -113,6 +114,9 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
   } else {
     protections.notes.push_back("sandbox disabled by the evaluator");
   }
+  const auto own_code = request.header.value("own_code", std::vector<std::string>{});
+  state.attributes_launches = !own_code.empty();
+  state.monitor->SetOwnCode(own_code);
   // Trusted kernels first; the candidate's static constructors run last, inside the walls.
   const char* roles[] = {"reference", "baseline", "candidate"};
   for (int i = 0; i < 3; ++i) {
@@ -221,6 +225,9 @@ Message HandleRun(const Message& request, WorkerState& state) {
     return CudaError(state, "uploading the case", error);
   }
   const auto uploaded = Clock::now();
+  // The checked calls only: attributing each launch walks the stack, which no timed call pays.
+  const bool attribute = target == "candidate" && state.attributes_launches;
+  state.monitor->AttributeLaunches(attribute);
   state.monitor->Begin(state.stream, {state.copy_stream});
   // Extra calls first (a secret number, in the re-check): a kernel that counts its calls
   // changes behaviour somewhere in there, and the checked call is the last one.
@@ -265,6 +272,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
   }
   const auto downloaded = Clock::now();
   StreamReport streams = state.monitor->Collect();
+  state.monitor->AttributeLaunches(false);
   const auto collected = Clock::now();
   auto us = [](auto from, auto to) { return std::chrono::duration<double, std::micro>(to - from).count(); };
   nlohmann::json reply = {
@@ -279,6 +287,10 @@ Message HandleRun(const Message& request, WorkerState& state) {
                     {"call", us(start, complete)}, {"download", us(complete, downloaded)},
                     {"collect", us(downloaded, collected)}}}};
   if (launch_error != cudaSuccess) reply["launch_error"] = CudaText(launch_error);
+  if (attribute) {
+    reply["own_kernels"] = streams.own_kernels;
+    reply["launched_by"] = streams.launched_by;
+  }
   return Reply("result", std::move(reply));
 }
 

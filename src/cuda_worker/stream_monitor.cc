@@ -7,10 +7,15 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
+
+#include "binary/launch_origin.h"
 
 namespace ksmith {
 namespace {
@@ -22,6 +27,7 @@ constexpr size_t kMaxViolations = 8;
 constexpr uint64_t kLateMarginNs = 5'000'000;
 
 struct KernelRecord {
+  uint32_t correlation_id = 0;
   uint32_t stream_id = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
@@ -42,6 +48,10 @@ struct MonitorState {
   std::vector<std::string> api_violations;
   pid_t main_thread = 0;
   CUpti_SubscriberHandle subscriber = nullptr;
+  // While launches are attributed: each launch's calling library, by CUPTI's correlation id.
+  std::optional<LaunchOrigin> origin;
+  bool attributing = false;
+  std::map<uint32_t, std::string> launched_by;
 };
 
 MonitorState& State() {
@@ -66,8 +76,8 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
       case CUPTI_ACTIVITY_KIND_KERNEL: {
         const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        state.kernels.push_back(
-            {kernel->streamId, kernel->start, kernel->end, kernel->name ? kernel->name : "?"});
+        state.kernels.push_back({kernel->correlationId, kernel->streamId, kernel->start, kernel->end,
+                                 kernel->name ? kernel->name : "?"});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -94,10 +104,17 @@ void CUPTIAPI OnApiCall(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, co
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   if (info->callbackSite != CUPTI_API_ENTER || info->functionName == nullptr) return;
   auto& state = State();
-  if (ThreadId() == state.main_thread) return;
   const std::string_view name = info->functionName;
-  const bool enqueues = name.find("Launch") != std::string_view::npos ||
-                        name.find("Memcpy") != std::string_view::npos ||
+  const bool launches = name.find("Launch") != std::string_view::npos;
+  if (ThreadId() == state.main_thread) {
+    if (launches && state.attributing && state.origin) {
+      std::string caller = state.origin->Caller();
+      std::lock_guard lock(state.mutex);
+      state.launched_by[info->correlationId] = std::move(caller);
+    }
+    return;
+  }
+  const bool enqueues = launches || name.find("Memcpy") != std::string_view::npos ||
                         name.find("Memset") != std::string_view::npos;
   if (!enqueues) return;
   std::lock_guard lock(state.mutex);
@@ -133,6 +150,8 @@ struct Window {
 Result<std::unique_ptr<StreamMonitor>> StreamMonitor::Start() {
   auto& state = State();
   state.main_thread = ThreadId();
+  // What a launch passes through on its way to the GPU, never the code that asked for it.
+  state.origin.emplace(std::vector<std::string>{"libcuda.", "libcupti", "libcudart", "libnvidia-"});
   if (auto result = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
       result != CUPTI_SUCCESS) {
     return MakeError(ErrorKind::kUnsupported, "CUPTI activity callbacks: {}", CuptiText(result));
@@ -166,6 +185,11 @@ void StreamMonitor::Begin(cudaStream_t allowed, const std::vector<cudaStream_t>&
     state.kernels.clear();
     state.transfers.clear();
   }
+  {
+    auto& state = State();
+    std::lock_guard lock(state.mutex);
+    state.launched_by.clear();
+  }
   window = Window{};
   window.allowed_stream = StreamId(allowed);
   for (auto stream : trusted_streams) window.trusted_streams.insert(StreamId(stream));
@@ -191,6 +215,12 @@ StreamReport StreamMonitor::Collect(bool idle) {
     } else if (kernel.stream_id == window.allowed_stream) {
       ++report.kernels_on_stream;
       report.device_time_ns += kernel.end_ns - kernel.start_ns;
+      if (state.attributing) {
+        const auto found = state.launched_by.find(kernel.correlation_id);
+        const std::string library = found != state.launched_by.end() ? found->second : std::string();
+        if (!library.empty() && IsOwn(library)) ++report.own_kernels;
+        ++report.launched_by[library.empty() ? "unknown" : library.substr(library.rfind('/') + 1)];
+      }
     } else {
       add(fmt::format("kernel {} ran on stream {}, not on the stream it was given (stream {})",
                       kernel.name, kernel.stream_id, window.allowed_stream));
@@ -207,7 +237,25 @@ StreamReport StreamMonitor::Collect(bool idle) {
   }
   state.kernels.clear();
   state.transfers.clear();
+  state.launched_by.clear();
   return report;
+}
+
+bool StreamMonitor::IsOwn(const std::string& library) {
+  auto [known, added] = own_library_.try_emplace(library, false);
+  if (added) {
+    // As loaded (the path the loader was given) or as it really lies (through symbolic links).
+    std::error_code error;
+    const std::string real = std::filesystem::weakly_canonical(library, error).string();
+    known->second = IsUnder(library, own_code_) || (!error && IsUnder(real, own_code_));
+  }
+  return known->second;
+}
+
+void StreamMonitor::AttributeLaunches(bool on) {
+  auto& state = State();
+  std::lock_guard lock(state.mutex);
+  state.attributing = on && !own_code_.empty();
 }
 
 }  // namespace ksmith

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,11 @@ struct StreamReport {
   int kernels_on_stream = 0;
   std::vector<std::string> violations;  // empty when the call kept to its stream and thread
   uint64_t device_time_ns = 0;          // summed kernel durations on the allowed stream
+  // While launches are attributed: the allowed stream's kernels whose launching library lies in
+  // the candidate's own code, and every kernel's launching library by file name ("unknown" where
+  // CUPTI named no launch for it).
+  int own_kernels = 0;
+  std::map<std::string, int> launched_by;
 };
 
 class StreamMonitor {
@@ -40,8 +46,23 @@ class StreamMonitor {
   /// work a candidate left behind.
   StreamReport Collect(bool idle = false);
 
+  /// The files and folders that are the candidate's own code (its library, its build's folder).
+  void SetOwnCode(std::vector<std::string> own_code) {
+    own_code_ = std::move(own_code);
+    own_library_.clear();
+  }
+  /// From the next Begin(), each launch from the main thread is attributed to the library that
+  /// made it (a stack walk per launch: for the checked calls, never the timed ones). Needs
+  /// SetOwnCode first.
+  void AttributeLaunches(bool on);
+
  private:
   StreamMonitor() = default;
+
+  bool IsOwn(const std::string& library);
+
+  std::vector<std::string> own_code_;  // canonical paths
+  std::map<std::string, bool> own_library_;  // each launching library, judged once
 };
 
 }  // namespace ksmith

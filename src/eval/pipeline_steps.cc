@@ -96,6 +96,32 @@ std::string CustomCodeLabel(const nlohmann::json& custom_code) {
                      calls);
 }
 
+void LaunchedKernels::Add(const nlohmann::json& run_reply) {
+  const auto own = run_reply.find("own_kernels");
+  const auto libraries = run_reply.find("launched_by");
+  if (own == run_reply.end() || !own->is_number_integer() || libraries == run_reply.end() || !libraries->is_object()) {
+    return;
+  }
+  ++runs;
+  if (own->get<int64_t>() == 0) ++runs_without_own_kernel;
+  for (const auto& [library, count] : libraries->items()) {
+    if (count.is_number_integer()) by_library[library] += count.get<int64_t>();
+  }
+}
+
+std::string LaunchedKernelsLabel(const LaunchedKernels& launched) {
+  if (launched.runs <= 0 || launched.runs_without_own_kernel <= 0) return "";
+  std::vector<std::string> libraries;
+  for (const auto& [library, count] : launched.by_library) libraries.push_back(fmt::format("{} {}", library, count));
+  const std::string from = libraries.empty() ? "no kernel ran" : "kernels by launching library: " + fmt::format("{}", fmt::join(libraries, ", "));
+  if (launched.runs_without_own_kernel >= launched.runs) {
+    return fmt::format("no custom kernel (CUPTI: none of its {} checked runs launched a kernel from its own code; {})",
+                       launched.runs, from);
+  }
+  return fmt::format("custom kernel in some calls only (CUPTI: {} of {} checked runs launched no kernel from its own "
+                     "code: a fallback; {})", launched.runs_without_own_kernel, launched.runs, from);
+}
+
 std::vector<std::string> StateReportLabels(const nlohmann::json& state_reply) {
   std::vector<std::string> labels;
   if (std::string label = CustomCodeLabel(state_reply.value("custom_code", nlohmann::json())); !label.empty()) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,23 @@ std::string ProcessStateReason(const std::vector<std::string>& changes);
 /// a Triton kernel): "no custom kernel" when none did, "custom kernel in some calls only" for a
 /// fallback taken at times; empty when every call ran its own code or nothing was counted.
 std::string CustomCodeLabel(const nlohmann::json& custom_code);
+
+/// What CUPTI saw a KernelBench candidate's checked runs launch (the CUDA worker attributes each
+/// kernel to the library whose code launched it): runs counted, runs in which none of the kernels
+/// came from the candidate's own code, and kernels by launching library.
+struct LaunchedKernels {
+  int64_t runs = 0;
+  int64_t runs_without_own_kernel = 0;
+  std::map<std::string, int64_t> by_library;
+
+  /// Adds one run's worker reply ("own_kernels", "launched_by"); a reply without them is skipped.
+  void Add(const nlohmann::json& run_reply);
+};
+
+/// "no custom kernel" when no checked run launched a kernel from the candidate's own code,
+/// "custom kernel in some calls only" when some did not; each naming where the kernels came from.
+/// Empty when every run launched its own, or none was attributed.
+std::string LaunchedKernelsLabel(const LaunchedKernels& launched);
 
 /// The labels a KernelBench-format candidate's state report (the workers' "state" reply) gives
 /// the verdict: CustomCodeLabel's, and its changes of settings that only its own calls read while

@@ -41,5 +41,28 @@ TEST(RaisedPythonException, IsEmptyWhereNoPythonRaised) {
   EXPECT_EQ(RaisedPythonException("Error in cpuinfo: failed to parse processor information\n"), "");
 }
 
+// CUPTI's attribution of a KernelBench candidate's runs: a run that launched only torch's and
+// cuBLAS's kernels is a run without a custom kernel; the label names where the kernels came from.
+TEST(LaunchedKernelsLabel, CountsRunsWithoutAKernelOfItsOwnAndNamesTheLibraries) {
+  LaunchedKernels fallback;
+  fallback.Add(nlohmann::json{{"own_kernels", 1}, {"launched_by", {{"ksmith_ext_relu.so", 1}}}});
+  fallback.Add(nlohmann::json{{"own_kernels", 0}, {"launched_by", {{"libtorch_cuda.so", 2}}}});
+  fallback.Add(nlohmann::json{{"kernels", 3}});  // not attributed: not counted
+  EXPECT_EQ(fallback.runs, 2);
+  EXPECT_EQ(LaunchedKernelsLabel(fallback),
+            "custom kernel in some calls only (CUPTI: 1 of 2 checked runs launched no kernel from its own code: a "
+            "fallback; kernels by launching library: ksmith_ext_relu.so 1, libtorch_cuda.so 2)");
+
+  LaunchedKernels torch_only;
+  torch_only.Add(nlohmann::json{{"own_kernels", 0}, {"launched_by", {{"libtorch_cuda.so", 1}, {"libcublasLt.so.12", 2}}}});
+  EXPECT_TRUE(LaunchedKernelsLabel(torch_only).starts_with("no custom kernel (CUPTI: none of its 1 checked runs"))
+      << LaunchedKernelsLabel(torch_only);
+
+  LaunchedKernels own;
+  own.Add(nlohmann::json{{"own_kernels", 2}, {"launched_by", {{"__triton_launcher.so", 2}}}});
+  EXPECT_EQ(LaunchedKernelsLabel(own), "");
+  EXPECT_EQ(LaunchedKernelsLabel(LaunchedKernels{}), "");
+}
+
 }  // namespace
 }  // namespace ksmith

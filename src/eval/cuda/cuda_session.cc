@@ -141,6 +141,17 @@ std::vector<std::string> WithBaselineFolders(const Task& task, std::vector<std::
 
 }  // namespace
 
+std::vector<std::string> CudaSession::OwnCode() const {
+  std::vector<std::string> folders;
+  if (!options_.candidate_finish) return folders;  // ksmith's own contract: the candidate is its kernel
+  for (const auto& folder : options_.candidate_readable) {
+    std::error_code error;
+    const auto real = std::filesystem::weakly_canonical(folder, error);
+    folders.push_back(error ? folder.string() : real.string());
+  }
+  return folders;
+}
+
 std::vector<std::string> CudaSession::CandidateReadable(const std::filesystem::path& candidate,
                                                        const std::filesystem::path& baseline) const {
   std::vector<std::string> folders = WithBaselineFolders(task_, {candidate.parent_path().string(), baseline.parent_path().string()});
@@ -172,6 +183,9 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
                   {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
                   {"candidate_finish", options_.candidate_finish},
                   {"readable", CandidateReadable(candidate, baseline)},
+                  // A KernelBench candidate's own code is what its build made: the kernels its
+                  // checked runs launch are attributed to it or to torch, cuBLAS, ...
+                  {"own_code", OwnCode()},
                   {"limits", WorkerLimits()}};
   auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
   stage.seconds = SecondsSince(start);
@@ -327,6 +341,7 @@ bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCas
   if (!reference.ok()) return Finish(stage, VerdictStatus::kInfraError, reference.error().message, FailureKind::kInfrastructure);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false, &spec);
   if (!JudgeReply(stage, *reply, CaseRefFor(task_, spec))) return false;
+  launched_.Add(reply->header);
   const nlohmann::json phases = reply->header.value("phase_us", nlohmann::json::object());
   for (const auto& [phase, value] : phases.items()) {
     if (value.is_number()) AddMilliseconds(counters.worker_phase_ms, phase, value.get<double>() / 1000);
@@ -492,7 +507,12 @@ bool CudaSession::PythonState() {
   auto reply = workers_.candidate->Request(request, "state", kCudaSetupTimeout, "reading the process state");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
-  for (auto& label : StateReportLabels(reply->header)) verdict_.labels.push_back(std::move(label));
+  // What CUPTI saw launched, where it saw anything, says whether a custom kernel ran; Python's
+  // count of its own extension and Triton calls stands in only where it saw nothing.
+  nlohmann::json report = reply->header;
+  if (launched_.runs > 0) report.erase("custom_code");
+  for (auto& label : StateReportLabels(report)) verdict_.labels.push_back(std::move(label));
+  if (std::string label = LaunchedKernelsLabel(launched_); !label.empty()) verdict_.labels.push_back(std::move(label));
   const auto changes = reply->header.value("changes", std::vector<std::string>{});
   if (!changes.empty()) {
     stage.details.violations = changes;

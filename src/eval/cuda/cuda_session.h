@@ -21,6 +21,7 @@
 #include "eval/case_feed.h"
 #include "eval/cases.h"
 #include "eval/eval_options.h"
+#include "eval/pipeline_steps.h"
 #include "eval/verdict.h"
 #include "sandbox/layout.h"
 #include "sandbox/shared_arena.h"
@@ -112,6 +113,8 @@ class CudaSession {
   /// A KernelBench candidate's Python changes of process state (each undone before the baseline
   /// ran): an integrity violation, as on the CPU. Only for a shim the pipeline generated.
   bool PythonState();
+  /// What the CUDA worker attributes launches to: a KernelBench candidate's build folder.
+  std::vector<std::string> OwnCode() const;
 
   const Task& task_;
   const EvalOptions& options_;
@@ -121,6 +124,7 @@ class CudaSession {
   VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_;
   CudaWorkers workers_;
+  LaunchedKernels launched_;  // the checked runs' kernels, by launching library
   uint32_t canary_ = 0;
   std::string snapshot_;  // the latest case's judged copy; its memory serves every case
   size_t l2_bytes_ = 0;
