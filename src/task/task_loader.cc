@@ -14,6 +14,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxTaskFileBytes = 1 << 20;
+// A tolerance's absolute allowance beyond this many eps times the inputs' RMS would let half
+// precision through on elementwise tasks (fp16's eps is 2^13 fp32 eps).
+constexpr double kMaxNoise = 64;
 
 class TaskReader {
  public:
@@ -468,8 +471,12 @@ Status TaskReader::Tolerances(Task& task) {
     if (table == nullptr) return Fail(&node, "[tolerance.{}] must be a table", dtype_name.str());
     tolerance.norm = (*table)["norm"].value_or(tolerance.norm);
     tolerance.elem = (*table)["elem"].value_or(tolerance.elem);
+    tolerance.noise = (*table)["noise"].value_or(tolerance.noise);
     if (!(tolerance.norm > 0) || !(tolerance.elem > 0)) {
       return Fail(&node, "tolerances must be positive");
+    }
+    if (!(tolerance.noise >= 0) || tolerance.noise > kMaxNoise) {
+      return Fail(&node, "noise must be between 0 and {} (units of eps times the inputs' RMS)", kMaxNoise);
     }
     task.tolerances[*dtype] = tolerance;
   }

@@ -164,6 +164,7 @@ TEST_F(TaskLoaderTest, LoadsAValidTaskWithAllItsFields) {
   EXPECT_EQ(task->baselines.at("cpu").description, "plain loop");
   EXPECT_DOUBLE_EQ(task->ToleranceFor(DType::kFloat32).norm, 2e-5);
   EXPECT_DOUBLE_EQ(task->ToleranceFor(DType::kFloat32).elem, 3e-4);
+  EXPECT_DOUBLE_EQ(task->ToleranceFor(DType::kFloat32).noise, 0.0);  // absent: none
   EXPECT_TRUE(task->seeds.empty()) << "[seed] is optional";
 }
 
@@ -447,6 +448,14 @@ TEST_F(TaskLoaderTest, MissingSourceFilesAreRefused) {
 TEST_F(TaskLoaderTest, NonPositiveToleranceIsRefused) {
   EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "norm = 2e-5", "norm = -1.0")),
                        "tolerances must be positive"));
+}
+
+TEST_F(TaskLoaderTest, ToleranceNoiseIsReadAndBounded) {
+  auto task = LoadTask(Write(Replace(kToyTask, "elem = 3e-4", "elem = 3e-4\nnoise = 4")));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  EXPECT_DOUBLE_EQ(task->ToleranceFor(DType::kFloat32).noise, 4.0);
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "elem = 3e-4", "elem = 3e-4\nnoise = -1.0")), "noise must be between 0 and 64"));
+  EXPECT_TRUE(Contains(LoadError(Replace(kToyTask, "elem = 3e-4", "elem = 3e-4\nnoise = 100.0")), "noise must be between 0 and 64"));
 }
 
 TEST_F(TaskLoaderTest, OutputWithTheNameOfAnInputIsRefused) {

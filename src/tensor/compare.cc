@@ -21,6 +21,7 @@ struct Bounds {
   double elem_bound = 0;
   double ref_rms = 0;
   double magnitude_term = 0;  // kMagnitudeFactor * epsilon, or 0 without magnitudes
+  double noise = 0;           // absolute, on every element
 };
 
 // An element's error over its bound; both values finite. The quotient is computed whatever the
@@ -31,7 +32,7 @@ inline __attribute__((always_inline)) double FiniteRatio(float value, Reference 
                                                          bool* over_out) {
   const double error = std::fabs(static_cast<double>(value) - expected);
   const double bound = bounds.elem_bound * (std::fabs(static_cast<double>(expected)) + bounds.ref_rms) +
-                       (magnitude ? bounds.magnitude_term * std::fabs(magnitude[i]) : 0.0);
+                       (magnitude ? bounds.magnitude_term * std::fabs(magnitude[i]) : 0.0) + bounds.noise;
   *error_out = error;
   *over_out = error > bound;
   const double quotient = error / bound;
@@ -182,7 +183,10 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
   // this term vanishes.
   if (count > 0) result.norm_bound += result.elem_bound / std::sqrt(static_cast<double>(count));
 
-  const Bounds bounds{result.elem_bound, result.ref_rms, magnitude ? kMagnitudeFactor * epsilon : 0.0};
+  // In units of eps times the inputs' RMS, or of eps where the inputs are smaller than 1: an
+  // elementwise formula's intermediates (exp(x) in exp(x) - 1) are of size 1 on tiny inputs.
+  const double noise = tolerance.noise * std::max(magnitude_floor, epsilon);
+  const Bounds bounds{result.elem_bound, result.ref_rms, magnitude ? kMagnitudeFactor * epsilon : 0.0, noise};
   double error_square_sum = 0;
   if (any_nonfinite > 0) {
     CompareElementwise(got, ref, count, bounds, magnitude, result, error_square_sum);
@@ -196,15 +200,15 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
   }
   const double ref_norm = std::max(std::sqrt(ref_square_sum),
                                    magnitude_floor * std::sqrt(static_cast<double>(count)));
-  double magnitude_allowance = 0;  // absolute, on ||got - ref||
+  double absolute_allowance = noise * std::sqrt(static_cast<double>(count));  // absolute, on ||got - ref||
   if (magnitude != nullptr) {
     double magnitude_square_sum = 0;
     for (size_t m = 0; m < count; ++m) magnitude_square_sum += magnitude[m] * magnitude[m];
-    magnitude_allowance = kMagnitudeFactor * epsilon * std::sqrt(magnitude_square_sum);
+    absolute_allowance += kMagnitudeFactor * epsilon * std::sqrt(magnitude_square_sum);
   }
   const double error_norm = std::sqrt(error_square_sum);
-  const bool norm_ok = error_norm <= result.norm_bound * ref_norm + magnitude_allowance;
-  if (ref_norm > 0) result.norm_bound += magnitude_allowance / ref_norm;
+  const bool norm_ok = error_norm <= result.norm_bound * ref_norm + absolute_allowance;
+  if (ref_norm > 0) result.norm_bound += absolute_allowance / ref_norm;
   result.norm_error = ref_norm > 0 ? error_norm / ref_norm : (error_norm > 0 ? INFINITY : 0);
   result.passed = result.unwritten == 0 && result.nonfinite == 0 && result.over_bound == 0 && norm_ok;
   return result;

@@ -26,6 +26,11 @@ inline constexpr uint32_t kPoisonBits = kPoisonPattern32;
 struct Tolerance {
   double norm = 1e-5;  // norm-wise relative error at accumulation length 1
   double elem = 1e-4;  // elementwise error relative to |ref| + rms(ref)
+  // Absolute error allowed per element, in units of eps times the inputs' RMS (at least eps):
+  // for operations whose honest fp32 formula cancels where the answer is tiny (the erf form of
+  // GELU far left of zero loses about eps * |x|, exp(x) - 1 about eps near 0). 0 for most tasks:
+  // where outputs are far smaller than inputs (a softmax's), it would swamp the relative bounds.
+  double noise = 0;
 };
 
 struct Comparison {
@@ -51,6 +56,9 @@ struct Comparison {
 /// `magnitude_floor` keeps the scale from collapsing when the reference is (nearly) all zeros:
 /// rms(ref) is taken as at least this. Callers pass epsilon times the inputs' RMS, the size of
 /// rounding noise an honest kernel leaves where the exact answer underflows to zero.
+///
+/// `tolerance.noise` times max(`magnitude_floor`, `epsilon`) is allowed on every element as an
+/// absolute error, and its root-sum-square on the whole output.
 ///
 /// `magnitude`, when given, holds per element the size of what was summed (sum |terms|): a sum
 /// that cancels keeps the rounding error of its terms, so each element may also be off by

@@ -229,6 +229,58 @@ TEST(CompareWithReference, MagnitudeFloorAcceptsRoundingNoiseWhereTheAnswerUnder
   EXPECT_FALSE(CompareWithReference(wrong, ref.data(), 1, Tolerance{}, kFp32Epsilon, 1, floor).passed);
 }
 
+// GELU's erf form as an honest fp32 kernel writes it (and PyTorch's CPU kernel computes it).
+float NaiveGelu(float x) { return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f))); }
+double ExactGelu(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
+
+TEST(CompareWithReference, NoiseAcceptsTheCancellingGeluFarLeftOfZeroOnOneElement) {
+  // Given one input at x = -4.4: 1 + erf(x / sqrt(2)) is 1e-5, so the fp32 formula is off by
+  // about 2e-3 relative; alone in the output, that exceeds the relative bounds.
+  const float x = -4.4f;
+  const std::vector<double> ref = {ExactGelu(x)};
+  const float honest[] = {NaiveGelu(x)};
+  const float wrong[] = {static_cast<float>(ref[0] * 1.5)};
+  const double floor = kFp32Epsilon * std::fabs(x);  // the inputs' RMS
+  Tolerance with_noise;
+  with_noise.noise = 4;
+  EXPECT_FALSE(CompareWithReference(honest, ref.data(), 1, Tolerance{}, kFp32Epsilon, 1, floor).passed);
+  EXPECT_TRUE(CompareWithReference(honest, ref.data(), 1, with_noise, kFp32Epsilon, 1, floor).passed);
+  EXPECT_FALSE(CompareWithReference(wrong, ref.data(), 1, with_noise, kFp32Epsilon, 1, floor).passed);
+}
+
+TEST(CompareWithReference, NoiseAcceptsExpMinusOneNearZeroOnOneElement) {
+  // Given x = -0.00026, exp(x) - 1 in fp32 (PyTorch's ELU) is off by about eps: 2e-4 relative.
+  const float x = -0.00026f;
+  const std::vector<double> ref = {std::expm1(static_cast<double>(x))};
+  const float honest[] = {std::exp(x) - 1.0f};
+  const double floor = kFp32Epsilon * std::fabs(x);
+  Tolerance with_noise;
+  with_noise.noise = 4;
+  EXPECT_FALSE(CompareWithReference(honest, ref.data(), 1, Tolerance{}, kFp32Epsilon, 1, floor).passed);
+  EXPECT_TRUE(CompareWithReference(honest, ref.data(), 1, with_noise, kFp32Epsilon, 1, floor).passed);
+}
+
+TEST(CompareWithReference, NoiseStillRejectsHalfPrecisionGelu) {
+  // Given 4096 normal inputs, GELU rounded to fp16 (2.4e-4 relative) fails with the allowance
+  // gelu declares, and the honest fp32 formula passes.
+  std::vector<float> x(4096);
+  FillRandom(x.data(), x.size(), Distribution::kNormal, 7, 0);
+  std::vector<double> ref(x.size());
+  std::vector<float> honest(x.size()), half(x.size());
+  double square_sum = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    ref[i] = ExactGelu(x[i]);
+    honest[i] = NaiveGelu(x[i]);
+    half[i] = static_cast<float>(RoundToSignificantBits(ref[i], 11));
+    square_sum += static_cast<double>(x[i]) * x[i];
+  }
+  const double floor = kFp32Epsilon * std::sqrt(square_sum / static_cast<double>(x.size()));
+  Tolerance with_noise;
+  with_noise.noise = 4;
+  EXPECT_TRUE(CompareWithReference(honest.data(), ref.data(), ref.size(), with_noise, kFp32Epsilon, 1, floor).passed);
+  EXPECT_FALSE(CompareWithReference(half.data(), ref.data(), ref.size(), with_noise, kFp32Epsilon, 1, floor).passed);
+}
+
 TEST(CompareWithReference, MagnitudeAllowsTheRoundingOfASumThatCancels) {
   // Given one row summing 1000 terms of size ~1000 to about 47 (the terms' absolute sum is 8e5):
   // a plain fp32 sum can be off by 0.05, which is 1e-3 relative to 47.
