@@ -476,7 +476,7 @@ Status TaskReader::Tolerances(Task& task) {
       return Fail(&node, "tolerances must be positive");
     }
     if (!(tolerance.noise >= 0) || tolerance.noise > kMaxNoise) {
-      return Fail(&node, "noise must be between 0 and {} (units of eps times the inputs' RMS)", kMaxNoise);
+      return Fail(&node, "noise must be between 0 and {} (units of fp32 eps times max(1, the inputs' RMS))", kMaxNoise);
     }
     task.tolerances[*dtype] = tolerance;
   }
