@@ -91,6 +91,7 @@ class Driver {
     Message setup;
     setup.header = settings_.bench;
     setup.header["type"] = "time_setup";
+    setup.header["spare_set"] = settings_.spare_set;  // the plan's second sides run there
     auto ready = worker_.Request(setup, "time_ready", kSetupTimeout + 2 * settings_.call_timeout,
                                  "setting up timing", inputs_fd);
     if (!Accept(ready)) return std::nullopt;

@@ -27,7 +27,7 @@ namespace ksmith {
 struct TimingSettings {
   nlohmann::json bench;  // the TimingBench request: layout, sets, seed, distribution, tolerance
   size_t sets = 1;
-  bool spare_set = false;   // the worker's bench has one more set (its request's "spare_set")
+  bool spare_set = false;   // the worker's bench gets one more set (the driver adds "spare_set" to `bench`)
   uint64_t order_seed = 0;  // secret: decides which side goes first in each round
   size_t min_rounds = 5;
   size_t max_rounds = 2000;

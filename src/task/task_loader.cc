@@ -14,8 +14,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxTaskFileBytes = 1 << 20;
-// A tolerance's absolute allowance beyond this many eps times the inputs' RMS would let half
-// precision through on elementwise tasks (fp16's eps is 2^13 fp32 eps).
+// A cap on a tolerance's absolute allowance (in fp32 eps times max(1, the inputs' RMS)), far below
+// what half precision costs (fp16's eps is 2^13 fp32 eps), so that no task can declare its way
+// past the relative bounds; the tasks that need one declare 4.
 constexpr double kMaxNoise = 64;
 
 class TaskReader {

@@ -118,7 +118,6 @@ bool WorkerSession::TimeAgainstBaseline() {
   settings.sets = sets;
   // A set more in the worker where memory allows: the second side's inputs (PlanRound).
   settings.spare_set = (sets + 1) * std::max<size_t>(set_bytes, 1) <= kMaxTimingBytes;
-  settings.bench["spare_set"] = settings.spare_set;
   settings.order_seed = DeriveSeed(secret_seed_, kOrderSalt);
   settings.budget_s = options_.timing_budget_s;
   settings.target_rse = options_.target_rse;
