@@ -29,6 +29,7 @@ struct EvalFlags {
   std::vector<std::string> candidates;
   std::string arch;
   bool profile = false;
+  bool compiled_baseline = false;
   int jobs = 0;
   std::vector<std::string> devices;
   bool json = false;
@@ -52,6 +53,7 @@ EvalOptions CommonOptions(const EvalFlags& flags) {
   options.threads = flags.threads;
   options.sandbox = !flags.no_sandbox;
   options.profile = flags.profile;
+  options.compiled_baseline = flags.compiled_baseline;
   if (flags.seed != 0) options.fixed_seed = flags.seed;
   if (!flags.quiet && ::isatty(STDERR_FILENO)) {
     options.progress = [](const std::string& line) { std::fprintf(stderr, "  ... %s\n", line.c_str()); };
@@ -104,6 +106,10 @@ int RunEval(const EvalFlags& flags) {
     }
     PrintError(fmt::format("--profile needs --backend {} (it reads hardware counters); the {} backend has no profiler",
                            fmt::join(profiling, " or "), flags.backend));
+    return kExitUsage;
+  }
+  if (flags.compiled_baseline && !traits->gpu) {
+    PrintError("--compiled-baseline times a KernelBench candidate against torch.compile on the GPU: add --backend cuda");
     return kExitUsage;
   }
   TaskRegistry registry = TaskRegistry::Default();
@@ -170,6 +176,9 @@ CommandHandler AddEvalCommand(CLI::App& app) {
                  "are evaluated in turn, their builds overlapping")->required();
   app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for, e.g. sm_90a (default: the GPU found)");
   app.add_flag("--profile", flags->profile, "cuda: profile one replay of a passing candidate with ncu");
+  app.add_flag("--compiled-baseline", flags->compiled_baseline,
+               "cuda, KernelBench candidates: also time against torch.compile of the problem's Model (inductor, "
+               "warmed once per task in the build sandbox), reported beside the eager speedup");
   app.add_option("--jobs,-j", flags->jobs,
                  "Candidates evaluated at once. On a GPU they share it for correctness and take turns to time "
                  "(default: up to 3); on the cpu, more than the default 1 lets their timings share the cores")->check(RangeCheck("eval_jobs"));

@@ -38,6 +38,7 @@ struct KernelBenchRunFlags {
   std::string out;
   int jobs = 0;
   double timing_budget_s = 1.0;
+  bool compiled_baseline = false;
   bool json = false;
   bool quiet = false;
 };
@@ -110,6 +111,10 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
     PrintError(traits.error().message);
     return kExitUsage;
   }
+  if (flags.compiled_baseline && !traits->gpu) {
+    PrintError("--compiled-baseline times the candidates against torch.compile on the GPU: add --backend cuda");
+    return kExitUsage;
+  }
   auto folder = FindKernelBenchSamples(flags.folder);
   if (!folder.ok()) {
     PrintError(folder.error().message);
@@ -140,6 +145,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   EvalClient client(**service);
   EvalOptions options;
   options.timing_budget_s = flags.timing_budget_s;
+  options.compiled_baseline = flags.compiled_baseline;
   std::vector<std::future<Verdict>> verdicts;
   for (const auto& item : planned) {
     auto source = ReadCandidateSource(item.sample.path.string());
@@ -252,6 +258,9 @@ CommandHandler AddKernelBenchCommand(CLI::App& app) {
   run->add_option("--timing-budget", flags->timing_budget_s, "Seconds each candidate's timing loop may take")
       ->check(RangeCheck("timing_budget_s"))
       ->capture_default_str();
+  run->add_flag("--compiled-baseline", flags->compiled_baseline,
+                "cuda: also time each candidate against torch.compile of its problem's Model (ref_runtime_compiled, "
+                "speedup_compiled in eval_results.json)");
   run->add_flag("--json", flags->json, "Print the summary as JSON");
   run->add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
   return [flags, run] { return run->parsed() ? RunKernelBenchFolder(*flags) : kExitUsage; };

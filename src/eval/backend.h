@@ -42,6 +42,12 @@ struct BackendTraits {
 struct TrustedBuild {
   std::filesystem::path reference;  // shared object of the reference (double precision)
   std::filesystem::path baseline;   // shared object of this backend's baseline
+  /// A second baseline timed beside the first (torch.compile of a KernelBench problem), or empty;
+  /// `second_baseline_note` then says why there is none where one was asked for.
+  std::filesystem::path second_baseline;
+  std::string second_baseline_description;
+  std::string second_baseline_note;
+  std::vector<std::filesystem::path> second_baseline_readable;  // what it loads besides its library
 };
 
 /// The stages that need the candidate running on the backend's device: correctness,

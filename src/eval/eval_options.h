@@ -28,6 +28,9 @@ struct EvalOptions {
   int threads = 0;                // OpenMP threads in the worker; 0: all cores
   bool sandbox = true;
   bool profile = false;           // add the backend's profile of a passing candidate (slow)
+  /// A KernelBench-format candidate on the GPU is also timed against torch.compile of the
+  /// problem's Model (kernelbench/compiled_baseline.h), reported beside the eager speedup.
+  bool compiled_baseline = false;
   std::optional<uint64_t> fixed_seed;  // for reproducing a run; otherwise secret and random
   /// Progress lines ("correctness 12/40"); may be empty.
   std::function<void(const std::string&)> progress;

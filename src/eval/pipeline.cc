@@ -11,6 +11,7 @@
 #include "eval/pipeline_steps.h"
 #include "kernelbench/candidate.h"
 #include "kernelbench/candidate_build.h"
+#include "kernelbench/compiled_baseline.h"
 
 namespace ksmith {
 namespace {
@@ -94,6 +95,39 @@ Result<BuildOutput> BuildKernelBench(const EvalBackend& backend, const Task& vie
   output->build_sandbox["seconds"] = sandbox->seconds;
   output->build_sandbox["cache_hit"] = sandbox->cache_hit;
   return output;
+}
+
+// torch.compile of the problem's Model as a second baseline: the warm step (cached), then its
+// shim, built like the task's own baseline. Not compiled (with the warm step's log) where this
+// torch has no torch.compile or inductor cannot compile the model.
+Result<BuildOutput> BuildCompiledBaseline(const EvalBackend& backend, const Task& view, const nlohmann::json& analysis) {
+  const CompiledBaselinePlan plan = PlanCompiledBaseline(backend.CacheDirectory(), analysis, view);
+  auto warm = WarmCompiledBaseline(plan, analysis, view);
+  if (!warm.ok()) return warm.error();
+  if (!warm->warmed) {
+    BuildOutput failed;
+    failed.log = warm->log;
+    failed.compile_s = warm->seconds;
+    return failed;
+  }
+  auto shim = RenderCompiledBaseline(analysis, plan, warm->manifest);
+  if (!shim.ok()) return shim.error();
+  auto output = backend.Build(view, BuildRequest{*shim, "compiled_baseline" + backend.traits().source_extension,
+                                                 KernelRole::kBaseline, {}});
+  if (output.ok()) {
+    output->compile_s += warm->seconds;
+    output->build_sandbox = {{"directory", plan.directory.string()}, {"torch", warm->manifest.value("torch", "")}};
+  }
+  return output;
+}
+
+// The last line the warm step's Python said, for a verdict's note.
+std::string LastLogLine(const std::string& log) {
+  std::string last;
+  for (const auto& line : SplitLines(log)) {
+    if (!Trim(line).empty()) last = std::string(Trim(line));
+  }
+  return last.empty() ? "no output" : last;
 }
 
 // Why a KernelBench candidate's build failed, from its build sandbox's log: the build script's
@@ -322,6 +356,14 @@ class PipelineRun {
     }
     reference_build_ = SubmitBuild(pool_, backend_, view_, sources->first);
     baseline_build_ = SubmitBuild(pool_, backend_, view_, sources->second);
+    if (options_.compiled_baseline && job_.ok() && job_->kernelbench && job_->kernelbench->cuda) {
+      compiled_build_ = pool_.Submit([&backend = backend_, view = view_, analysis = job_->kernelbench->analysis] {
+        return BuildCompiledBaseline(backend, view, analysis);
+      });
+    } else if (options_.compiled_baseline) {
+      compiled_note_ = "no torch.compile baseline: only a KernelBench-format candidate (a .py defining ModelNew) "
+                       "on the GPU has one";
+    }
     if (session == nullptr) return;
     reference_build_.wait();
     baseline_build_.wait();
@@ -349,7 +391,33 @@ class PipelineRun {
     }
     trusted_ = {reference_build->shared_object, baseline_build->shared_object};
     stage.details.summary = "reference and baseline ready";
+    if (compiled_build_.valid()) SecondBaseline(stage);
+    if (!compiled_note_.empty()) trusted_.second_baseline_note = compiled_note_;
     return true;
+  }
+
+  // torch.compile beside eager: a second baseline when it built, else a note that says why not
+  // (the verdict stands on the first baseline either way).
+  void SecondBaseline(StageRecord& stage) {
+    Progress("warming torch.compile of the problem's Model (once per task and GPU)");
+    auto compiled = compiled_build_.get();
+    if (!compiled.ok()) {
+      trusted_.second_baseline_note = "torch.compile baseline unavailable: " + compiled.error().message;
+    } else if (!compiled->compiled) {
+      const std::string raised = RaisedPythonException(compiled->log);
+      trusted_.second_baseline_note =
+          "torch.compile baseline unavailable: " + (raised.empty() ? LastLogLine(compiled->log) : raised);
+    } else {
+      trusted_.second_baseline = compiled->shared_object;
+      trusted_.second_baseline_readable = {compiled->build_sandbox.value("directory", std::string())};
+      trusted_.second_baseline_description = fmt::format(
+          "torch.compile (inductor, default mode, torch {}) of the problem's Model on the GPU, float32 with TF32 off, "
+          "no_grad, on the caller's stream, loaded from caches a trusted warm step filled",
+          compiled->build_sandbox.value("torch", std::string("?")));
+      stage.details.summary += "; torch.compile baseline ready";
+      return;
+    }
+    stage.details.summary += "; " + trusted_.second_baseline_note;
   }
 
   const EvalBackend& backend_;
@@ -368,6 +436,8 @@ class PipelineRun {
   std::string trusted_error_;
   std::shared_future<Result<BuildOutput>> reference_build_;
   std::shared_future<Result<BuildOutput>> baseline_build_;
+  std::future<Result<BuildOutput>> compiled_build_;  // torch.compile's baseline, where asked for
+  std::string compiled_note_;                        // why there is none, where asked for
 };
 
 Verdict InternalErrorVerdict(const EvalBackend& backend, const Task& task, const CandidateSource& candidate,

@@ -55,6 +55,14 @@ nlohmann::json Verdict::ToJson() const {
                       {"baseline", timing->baseline}};
     json["roofline_fraction"] = timing->roofline_fraction;
   }
+  if (second_timing) {
+    json["second_speedup"] = second_timing->speedup.median;
+    json["second_timing"] = {{"candidate_us", second_timing->candidate_us.ToJson()},
+                             {"baseline_us", second_timing->baseline_us.ToJson()},
+                             {"speedup", second_timing->speedup.ToJson()},
+                             {"comparison", second_timing->comparison},
+                             {"baseline", second_timing->baseline}};
+  }
   if (!labels.empty()) json["labels"] = labels;
   if (generalization) json["generalization"] = generalization->ToJson();
   json["provenance"] = provenance;
@@ -106,6 +114,15 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
     parsed.baseline = timing->value("baseline", std::string());
     parsed.roofline_fraction = number(json, "roofline_fraction");
     verdict.timing = std::move(parsed);
+  }
+  if (const auto second = json.find("second_timing"); second != json.end() && second->is_object()) {
+    Timing parsed;
+    parsed.candidate_us = Estimate::FromJson(second->value("candidate_us", nlohmann::json()));
+    parsed.baseline_us = Estimate::FromJson(second->value("baseline_us", nlohmann::json()));
+    parsed.speedup = Estimate::FromJson(second->value("speedup", nlohmann::json()));
+    parsed.comparison = second->value("comparison", std::string());
+    parsed.baseline = second->value("baseline", std::string());
+    verdict.second_timing = std::move(parsed);
   }
   if (const auto provenance = json.find("provenance"); provenance != json.end() && provenance->is_object()) {
     verdict.provenance = *provenance;
@@ -242,6 +259,13 @@ std::string Verdict::Render() const {
     if (!timing->baseline.empty()) text += "  baseline: " + timing->baseline + "\n";
     text += fmt::format("  roofline: {:.1f}% of this machine's {} limit ({:.1f} us)\n",
                         100.0 * timing->roofline_fraction, timing->bound_by, timing->floor_us);
+  }
+  if (second_timing) {
+    text += fmt::format("  second baseline: speedup {:.3f}x (95% CI {:.3f}-{:.3f}, {}): candidate {:.1f} us, "
+                        "baseline {:.1f} us: {}\n",
+                        second_timing->speedup.median, second_timing->speedup.low, second_timing->speedup.high,
+                        second_timing->comparison, second_timing->candidate_us.median,
+                        second_timing->baseline_us.median, second_timing->baseline);
   }
   for (const auto& stage : stages) {
     if (stage.outcome != "failed") continue;

@@ -87,6 +87,9 @@ struct Verdict {
   std::string candidate;
   std::deque<StageRecord> stages;  // a deque: references to earlier stages stay valid
   std::optional<Timing> timing;
+  /// The candidate timed against a second baseline in the same worker (torch.compile beside a
+  /// KernelBench problem's eager): reported only, never part of the status.
+  std::optional<Timing> second_timing;
   /// What a benchmark of kernel generation must be able to count, beside the status: "no custom
   /// kernel" (a KernelBench candidate whose calls ran none of its own compiled code), "custom
   /// kernel in some calls only" (a fallback). Never changes the status.

@@ -119,6 +119,22 @@ TEST(Verdict, ToJsonWithTimingHasSpeedupIntervalAndRoofline) {
   EXPECT_NE(verdict.Render().find("baseline: oneDNN softmax on all cores"), std::string::npos);
 }
 
+TEST(Verdict, ASecondBaselinesTimingIsReportedBesideTheFirstAndReadBack) {
+  Verdict verdict = PassedVerdict();
+  verdict.timing = SomeTiming();
+  verdict.second_timing = MakeTiming({10, 11, 12, 10}, {5, 6, 5, 6}, "torch.compile (inductor) of the problem's Model");
+  const nlohmann::json json = verdict.ToJson();
+  EXPECT_EQ(json.at("speedup"), 2.5);  // the first baseline's, unchanged
+  EXPECT_NEAR(json.at("second_speedup").get<double>(), 0.5, 0.05);
+  EXPECT_EQ(json.at("second_timing").at("comparison"), "slower");
+  EXPECT_EQ(json.at("second_timing").at("baseline"), "torch.compile (inductor) of the problem's Model");
+  EXPECT_NE(verdict.Render().find("second baseline: speedup 0."), std::string::npos) << verdict.Render();
+  const auto read = Verdict::FromJson(nlohmann::json::parse(json.dump()));
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->ToJson(), json);
+  EXPECT_FALSE(Verdict::FromJson(PassedVerdict().ToJson())->second_timing.has_value());
+}
+
 TEST(Verdict, ToJsonSurvivesADumpAndParse) {
   Verdict verdict = PassedVerdict();
   verdict.timing = SomeTiming();

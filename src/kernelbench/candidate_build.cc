@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -12,6 +10,7 @@
 #include "core/hash.h"
 #include "core/landlock.h"
 #include "core/subprocess.h"
+#include "kernelbench/build_sandbox.h"
 #include "kernelbench/scripts.h"
 
 namespace ksmith {
@@ -32,76 +31,6 @@ constexpr int kBuildFailedExitCode = 3;
 std::string BuildScript() {
   return fmt::format("{}\n{}\n{}\n{}", KernelBenchRunnerScript(), KernelBenchExtensionsScript(),
                      KernelBenchStaticScript(), KernelBenchBuildScript());
-}
-
-json ShapesJson(const std::vector<DimValues>& shapes) {
-  json list = json::array();
-  for (const auto& shape : shapes) {
-    json values = json::object();
-    for (const auto& [dim, value] : shape) values[dim] = value;
-    list.push_back(values);
-  }
-  return list;
-}
-
-std::string PythonExecutable(const json& analysis) {
-  const json& python = analysis.at("python");
-  const std::string recorded = python.value("executable", std::string());
-  if (!recorded.empty()) return recorded;
-  return (fs::path(python.value("home", std::string("/usr"))) / "bin" / "python3").string();
-}
-
-// Only what python, the compilers and the GPU's libraries need from the user's environment: the
-// build runs the candidate's code, which has no business with the user's keys.
-std::vector<std::string> BuildEnvironment(const fs::path& work, bool cuda) {
-  std::vector<std::string> environment = {"LC_ALL=C.UTF-8",
-                                          "PYTHONDONTWRITEBYTECODE=1",
-                                          "HOME=" + (work / "home").string(),
-                                          "TMPDIR=" + (work / "tmp").string(),
-                                          "XDG_CACHE_HOME=" + (work / "cache").string(),
-                                          "TORCH_EXTENSIONS_DIR=" + (work / "torch_extensions").string(),
-                                          "TRITON_CACHE_DIR=" + (work / "triton").string(),
-                                          fmt::format("MAX_JOBS={}", std::max(1u, std::thread::hardware_concurrency()))};
-  for (const char* name : {"PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES"}) {
-    if (const char* value = std::getenv(name)) environment.push_back(fmt::format("{}={}", name, value));
-  }
-  if (cuda && std::getenv("CUDA_HOME") == nullptr && fs::exists("/usr/local/cuda")) {
-    environment.emplace_back("CUDA_HOME=/usr/local/cuda");
-  }
-  return environment;
-}
-
-// Reads the system, python and torch; runs the system's programs (the compilers) and python's;
-// writes only its own folder (and, on the GPU, the device files the driver opens read-write).
-Result<LandlockRuleset> BuildRuleset(const json& analysis, const fs::path& work, bool cuda) {
-  std::vector<fs::path> readable = {"/etc", "/proc", "/sys", "/dev/null", "/dev/urandom", "/dev/zero"};
-  const json& python = analysis.at("python");
-  readable.emplace_back(python.value("home", std::string("/usr")));
-  for (const auto& folder : python.value("readable", std::vector<std::string>{})) readable.emplace_back(folder);
-  for (const auto& folder : python.value("sys_path", std::vector<std::string>{})) readable.emplace_back(folder);
-  // The compilers and what python's packages bring to run (pip's ninja, Triton's own ptxas), and
-  // whatever the user's PATH finds.
-  std::vector<fs::path> executable = {"/usr", "/bin", "/lib", "/lib64", "/opt", "/sbin"};
-  executable.emplace_back(fs::path(PythonExecutable(analysis)).parent_path());
-  for (const auto& folder : python.value("sys_path", std::vector<std::string>{})) executable.emplace_back(folder);
-  if (const char* path = std::getenv("PATH")) {
-    std::string_view rest = path;
-    while (!rest.empty()) {
-      const size_t colon = std::min(rest.find(':'), rest.size());
-      const fs::path folder(rest.substr(0, colon));
-      if (folder.is_absolute()) executable.push_back(folder);
-      rest.remove_prefix(std::min(colon + 1, rest.size()));
-    }
-  }
-  std::vector<fs::path> writable = {work, "/dev/null"};
-  if (cuda) {
-    readable.emplace_back("/dev/nvidia-caps");
-    for (const char* device : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"}) {
-      writable.emplace_back(device);
-    }
-    for (int device = 0; device < 16; ++device) writable.emplace_back(fmt::format("/dev/nvidia{}", device));
-  }
-  return LandlockRuleset::Create(readable, executable, writable);
 }
 
 }  // namespace
@@ -182,11 +111,11 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
   if (auto status = WriteFileAtomic(spec_path, spec.dump()); !status.ok()) return status.error();
 
   SpawnOptions options;
-  options.argv = {PythonExecutable(analysis), "-I", script_path.string(), spec_path.string()};
-  options.environment = BuildEnvironment(work.path(), cuda);
+  options.argv = {KernelBenchPython(analysis), "-I", script_path.string(), spec_path.string()};
+  options.environment = BuildSandboxEnvironment(work.path(), cuda);
   options.working_directory = work.path() / "tmp";
   options.isolate = true;
-  auto ruleset = BuildRuleset(analysis, work.path(), cuda);
+  auto ruleset = BuildSandboxRuleset(analysis, work.path(), cuda);
   if (ruleset.ok()) options.landlock_ruleset_fd = ruleset->fd();
   if (cuda) options.landlock_writable_in_child = {"/proc/self/task"};
   build.sandboxed = ruleset.ok();

@@ -86,6 +86,14 @@ json KernelBenchResultEntry(const Verdict& verdict, int sample) {
     metadata["ksmith_speedup_ci95"] = {timing.speedup.low, timing.speedup.high};
     metadata["ksmith_baseline"] = timing.baseline;
   }
+  if (correct && verdict.second_timing) {
+    // torch.compile beside eager (`--compiled-baseline`), as KernelBench's baseline scripts time both.
+    const Timing& compiled_timing = *verdict.second_timing;
+    entry["ref_runtime_compiled"] = compiled_timing.baseline_us.median / kMicrosecondsPerMillisecond;
+    entry["speedup_compiled"] = compiled_timing.speedup.median;
+    metadata["ksmith_compiled_comparison"] = compiled_timing.comparison;
+    metadata["ksmith_compiled_speedup_ci95"] = {compiled_timing.speedup.low, compiled_timing.speedup.high};
+  }
   entry["metadata"] = std::move(metadata);
   return entry;
 }

@@ -85,6 +85,17 @@ TEST(KernelBenchResultEntry, APassedVerdictIsCompiledCorrectAndTimedInMillisecon
   EXPECT_EQ(entry.at("metadata").at("ksmith_judged_at"), "n=4096");
 }
 
+TEST(KernelBenchResultEntry, ATorchCompileTimingAddsItsReferenceRuntimeAndSpeedup) {
+  Verdict verdict = PassedVerdict();
+  EXPECT_FALSE(KernelBenchResultEntry(verdict, 0).contains("speedup_compiled"));  // not asked for
+  verdict.second_timing = MakeTiming({10, 11, 12, 10, 11}, {5, 5, 6, 5, 6}, "torch.compile");
+  const auto entry = KernelBenchResultEntry(verdict, 0);
+  EXPECT_DOUBLE_EQ(entry.at("ref_runtime_compiled").get<double>(), 0.005);
+  EXPECT_NEAR(entry.at("speedup_compiled").get<double>(), 0.5, 0.05);
+  EXPECT_EQ(entry.at("metadata").at("ksmith_compiled_comparison"), "slower");
+  EXPECT_NEAR(entry.at("speedup").get<double>(), 2.0, 1e-9);  // eager's stays the speedup
+}
+
 TEST(KernelBenchResultEntry, OnlyACompileErrorIsNotCompiledAndNoFailureIsCorrectOrTimed) {
   for (auto status : {VerdictStatus::kCompileError, VerdictStatus::kWrongOutput, VerdictStatus::kIntegrityViolation,
                       VerdictStatus::kRuntimeError, VerdictStatus::kTimeout}) {

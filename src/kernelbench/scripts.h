@@ -19,5 +19,8 @@ std::string_view KernelBenchExtensionsScript();
 std::string_view KernelBenchBuildScript();
 /// kb_static.py: KernelBench's static checks on a candidate's source, reported by the build.
 std::string_view KernelBenchStaticScript();
+/// kb_compiled.py: appended to kb_runner.py and kb_extensions.py, torch.compile as the second
+/// baseline: the warm step's script (build sandbox) and the compiled baseline's runner (worker).
+std::string_view KernelBenchCompiledScript();
 
 }  // namespace ksmith

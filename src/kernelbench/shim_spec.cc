@@ -27,7 +27,7 @@ std::string CudaType(const std::string& dtype_name) {
 Result<ShimSpec> KernelBenchShimSpec(const json& analysis, std::string_view role) {
   const bool cuda = role.starts_with("cuda_");
   const std::string_view kind = cuda ? role.substr(5) : role;
-  if (kind != "reference" && kind != "baseline" && kind != "candidate") {
+  if (kind != "reference" && kind != "baseline" && kind != "candidate" && kind != "compiled") {
     return MakeError(ErrorKind::kInvalidArgument, "no shim role '{}'", role);
   }
   const bool reference = kind == "reference";
@@ -64,6 +64,8 @@ Result<ShimSpec> KernelBenchShimSpec(const json& analysis, std::string_view role
   } else if (kind == "baseline") {
     shim.how = cuda ? "in float32 on the GPU, torch eager, in the worker"
                     : "in float32, torch eager as KernelBench times it, in the worker";
+  } else if (kind == "compiled") {
+    shim.how = "in float32, torch.compile (inductor) from caches a trusted warm step filled, in the worker";
   } else {
     shim.how = "in the sandboxed worker, as KernelBench would call it";
   }
@@ -81,6 +83,8 @@ Result<ShimSpec> KernelBenchShimSpec(const json& analysis, std::string_view role
   shim.runner_text = std::string(KernelBenchRunnerScript());
   if (kind == "candidate") {
     shim.runner_text += "\n" + std::string(KernelBenchExtensionsScript()) + "\n" + std::string(KernelBenchCandidateScript());
+  } else if (kind == "compiled") {
+    shim.runner_text += "\n" + std::string(KernelBenchExtensionsScript()) + "\n" + std::string(KernelBenchCompiledScript());
   }
   shim.runner_hash = Sha256Builder().Add(shim.runner_text).HexDigest().substr(0, 16);
   if (shim.libpython.empty()) {

@@ -110,6 +110,33 @@ TEST_P(KernelBenchCudaCandidate, GetsTheVerdictItsHeaderNames) {
   }
 }
 
+// torch.compile beside eager (--compiled-baseline): the torch-ops ReLU and the load_inline
+// softmax keep their verdicts, their hidden shapes and their eager speedup, and get a second
+// speedup against torch.compile, from caches a warm step filled (the second run finds them).
+TEST(KernelBenchCudaCompiled, CandidatesAreAlsoTimedAgainstTorchCompileWithoutChangingTheirVerdict) {
+  if (const std::string why = WhyNot(); !why.empty()) GTEST_SKIP() << why;
+  const Imported imported = GpuProblems();
+  const fs::path folder = SourceDir() / "tests" / "kernels" / "kernelbench" / "modelnew" / "cuda";
+  for (const auto& [file, task] : {std::pair{"honest_torch_ops_kb_l1_019_relu.py", "kb_l1_019_relu"},
+                                   std::pair{"honest_load_inline_softmax_kb_l1_023_softmax.py", "kb_l1_023_softmax"}}) {
+    for (int run_index = 0; run_index < 2; ++run_index) {
+      const CliResult run = RunKsmith({"eval", "--backend", "cuda", "--task", task, (folder / file).string(), "--json",
+                                       "--quiet", "--timing-budget", "0.3", "--compiled-baseline"},
+                                      {"KSMITH_TASKS_PATH=" + imported.out.string()});
+      const nlohmann::json verdict = run.Json();
+      ASSERT_TRUE(verdict.is_object()) << run.Describe();
+      std::cout << file << " run " << run_index << ": " << verdict.value("status", std::string()) << ", speedup "
+                << verdict.value("speedup", 0.0) << ", vs torch.compile " << verdict.value("second_speedup", 0.0)
+                << " in " << verdict.value("total_s", 0.0) << " s" << std::endl;
+      EXPECT_EQ(verdict.value("status", std::string()), "passed") << verdict.value("reason", std::string());
+      EXPECT_EQ(verdict.value("generalization", nlohmann::json::object()).value("generalizes", nlohmann::json()), true);
+      ASSERT_TRUE(verdict.contains("second_timing")) << verdict.dump(2);
+      EXPECT_NE(verdict.at("second_timing").value("baseline", std::string()).find("torch.compile"), std::string::npos);
+      EXPECT_GT(verdict.value("second_speedup", 0.0), 0.0);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, KernelBenchCudaCandidate, ::testing::ValuesIn(GpuCandidates()),
                          [](const ::testing::TestParamInfo<GpuCandidate>& info) {
                            std::string name = info.param.file.stem().string();

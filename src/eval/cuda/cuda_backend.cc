@@ -30,6 +30,7 @@ class CudaSessionHolder : public VerificationSession {
   void TrustedReady(const TrustedBuild& trusted) override { session_->StartCases(trusted.reference); }
 
   void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) override {
+    session_->SetSecondBaseline(trusted);
     session_->Run(candidate, trusted.baseline, trusted.reference);
   }
 

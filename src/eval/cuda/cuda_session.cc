@@ -123,7 +123,13 @@ bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesys
   if (options_.time && (!Time() || !Recheck() || !PhysicalLimit())) return false;
   if (options_.candidate_finish && !PythonState()) return false;
   // A crash at a hidden shape ends only that property: the candidate's worker is then gone.
-  if (HiddenShapes() && !Close()) return false;
+  if (HiddenShapes()) {
+    // Last, once everything about the candidate is judged: what torch.compile does to the
+    // process is not the candidate's doing, and should it end the worker, only the second
+    // speedup is lost (its stage says why) and the close is not run.
+    if (options_.time) TimeAgainstSecondBaseline();
+    if (!workers_.candidate->failure() && !Close()) return false;
+  }
   MarkPassed(verdict_, cases_.size());
   return true;
 }
@@ -179,10 +185,16 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   auto& stage = Stage("sandbox");
   if (!workers_.start_error.empty()) return Finish(stage, VerdictStatus::kInfraError, workers_.start_error);
   Message setup;
+  std::vector<std::string> readable = CandidateReadable(candidate, baseline);
+  if (!second_.second_baseline.empty()) {
+    readable.push_back(second_.second_baseline.parent_path().string());
+    for (const auto& folder : second_.second_baseline_readable) readable.push_back(folder.string());
+  }
   setup.header = {{"type", "setup"}, {"candidate", candidate.string()}, {"baseline", baseline.string()},
+                  {"second_baseline", second_.second_baseline.string()},
                   {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
                   {"candidate_finish", options_.candidate_finish},
-                  {"readable", CandidateReadable(candidate, baseline)},
+                  {"readable", readable},
                   // A KernelBench candidate's own code is what its build made: the kernels its
                   // checked runs launch are attributed to it or to torch, cuBLAS, ...
                   {"own_code", OwnCode()},

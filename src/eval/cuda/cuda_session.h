@@ -18,6 +18,7 @@
 
 #include "backend/cuda/gpu_facts.h"
 #include "core/files.h"
+#include "eval/backend.h"
 #include "eval/case_feed.h"
 #include "eval/cases.h"
 #include "eval/eval_options.h"
@@ -65,6 +66,9 @@ class CudaSession {
   /// holds the timing stages.
   bool Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
            const std::filesystem::path& reference);
+  /// A second baseline to time the candidate against once it passed (torch.compile beside a
+  /// KernelBench problem's eager), or why there is none; before Run.
+  void SetSecondBaseline(const TrustedBuild& trusted) { second_ = trusted; }
 
  private:
   using ArenaMap = std::map<std::string, SharedArena>;
@@ -104,6 +108,12 @@ class CudaSession {
   bool Correctness();
   bool IdleCheck();
   bool Time();
+  /// The candidate against the second baseline, after every verdict-deciding stage: its outcome
+  /// is reported (verdict.second_timing or a note) and never changes the status.
+  void TimeAgainstSecondBaseline();
+  /// The worker's timing request at the bench shape; `salt` picks its rounds' inputs.
+  Message TimingRequest(const CaseLayout& layout, uint64_t salt) const;
+  std::chrono::milliseconds TimingTimeout() const;
   bool Recheck();
   bool PhysicalLimit();
   bool Close();
@@ -125,6 +135,7 @@ class CudaSession {
   uint64_t secret_seed_;
   CudaWorkers workers_;
   LaunchedKernels launched_;  // the checked runs' kernels, by launching library
+  TrustedBuild second_;       // only its second_baseline* fields: torch.compile, where asked for
   uint32_t canary_ = 0;
   std::string snapshot_;  // the latest case's judged copy; its memory serves every case
   size_t l2_bytes_ = 0;

@@ -25,6 +25,7 @@ using std::chrono::milliseconds;
 constexpr double kGpuTargetRse = 0.005;  // the nvbench default
 constexpr size_t kMinFlushBytes = size_t{64} << 20;
 constexpr uint64_t kTimingSalt = 0x6707;
+constexpr uint64_t kSecondTimingSalt = 0x6708;  // the second baseline's rounds draw other inputs
 
 // The input tensors as they now stand in a shared arena, in slot order.
 std::string InputsOf(const GuardedArena& arena, const CaseLayout& layout) {
@@ -58,6 +59,33 @@ std::vector<double> Microseconds(const nlohmann::json& nanoseconds) {
 
 }  // namespace
 
+Message CudaSession::TimingRequest(const CaseLayout& layout, uint64_t salt) const {
+  const CaseSpec& bench = cases_.back();
+  const double accumulation = task_.Accumulation(bench.shape);
+  const DType output_dtype = task_.outputs.front().dtype;
+  const double epsilon = ComparisonEpsilon(output_dtype);
+  const Tolerance tolerance = task_.ToleranceFor(output_dtype);
+  const double elementwise = tolerance.elem + epsilon * (16 * std::sqrt(accumulation) + accumulation);
+  const double budget_s = options_.timing_budget_s;
+  nlohmann::json config = {{"budget_s", budget_s},
+                           {"target_rse", std::min(options_.target_rse, kGpuTargetRse)},
+                           {"flush_bytes", std::max(2 * l2_bytes_, kMinFlushBytes)},
+                           {"seed", DeriveSeed(secret_seed_, salt)},
+                           {"final_seed", final_case_.seed},
+                           {"distribution", static_cast<int>(bench.distribution)},
+                           {"tolerance", 2 * elementwise},
+                           {"scale", 0.0}};
+  Message request;
+  request.header = layout.ToJson();
+  request.header["type"] = "time";
+  request.header["config"] = config;
+  return request;
+}
+
+std::chrono::milliseconds CudaSession::TimingTimeout() const {
+  return milliseconds(static_cast<int64_t>(options_.timing_budget_s * 1000)) + options_.call_timeout * 4 + kCudaSetupTimeout;
+}
+
 bool CudaSession::Time() {
   const auto start = Clock::now();
   auto& stage = Stage("timing");
@@ -77,25 +105,8 @@ bool CudaSession::Time() {
   layout.held_seed = bench.held_seed;  // the arena of the bench shape's cases, whose weights stay
   GuardedArena* arena = ArenaFor(stage, layout);
   if (arena == nullptr) return false;
-  const double accumulation = task_.Accumulation(bench.shape);
-  const DType output_dtype = task_.outputs.front().dtype;
-  const double epsilon = ComparisonEpsilon(output_dtype);
-  const Tolerance tolerance = task_.ToleranceFor(output_dtype);
-  const double elementwise = tolerance.elem + epsilon * (16 * std::sqrt(accumulation) + accumulation);
-  const double budget_s = options_.timing_budget_s;
-  nlohmann::json config = {{"budget_s", budget_s},
-                           {"target_rse", std::min(options_.target_rse, kGpuTargetRse)},
-                           {"flush_bytes", std::max(2 * l2_bytes_, kMinFlushBytes)},
-                           {"seed", DeriveSeed(secret_seed_, kTimingSalt)},
-                           {"final_seed", final_case_.seed},
-                           {"distribution", static_cast<int>(bench.distribution)},
-                           {"tolerance", 2 * elementwise},
-                           {"scale", 0.0}};
-  Message request;
-  request.header = layout.ToJson();
-  request.header["type"] = "time";
-  request.header["config"] = config;
-  const auto timeout = milliseconds(static_cast<int64_t>(budget_s * 1000)) + options_.call_timeout * 4 + kCudaSetupTimeout;
+  Message request = TimingRequest(layout, kTimingSalt);
+  const auto timeout = TimingTimeout();
   auto reply = workers_.candidate->Request(request, "timed", timeout, "timing on the GPU");
   gpu_alone.reset();
   stage.seconds = SecondsSince(start);
@@ -161,7 +172,7 @@ bool CudaSession::Time() {
     timed.reuse_us = ReusedMedianUs(ReuseTimes{0, Microseconds(measured.value("reuse_ns", nlohmann::json::array()))});
   }
   facts.rounds = header.value("rounds", 0);
-  facts.budget_s = budget_s;
+  facts.budget_s = options_.timing_budget_s;
   facts.loop_s = header.value("elapsed_s", 0.0);
   facts.stopped_by = header.value("stopped_by", std::string("rounds"));
   facts.blocking_kernel = header.value("blocking_kernel", true);
@@ -187,6 +198,52 @@ bool CudaSession::Time() {
   if (!stage.details.note.empty()) stage.details.summary += "; " + stage.details.note;
   return true;
 }
+void CudaSession::TimeAgainstSecondBaseline() {
+  if (second_.second_baseline.empty() && second_.second_baseline_note.empty()) return;
+  const auto start = Clock::now();
+  auto& stage = Stage("second_timing");
+  if (second_.second_baseline.empty()) {
+    stage.details.summary = second_.second_baseline_note;
+    return;
+  }
+  if (options_.progress) options_.progress("timing against the second baseline (torch.compile) on the GPU");
+  std::optional<GpuGate::Exclusive> gpu_alone(std::in_place, options_.gpu_gate);
+  CaseLayout layout = MakeLayout(task_, cases_.back().shape, kCudaGuardBytes);
+  layout.held_seed = cases_.back().held_seed;
+  Message request = TimingRequest(layout, kSecondTimingSalt);
+  request.header["against"] = "second_baseline";
+  auto reply = workers_.candidate->Request(request, "timed", TimingTimeout(), "timing against the second baseline");
+  gpu_alone.reset();
+  stage.seconds = SecondsSince(start);
+  // Reported only: the verdict was decided against the first baseline.
+  if (!reply || reply->type() != "timed") {
+    stage.details.summary = "not measured: the worker did not answer the second timing (" +
+                            (reply ? reply->header.value("message", reply->type()) : std::string("no reply")) + ")";
+    return;
+  }
+  const auto& header = reply->header;
+  if (const auto mismatched = header.value("mismatched_elements", uint64_t{0}); mismatched > 0) {
+    // The candidate's timed outputs were checked in the first pass; a torch.compile that could
+    // not load here (its caches missed) writes nothing, which reads as a difference.
+    stage.details.summary = fmt::format("not reported: the second baseline's output differed from the candidate's "
+                                        "on {} elements (a torch.compile that could not load writes none; the "
+                                        "worker's log says why)", mismatched);
+    return;
+  }
+  const auto candidate_us = Microseconds(header["candidate"]["cold_ns"]);
+  const auto baseline_us = Microseconds(header["baseline"]["cold_ns"]);
+  if (candidate_us.empty() || baseline_us.empty()) {
+    stage.details.summary = "not measured: no timing sample survived";
+    return;
+  }
+  verdict_.second_timing = MakeTiming(candidate_us, baseline_us, second_.second_baseline_description);
+  const Timing& timing = *verdict_.second_timing;
+  stage.details.summary = fmt::format("cold {:.2f} us vs second baseline {:.2f} us over {} rounds: speedup {:.2f}x "
+                                      "[{:.2f}, {:.2f}] ({})", timing.candidate_us.median, timing.baseline_us.median,
+                                      header.value("rounds", 0), timing.speedup.median, timing.speedup.low,
+                                      timing.speedup.high, timing.comparison);
+}
+
 bool CudaSession::PhysicalLimit() {
   const MeasuredPeaks peaks =
       gpu_ ? MeasuredPeaks{gpu_->copy_bandwidth_gbps, gpu_->fp32_tflops * 1e3, gpu_->bf16_tensor_tflops * 1e3}

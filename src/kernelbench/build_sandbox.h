@@ -1,0 +1,34 @@
+// The build sandbox's parts that a KernelBench candidate's build (candidate_build.h) and the
+// compiled baseline's warm step (compiled_baseline.h) share: the python that imported the task,
+// the environment it gets, and the Landlock rules it runs under (it may read the system and torch,
+// run the system's programs, and write only its own folder).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/landlock.h"
+#include "core/result.h"
+#include "task/task.h"
+
+namespace ksmith {
+
+/// The python3 that imported the task (its analysis's "python").
+std::string KernelBenchPython(const nlohmann::json& analysis);
+
+/// Only what python, the compilers and the GPU's libraries need from the user's environment,
+/// with HOME, TMPDIR, caches and torch's and Triton's build folders inside `work`.
+std::vector<std::string> BuildSandboxEnvironment(const std::filesystem::path& work, bool cuda);
+
+/// Reads the system, python and torch; runs the system's programs; writes only `work` (and, on
+/// the GPU, the device files the driver opens read-write).
+Result<LandlockRuleset> BuildSandboxRuleset(const nlohmann::json& analysis, const std::filesystem::path& work,
+                                            bool cuda);
+
+/// [{dim: value}, ...] as the sandbox's scripts read shapes.
+nlohmann::json ShapesJson(const std::vector<DimValues>& shapes);
+
+}  // namespace ksmith

@@ -1,0 +1,122 @@
+#include "kernelbench/compiled_baseline.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "core/files.h"
+#include "core/hash.h"
+#include "core/subprocess.h"
+#include "kernelbench/build_sandbox.h"
+#include "kernelbench/scripts.h"
+#include "kernelbench/shim.h"
+
+namespace ksmith {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr size_t kMaxManifestBytes = size_t{4} << 20;
+// Inductor's first compile of a level-1 problem took 8-14 s on an H200; a level-3 network more.
+constexpr std::chrono::minutes kWarmTimeout{5};
+// Bump when the warm script, its environment or its folder layout changes meaning.
+constexpr std::string_view kWarmVersion = "kernelbench-compiled-1";
+constexpr std::string_view kRole = "cuda_compiled";
+
+std::string WarmScript() {
+  return fmt::format("{}\n{}\n{}", KernelBenchRunnerScript(), KernelBenchExtensionsScript(), KernelBenchCompiledScript());
+}
+
+}  // namespace
+
+CompiledBaselinePlan PlanCompiledBaseline(const fs::path& cache_directory, const json& analysis, const Task& view) {
+  Sha256Builder key;
+  // Triton's own keys name the GPU's architecture: a cache filled on another GPU misses, and the
+  // worker, which cannot compile, then reports the compiled baseline as unavailable.
+  key.Add(kWarmVersion).Add(WarmScript()).Add(analysis.dump()).Add(ShapesJson({view.bench_shape}).dump());
+  CompiledBaselinePlan plan;
+  plan.digest = key.HexDigest();
+  plan.directory = cache_directory / "kernelbench-compiled" / plan.digest;
+  return plan;
+}
+
+Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& plan, const json& analysis,
+                                                  const Task& view) {
+  CompiledBaselineWarm warm;
+  const fs::path manifest_path = plan.directory / "manifest.json";
+  const fs::path log_path = plan.directory.string() + ".log";
+  if (fs::exists(manifest_path)) {
+    auto text = ReadFile(manifest_path, kMaxManifestBytes);
+    if (!text.ok()) return text.error();
+    warm.manifest = json::parse(*text, nullptr, false);
+    if (warm.manifest.is_object()) {
+      warm.cache_hit = true;
+      warm.warmed = !warm.manifest.value("warmed", json::array()).empty();
+      if (auto log = ReadFile(log_path, kMaxManifestBytes); log.ok()) warm.log = *log;
+      return warm;
+    }
+  }
+  const fs::path warms = plan.directory.parent_path();
+  std::error_code error;
+  fs::create_directories(warms / "tmp", error);
+  ScopedTempDir work("warm", warms / "tmp");
+  if (!work.ok()) return MakeError(ErrorKind::kIo, "cannot create a folder under {}", (warms / "tmp").string());
+  for (const char* folder : {"home", "tmp", "cache", "torch_extensions", "triton"}) {
+    fs::create_directories(work.path() / folder, error);
+  }
+  auto shim = KernelBenchShimSpec(analysis, kRole);
+  if (!shim.ok()) return shim.error();
+  const json spec = {{"runner", json::parse(shim->spec_json)},
+                     {"role", std::string(kRole)},
+                     {"sys_path", analysis.at("python").at("sys_path")},
+                     {"directory", work.path().string()},
+                     {"final_directory", plan.directory.string()},
+                     {"shapes", ShapesJson({view.bench_shape})}};
+  const fs::path script_path = work.path() / "warm.py";
+  const fs::path spec_path = work.path() / "spec.json";
+  if (auto status = WriteFileAtomic(script_path, WarmScript()); !status.ok()) return status.error();
+  if (auto status = WriteFileAtomic(spec_path, spec.dump()); !status.ok()) return status.error();
+
+  SpawnOptions options;
+  options.argv = {KernelBenchPython(analysis), "-I", script_path.string(), spec_path.string()};
+  options.environment = BuildSandboxEnvironment(work.path(), /*cuda=*/true);
+  options.working_directory = work.path() / "tmp";
+  options.isolate = true;
+  auto ruleset = BuildSandboxRuleset(analysis, work.path(), /*cuda=*/true);
+  if (ruleset.ok()) options.landlock_ruleset_fd = ruleset->fd();
+  options.landlock_writable_in_child = {"/proc/self/task"};
+  auto run = RunCommand(options, kWarmTimeout);
+  if (!run.ok()) return run.error();
+  warm.seconds = run->elapsed_s;
+  warm.log = run->output;
+  auto text = ReadFile(work.path() / "manifest.json", kMaxManifestBytes);
+  warm.manifest = text.ok() ? json::parse(*text, nullptr, false) : json();
+  if (!run->succeeded() || !warm.manifest.is_object()) {
+    warm.log += fmt::format("\n[the warm step's python {}]\n", run->Describe());
+    warm.manifest = json();
+    return warm;  // not cached: a later run tries again
+  }
+  warm.warmed = !warm.manifest.value("warmed", json::array()).empty();
+  for (const char* transient : {"home", "tmp", "cache", "torch_extensions", "warm.py", "spec.json"}) {
+    fs::remove_all(work.path() / transient, error);
+  }
+  (void)WriteFileAtomic(log_path, warm.log);
+  fs::rename(work.path(), plan.directory, error);
+  if (error && !fs::exists(manifest_path)) {
+    return MakeError(ErrorKind::kIo, "cannot store the warm step in {}: {}", plan.directory.string(), error.message());
+  }
+  return warm;
+}
+
+Result<std::string> RenderCompiledBaseline(const json& analysis, const CompiledBaselinePlan& plan, const json& manifest) {
+  auto shim = KernelBenchShimSpec(analysis, kRole);
+  if (!shim.ok()) return shim.error();
+  auto spec = json::parse(shim->spec_json);
+  spec["compiled"] = {{"directory", plan.directory.string()},
+                      {"programs", manifest.value("programs", json::array())}};
+  shim->spec_json = spec.dump();
+  return RenderShim(*shim);
+}
+
+}  // namespace ksmith

@@ -1,0 +1,70 @@
+// The compiled baseline's shim and where its warm step's caches go; the warm step itself runs in
+// tests/integration/kernelbench_compiled_test.cc, and on the GPU in tests/gpu.
+#include "kernelbench/compiled_baseline.h"
+
+#include <gtest/gtest.h>
+
+#include "kernelbench/scripts.h"
+#include "kernelbench/shim.h"
+
+namespace ksmith {
+namespace {
+
+nlohmann::json Relu() {
+  return nlohmann::json::parse(R"({
+    "name": "kb_l1_019_relu", "file": "/kb/level1/19_ReLU.py",
+    "source": "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n",
+    "inputs": [{"name": "x", "dtype": "fp32", "shape": ["batch_size", "dim"], "kind": "input", "index": 0}],
+    "outputs": [{"name": "y", "dtype": "fp32", "shape": ["batch_size", "dim"]}],
+    "dims": ["batch_size", "dim"], "constant_dims": {"batch_size": "batch_size", "dim": "dim"},
+    "scalars": [], "reference_dtype": "float64",
+    "python": {"sys_path": [], "libpython": "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", "home": "/usr"}
+  })");
+}
+
+Task View(int64_t dim) {
+  Task task;
+  task.bench_shape = {{"batch_size", 16}, {"dim", dim}};
+  return task;
+}
+
+TEST(CompiledBaseline, TheCachesAreKeyedByTheProblemAndTheTimingShape) {
+  const auto plan = PlanCompiledBaseline("/cache", Relu(), View(4096));
+  EXPECT_EQ(plan.directory, std::filesystem::path("/cache") / "kernelbench-compiled" / plan.digest);
+  EXPECT_EQ(PlanCompiledBaseline("/cache", Relu(), View(4096)).digest, plan.digest);
+  EXPECT_NE(PlanCompiledBaseline("/cache", Relu(), View(8192)).digest, plan.digest);
+  nlohmann::json other = Relu();
+  other["source"] = "import torch\n";
+  EXPECT_NE(PlanCompiledBaseline("/cache", other, View(4096)).digest, plan.digest);
+}
+
+TEST(CompiledBaseline, ItsShimRunsTheModelUnderTorchCompileFromTheWarmedCaches) {
+  const auto plan = PlanCompiledBaseline("/cache", Relu(), View(4096));
+  const nlohmann::json manifest = {{"programs", {{{"argv", {"ptxas", "--version"}}, {"returncode", 0}, {"output", "cHR4YXM="}}}}};
+  auto source = RenderCompiledBaseline(Relu(), plan, manifest);
+  ASSERT_TRUE(source.ok()) << source.error().message;
+  // The task's signature with the caller's stream, and the finish hook that the worker calls
+  // after each timed call, as for the eager baseline.
+  EXPECT_NE(source->find("extern \"C\" void kb_l1_019_relu(const float* x, float* y, int64_t batch_size, int64_t dim, "
+                         "cudaStream_t stream)"),
+            std::string::npos);
+  EXPECT_NE(source->find("void ksmith_finish(void* stream)"), std::string::npos);
+  EXPECT_NE(source->find("kRole = \"cuda_compiled\""), std::string::npos);
+  EXPECT_NE(source->find("class CompiledRunner(Runner)"), std::string::npos);
+  // Where the caches are and what the tools answered travel in the spec it embeds.
+  EXPECT_NE(source->find(plan.directory.string()), std::string::npos);
+  EXPECT_NE(source->find("cHR4YXM="), std::string::npos);
+  // Never the candidate's guard or report: this is trusted code.
+  EXPECT_EQ(source->find("ksmith_state_changes"), std::string::npos);
+}
+
+TEST(CompiledBaseline, ItsRoleIsNamedAndOnlyItsShimCarriesTheCompiledRunner) {
+  EXPECT_TRUE(KernelBenchShimSpec(Relu(), "cuda_compiled").ok());
+  EXPECT_FALSE(KernelBenchShimSpec(Relu(), "cuda_compile").ok());
+  auto eager = KernelBenchShimSpec(Relu(), "cuda_baseline");
+  ASSERT_TRUE(eager.ok());
+  EXPECT_EQ(eager->runner_text.find("class CompiledRunner"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ksmith
