@@ -48,5 +48,26 @@ TEST(KernelBenchCompiledBaseline, WithoutTorchCompileTheWarmStepSaysWhyAndCaches
   }
 }
 
+// The runner's own logic (kb_compiled.py) with torch.compile stood in for by a wrapper, since this
+// torch has none: tests/kernelbench/scripts/kb_compiled_probe.py says what it checks.
+TEST(KernelBenchCompiledBaseline, TheRunnerSetsTheCachesForItsFirstCallOnlyAnswersAsEagerAndSurvivesAFailedLoad) {
+  SKIP_WITHOUT_TORCH();
+  if (TorchHasCompile()) GTEST_SKIP() << "this torch has torch.compile: the GPU test runs the real one";
+  const Imported imported = ImportOnce("test-problems", {(ProblemsDir() / "problems").string()});
+  ScopedTempDir work("ksmith-compiled-probe");
+  // A problem with weights (a Linear): they must reach the compiled model as they reach eager.
+  const fs::path analysis = imported.out / "kernelbench" / "kb_l0_001_linear_scale" / "kernelbench.json";
+  const std::string command = TorchPython() + " " + (SourceDir() / "tests" / "kernelbench" / "scripts" /
+                                                     "kb_compiled_probe.py").string() + " " + SourceDir().string() +
+                              " " + analysis.string() + " " + work.path().string() + " 2>&1";
+  std::string output;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  for (char buffer[4096]; std::fgets(buffer, sizeof(buffer), pipe) != nullptr;) output += buffer;
+  const int status = ::pclose(pipe);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("\nOK\n"), std::string::npos) << output;
+}
+
 }  // namespace
 }  // namespace ksmith::it

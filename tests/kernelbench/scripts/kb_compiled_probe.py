@@ -1,0 +1,96 @@
+# kb_compiled.py's own logic on the CPU, where Debian's torch (1.13) has no torch.compile: it is
+# stood in for by a wrapper that records the environment of each call (inductor itself runs only
+# in the GPU test). Checks the warm step's manifest, that the cache environment is set for the
+# first call at a size only and put back, that the compiled runner answers what the eager
+# baseline's runner answers on the same buffers (weights included), and that a failure to load
+# writes nothing and raises nothing.
+# usage: python3 kb_compiled_probe.py SOURCE_DIR ANALYSIS_JSON WORK_DIR   (prints OK at the end)
+import json
+import os
+import sys
+import types
+
+source_dir, analysis_path, work = sys.argv[1:4]
+kernelbench = os.path.join(source_dir, "src", "kernelbench")
+text = "\n".join(open(os.path.join(kernelbench, name)).read() for name in ("kb_runner.py", "kb_extensions.py", "kb_compiled.py"))
+import torch
+
+seen = {"compiles": 0, "cache_dir": "unset"}
+
+
+def standing_in_for_compile(model):
+    seen["compiles"] += 1
+
+    class Compiled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def forward(self, *arguments):
+            seen["cache_dir"] = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+            return self.inner(*arguments)
+    return Compiled()
+
+
+torch.compile = standing_in_for_compile
+inductor = types.ModuleType("torch._inductor")
+inductor.config = types.ModuleType("torch._inductor.config")
+sys.modules.setdefault("torch._inductor", inductor)
+sys.modules.setdefault("torch._inductor.config", inductor.config)
+namespace = {"__name__": "kb_compiled_probe"}
+exec(compile(text, "kb_compiled", "exec"), namespace)
+
+analysis = json.load(open(analysis_path))
+runner_spec = {key: analysis[key] for key in ("source", "file", "dims", "constant_dims", "inputs", "outputs",
+                                              "scalars", "reference_dtype")}
+runner_spec["sys_path"] = analysis["python"]["sys_path"]
+dims = analysis["shapes"]["dev"][0]
+warm_directory = os.path.join(work, "warm")
+os.makedirs(warm_directory, exist_ok=True)
+spec = {"runner": runner_spec, "role": "compiled", "sys_path": [], "directory": warm_directory,
+        "final_directory": os.path.join(work, "final"), "shapes": [dims]}
+with open(os.path.join(work, "spec.json"), "w") as out:
+    json.dump(spec, out)
+namespace["warm"](os.path.join(work, "spec.json"))
+manifest = json.load(open(os.path.join(warm_directory, "manifest.json")))
+assert manifest["warmed"] == [dims] and not manifest["failures"], manifest
+assert seen["cache_dir"] == os.path.join(warm_directory, "inductor"), seen
+assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ, "the warm step left the cache environment set"
+
+# The worker's runner, with spec["compiled"] as RenderCompiledBaseline writes it, against eager's.
+worker_spec = dict(runner_spec)
+worker_spec["compiled"] = {"directory": warm_directory, "programs": manifest["programs"]}
+compiled = namespace["CompiledRunner"](worker_spec, "compiled")
+eager = namespace["Runner"](runner_spec, "baseline")
+buffers = namespace["_Buffers"](torch, runner_spec, dims, False)
+values = [dims[d] for d in runner_spec["dims"]]
+eager_out = namespace["_Buffers"](torch, runner_spec, dims, False)
+eager(buffers.inputs, eager_out.outputs, values)
+eager.finish()
+for call in range(2):
+    seen["cache_dir"] = "unset"
+    compiled(buffers.inputs, buffers.outputs, values)
+    compiled.finish()
+    expected_dir = os.path.join(warm_directory, "inductor") if call == 0 else None
+    assert seen["cache_dir"] == expected_dir, (call, seen)
+    assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ, "the runner left the cache environment set"
+outputs = len(runner_spec["outputs"])
+for got, want in zip(buffers.tensors[-outputs:], eager_out.tensors[-outputs:]):
+    assert torch.equal(got, want), (got, want)
+assert seen["compiles"] == 2, seen  # one model in the warm step, one in the worker's runner
+
+
+def cannot_load(model):
+    raise RuntimeError("a cache miss: inductor would compile")
+
+
+torch.compile = cannot_load
+failing = namespace["CompiledRunner"](worker_spec, "compiled")
+untouched = namespace["_Buffers"](torch, runner_spec, dims, False)
+for tensor in untouched.tensors[-outputs:]:
+    tensor.fill_(float("nan"))
+failing(buffers.inputs, untouched.outputs, values)
+failing.finish()
+assert failing.failure and "cache miss" in failing.failure, failing.failure
+assert all(bool(torch.isnan(t).all()) for t in untouched.tensors[-outputs:]), "a failed load wrote outputs"
+print("OK")
