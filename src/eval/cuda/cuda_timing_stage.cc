@@ -198,6 +198,7 @@ bool CudaSession::Time() {
   if (!stage.details.note.empty()) stage.details.summary += "; " + stage.details.note;
   return true;
 }
+
 void CudaSession::TimeAgainstSecondBaseline() {
   if (second_.second_baseline.empty() && second_.second_baseline_note.empty()) return;
   const auto start = Clock::now();
