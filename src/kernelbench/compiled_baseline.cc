@@ -2,6 +2,10 @@
 
 #include <chrono>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "core/files.h"
@@ -24,6 +28,24 @@ constexpr std::chrono::minutes kWarmTimeout{5};
 constexpr std::string_view kWarmVersion = "kernelbench-compiled-1";
 constexpr std::string_view kRole = "cuda_compiled";
 
+// Held while one evaluation warms a plan: a second evaluation of the task (`kernelbench run` judges
+// several samples at once) waits and then finds the cache, and the problem file, which both
+// sandboxes admit by its inode, is never replaced under a ruleset already made.
+class PlanLock {
+ public:
+  explicit PlanLock(const fs::path& path) : fd_(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~PlanLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  PlanLock(const PlanLock&) = delete;
+  PlanLock& operator=(const PlanLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 std::string WarmScript() {
   return fmt::format("{}\n{}\n{}", KernelBenchRunnerScript(), KernelBenchExtensionsScript(), KernelBenchCompiledScript());
 }
@@ -38,6 +60,7 @@ CompiledBaselinePlan PlanCompiledBaseline(const fs::path& cache_directory, const
   CompiledBaselinePlan plan;
   plan.digest = key.HexDigest();
   plan.directory = cache_directory / "kernelbench-compiled" / plan.digest;
+  plan.problem_file = plan.directory.string() + ".problem.py";
   return plan;
 }
 
@@ -46,6 +69,9 @@ Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& pl
   CompiledBaselineWarm warm;
   const fs::path manifest_path = plan.directory / "manifest.json";
   const fs::path log_path = plan.directory.string() + ".log";
+  std::error_code error;
+  fs::create_directories(plan.directory.parent_path(), error);
+  const PlanLock lock(plan.directory.string() + ".lock");
   if (fs::exists(manifest_path)) {
     auto text = ReadFile(manifest_path, kMaxManifestBytes);
     if (!text.ok()) return text.error();
@@ -58,16 +84,22 @@ Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& pl
     }
   }
   const fs::path warms = plan.directory.parent_path();
-  std::error_code error;
   fs::create_directories(warms / "tmp", error);
   ScopedTempDir work("warm", warms / "tmp");
   if (!work.ok()) return MakeError(ErrorKind::kIo, "cannot create a folder under {}", (warms / "tmp").string());
   for (const char* folder : {"home", "tmp", "cache", "torch_extensions", "triton"}) {
     fs::create_directories(work.path() / folder, error);
   }
+  if (!fs::exists(plan.problem_file)) {
+    if (auto status = WriteFileAtomic(plan.problem_file, analysis.at("source").get<std::string>()); !status.ok()) {
+      return status.error();
+    }
+  }
   auto shim = KernelBenchShimSpec(analysis, kRole);
   if (!shim.ok()) return shim.error();
-  const json spec = {{"runner", json::parse(shim->spec_json)},
+  json runner = json::parse(shim->spec_json);
+  runner["file"] = plan.problem_file.string();
+  const json spec = {{"runner", runner},
                      {"role", std::string(kRole)},
                      {"sys_path", analysis.at("python").at("sys_path")},
                      {"directory", work.path().string()},
@@ -83,7 +115,7 @@ Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& pl
   options.environment = BuildSandboxEnvironment(work.path(), /*cuda=*/true);
   options.working_directory = work.path() / "tmp";
   options.isolate = true;
-  auto ruleset = BuildSandboxRuleset(analysis, work.path(), /*cuda=*/true);
+  auto ruleset = BuildSandboxRuleset(analysis, work.path(), /*cuda=*/true, {plan.problem_file});
   if (ruleset.ok()) options.landlock_ruleset_fd = ruleset->fd();
   options.landlock_writable_in_child = {"/proc/self/task"};
   auto run = RunCommand(options, kWarmTimeout);
@@ -92,12 +124,17 @@ Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& pl
   warm.log = run->output;
   auto text = ReadFile(work.path() / "manifest.json", kMaxManifestBytes);
   warm.manifest = text.ok() ? json::parse(*text, nullptr, false) : json();
-  if (!run->succeeded() || !warm.manifest.is_object()) {
+  warm.warmed = warm.manifest.is_object() && !warm.manifest.value("warmed", json::array()).empty();
+  if (!run->succeeded() || !warm.warmed) {
+    if (warm.manifest.is_object()) {
+      for (const auto& failure : warm.manifest.value("failures", json::array())) {
+        warm.log += "\nksmith: the warm step failed " + failure.dump();
+      }
+    }
     warm.log += fmt::format("\n[the warm step's python {}]\n", run->Describe());
-    warm.manifest = json();
+    warm.warmed = false;
     return warm;  // not cached: a later run tries again
   }
-  warm.warmed = !warm.manifest.value("warmed", json::array()).empty();
   for (const char* transient : {"home", "tmp", "cache", "torch_extensions", "warm.py", "spec.json"}) {
     fs::remove_all(work.path() / transient, error);
   }
@@ -113,6 +150,7 @@ Result<std::string> RenderCompiledBaseline(const json& analysis, const CompiledB
   auto shim = KernelBenchShimSpec(analysis, kRole);
   if (!shim.ok()) return shim.error();
   auto spec = json::parse(shim->spec_json);
+  spec["file"] = plan.problem_file.string();
   spec["compiled"] = {{"directory", plan.directory.string()},
                       {"programs", manifest.value("programs", json::array())}};
   shim->spec_json = spec.dump();

@@ -15,8 +15,12 @@ import os
 
 def configure_inductor(torch):
     """One compile thread (a worker pool would fork, which the worker may not), the FX graph
-    cache on, and no autotuning beyond what the warm step did: the same in warm step and worker."""
+    cache on, no autotuning beyond what the warm step did, and no profile dynamo would write
+    into the (read-only, in the worker) cache: the same in warm step and worker."""
+    import torch._dynamo.config as dynamo_config
     import torch._inductor.config as config
+    if hasattr(dynamo_config, "automatic_dynamic_local_pgo"):
+        dynamo_config.automatic_dynamic_local_pgo = False
     config.compile_threads = 1
     config.fx_graph_cache = True
     if hasattr(config, "autotune_local_cache"):
@@ -85,7 +89,10 @@ class CompiledRunner(Runner):
             raise RuntimeError(f"torch {self.torch.__version__} has no torch.compile (torch 2.0 or later has)")
         self.directory = compiled.get("directory", "")
         self.environment = CacheEnvironment(self.directory)
-        configure_inductor(self.torch)
+        # Importing dynamo asks for inductor's cache folder, and with none set derives one from
+        # the user's name (which the worker cannot look up) and sets it for the whole process.
+        with self.environment:
+            configure_inductor(self.torch)
         import subprocess
         answer_queries(subprocess, compiled.get("programs", []))
         pin_platform_architecture()
@@ -118,14 +125,42 @@ class CompiledRunner(Runner):
                 super().__call__(input_addresses, output_addresses, dim_values, stream)
         except Exception as error:
             import sys
+            import traceback
             self.failure = f"{type(error).__name__}: {str(error)[:400]}"
             self.pending, self.checked = [], None
+            traceback.print_exc(limit=-12)
             print(f"ksmith: the torch.compile baseline cannot run here: {self.failure}", file=sys.stderr)
             return
         self.compiled_sizes.add(size)
 
 
-_make_runner = CompiledRunner
+class _Unavailable:
+    """A compiled baseline that could not start: it writes nothing (the worker then reports no
+    second speedup) and said why once."""
+
+    def __init__(self, failure):
+        self.failure = failure
+
+    def __call__(self, input_addresses, output_addresses, dim_values, stream=0):
+        return
+
+    def finish(self, stream=0):
+        return
+
+
+def _make_runner(spec, role):
+    """The worker's factory. A compiled baseline that cannot even start (a torch without
+    torch.compile, an import the worker's sandbox refuses) must not end the worker, whose
+    candidate was judged already."""
+    try:
+        return CompiledRunner(spec, role)
+    except Exception as error:
+        import sys
+        import traceback
+        traceback.print_exc(limit=-12)
+        failure = f"{type(error).__name__}: {str(error)[:400]}"
+        print(f"ksmith: the torch.compile baseline cannot run here: {failure}", file=sys.stderr)
+        return _Unavailable(failure)
 
 
 class _Buffers:
@@ -180,6 +215,9 @@ def warm(spec_path):
             values = [dims[d] for d in runner_spec["dims"]]
             stream = torch.cuda.current_stream().cuda_stream if runner.cuda else 0
             runner(buffers.inputs, buffers.outputs, values, stream)
+            if runner.failure is not None:  # the runner caught it (as it must in the worker)
+                failures.append(f"at {dims}: {runner.failure}")
+                break
             runner.finish(stream)
             if runner.cuda:
                 torch.cuda.synchronize()

@@ -26,6 +26,7 @@ constexpr double kGpuTargetRse = 0.005;  // the nvbench default
 constexpr size_t kMinFlushBytes = size_t{64} << 20;
 constexpr uint64_t kTimingSalt = 0x6707;
 constexpr uint64_t kSecondTimingSalt = 0x6708;  // the second baseline's rounds draw other inputs
+constexpr size_t kMaxSecondTimingLogBytes = 8192;
 
 // The input tensors as they now stand in a shared arena, in slot order.
 std::string InputsOf(const GuardedArena& arena, const CaseLayout& layout) {
@@ -218,8 +219,14 @@ void CudaSession::TimeAgainstSecondBaseline() {
   stage.seconds = SecondsSince(start);
   // Reported only: the verdict was decided against the first baseline.
   if (!reply || reply->type() != "timed") {
+    const auto& failure = workers_.candidate->failure();
     stage.details.summary = "not measured: the worker did not answer the second timing (" +
-                            (reply ? reply->header.value("message", reply->type()) : std::string("no reply")) + ")";
+                            (reply     ? reply->header.value("message", reply->type())
+                             : failure ? failure->description
+                                       : std::string("no reply")) +
+                            ")";
+    // What the compiled baseline's Python said (a trace that failed, a refused call).
+    stage.details.log = workers_.candidate->OutputTail(kMaxSecondTimingLogBytes);
     return;
   }
   const auto& header = reply->header;

@@ -37,6 +37,11 @@ inductor = types.ModuleType("torch._inductor")
 inductor.config = types.ModuleType("torch._inductor.config")
 sys.modules.setdefault("torch._inductor", inductor)
 sys.modules.setdefault("torch._inductor.config", inductor.config)
+dynamo = types.ModuleType("torch._dynamo")
+dynamo.config = types.ModuleType("torch._dynamo.config")
+dynamo.config.automatic_dynamic_local_pgo = True  # torch's default: dynamo would write a profile into the cache
+sys.modules.setdefault("torch._dynamo", dynamo)
+sys.modules.setdefault("torch._dynamo.config", dynamo.config)
 namespace = {"__name__": "kb_compiled_probe"}
 exec(compile(text, "kb_compiled", "exec"), namespace)
 
@@ -54,6 +59,7 @@ with open(os.path.join(work, "spec.json"), "w") as out:
 namespace["warm"](os.path.join(work, "spec.json"))
 manifest = json.load(open(os.path.join(warm_directory, "manifest.json")))
 assert manifest["warmed"] == [dims] and not manifest["failures"], manifest
+assert inductor.config.compile_threads == 1 and dynamo.config.automatic_dynamic_local_pgo is False
 assert seen["cache_dir"] == os.path.join(warm_directory, "inductor"), seen
 assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ, "the warm step left the cache environment set"
 
@@ -93,4 +99,24 @@ failing(buffers.inputs, untouched.outputs, values)
 failing.finish()
 assert failing.failure and "cache miss" in failing.failure, failing.failure
 assert all(bool(torch.isnan(t).all()) for t in untouched.tensors[-outputs:]), "a failed load wrote outputs"
+
+# One that cannot even start (here: a torch without torch.compile) is made, writes nothing and
+# raises nothing: the worker's candidate was judged already.
+del torch.compile
+unavailable = namespace["_make_runner"](worker_spec, "compiled")
+unavailable(buffers.inputs, untouched.outputs, values)
+unavailable.finish()
+assert "no torch.compile" in unavailable.failure, unavailable.failure
+assert all(bool(torch.isnan(t).all()) for t in untouched.tensors[-outputs:]), "an unavailable baseline wrote outputs"
+torch.compile = cannot_load
+
+# A warm step whose compile fails (the runner catches it, as it must in the worker) warms nothing
+# and says why, so that ksmith does not cache it.
+failed_directory = os.path.join(work, "failed")
+os.makedirs(failed_directory)
+with open(os.path.join(work, "spec_failed.json"), "w") as out:
+    json.dump(dict(spec, directory=failed_directory), out)
+namespace["warm"](os.path.join(work, "spec_failed.json"))
+manifest = json.load(open(os.path.join(failed_directory, "manifest.json")))
+assert manifest["warmed"] == [] and "cache miss" in manifest["failures"][0], manifest
 print("OK")
