@@ -22,6 +22,7 @@
 #include "sandbox/policy.h"
 #include "sandbox/protocol.h"
 #include "sandbox/shared_memory.h"
+#include "tensor/dtype.h"
 
 namespace ksmith {
 namespace {
@@ -297,6 +298,41 @@ Message HandleRun(const Message& request, WorkerState& state) {
   return Reply("result", std::move(reply));
 }
 
+// Fills every output of `bench` with its poison, on `stream`.
+cudaError_t PoisonOutputs(const DeviceCase& bench, cudaStream_t stream) {
+  const CaseLayout& layout = bench.layout();
+  for (size_t slot = 0; slot < layout.tensors.size(); ++slot) {
+    const TensorSlot& tensor = layout.tensors[slot];
+    if (!tensor.output) continue;
+    if (auto error = LaunchFill(bench.DeviceTensor(slot), tensor.bytes, DTypePoisonPattern(tensor.dtype), stream);
+        error != cudaSuccess) {
+      return error;
+    }
+  }
+  return cudaSuccess;
+}
+
+// Whether every output of `bench` still begins with the poison PoisonOutputs left there. The timing
+// loop's comparison skips a baseline's non-finite values (a baseline may compute them), so a
+// second baseline that could not run (torch.compile whose caches missed writes nothing) must be
+// caught before: it would read as one that takes no time.
+Result<bool> OutputsStillPoisoned(const DeviceCase& bench) {
+  const CaseLayout& layout = bench.layout();
+  for (size_t slot = 0; slot < layout.tensors.size(); ++slot) {
+    const TensorSlot& tensor = layout.tensors[slot];
+    if (!tensor.output) continue;
+    uint32_t head[64] = {};
+    const size_t words = std::min<size_t>(std::size(head), tensor.bytes / sizeof(uint32_t));
+    if (auto error = cudaMemcpy(head, bench.DeviceTensor(slot), words * sizeof(uint32_t), cudaMemcpyDeviceToHost);
+        error != cudaSuccess) {
+      return MakeError(ErrorKind::kInternal, "reading the second baseline's output: {}", cudaGetErrorString(error));
+    }
+    const uint32_t poison = DTypePoisonPattern(tensor.dtype);
+    if (!std::all_of(head, head + words, [&](uint32_t word) { return word == poison; })) return false;
+  }
+  return true;
+}
+
 Message HandleTime(const Message& request, WorkerState& state) {
   auto found = FindCase(request, state);
   if (!found.ok()) return Reply("error", {{"message", found.error().message}});
@@ -316,10 +352,19 @@ Message HandleTime(const Message& request, WorkerState& state) {
   if (against != "baseline") {
     // Its first call loads what it runs (torch.compile traces the model and loads inductor's
     // kernels, seconds): made here, untimed, before the loop's rounds.
+    if (auto error = PoisonOutputs(bench, state.stream); error != cudaSuccess) {
+      return CudaError(state, "poisoning the outputs", error);
+    }
     baseline->second(bench.device_pointers(), bench.scalars(), state.stream);
     if (baseline_finish != nullptr) baseline_finish(state.stream);
     if (auto error = cudaStreamSynchronize(state.stream); error != cudaSuccess) {
       return CudaError(state, "the second baseline's first call", error);
+    }
+    auto unwritten = OutputsStillPoisoned(bench);
+    if (!unwritten.ok()) return Reply("error", {{"message", unwritten.error().message}});
+    if (*unwritten) {
+      return Reply("error", {{"message", fmt::format("the {} wrote no output (it could not run here; the worker's log "
+                                                     "says why)", against)}});
     }
   }
   const auto config = GpuTimingConfig::FromJson(request.header.value("config", nlohmann::json::object()));

@@ -116,9 +116,7 @@ Result<BuildOutput> BuildCompiledBaseline(const EvalBackend& backend, const Task
                                                  KernelRole::kBaseline, {}});
   if (output.ok()) {
     output->compile_s += warm->seconds;
-    output->build_sandbox = {{"directory", plan.directory.string()},
-                             {"problem_file", plan.problem_file.string()},
-                             {"torch", warm->manifest.value("torch", "")}};
+    output->build_sandbox = {{"directory", plan.directory.string()}, {"torch", warm->manifest.value("torch", "")}};
   }
   return output;
 }
@@ -411,8 +409,7 @@ class PipelineRun {
           "torch.compile baseline unavailable: " + (raised.empty() ? LastLogLine(compiled->log) : raised);
     } else {
       trusted_.second_baseline = compiled->shared_object;
-      trusted_.second_baseline_readable = {compiled->build_sandbox.value("directory", std::string()),
-                                           compiled->build_sandbox.value("problem_file", std::string())};
+      trusted_.second_baseline_readable = {compiled->build_sandbox.value("directory", std::string())};
       trusted_.second_baseline_description = fmt::format(
           "torch.compile (inductor, default mode, torch {}) of the problem's Model on the GPU, float32 with TF32 off, "
           "no_grad, on the caller's stream, loaded from caches a trusted warm step filled",

@@ -50,10 +50,8 @@ std::vector<std::string> BuildSandboxEnvironment(const fs::path& work, bool cuda
 
 // Reads the system, python and torch; runs the system's programs (the compilers) and python's;
 // writes only its own folder (and, on the GPU, the device files the driver opens read-write).
-Result<LandlockRuleset> BuildSandboxRuleset(const json& analysis, const fs::path& work, bool cuda,
-                                            const std::vector<fs::path>& also_readable) {
+Result<LandlockRuleset> BuildSandboxRuleset(const json& analysis, const fs::path& work, bool cuda) {
   std::vector<fs::path> readable = {"/etc", "/proc", "/sys", "/dev/null", "/dev/urandom", "/dev/zero"};
-  readable.insert(readable.end(), also_readable.begin(), also_readable.end());
   const json& python = analysis.at("python");
   readable.emplace_back(python.value("home", std::string("/usr")));
   for (const auto& folder : python.value("readable", std::vector<std::string>{})) readable.emplace_back(folder);

@@ -23,10 +23,10 @@ std::string KernelBenchPython(const nlohmann::json& analysis);
 /// with HOME, TMPDIR, caches and torch's and Triton's build folders inside `work`.
 std::vector<std::string> BuildSandboxEnvironment(const std::filesystem::path& work, bool cuda);
 
-/// Reads the system, python and torch (and `readable`); runs the system's programs; writes only
-/// `work` (and, on the GPU, the device files the driver opens read-write).
+/// Reads the system, python and torch; runs the system's programs; writes only `work` (and, on
+/// the GPU, the device files the driver opens read-write).
 Result<LandlockRuleset> BuildSandboxRuleset(const nlohmann::json& analysis, const std::filesystem::path& work,
-                                            bool cuda, const std::vector<std::filesystem::path>& readable = {});
+                                            bool cuda);
 
 /// [{dim: value}, ...] as the sandbox's scripts read shapes.
 nlohmann::json ShapesJson(const std::vector<DimValues>& shapes);

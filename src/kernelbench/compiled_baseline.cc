@@ -60,7 +60,7 @@ CompiledBaselinePlan PlanCompiledBaseline(const fs::path& cache_directory, const
   CompiledBaselinePlan plan;
   plan.digest = key.HexDigest();
   plan.directory = cache_directory / "kernelbench-compiled" / plan.digest;
-  plan.problem_file = plan.directory.string() + ".problem.py";
+  plan.problem_file = plan.directory / "problem.py";
   return plan;
 }
 
@@ -76,24 +76,22 @@ Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& pl
     auto text = ReadFile(manifest_path, kMaxManifestBytes);
     if (!text.ok()) return text.error();
     warm.manifest = json::parse(*text, nullptr, false);
-    if (warm.manifest.is_object()) {
+    if (warm.manifest.is_object() && !warm.manifest.value("warmed", json::array()).empty()) {
       warm.cache_hit = true;
-      warm.warmed = !warm.manifest.value("warmed", json::array()).empty();
+      warm.warmed = true;
       if (auto log = ReadFile(log_path, kMaxManifestBytes); log.ok()) warm.log = *log;
       return warm;
     }
   }
-  const fs::path warms = plan.directory.parent_path();
-  fs::create_directories(warms / "tmp", error);
-  ScopedTempDir work("warm", warms / "tmp");
-  if (!work.ok()) return MakeError(ErrorKind::kIo, "cannot create a folder under {}", (warms / "tmp").string());
+  // In place, not in a folder renamed after: inductor's code names its autotuning records by
+  // absolute path, and the worker must find them where the warm step left them.
+  const fs::path& work = plan.directory;
+  fs::remove_all(work, error);  // what an earlier warm step left unfinished
   for (const char* folder : {"home", "tmp", "cache", "torch_extensions", "triton"}) {
-    fs::create_directories(work.path() / folder, error);
+    fs::create_directories(work / folder, error);
   }
-  if (!fs::exists(plan.problem_file)) {
-    if (auto status = WriteFileAtomic(plan.problem_file, analysis.at("source").get<std::string>()); !status.ok()) {
-      return status.error();
-    }
+  if (auto status = WriteFileAtomic(plan.problem_file, analysis.at("source").get<std::string>()); !status.ok()) {
+    return status.error();
   }
   auto shim = KernelBenchShimSpec(analysis, kRole);
   if (!shim.ok()) return shim.error();
@@ -102,27 +100,26 @@ Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& pl
   const json spec = {{"runner", runner},
                      {"role", std::string(kRole)},
                      {"sys_path", analysis.at("python").at("sys_path")},
-                     {"directory", work.path().string()},
-                     {"final_directory", plan.directory.string()},
+                     {"directory", work.string()},
                      {"shapes", ShapesJson({view.bench_shape})}};
-  const fs::path script_path = work.path() / "warm.py";
-  const fs::path spec_path = work.path() / "spec.json";
+  const fs::path script_path = work / "warm.py";
+  const fs::path spec_path = work / "spec.json";
   if (auto status = WriteFileAtomic(script_path, WarmScript()); !status.ok()) return status.error();
   if (auto status = WriteFileAtomic(spec_path, spec.dump()); !status.ok()) return status.error();
 
   SpawnOptions options;
   options.argv = {KernelBenchPython(analysis), "-I", script_path.string(), spec_path.string()};
-  options.environment = BuildSandboxEnvironment(work.path(), /*cuda=*/true);
-  options.working_directory = work.path() / "tmp";
+  options.environment = BuildSandboxEnvironment(work, /*cuda=*/true);
+  options.working_directory = work / "tmp";
   options.isolate = true;
-  auto ruleset = BuildSandboxRuleset(analysis, work.path(), /*cuda=*/true, {plan.problem_file});
+  auto ruleset = BuildSandboxRuleset(analysis, work, /*cuda=*/true);
   if (ruleset.ok()) options.landlock_ruleset_fd = ruleset->fd();
   options.landlock_writable_in_child = {"/proc/self/task"};
   auto run = RunCommand(options, kWarmTimeout);
   if (!run.ok()) return run.error();
   warm.seconds = run->elapsed_s;
   warm.log = run->output;
-  auto text = ReadFile(work.path() / "manifest.json", kMaxManifestBytes);
+  auto text = ReadFile(manifest_path, kMaxManifestBytes);
   warm.manifest = text.ok() ? json::parse(*text, nullptr, false) : json();
   warm.warmed = warm.manifest.is_object() && !warm.manifest.value("warmed", json::array()).empty();
   if (!run->succeeded() || !warm.warmed) {
@@ -133,16 +130,13 @@ Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& pl
     }
     warm.log += fmt::format("\n[the warm step's python {}]\n", run->Describe());
     warm.warmed = false;
-    return warm;  // not cached: a later run tries again
+    fs::remove_all(work, error);  // not cached: a later run tries again
+    return warm;
   }
   for (const char* transient : {"home", "tmp", "cache", "torch_extensions", "warm.py", "spec.json"}) {
-    fs::remove_all(work.path() / transient, error);
+    fs::remove_all(work / transient, error);
   }
   (void)WriteFileAtomic(log_path, warm.log);
-  fs::rename(work.path(), plan.directory, error);
-  if (error && !fs::exists(manifest_path)) {
-    return MakeError(ErrorKind::kIo, "cannot store the warm step in {}: {}", plan.directory.string(), error.message());
-  }
   return warm;
 }
 

@@ -19,7 +19,7 @@ namespace ksmith {
 
 struct CompiledBaselinePlan {
   std::filesystem::path directory;  // <cache>/kernelbench-compiled/<digest>: inductor/, triton/, manifest.json
-  // <directory>.problem.py: the problem's source, which dynamo reads while it traces (the user's
+  // <directory>/problem.py: the problem's source, which dynamo reads while it traces (the user's
   // own file is not readable in either sandbox); one path for the warm step and the worker.
   std::filesystem::path problem_file;
   std::string digest;

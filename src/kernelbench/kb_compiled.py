@@ -33,21 +33,32 @@ def configure_inductor(torch):
 
 class CacheEnvironment:
     """Points inductor and Triton at the compiled baseline's caches while a model compiles or
-    loads, and puts the process's values back after."""
+    loads, and puts the process's values back after. A user name and home too: inductor and
+    Triton derive folders from them, and the worker, with no passwd to read, cannot look its
+    user up (getpass and Path.home() raise there). And tempfile's folder: inductor names a
+    folder after it on import, and the worker, which may write nowhere, has no usable one."""
 
-    NAMES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+    NAMES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "HOME", "USER", "LOGNAME")
 
     def __init__(self, directory):
         self.values = {"TORCHINDUCTOR_CACHE_DIR": os.path.join(directory, "inductor"),
-                       "TRITON_CACHE_DIR": os.path.join(directory, "triton")}
+                       "TRITON_CACHE_DIR": os.path.join(directory, "triton"),
+                       "HOME": directory, "USER": "ksmith", "LOGNAME": "ksmith"}
+        self.directory = directory
         self.saved = {}
+        self.saved_tempdir = None
 
     def __enter__(self):
+        import tempfile
         self.saved = {name: os.environ.get(name) for name in self.NAMES}
         os.environ.update(self.values)
+        self.saved_tempdir = tempfile.tempdir
+        tempfile.tempdir = os.path.join(self.directory, "tmp")
         return self
 
     def __exit__(self, *exc):
+        import tempfile
+        tempfile.tempdir = self.saved_tempdir
         for name, value in self.saved.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -225,7 +236,6 @@ def warm(spec_path):
         except BaseException as error:  # reported: the worker then cannot time against it at this size
             traceback.print_exc()
             failures.append(f"at {dims}: {type(error).__name__}: {str(error)[:400]}")
-    relocate_triton_groups(os.path.join(directory, "triton"), directory, spec["final_directory"])
     manifest = {"programs": programs.records, "warmed": warmed, "failures": failures,
                 "torch": torch.__version__}
     with open(os.path.join(directory, "manifest.json"), "w") as out:

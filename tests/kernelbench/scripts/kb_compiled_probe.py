@@ -6,6 +6,7 @@
 # writes nothing and raises nothing.
 # usage: python3 kb_compiled_probe.py SOURCE_DIR ANALYSIS_JSON WORK_DIR   (prints OK at the end)
 import json
+import tempfile
 import os
 import sys
 import types
@@ -14,6 +15,7 @@ source_dir, analysis_path, work = sys.argv[1:4]
 kernelbench = os.path.join(source_dir, "src", "kernelbench")
 text = "\n".join(open(os.path.join(kernelbench, name)).read() for name in ("kb_runner.py", "kb_extensions.py", "kb_compiled.py"))
 import torch
+tempdir_before = tempfile.tempdir
 
 seen = {"compiles": 0, "cache_dir": "unset"}
 
@@ -28,6 +30,7 @@ def standing_in_for_compile(model):
 
         def forward(self, *arguments):
             seen["cache_dir"] = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+            seen["tempdir"] = tempfile.tempdir
             return self.inner(*arguments)
     return Compiled()
 
@@ -52,8 +55,7 @@ runner_spec["sys_path"] = analysis["python"]["sys_path"]
 dims = analysis["shapes"]["dev"][0]
 warm_directory = os.path.join(work, "warm")
 os.makedirs(warm_directory, exist_ok=True)
-spec = {"runner": runner_spec, "role": "compiled", "sys_path": [], "directory": warm_directory,
-        "final_directory": os.path.join(work, "final"), "shapes": [dims]}
+spec = {"runner": runner_spec, "role": "compiled", "sys_path": [], "directory": warm_directory, "shapes": [dims]}
 with open(os.path.join(work, "spec.json"), "w") as out:
     json.dump(spec, out)
 namespace["warm"](os.path.join(work, "spec.json"))
@@ -61,7 +63,9 @@ manifest = json.load(open(os.path.join(warm_directory, "manifest.json")))
 assert manifest["warmed"] == [dims] and not manifest["failures"], manifest
 assert inductor.config.compile_threads == 1 and dynamo.config.automatic_dynamic_local_pgo is False
 assert seen["cache_dir"] == os.path.join(warm_directory, "inductor"), seen
+assert seen["tempdir"] == os.path.join(warm_directory, "tmp"), seen
 assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ, "the warm step left the cache environment set"
+assert tempfile.tempdir == tempdir_before, "the warm step left tempfile's folder set"
 
 # The worker's runner, with spec["compiled"] as RenderCompiledBaseline writes it, against eager's.
 worker_spec = dict(runner_spec)
@@ -80,6 +84,7 @@ for call in range(2):
     expected_dir = os.path.join(warm_directory, "inductor") if call == 0 else None
     assert seen["cache_dir"] == expected_dir, (call, seen)
     assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ, "the runner left the cache environment set"
+    assert tempfile.tempdir == tempdir_before, "the runner left tempfile's folder set"
 outputs = len(runner_spec["outputs"])
 for got, want in zip(buffers.tensors[-outputs:], eager_out.tensors[-outputs:]):
     assert torch.equal(got, want), (got, want)
