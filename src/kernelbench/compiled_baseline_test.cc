@@ -54,6 +54,10 @@ TEST(CompiledBaseline, ItsShimRunsTheModelUnderTorchCompileFromTheWarmedCaches) 
   // Where the caches are and what the tools answered travel in the spec it embeds.
   EXPECT_NE(source->find(plan.directory.string()), std::string::npos);
   EXPECT_NE(source->find("cHR4YXM="), std::string::npos);
+  // Dynamo reads the source it traces from the copy inside the caches, which the worker may
+  // read, not from the user's file, which it may not.
+  EXPECT_EQ(plan.problem_file, plan.directory / "problem.py");
+  EXPECT_NE(source->find("\"file\":\"" + plan.problem_file.string() + "\""), std::string::npos);
   // Never the candidate's guard or report: this is trusted code.
   EXPECT_EQ(source->find("ksmith_state_changes"), std::string::npos);
 }
