@@ -51,7 +51,6 @@ struct WorkerState {
   // The candidate's, only where the evaluator says ksmith generated its shim (a KernelBench-format
   // candidate): a candidate's own code would do untimed work there.
   CudaFinish candidate_finish = nullptr;
-  bool attributes_launches = false;  // the evaluator named the candidate's own code
   StateChangesReport candidate_state = nullptr;  // the same shim's report of what its Python changed
   std::map<std::string, std::unique_ptr<DeviceCase>> cases;
   // The device copy of a case's memory as the stream left it, for the late-write check; grown
@@ -118,7 +117,6 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
     protections.notes.push_back("sandbox disabled by the evaluator");
   }
   const auto own_code = request.header.value("own_code", std::vector<std::string>{});
-  state.attributes_launches = !own_code.empty();
   state.monitor->SetOwnCode(own_code);
   // Trusted kernels first; the candidate's static constructors run last, inside the walls.
   const char* roles[] = {"reference", "baseline", "second_baseline", "candidate"};
@@ -229,9 +227,9 @@ Message HandleRun(const Message& request, WorkerState& state) {
     return CudaError(state, "uploading the case", error);
   }
   const auto uploaded = Clock::now();
-  // The checked calls only: attributing each launch walks the stack, which no timed call pays.
-  const bool attribute = target == "candidate" && state.attributes_launches;
-  state.monitor->AttributeLaunches(attribute);
+  // The checked calls only: attributing each launch walks the stack, which no timed call pays
+  // (the monitor attributes only where the evaluator named the candidate's own code).
+  const bool attribute = state.monitor->AttributeLaunches(target == "candidate");
   state.monitor->Begin(state.stream, {state.copy_stream});
   // Extra calls first (a secret number, in the re-check): a kernel that counts its calls
   // changes behaviour somewhere in there, and the checked call is the last one.

@@ -252,10 +252,11 @@ bool StreamMonitor::IsOwn(const std::string& library) {
   return known->second;
 }
 
-void StreamMonitor::AttributeLaunches(bool on) {
+bool StreamMonitor::AttributeLaunches(bool on) {
   auto& state = State();
   std::lock_guard lock(state.mutex);
   state.attributing = on && !own_code_.empty();
+  return state.attributing;
 }
 
 }  // namespace ksmith

@@ -53,8 +53,8 @@ class StreamMonitor {
   }
   /// From the next Begin(), each launch from the main thread is attributed to the library that
   /// made it (a stack walk per launch: for the checked calls, never the timed ones). Needs
-  /// SetOwnCode first.
-  void AttributeLaunches(bool on);
+  /// SetOwnCode first. Returns whether it attributes: only where own code was named.
+  bool AttributeLaunches(bool on);
 
  private:
   StreamMonitor() = default;

@@ -220,22 +220,20 @@ void CudaSession::TimeAgainstSecondBaseline() {
   // Reported only: the verdict was decided against the first baseline.
   if (!reply || reply->type() != "timed") {
     const auto& failure = workers_.candidate->failure();
-    stage.details.summary = "not measured: the worker did not answer the second timing (" +
-                            (reply     ? reply->header.value("message", reply->type())
-                             : failure ? failure->description
-                                       : std::string("no reply")) +
-                            ")";
+    stage.details.summary = "not measured: " + (reply     ? reply->header.value("message", reply->type())
+                                                : failure ? failure->description
+                                                          : std::string("the worker did not answer"));
     // What the compiled baseline's Python said (a trace that failed, a refused call).
     stage.details.log = workers_.candidate->OutputTail(kMaxSecondTimingLogBytes);
     return;
   }
   const auto& header = reply->header;
   if (const auto mismatched = header.value("mismatched_elements", uint64_t{0}); mismatched > 0) {
-    // The candidate's timed outputs were checked in the first pass; a torch.compile that could
-    // not load here (its caches missed) writes nothing, which reads as a difference.
+    // The candidate's outputs were checked against the reference already: here the second
+    // baseline is what disagrees, and a speedup against a baseline that computes something else
+    // means nothing. (One that wrote nothing at all the worker reported before the rounds.)
     stage.details.summary = fmt::format("not reported: the second baseline's output differed from the candidate's "
-                                        "on {} elements (a torch.compile that could not load writes none; the "
-                                        "worker's log says why)", mismatched);
+                                        "on {} elements", mismatched);
     return;
   }
   const auto candidate_us = Microseconds(header["candidate"]["cold_ns"]);
