@@ -6,6 +6,37 @@
 #include "eval/verdict_upgrade.h"
 
 namespace ksmith {
+namespace {
+
+double NumberAt(const nlohmann::json& object, const char* key) {
+  const auto found = object.find(key);
+  return found != object.end() && found->is_number() ? found->get<double>() : 0.0;
+}
+
+// One timing (against the task's baseline, or the second one) as the verdict's JSON holds it.
+nlohmann::json TimingToJson(const Timing& timing) {
+  return {{"candidate_us", timing.candidate_us.ToJson()},
+          {"baseline_us", timing.baseline_us.ToJson()},
+          {"speedup", timing.speedup.ToJson()},
+          {"comparison", timing.comparison},
+          {"floor_us", timing.floor_us},
+          {"bound_by", timing.bound_by},
+          {"baseline", timing.baseline}};
+}
+
+Timing TimingFromJson(const nlohmann::json& json) {
+  Timing parsed;
+  parsed.candidate_us = Estimate::FromJson(json.value("candidate_us", nlohmann::json()));
+  parsed.baseline_us = Estimate::FromJson(json.value("baseline_us", nlohmann::json()));
+  parsed.speedup = Estimate::FromJson(json.value("speedup", nlohmann::json()));
+  parsed.comparison = json.value("comparison", std::string());
+  parsed.floor_us = NumberAt(json, "floor_us");
+  parsed.bound_by = json.value("bound_by", std::string());
+  parsed.baseline = json.value("baseline", std::string());
+  return parsed;
+}
+
+}  // namespace
 
 const char* VerdictStatusName(VerdictStatus status) {
   switch (status) {
@@ -46,22 +77,12 @@ nlohmann::json Verdict::ToJson() const {
   if (timing) {
     json["speedup"] = timing->speedup.median;
     json["speedup_ci95"] = {timing->speedup.low, timing->speedup.high};
-    json["timing"] = {{"candidate_us", timing->candidate_us.ToJson()},
-                      {"baseline_us", timing->baseline_us.ToJson()},
-                      {"speedup", timing->speedup.ToJson()},
-                      {"comparison", timing->comparison},
-                      {"floor_us", timing->floor_us},
-                      {"bound_by", timing->bound_by},
-                      {"baseline", timing->baseline}};
+    json["timing"] = TimingToJson(*timing);
     json["roofline_fraction"] = timing->roofline_fraction;
   }
   if (second_timing) {
     json["second_speedup"] = second_timing->speedup.median;
-    json["second_timing"] = {{"candidate_us", second_timing->candidate_us.ToJson()},
-                             {"baseline_us", second_timing->baseline_us.ToJson()},
-                             {"speedup", second_timing->speedup.ToJson()},
-                             {"comparison", second_timing->comparison},
-                             {"baseline", second_timing->baseline}};
+    json["second_timing"] = TimingToJson(*second_timing);
   }
   if (!labels.empty()) json["labels"] = labels;
   if (generalization) json["generalization"] = generalization->ToJson();
@@ -75,10 +96,6 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
     const auto found = json.find(key);
     return found != json.end() && found->is_string() ? found->get<std::string>() : std::string();
   };
-  const auto number = [](const nlohmann::json& object, const char* key) {
-    const auto found = object.find(key);
-    return found != object.end() && found->is_number() ? found->get<double>() : 0.0;
-  };
   auto status = ParseVerdictStatus(text("status"));
   if (!status.ok()) return MakeError(ErrorKind::kParse, "not a verdict: {}", status.error().message);
   Verdict verdict;
@@ -88,15 +105,15 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   verdict.task = text("task");
   verdict.backend = text("backend");
   verdict.candidate = text("candidate");
-  verdict.total_s = number(json, "total_s");
+  verdict.total_s = NumberAt(json, "total_s");
   if (const auto stages = json.find("stages"); stages != json.end() && stages->is_array()) {
     for (const auto& stage : *stages) {
       if (!stage.is_object()) continue;
       StageRecord record;
       record.name = stage.value("name", std::string());
       record.outcome = stage.value("outcome", std::string("ok"));
-      record.seconds = number(stage, "seconds");
-      record.started_s = number(stage, "started_s");
+      record.seconds = NumberAt(stage, "seconds");
+      record.started_s = NumberAt(stage, "started_s");
       if (const auto details = stage.find("details"); details != stage.end()) {
         record.details = StageDetails::FromJson(*details);
       }
@@ -104,25 +121,12 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
     }
   }
   if (const auto timing = json.find("timing"); timing != json.end() && timing->is_object()) {
-    Timing parsed;
-    parsed.candidate_us = Estimate::FromJson(timing->value("candidate_us", nlohmann::json()));
-    parsed.baseline_us = Estimate::FromJson(timing->value("baseline_us", nlohmann::json()));
-    parsed.speedup = Estimate::FromJson(timing->value("speedup", nlohmann::json()));
-    parsed.comparison = timing->value("comparison", std::string());
-    parsed.floor_us = number(*timing, "floor_us");
-    parsed.bound_by = timing->value("bound_by", std::string());
-    parsed.baseline = timing->value("baseline", std::string());
-    parsed.roofline_fraction = number(json, "roofline_fraction");
+    Timing parsed = TimingFromJson(*timing);
+    parsed.roofline_fraction = NumberAt(json, "roofline_fraction");
     verdict.timing = std::move(parsed);
   }
   if (const auto second = json.find("second_timing"); second != json.end() && second->is_object()) {
-    Timing parsed;
-    parsed.candidate_us = Estimate::FromJson(second->value("candidate_us", nlohmann::json()));
-    parsed.baseline_us = Estimate::FromJson(second->value("baseline_us", nlohmann::json()));
-    parsed.speedup = Estimate::FromJson(second->value("speedup", nlohmann::json()));
-    parsed.comparison = second->value("comparison", std::string());
-    parsed.baseline = second->value("baseline", std::string());
-    verdict.second_timing = std::move(parsed);
+    verdict.second_timing = TimingFromJson(*second);
   }
   if (const auto provenance = json.find("provenance"); provenance != json.end() && provenance->is_object()) {
     verdict.provenance = *provenance;

@@ -88,6 +88,17 @@ def answer_queries(subprocess, records):
     subprocess.check_output = answering
 
 
+def _report_failure(error):
+    """What a compiled baseline that cannot run says on the worker's stderr (its log, which the
+    verdict's second_timing stage keeps), and the one line it is remembered by."""
+    import sys
+    import traceback
+    traceback.print_exc(limit=-12)
+    failure = f"{type(error).__name__}: {str(error)[:400]}"
+    print(f"ksmith: the torch.compile baseline cannot run here: {failure}", file=sys.stderr)
+    return failure
+
+
 class CompiledRunner(Runner):
     """The baseline's Runner with `torch.compile(model)` (inductor, default mode) in its place.
     The weights are bound on the eager module, which the compiled one wraps: inductor reads them
@@ -130,17 +141,13 @@ class CompiledRunner(Runner):
         # The first call at a size traces the model and loads inductor's code and Triton's
         # kernels from the caches; later calls run what it loaded. What fails here (a cache that
         # misses, so inductor would compile) must not end the worker, whose candidate was judged
-        # already: the baseline then writes nothing, and the verdict says why on stderr.
+        # already: the baseline then writes nothing, which the worker reports, and says why.
         try:
             with self.environment:
                 super().__call__(input_addresses, output_addresses, dim_values, stream)
         except Exception as error:
-            import sys
-            import traceback
-            self.failure = f"{type(error).__name__}: {str(error)[:400]}"
+            self.failure = _report_failure(error)
             self.pending, self.checked = [], None
-            traceback.print_exc(limit=-12)
-            print(f"ksmith: the torch.compile baseline cannot run here: {self.failure}", file=sys.stderr)
             return
         self.compiled_sizes.add(size)
 
@@ -166,12 +173,7 @@ def _make_runner(spec, role):
     try:
         return CompiledRunner(spec, role)
     except Exception as error:
-        import sys
-        import traceback
-        traceback.print_exc(limit=-12)
-        failure = f"{type(error).__name__}: {str(error)[:400]}"
-        print(f"ksmith: the torch.compile baseline cannot run here: {failure}", file=sys.stderr)
-        return _Unavailable(failure)
+        return _Unavailable(_report_failure(error))
 
 
 class _Buffers:

@@ -8,8 +8,6 @@
 # at run time from the inputs, say) finds nothing and fails, saying why.
 import hashlib
 import json
-import os
-import sys
 
 EXTENSION_FUNCTIONS = ("load_inline", "load")
 
@@ -265,31 +263,3 @@ class ProgramReplay:
             refuse(_argv_key([args], {}))
         subprocess.check_output = replaying
         subprocess.Popen._execute_child = execute_child
-
-
-def relocate_triton_groups(triton_directory, directory, final_directory):
-    """Triton's cache lists each kernel's files in a group file by absolute path; the build runs in
-    a folder of its own that ksmith then renames to the final one (`final_directory`), where the
-    worker finds it. Paths under `directory` are rewritten to it, or the worker would miss every
-    kernel and try to compile it (it cannot run ptxas)."""
-    prefix = directory.rstrip("/") + "/"
-    final_prefix = final_directory.rstrip("/") + "/"
-    for root, _, files in os.walk(triton_directory):
-        for name in files:
-            if not (name.startswith("__grp__") and name.endswith(".json")):
-                continue
-            path = os.path.join(root, name)
-            try:
-                with open(path) as group_file:
-                    group = json.load(group_file)
-                children = group.get("child_paths")
-                if not isinstance(children, dict):
-                    continue
-                group["child_paths"] = {child: final_prefix + value[len(prefix):]
-                                        if isinstance(value, str) and value.startswith(prefix) else value
-                                        for child, value in children.items()}
-                with open(path + ".tmp", "w") as group_file:
-                    json.dump(group, group_file)
-                os.replace(path + ".tmp", path)
-            except (OSError, ValueError) as error:
-                print(f"ksmith: Triton's cache group {name} could not be relocated: {error}", file=sys.stderr)
