@@ -36,8 +36,10 @@ std::string BuildKernelBenchSystemPrompt(const PromptContext& context) {
       gpu ? "CUDA C++ through `torch.utils.cpp_extension.load_inline`, or Triton (`@triton.jit`)"
           : "C++ through `torch.utils.cpp_extension.load_inline`");
   if (gpu) {
-    text += "- All work on the current CUDA stream (`torch.cuda.current_stream()`), finished when that stream is: "
-            "no other streams, no work left running after forward returns.\n";
+    text += "- All work on the current CUDA stream (`torch.cuda.current_stream()`, "
+            "`at::cuda::getCurrentCUDAStream()` in C++) or, as KernelBench runs it, on the default stream (a launch "
+            "with no stream argument); finished when those are: no other streams (no `cudaStreamPerThread`, no "
+            "streams of your own), no work left running after forward returns.\n";
   }
   text +=
       "- Return new tensors (not views of the inputs), plain `torch.Tensor`s, in the inputs' precision (float32): "

@@ -41,6 +41,9 @@ TEST(KernelBenchPrompt, TheSystemPromptAsksForModelNewInOnePythonBlock) {
   const std::string cuda = BuildSystemPrompt({task, "cuda", {}, CandidateFormat::kKernelBench});
   EXPECT_TRUE(Contains(cuda, "Triton"));
   EXPECT_TRUE(Contains(cuda, "torch.cuda.current_stream()"));
+  EXPECT_TRUE(Contains(cuda, "on the default stream (a launch with no stream argument)"))
+      << "KernelBench's commonest honest launch is accepted, and the prompt says so";
+  EXPECT_TRUE(Contains(cuda, "no `cudaStreamPerThread`"));
 }
 
 TEST(KernelBenchPrompt, TheTaskPromptShowsTheProblemTheJudgedSizeAndTheBaseline) {

@@ -22,6 +22,7 @@ struct ImportFlags {
   std::string python;
   double timeout_s = 120;
   int jobs = 0;
+  uint64_t gpu_bench_bytes = 0;
   bool json = false;
   bool quiet = false;
 };
@@ -55,6 +56,7 @@ int RunImportKernelBench(const ImportFlags& flags) {
   options.python = flags.python;
   options.problem_timeout_s = flags.timeout_s;
   options.jobs = flags.jobs;
+  options.gpu_bench_bytes = flags.gpu_bench_bytes;
   auto cache = CacheDirectory();
   if (!cache.ok()) {
     PrintError(cache.error().message);
@@ -114,6 +116,11 @@ CommandHandler AddImportCommand(CLI::App& app) {
   kernelbench->add_option("--timeout-s", flags->timeout_s, "Seconds one problem's analysis may take")
       ->check(CLI::PositiveNumber);
   kernelbench->add_option("--jobs", flags->jobs, "Problems analysed at once (default: this machine's cores)")
+      ->check(CLI::NonNegativeNumber);
+  kernelbench->add_option("--gpu-bench-bytes", flags->gpu_bench_bytes,
+                          "Where torch has CUDA: the most bytes the GPU timing shape's tensors may take together; "
+                          "the problem's own sizes where they fit, else halved together (default 0: a tenth of "
+                          "the importing GPU's memory, which an evaluation's several sets of them need)")
       ->check(CLI::NonNegativeNumber);
   kernelbench->add_flag("--json", flags->json, "Print the per-problem report as JSON");
   kernelbench->add_flag("-q,--quiet", flags->quiet, "No progress lines on stderr");

@@ -42,6 +42,16 @@ struct WorkerState {
   int device = 0;
   cudaStream_t stream = nullptr;       // the one stream candidates are given
   cudaStream_t copy_stream = nullptr;  // the worker's own copies
+  // The two kinds of stream a candidate may be given (setup picks one for `stream`): ksmith's
+  // contract asks for work on `stream` alone, so the legacy default stream is kept unordered with
+  // it (such work shows up as what it is); a KernelBench-format candidate runs as KernelBench runs
+  // it, where a launch with no stream argument is ordered with the caller's work.
+  cudaStream_t separate_stream = nullptr;
+  cudaStream_t ordered_stream = nullptr;
+  // Recorded on `stream` after a checked call: with the legacy default stream ordered, a launch
+  // there is complete only when a later operation on `stream` is, not when the stream's earlier
+  // work is (cudaStreamSynchronize alone would not wait for it).
+  cudaEvent_t call_end = nullptr;
   std::unique_ptr<StreamMonitor> monitor;
   std::unique_ptr<SharedLibrary> libraries[4];
   // "candidate", "baseline", "reference", and "second_baseline" where the evaluator gave one
@@ -71,10 +81,12 @@ Result<nlohmann::json> InitCuda(WorkerState& state) {
   if (auto error = cudaFree(nullptr); error != cudaSuccess) {
     return MakeError(ErrorKind::kUnsupported, "cannot create a CUDA context: {}", CudaText(error));
   }
-  // Non-blocking: work a candidate puts on the legacy default stream is not implicitly ordered
-  // with its own stream, so it shows up as what it is.
-  cudaStreamCreateWithFlags(&state.stream, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&state.separate_stream, cudaStreamNonBlocking);
+  // Blocking: the legacy default stream synchronizes with it both ways.
+  cudaStreamCreateWithFlags(&state.ordered_stream, cudaStreamDefault);
+  state.stream = state.separate_stream;
   cudaStreamCreateWithFlags(&state.copy_stream, cudaStreamNonBlocking);
+  cudaEventCreateWithFlags(&state.call_end, cudaEventDisableTiming);
   auto monitor = StreamMonitor::Start();
   if (!monitor.ok()) return monitor.error();
   state.monitor = std::move(monitor.value());
@@ -118,6 +130,9 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
   }
   const auto own_code = request.header.value("own_code", std::vector<std::string>{});
   state.monitor->SetOwnCode(own_code);
+  const bool default_stream_ordered = request.header.value("default_stream_ordered", false);
+  state.stream = default_stream_ordered ? state.ordered_stream : state.separate_stream;
+  state.monitor->SetDefaultStreamOrdered(default_stream_ordered);
   // Trusted kernels first; the candidate's static constructors run last, inside the walls.
   const char* roles[] = {"reference", "baseline", "second_baseline", "candidate"};
   for (int i = 0; i < 4; ++i) {
@@ -243,7 +258,8 @@ Message HandleRun(const Message& request, WorkerState& state) {
   if (target == "candidate" && state.candidate_finish != nullptr) state.candidate_finish(state.stream);
   const auto returned = Clock::now();
   const cudaError_t launch_error = cudaGetLastError();
-  const cudaError_t stream_error = cudaStreamSynchronize(state.stream);
+  cudaError_t stream_error = cudaEventRecord(state.call_end, state.stream);
+  if (stream_error == cudaSuccess) stream_error = cudaEventSynchronize(state.call_end);
   const auto complete = Clock::now();
   state.monitor->MarkCallComplete();
   if (stream_error != cudaSuccess) return CudaError(state, "the kernel failed", stream_error);

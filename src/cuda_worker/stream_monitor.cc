@@ -141,6 +141,7 @@ uint32_t StreamId(cudaStream_t stream) {
 // The window being judged; only the main thread touches it.
 struct Window {
   uint32_t allowed_stream = 0;
+  std::optional<uint32_t> legacy_stream;  // where the legacy default stream counts as allowed
   std::set<uint32_t> trusted_streams;
   uint64_t complete_ns = 0;  // 0: not marked
 } window;
@@ -192,6 +193,11 @@ void StreamMonitor::Begin(cudaStream_t allowed, const std::vector<cudaStream_t>&
   }
   window = Window{};
   window.allowed_stream = StreamId(allowed);
+  // A null stream is the legacy default stream where the code is not built for per-thread
+  // default streams (CUPTI's flag 0); the per-thread one has an id of its own and stays foreign.
+  if (default_stream_ordered_) {
+    if (const uint32_t legacy = StreamId(nullptr); legacy != 0) window.legacy_stream = legacy;
+  }
   for (auto stream : trusted_streams) window.trusted_streams.insert(StreamId(stream));
 }
 
@@ -212,7 +218,7 @@ StreamReport StreamMonitor::Collect(bool idle) {
     if (window.trusted_streams.count(kernel.stream_id) > 0) continue;
     if (idle) {
       add(fmt::format("kernel {} ran on stream {} after the calls had returned", kernel.name, kernel.stream_id));
-    } else if (kernel.stream_id == window.allowed_stream) {
+    } else if (kernel.stream_id == window.allowed_stream || kernel.stream_id == window.legacy_stream) {
       ++report.kernels_on_stream;
       report.device_time_ns += kernel.end_ns - kernel.start_ns;
       if (state.attributing) {
@@ -222,8 +228,12 @@ StreamReport StreamMonitor::Collect(bool idle) {
         ++report.launched_by[library.empty() ? "unknown" : library.substr(library.rfind('/') + 1)];
       }
     } else {
-      add(fmt::format("kernel {} ran on stream {}, not on the stream it was given (stream {})",
-                      kernel.name, kernel.stream_id, window.allowed_stream));
+      add(window.legacy_stream
+              ? fmt::format("kernel {} ran on stream {}, neither the stream it was given (stream {}) nor the "
+                            "legacy default stream ordered with it (stream {})",
+                            kernel.name, kernel.stream_id, window.allowed_stream, *window.legacy_stream)
+              : fmt::format("kernel {} ran on stream {}, not on the stream it was given (stream {})", kernel.name,
+                            kernel.stream_id, window.allowed_stream));
     }
   }
   for (const auto& transfer : state.transfers) {

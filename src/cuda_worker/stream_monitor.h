@@ -55,12 +55,17 @@ class StreamMonitor {
   /// made it (a stack walk per launch: for the checked calls, never the timed ones). Needs
   /// SetOwnCode first. Returns whether it attributes: only where own code was named.
   bool AttributeLaunches(bool on);
+  /// From the next Begin(), work on the legacy default stream counts as the allowed stream's:
+  /// only where the allowed stream is a blocking one, which that stream synchronizes with both
+  /// ways, so such work is ordered with the caller's and inside its timed interval.
+  void SetDefaultStreamOrdered(bool ordered) { default_stream_ordered_ = ordered; }
 
  private:
   StreamMonitor() = default;
 
   bool IsOwn(const std::string& library);
 
+  bool default_stream_ordered_ = false;
   std::vector<std::string> own_code_;  // canonical paths
   std::map<std::string, bool> own_library_;  // each launching library, judged once
 };

@@ -50,6 +50,12 @@ struct EvalOptions {
   /// set by the pipeline, only for a shim it generated itself (a KernelBench-format candidate),
   /// never for a candidate's own code, which would do untimed work there.
   bool candidate_finish = false;
+  /// On the GPU, work the candidate launches on the legacy default stream counts as work on the
+  /// stream it was given, which is then one the legacy stream synchronizes with: KernelBench runs
+  /// `forward` where the legacy default stream is current, so its candidates launch there
+  /// (`kernel<<<grid, block>>>`). ksmith's own contract keeps the stream argument. Set by the
+  /// pipeline only.
+  bool default_stream_ordered = false;
   /// Folders the candidate's worker may read besides its build's: a KernelBench-format
   /// candidate's build sandbox output. Set by the pipeline only.
   std::vector<std::filesystem::path> candidate_readable;

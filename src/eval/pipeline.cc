@@ -147,9 +147,11 @@ std::string KernelBenchBuildFailure(const std::string& log) {
 EvalOptions RunOptions(const EvalOptions& given, const Result<CandidateJob>& job) {
   EvalOptions options = given;
   options.candidate_finish = false;
+  options.default_stream_ordered = false;
   options.candidate_readable.clear();
   if (job.ok() && job->kernelbench) {
     options.candidate_finish = true;
+    options.default_stream_ordered = true;
     options.candidate_readable.push_back(job->kernelbench->plan.directory);
   }
   // KernelBench's problems are fixed-shape: their hidden shapes are a property of the candidate.

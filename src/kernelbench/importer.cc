@@ -214,7 +214,8 @@ Result<json> ImportKernelBench(const KernelBenchImportOptions& options) {
 
   SpawnOptions spawn;
   spawn.argv = {python->first, (work.path() / "kb_import.py").string(), "--results", results_path.string(),
-                "--timeout-s", fmt::format("{:g}", options.problem_timeout_s), "--jobs", std::to_string(jobs)};
+                "--timeout-s", fmt::format("{:g}", options.problem_timeout_s), "--jobs", std::to_string(jobs),
+                "--gpu-bench-bytes", std::to_string(options.gpu_bench_bytes)};
   for (const auto& problem : *problems) {
     spawn.argv.push_back(fmt::format("--problem={}:{}", problem.level, problem.file.string()));
   }

@@ -3,6 +3,7 @@
 // per imported problem.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -23,6 +24,9 @@ struct KernelBenchImportOptions {
   std::filesystem::path cache_directory;  // the build cache (the shims are compiled to calibrate)
   double problem_timeout_s = 120;
   int jobs = 0;                         // 0: this machine's cores
+  /// The most bytes a GPU timing shape's tensors may take together; 0: the importing GPU's memory
+  /// over kb_import.py's GPU_MEMORY_FACTOR. The problem's own sizes where they fit, else halved.
+  uint64_t gpu_bench_bytes = 0;
   /// Called as each problem's result arrives.
   std::function<void(const nlohmann::json& result, size_t done, size_t total)> progress;
 };

@@ -3,6 +3,7 @@
 # ({"file", "status": "imported" | "skipped", "reason", "spec"}). Each problem is analysed in a
 # forked child under a time and memory limit, so a problem that hangs or explodes costs only itself.
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -26,7 +27,12 @@ SMALL_ELEMENTS = 1 << 20        # the analysis shape: every tensor at most this 
 EVAL_MAX_ELEMENTS = 1 << 22     # hidden eval shapes on the CPU
 BENCH_MAX_BYTES = 64 << 20      # CPU bench: every tensor together
 BENCH_MAX_SECONDS = 4.0         # the float64 reference at the bench shape
-GPU_BENCH_MAX_BYTES = 1 << 30   # GPU bench: every tensor together (timing holds several sets of them)
+# GPU bench: every tensor together may take the importing GPU's memory over this (an evaluation
+# holds several sets of them: the case and its snapshot, the timing sets, the candidate's and the
+# baseline's own outputs, the float64 reference's in another process), unless --gpu-bench-bytes says.
+GPU_MEMORY_FACTOR = 10
+GPU_LOCK_PATH = None  # set by main(): children try large GPU shapes one at a time
+GPU_BENCH_BYTES = 0   # set by main() from --gpu-bench-bytes
 DISTRIBUTIONS = ("normal", "uniform", "large")
 FLOAT_DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
 INDEX_DTYPES = {"torch.int64", "torch.int32"}
@@ -478,28 +484,45 @@ def draw_inputs(problem, tensors, record, distribution, seed, constants):
     return tuple(arguments), drawn_parameters
 
 
-def gpu_bench_shape(problem, varying, base):
-    """The GPU timing shape: the problem's own sizes, as KernelBench times it, halved together
-    until every tensor together fits GPU_BENCH_MAX_BYTES (ksmith times on several sets of fresh
-    inputs, and KernelBench's newer sizes reach 6.4 GB a tensor) and the model runs there in
-    float32 and float64. (constants, record), or None where the GPU cannot run it at all."""
+def gpu_bench_budget(torch, configured_bytes):
+    """The most bytes the GPU timing shape's tensors may take together: `configured_bytes`, else
+    the GPU's memory over GPU_MEMORY_FACTOR (the whole memory, not what is free now: the other
+    problems being analysed hold some of it for a moment)."""
+    if configured_bytes > 0:
+        return configured_bytes
+    _, total = torch.cuda.mem_get_info()
+    return total // GPU_MEMORY_FACTOR
+
+
+def gpu_bench_shape(problem, varying, base, budget_bytes):
+    """The GPU timing shape: the problem's own sizes, as KernelBench times it, where every tensor
+    together fits `budget_bytes` and the model runs there in float32 and float64; else those sizes
+    halved together until they do. (constants, record), or None where the GPU cannot run it."""
     torch = problem.torch
     constants = {**base, **{name: problem.defaults[name] for name in varying}}
-    for _ in range(48):
-        record = reference = None
-        if estimated_bytes(problem, constants) <= GPU_BENCH_MAX_BYTES:
-            record = problem.try_run(constants, device="cuda")
-        if record is not None and total_bytes(record) <= GPU_BENCH_MAX_BYTES:
-            reference = problem.try_run(constants, device="cuda", dtype=torch.float64)
-        if reference is not None:
-            shapes = record
-            del reference
+    lock = open(GPU_LOCK_PATH, "a") if GPU_LOCK_PATH else None
+    try:
+        if lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        for _ in range(48):
+            record = reference = None
+            if estimated_bytes(problem, constants) <= budget_bytes:
+                record = problem.try_run(constants, device="cuda")
+            if record is not None and total_bytes(record) <= budget_bytes:
+                reference = problem.try_run(constants, device="cuda", dtype=torch.float64)
+            if reference is not None:
+                shapes = record
+                del reference
+                torch.cuda.empty_cache()
+                return constants, shapes
+            record = None
             torch.cuda.empty_cache()
-            return constants, shapes
-        torch.cuda.empty_cache()
-        if not halve_together(constants, varying):
-            return None
-    return None
+            if not halve_together(constants, varying):
+                return None
+        return None
+    finally:
+        if lock:
+            lock.close()
 
 
 def representable(problem, tensors, outputs, constants, record, distribution, seed, reference_dtype):
@@ -585,7 +608,8 @@ def analyse(path, level, default_threads):
 
     all_shapes = [c for c, _ in records] + [bench]
     all_records = [r for _, r in records] + [bench_record]
-    gpu = gpu_bench_shape(problem, varying, fixed_base) if torch.cuda.is_available() else None
+    gpu = (gpu_bench_shape(problem, varying, fixed_base, gpu_bench_budget(torch, GPU_BENCH_BYTES))
+           if torch.cuda.is_available() else None)
     if gpu is not None:
         all_shapes.append(gpu[0])
         all_records.append(gpu[1])
@@ -598,7 +622,9 @@ def analyse(path, level, default_threads):
         "constants": problem.defaults, "varying": sorted(varying), "constant_dims": constant_dims,
         "dims": dims, "inputs": tensors, "outputs": outputs, "scalars": scalars,
         "shapes": {"dev": [cpu_values[0]], "eval": cpu_values[:-1], "bench": cpu_values[-1]},
-        **({"cuda": {"eval": cpu_values, "bench": shape_values[-1]}} if gpu is not None else {}),
+        **({"cuda": {"eval": cpu_values, "bench": shape_values[-1], "bench_bytes": total_bytes(gpu[1]),
+                     "problem_sizes": all(gpu[0][name] == problem.defaults[name] for name in varying)}}
+           if gpu is not None else {}),
         "gpu_constants": {n: problem.defaults[n] for n in varying},
         "reference_dtype": reference_dtype, "reference_note": reference_note,
         "distributions": distributions, "accumulation": 2,
@@ -697,8 +723,12 @@ def main():
     parser.add_argument("--results", required=True, help="where the JSON lines go, one per problem")
     parser.add_argument("--timeout-s", type=float, default=120.0)
     parser.add_argument("--memory-bytes", type=int, default=8 << 30)
+    parser.add_argument("--gpu-bench-bytes", type=int, default=0, help="0: the GPU's memory / GPU_MEMORY_FACTOR")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 1)))
     arguments = parser.parse_args()
+    global GPU_BENCH_BYTES, GPU_LOCK_PATH
+    GPU_BENCH_BYTES = arguments.gpu_bench_bytes
+    GPU_LOCK_PATH = arguments.results + ".gpu.lock"
     import torch  # once, before forking: each child starts with torch loaded
     default_threads = torch.get_num_threads()
     pending = []

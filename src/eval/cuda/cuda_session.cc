@@ -194,6 +194,7 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
                   {"second_baseline", second_.second_baseline.string()},
                   {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
                   {"candidate_finish", options_.candidate_finish},
+                  {"default_stream_ordered", options_.default_stream_ordered},
                   {"readable", readable},
                   // A KernelBench candidate's own code is what its build made: the kernels its
                   // checked runs launch are attributed to it or to torch, cuBLAS, ...

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, after scripts/gpu_pack.sh made .gpu/ here:
+# imports KernelBench level-1 problems whose tensors the old 1 GiB rule halved, at the problem's
+# own sizes where they fit (the importer's default: a tenth of the GPU's memory), then judges the
+# unchanged model (`ModelNew = Model`) on each, one after another (a verdict at these sizes holds
+# tens of GB of the GPU), sampling the GPU's memory in use while it runs.
+#   scripts/gpu_full_size.sh [problems]
+# Writes $OUT/full_size.md (a table) and $OUT/full_size.jsonl (the verdicts).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/gpu_env.sh
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+problems=${1:-19,20,21,23,24,26,40,47,88,94}
+kb=${KSMITH_TEST_KERNELBENCH_DIR:-}
+if [[ -z "$kb" ]]; then
+  for candidate_dir in tests/data/kernelbench .kb ../shared/kernelbench; do
+    if [[ -d "$candidate_dir/level1" ]]; then kb=$candidate_dir; break; fi
+  done
+fi
+tasks_dir=/tmp/ksmith-kb-full
+candidates=/tmp/ksmith-kb-unchanged
+mkdir -p "$candidates"
+start=$(date +%s)
+"$K" import kernelbench "$kb/level1" --problems "$problems" --out "$tasks_dir" --json --quiet \
+  > "$out/full_import.json" 2> "$out/full_import.err"
+echo "import: $(( $(date +%s) - start )) s" > "$out/full_size.md"
+export KSMITH_TASKS_PATH="$tasks_dir"
+: > "$out/full_size.jsonl"
+for folder in "$tasks_dir"/kernelbench/*/; do
+  task=$(basename "$folder")
+  { cat "$folder/problem.py"; printf '\n\nModelNew = Model\n'; } > "$candidates/unchanged_$task.py"
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "/tmp/memory_$task.txt" &
+  sampler=$!
+  "$K" eval --backend cuda --task "$task" --json --quiet --timing-budget 0.5 "$candidates/unchanged_$task.py" \
+    > "/tmp/verdict_$task.json" 2> "/tmp/verdict_$task.err"
+  kill "$sampler" 2>/dev/null
+  python3 - "$task" "/tmp/verdict_$task.json" "/tmp/memory_$task.txt" "$folder/kernelbench.json" \
+    >> "$out/full_size.jsonl" <<'PY'
+import json, sys
+task, verdict_path, memory_path, spec_path = sys.argv[1:5]
+try:
+    verdict = json.load(open(verdict_path))
+except ValueError:
+    verdict = {"status": "no verdict"}
+peak = max((int(line) for line in open(memory_path) if line.strip().isdigit()), default=0)
+spec = json.load(open(spec_path)).get("cuda", {})
+shapes = verdict.get("generalization") or {}
+print(json.dumps({"task": task, "status": verdict.get("status"), "speedup": verdict.get("speedup"),
+                  "verdict_kind": (verdict.get("timing") or {}).get("verdict"), "total_s": verdict.get("total_s"),
+                  "judged_at": shapes.get("decided_at"), "problem_sizes": spec.get("problem_sizes"),
+                  "bench_bytes": spec.get("bench_bytes"), "peak_gpu_mib": peak,
+                  "stages": {s.get("name"): round(s.get("seconds", 0), 1) for s in verdict.get("stages", [])},
+                  "reason": verdict.get("reason", "")[:300]}))
+PY
+done
+python3 - "$out/full_size.jsonl" >> "$out/full_size.md" <<'PY'
+import json, sys
+print("| task | status | speedup | timing | s | judged at | problem's sizes | tensors GB | peak GPU GiB |")
+print("|---|---|---|---|---|---|---|---|---|")
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print(f"| {r['task']} | {r['status']} | {r['speedup']} | {r['verdict_kind']} | {r['total_s']} | {r['judged_at']} | "
+          f"{r['problem_sizes']} | {(r['bench_bytes'] or 0) / 1e9:.1f} | {r['peak_gpu_mib'] / 1024:.1f} |")
+PY
+echo "all: $(( $(date +%s) - start )) s" >> "$out/full_size.md"
+cat "$out/full_size.md"
