@@ -30,24 +30,31 @@ export KSMITH_TASKS_PATH="$tasks_dir"
 for folder in "$tasks_dir"/kernelbench/*/; do
   task=$(basename "$folder")
   { cat "$folder/problem.py"; printf '\n\nModelNew = Model\n'; } > "$candidates/unchanged_$task.py"
+  # Beside the unchanged model, this task's default-stream and hostile candidates at the same size.
+  extra=$(ls tests/kernels/kernelbench/modelnew/cuda/{honest_default_stream,hostile_wrong_in_last_element}_"$task".py 2>/dev/null)
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "/tmp/memory_$task.txt" &
   sampler=$!
+  # shellcheck disable=SC2086
   "$K" eval --backend cuda --task "$task" --json --quiet --timing-budget 0.5 "$candidates/unchanged_$task.py" \
-    > "/tmp/verdict_$task.json" 2> "/tmp/verdict_$task.err"
+    $extra > "/tmp/verdict_$task.json" 2> "/tmp/verdict_$task.err"
   kill "$sampler" 2>/dev/null
   python3 - "$task" "/tmp/verdict_$task.json" "/tmp/memory_$task.txt" "$folder/kernelbench.json" \
     >> "$out/full_size.jsonl" <<'PY'
-import json, sys
+import json, pathlib, sys
 task, verdict_path, memory_path, spec_path = sys.argv[1:5]
-try:
-    verdict = json.load(open(verdict_path))
-except ValueError:
-    verdict = {"status": "no verdict"}
 peak = max((int(line) for line in open(memory_path) if line.strip().isdigit()), default=0)
 spec = json.load(open(spec_path)).get("cuda", {})
-shapes = verdict.get("generalization") or {}
-print(json.dumps({"task": task, "status": verdict.get("status"), "speedup": verdict.get("speedup"),
-                  "verdict_kind": (verdict.get("timing") or {}).get("verdict"), "total_s": verdict.get("total_s"),
+lines = [line for line in open(verdict_path).read().splitlines() if line.strip()] or ["{}"]
+for line in lines:
+    try:
+        verdict = json.loads(line)
+    except ValueError:
+        verdict = {}
+    verdict.setdefault("status", "no verdict")
+    shapes = verdict.get("generalization") or {}
+    print(json.dumps({"task": task, "candidate": pathlib.Path(verdict.get("candidate", "?")).name,
+                  "status": verdict.get("status"), "speedup": verdict.get("speedup"),
+                  "verdict_kind": (verdict.get("timing") or {}).get("comparison"), "total_s": verdict.get("total_s"),
                   "judged_at": shapes.get("decided_at"), "problem_sizes": spec.get("problem_sizes"),
                   "bench_bytes": spec.get("bench_bytes"), "peak_gpu_mib": peak,
                   "stages": {s.get("name"): round(s.get("seconds", 0), 1) for s in verdict.get("stages", [])},
@@ -56,12 +63,12 @@ PY
 done
 python3 - "$out/full_size.jsonl" >> "$out/full_size.md" <<'PY'
 import json, sys
-print("| task | status | speedup | timing | s | judged at | problem's sizes | tensors GB | peak GPU GiB |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| task | candidate | status | speedup | timing | s | judged at | problem's sizes | tensors GB | peak GPU GiB | reason |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    print(f"| {r['task']} | {r['status']} | {r['speedup']} | {r['verdict_kind']} | {r['total_s']} | {r['judged_at']} | "
-          f"{r['problem_sizes']} | {(r['bench_bytes'] or 0) / 1e9:.1f} | {r['peak_gpu_mib'] / 1024:.1f} |")
+    print(f"| {r['task']} | {r['candidate']} | {r['status']} | {r['speedup']} | {r['verdict_kind']} | {r['total_s']} | {r['judged_at']} | "
+          f"{r['problem_sizes']} | {(r['bench_bytes'] or 0) / 1e9:.1f} | {r['peak_gpu_mib'] / 1024:.1f} | {r['reason'][:160]} |")
 PY
 echo "all: $(( $(date +%s) - start )) s" >> "$out/full_size.md"
 cat "$out/full_size.md"

@@ -46,7 +46,8 @@ for file in tests/kernels/kernelbench/modelnew/cuda/*.py tests/kernels/kernelben
 done
 for task in "${!by_task[@]}"; do
   # shellcheck disable=SC2086
-  "$K" eval --backend cuda --task "$task" --json --quiet --timing-budget 0.3 ${by_task[$task]} \
+  timeout "${KB_EVAL_TIMEOUT_S:-1800}" "$K" eval --backend cuda --task "$task" --json --quiet --timing-budget 0.3 \
+    ${by_task[$task]} \
     > "$verdicts/$task.jsonl" 2> "$verdicts/$task.err" &
 done
 wait

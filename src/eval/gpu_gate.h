@@ -5,12 +5,22 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 
 namespace ksmith {
 
 class GpuGate {
  public:
+  /// Tensors of one case beyond this [bytes] make a verification large: the KernelBench problems
+  /// judged at their own sizes (up to a tenth of the GPU's memory in tensors, several copies of
+  /// which a verification holds). The old 1 GiB cap, under which verifications shared the GPU.
+  static constexpr int64_t kLargeCaseBytes = int64_t{1} << 30;
+  /// Large verifications take turns with each other, from their first case to their release, so
+  /// that two of them never hold the device's memory at once; small ones share the device beside
+  /// them as before.
+  std::mutex& large_verifications() { return large_verifications_; }
+
   void LockShared();
   void UnlockShared();
   void LockExclusive();
@@ -40,6 +50,7 @@ class GpuGate {
   };
 
  private:
+  std::mutex large_verifications_;
   std::mutex mutex_;
   std::condition_variable changed_;
   int readers_ = 0;          // guarded by mutex_

@@ -1,6 +1,8 @@
 #include "eval/cuda/cuda_backend.h"
 
+#include <cstdint>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -11,31 +13,56 @@
 #include "eval/cuda/cuda_audit.h"
 #include "eval/cuda/cuda_profile.h"
 #include "eval/cuda/cuda_session.h"
+#include "eval/gpu_gate.h"
 #include "eval/pipeline_steps.h"
 
 namespace ksmith {
 namespace {
+
+// One case's tensors at `shape` [bytes]; 0 where the shape does not evaluate.
+int64_t CaseBytes(const Task& task, const DimValues& shape) {
+  const auto full = task.WithDerivedDims(shape);
+  if (!full.ok()) return 0;
+  int64_t bytes = 0;
+  for (const auto* tensors : {&task.inputs, &task.outputs}) {
+    for (const auto& tensor : *tensors) bytes += task.Elements(tensor, *full) * DTypeBytes(tensor.dtype);
+  }
+  return bytes;
+}
 
 // Owns the options the session reads (the session keeps a reference to them).
 class CudaSessionHolder : public VerificationSession {
  public:
   CudaSessionHolder(const Task& task, EvalOptions options, std::shared_future<std::optional<GpuFacts>> gpu,
                     Verdict& verdict, uint64_t secret_seed)
-      : options_(std::move(options)) {
+      : options_(std::move(options)), large_(CaseBytes(task, task.bench_shape) > GpuGate::kLargeCaseBytes) {
     // Started now, from the pipeline's thread, so that the CUDA contexts are created while nvcc runs.
     session_ = std::make_unique<CudaSession>(task, options_, std::move(gpu), verdict, secret_seed,
                                              CudaWorkers::Start(options_));
   }
 
-  void TrustedReady(const TrustedBuild& trusted) override { session_->StartCases(trusted.reference); }
+  void TrustedReady(const TrustedBuild& trusted) override {
+    // A large verification's cases start in its turn (Run), not while its candidate compiles.
+    if (!large_) session_->StartCases(trusted.reference);
+  }
 
   void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) override {
+    TakeTurnIfLarge();
     session_->SetSecondBaseline(trusted);
     session_->Run(candidate, trusted.baseline, trusted.reference);
   }
 
  private:
+  // Before anything of the cases reaches the device; held until this holder (and with it the
+  // session's workers) is gone. A null gate: this verification is alone on its GPU.
+  void TakeTurnIfLarge() {
+    if (turn_.owns_lock() || options_.gpu_gate == nullptr || !large_) return;
+    turn_ = std::unique_lock(options_.gpu_gate->large_verifications());
+  }
+
   const EvalOptions options_;
+  bool large_ = false;
+  std::unique_lock<std::mutex> turn_;  // declared before session_: released after the workers end
   std::unique_ptr<CudaSession> session_;
 };
 
