@@ -22,6 +22,7 @@ using Clock = SteadyClock;
 using std::chrono::milliseconds;
 
 constexpr auto kReplySlack = milliseconds(5000);      // copies of large cases, beyond the call
+constexpr auto kTrustedCallTimeout = milliseconds(120'000);  // the GPU reference's, at least
 constexpr uint64_t kRecheckSalt = 0xec4ec5;
 constexpr uint64_t kFinalCallSalt = 0xf17a1;
 constexpr uint64_t kExtraCallsSalt = 0xca11'0001;
@@ -264,7 +265,10 @@ Status CudaSession::RunReference(const CaseLayout& layout, const std::string& in
   request.header = layout.ToJson();
   request.header["type"] = "run";
   request.header["target"] = "reference";
-  auto reply = worker.Request(request, "result", options_.call_timeout + kReplySlack, "running the GPU reference");
+  // Trusted code: its first call may load Python and torch (a KernelBench task's reference), which
+  // took over 15 s on an H200 host whose cores were building fourteen extensions.
+  const auto timeout = std::max<std::chrono::milliseconds>(options_.call_timeout, kTrustedCallTimeout);
+  auto reply = worker.Request(request, "result", timeout + kReplySlack, "running the GPU reference");
   if (!reply) return worker_failed();
   if (reply->type() != "result") {
     return MakeError(ErrorKind::kInternal, "the GPU reference failed: {}", reply->header.value("message", std::string("?")));
