@@ -3,16 +3,64 @@
 // pipeline driver records a build the same way whatever compiled it.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "backend/cuda/cuda_resources.h"
+#include "core/subprocess.h"
 
 namespace ksmith {
+
+/// What one build may use. Each process of a build (the compiler's driver, cc1plus, cicc, ptxas;
+/// in a KernelBench build sandbox also python and ninja) is held to these on its own: a compiler
+/// that runs away is stopped there, and its verdict names the limit. The defaults never stop an
+/// honest build (docs/benchmarks.md, "Build limits"): the largest measured, nvcc's cicc over
+/// torch's headers, peaked at 3.0 GiB and 53 s of CPU for the whole nvcc.
+struct BuildLimits {
+  uint64_t memory_bytes = uint64_t{8} << 30;  // RLIMIT_DATA of each process [bytes]
+  double cpu_s = 120;                          // RLIMIT_CPU of each process [s]
+
+  /// The rlimits of each process: the data segment, the stack, and with `address_space` the whole
+  /// address space too (what a compiler maps, its stack included; not for a process that starts
+  /// the CUDA runtime, which reserves address space far beyond any such limit), and the CPU time.
+  ChildLimits ForChild(bool address_space) const;
+  /// A build's wall-clock limit: the compiler's own (`at_least`), or longer where the CPU limit
+  /// is, so that a build sharing its core with others is stopped by its CPU time first.
+  std::chrono::milliseconds WallTimeout(std::chrono::seconds at_least) const;
+};
+
+/// Which limit stopped a build, and the reason a verdict gives.
+struct BuildLimitHit {
+  std::string limit;   // "memory", "cpu_time" or "wall_time"
+  double value = 0;    // the limit: bytes for memory, seconds for the times
+  std::string reason;  // "the compiler exceeded the build's memory limit of 8 GiB"
+
+  nlohmann::json ToJson() const { return {{"limit", limit}, {"value", value}, {"reason", reason}}; }
+};
+
+/// Which limit stopped a build that did not succeed, from what the kernel accounted to its
+/// processes: its CPU time (a process that hit RLIMIT_CPU ended by SIGXCPU, which the compiler's
+/// driver reports) and its largest resident set (one at the data limit cannot allocate more).
+/// nullopt when none did: the compiler failed on its own. `compiler` names it in the reason.
+std::optional<BuildLimitHit> FindBuildLimitHit(const ProcessExit& exit, const BuildLimits& limits,
+                                               std::chrono::milliseconds wall_timeout, const std::string& compiler);
+
+/// "8 GiB", "512 MiB".
+std::string FormatMemory(uint64_t bytes);
+
+/// How many builds at the memory limit fit in `machine_bytes` at once: three quarters of it, the
+/// rest left to the evaluator, its workers and the system; at least 1.
+size_t BuildMemorySlots(const BuildLimits& limits, uint64_t machine_bytes);
+
+/// This machine's physical memory [bytes].
+uint64_t PhysicalMemoryBytes();
 
 enum class KernelRole { kCandidate, kBaseline, kReference };
 
@@ -41,6 +89,9 @@ struct BuildOutput {
   std::shared_future<SassSummary> pending_sass;
   /// A KernelBench-format candidate's build sandbox (kernelbench/candidate_build.h); null otherwise.
   nlohmann::json build_sandbox;
+  /// The limit that stopped a build that failed (BuildLimits); unset when the compiler failed on
+  /// its own, or succeeded.
+  std::optional<BuildLimitHit> limit_hit;
 
   /// The summary, waiting for it if it is still being read.
   SassSummary FinalSass() const { return pending_sass.valid() ? pending_sass.get() : sass; }

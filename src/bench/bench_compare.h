@@ -46,6 +46,7 @@ struct TaskSide {
   int64_t tokens = 0;
   double cost = 0;
   double wall_s = 0;
+  int64_t timed_not_alone = 0;  // correct candidates timed beside other work: left out of the speedups
 
   static TaskSide FromJson(const nlohmann::json& task);
   nlohmann::json ToJson() const;

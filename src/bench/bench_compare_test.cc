@@ -190,6 +190,24 @@ TEST(LoadBenchRecord, NamesTheFileAndWhatIsWrong) {
   EXPECT_EQ(from_folder->bench["tasks"].size(), 1u);
 }
 
+TEST(CompareBenches, ASpeedupTimedBesideOtherWorkIsNotComparedAndTheNotesSaySo) {
+  // Given B's only correct softmax candidate timed beside other work, then B has no best speedup
+  // for softmax, the row no ratio, and the notes count what each side left out.
+  nlohmann::json beside = Verdict(9.0, 8.5, 9.5);
+  beside["timing"] = {{"alone", false}};
+  BenchTaskResult disturbed{"softmax", "run-softmax", "", {SampleFromVerdict(beside)}, 10, 0.01, 1, 2};
+  const auto comparison = CompareBenches(Record("a.json", "cpu", {Timed("softmax", 2.0, 1.9, 2.1)}),
+                                         Record("b.json", "cpu", {disturbed}), {});
+  ASSERT_TRUE(comparison.ok()) << comparison.error().message;
+  const auto& row = Row(*comparison, "softmax");
+  EXPECT_TRUE(row["b"]["best_speedup"].is_null()) << row.dump();
+  EXPECT_EQ(row["b"]["timed_not_alone"], 1);
+  EXPECT_TRUE(row["speedup_ratio"].is_null()) << row.dump();
+  const std::string notes = (*comparison)["summary"]["notes"].dump();
+  EXPECT_NE(notes.find("timed beside other work"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("0 in A, 1 in B"), std::string::npos) << notes;
+}
+
 TEST(CompareBenches, WarnsOfOverlappingTimingsOnlyWhenTasksAtOnceDidNotTakeTurns) {
   // Given two benches that ran 3 tasks at once, only the one whose timings overlapped (an older
   // file) gets the note; the other timed through one evaluation service, one at a time.

@@ -36,6 +36,24 @@ TEST(SampleFromVerdict, ReadsStatusBuildSpeedupIntervalAndRoofline) {
   EXPECT_FALSE(wrong.speedup.has_value());
 }
 
+TEST(SampleFromVerdict, ASpeedupTimedBesideOtherWorkIsCountedNeverCompared) {
+  nlohmann::json verdict = PassedVerdict(2.0, 1.9, 0.4);
+  verdict["timing"] = {{"alone", false}};
+  const SampleOutcome beside = SampleFromVerdict(verdict);
+  EXPECT_TRUE(beside.correct);
+  EXPECT_FALSE(beside.timed_alone);
+  EXPECT_FALSE(beside.speedup.has_value());
+  EXPECT_FALSE(beside.roofline_fraction.has_value());
+  // Given a task whose faster candidate was timed beside other work, then its best speedup is
+  // the other's, and the bench counts the one it left out.
+  BenchTaskResult task{"softmax", "r1", "", {beside, SampleFromVerdict(PassedVerdict(1.2, 1.1, 0.3))}, 0, 0, 1, 2};
+  const nlohmann::json bench = BenchJson({"mini", "cpu", "tune", 2}, {task});
+  EXPECT_EQ(bench["tasks"][0]["best_speedup"], 1.2);
+  EXPECT_EQ(bench["tasks"][0]["timed_not_alone"], 1);
+  EXPECT_EQ(bench["summary"]["timed_not_alone"], 1);
+  EXPECT_NE(BenchMarkdown(bench).find("1 correct candidate was timed beside other work"), std::string::npos);
+}
+
 TEST(BenchJson, SummarizesTasksIncludingOneThatCouldNotRun) {
   BenchTaskResult fast{"softmax", "r1", "", {SampleFromVerdict(PassedVerdict(3.0, 2.8, 0.5)), SampleOutcome{}}, 100, 0.5, 3, 4};
   BenchTaskResult tie{"relu", "r2", "", {SampleFromVerdict(PassedVerdict(1.01, 0.95, 0.9))}, 0, 0, 1.5, 2};

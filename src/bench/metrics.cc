@@ -42,6 +42,7 @@ TaskMetrics ComputeTaskMetrics(const std::vector<SampleOutcome>& samples) {
   for (const auto& sample : samples) {
     compiled += sample.compiled ? 1 : 0;
     correct += sample.correct ? 1 : 0;
+    metrics.timed_not_alone += sample.correct && !sample.timed_alone ? 1 : 0;
     speedups.push_back(sample.correct ? sample.speedup.value_or(0) : 0);
     efficiencies.push_back(sample.correct ? sample.roofline_fraction.value_or(0) : 0);
     if (sample.correct && sample.speedup && (best == nullptr || *sample.speedup > *best->speedup)) best = &sample;

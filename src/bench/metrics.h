@@ -30,6 +30,9 @@ struct SampleOutcome {
   std::optional<double> speedup_low;     // the 95% interval's low end
   std::optional<double> roofline_fraction;
   std::optional<double> speedup_high;    // the 95% interval's high end
+  /// False: its timing did not hold the device alone (a verdict's `timing.alone`), so it has no
+  /// speedup or roofline fraction here: a speedup timed beside other work is not compared.
+  bool timed_alone = true;
 };
 
 /// 1 - C(n-c, k) / C(n, k); requires 0 <= c <= n and 1 <= k <= n.
@@ -49,6 +52,7 @@ struct TaskMetrics {
   std::optional<double> best_speedup_low;   // the best sample's 95% interval
   std::optional<double> best_speedup_high;
   std::optional<double> best_roofline_fraction;
+  int64_t timed_not_alone = 0;  // correct samples timed beside other work, their speedups left out
 };
 
 TaskMetrics ComputeTaskMetrics(const std::vector<SampleOutcome>& samples);

@@ -43,6 +43,7 @@ struct BenchFlags {
   double timing_budget_s = 0;
   int seeds = 0;
   int jobs = 4;
+  std::optional<double> build_memory_gib, build_cpu_s;
   std::vector<std::string> devices;
   bool json = false, quiet = false;
 };
@@ -201,7 +202,7 @@ int RunBench(const BenchFlags& flags) {
       flags.report_dir.empty() ? std::filesystem::path("ksmith-bench") / RunStore::NewRunId()
                                : std::filesystem::path(flags.report_dir);
   // One service for every task: its device's workers take turns to time, however many tasks run.
-  auto service = StartLocalService({flags.backend, "", 0, flags.devices});
+  auto service = StartLocalService({flags.backend, "", 0, flags.devices, BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s)});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
@@ -296,8 +297,10 @@ CommandHandler AddBenchCommand(CLI::App& app) {
   app.add_option("--report", flags->report_dir, "Where report.md, report.html, bench.json and each task's run go (default ksmith-bench/<id>)");
   app.add_option("--jobs,-j", flags->jobs,
                  "Tasks run at once. They share one evaluation service, whose device takes one timing at a time, so "
-                 "more jobs overlap model calls, builds and correctness checks while no two timings overlap")
+                 "more jobs overlap model calls (and on a GPU, builds and correctness checks) while no two timings "
+                 "overlap")
       ->check(RangeCheck("jobs"))->capture_default_str();
+  AddBuildLimitOptions(app, flags->build_memory_gib, flags->build_cpu_s);
   app.add_option("--devices", flags->devices,
                  "Devices the tasks' candidates are evaluated on (a GPU's index as CUDA_VISIBLE_DEVICES counts them, "
                  "e.g. --devices 0,1; default: the first)")

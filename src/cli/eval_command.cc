@@ -39,6 +39,7 @@ struct EvalFlags {
   bool no_time = false;
   double timing_budget_s = 1.0;
   int threads = 0;
+  std::optional<double> build_memory_gib, build_cpu_s;
   uint64_t seed = 0;
   bool no_sandbox = false;
   bool quiet = false;
@@ -134,7 +135,8 @@ int RunEval(const EvalFlags& flags) {
                          : flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
                          : traits->gpu ? std::min(kDefaultGpuJobs, candidates.size())
                                        : DefaultVerificationWorkers(*traits);
-  auto service = StartLocalService({flags.backend, flags.arch, workers, flags.devices});
+  auto service = StartLocalService({flags.backend, flags.arch, workers, flags.devices,
+                                    BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s)});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
@@ -180,8 +182,9 @@ CommandHandler AddEvalCommand(CLI::App& app) {
                "cuda, KernelBench candidates: also time against torch.compile of the problem's Model (inductor, "
                "warmed once per task in the build sandbox), reported beside the eager speedup");
   app.add_option("--jobs,-j", flags->jobs,
-                 "Candidates evaluated at once. On a GPU they share it for correctness and take turns to time "
-                 "(default: up to 3); on the cpu, more than the default 1 lets their timings share the cores")->check(RangeCheck("eval_jobs"));
+                 "Candidates evaluated at once. They share the device for correctness (and on the cpu, the cores with "
+                 "builds) and take turns to time, each timing alone (default: up to 3 on a GPU, 1 on the cpu)")
+      ->check(RangeCheck("eval_jobs"));
   app.add_option("--devices", flags->devices,
                  "Devices to evaluate on, each with --jobs workers (a GPU's index as CUDA_VISIBLE_DEVICES counts "
                  "them, e.g. --devices 0,1; default: the first)")
@@ -192,6 +195,7 @@ CommandHandler AddEvalCommand(CLI::App& app) {
   app.add_option("--timeout-ms", flags->timeout_ms, "Limit for one kernel call [ms]")->check(RangeCheck("timeout_ms"))->capture_default_str();
   app.add_option("--timing-budget", flags->timing_budget_s, "Seconds the timing loop may take")->check(RangeCheck("timing_budget_s"))->capture_default_str();
   app.add_flag("--no-time", flags->no_time, "Verify only; skip timing and the physical-limit check");
+  AddBuildLimitOptions(app, flags->build_memory_gib, flags->build_cpu_s);
   app.add_option("--threads", flags->threads, "OpenMP threads for candidate and baseline (0: all cores)")->check(RangeCheck("threads"))->capture_default_str();
   app.add_option("--seed", flags->seed, "Fix the input seed to reproduce a verdict (default: secret and random)");
   app.add_flag("--no-sandbox", flags->no_sandbox, "Run the candidate without seccomp/Landlock/rlimits (debugging only)");

@@ -38,6 +38,7 @@ struct KernelBenchRunFlags {
   std::string out;
   int jobs = 0;
   double timing_budget_s = 1.0;
+  std::optional<double> build_memory_gib, build_cpu_s;
   bool compiled_baseline = false;
   bool json = false;
   bool quiet = false;
@@ -137,7 +138,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   const size_t workers = flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
                          : traits->gpu  ? std::min<size_t>(3, planned.size())
                                         : DefaultVerificationWorkers(*traits);
-  auto service = StartLocalService({flags.backend, "", workers, {}});
+  auto service = StartLocalService({flags.backend, "", workers, {}, BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s)});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
@@ -255,6 +256,7 @@ CommandHandler AddKernelBenchCommand(CLI::App& app) {
   run->add_option("--out", flags->out, "Folder to write the results into (default: the candidates' folder)");
   run->add_option("--jobs,-j", flags->jobs, "Candidates evaluated at once (default: as `ksmith eval`)")
       ->check(RangeCheck("eval_jobs"));
+  AddBuildLimitOptions(*run, flags->build_memory_gib, flags->build_cpu_s);
   run->add_option("--timing-budget", flags->timing_budget_s, "Seconds each candidate's timing loop may take")
       ->check(RangeCheck("timing_budget_s"))
       ->capture_default_str();

@@ -42,6 +42,7 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
   app.add_option("--timing-budget", flags->timing_budget_s, "Seconds each candidate's timing may take (default 1)")
       ->check(RangeCheck("timing_budget_s"));
   app.add_option("--seeds", flags->seeds, "Input seeds per eval shape and distribution (default 3)")->check(RangeCheck("seeds"));
+  AddBuildLimitOptions(app, flags->build_memory_gib, flags->build_cpu_s);
   app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for (default: the GPU found)");
   app.add_option("--devices", flags->devices,
                  "GPU backends: devices to evaluate on (CUDA_VISIBLE_DEVICES indices, e.g. --devices 0,1; default: the "

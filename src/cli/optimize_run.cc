@@ -72,6 +72,8 @@ void ApplyFlags(const OptimizeFlags& flags, OptimizeSettings& settings) {
   set(flags.seeds, settings.seeds);
   set(flags.temperature, settings.temperature);
   set(flags.timing_budget_s, settings.timing_budget_s);
+  set(flags.build_memory_gib, settings.build_memory_gib);
+  set(flags.build_cpu_s, settings.build_cpu_s);
   if (flags.budget_tokens) settings.budget_tokens = flags.budget_tokens;
   if (flags.budget_dollars) settings.budget_dollars = flags.budget_dollars;
   if (flags.budget_wall_s) settings.budget_wall_s = flags.budget_wall_s;
@@ -278,7 +280,8 @@ std::optional<Failure> OptimizeRun::PrepareEvaluator(nlohmann::json& device_fact
   options.call_timeout = std::chrono::milliseconds(settings_.eval_timeout_ms);
   options.timing_budget_s = settings_.timing_budget_s;
   if (environment_.client == nullptr) {
-    auto service = StartLocalService({settings_.backend, settings_.arch, 0, flags_.devices});
+    auto service = StartLocalService({settings_.backend, settings_.arch, 0, flags_.devices,
+                                      BuildLimitsFrom(settings_.build_memory_gib, settings_.build_cpu_s)});
     if (!service.ok()) {
       return service.error().kind == ErrorKind::kInvalidArgument ? Usage(service.error().message)
                                                                  : Infra(service.error().message);

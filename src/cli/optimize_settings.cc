@@ -18,7 +18,8 @@ nlohmann::json OptimizeSettings::ToJson() const {
       {"request_attempts", request_attempts},
       {"price_input_per_million", price_input_per_million},
       {"price_output_per_million", price_output_per_million}, {"response_cache", response_cache},
-      {"arch", arch}, {"seeds", seeds}, {"timing_budget_s", timing_budget_s}, {"eval_timeout_ms", eval_timeout_ms}};
+      {"arch", arch}, {"seeds", seeds}, {"timing_budget_s", timing_budget_s}, {"eval_timeout_ms", eval_timeout_ms},
+      {"build_memory_gib", build_memory_gib}, {"build_cpu_s", build_cpu_s}};
   json["budget_tokens"] = budget_tokens ? nlohmann::json(*budget_tokens) : nlohmann::json();
   json["budget_dollars"] = budget_dollars ? nlohmann::json(*budget_dollars) : nlohmann::json();
   json["budget_wall_s"] = budget_wall_s ? nlohmann::json(*budget_wall_s) : nlohmann::json();
@@ -53,6 +54,8 @@ OptimizeSettings OptimizeSettings::FromJson(const nlohmann::json& json) {
   read("seeds", settings.seeds);
   read("timing_budget_s", settings.timing_budget_s);
   read("eval_timeout_ms", settings.eval_timeout_ms);
+  read("build_memory_gib", settings.build_memory_gib);
+  read("build_cpu_s", settings.build_cpu_s);
   if (json.contains("budget_tokens") && json["budget_tokens"].is_number()) settings.budget_tokens = json["budget_tokens"].get<int64_t>();
   if (json.contains("budget_dollars") && json["budget_dollars"].is_number()) settings.budget_dollars = json["budget_dollars"].get<double>();
   if (json.contains("budget_wall_s") && json["budget_wall_s"].is_number()) settings.budget_wall_s = json["budget_wall_s"].get<double>();
@@ -127,7 +130,9 @@ const std::map<std::string, std::map<std::string, Setter>>& Schema() {
        {{"arch", Field(&OptimizeSettings::arch)},
         {"seeds", Field(&OptimizeSettings::seeds)},
         {"timing_budget_s", Field(&OptimizeSettings::timing_budget_s)},
-        {"timeout_ms", Field(&OptimizeSettings::eval_timeout_ms)}}},
+        {"timeout_ms", Field(&OptimizeSettings::eval_timeout_ms)},
+        {"build_memory_gib", Field(&OptimizeSettings::build_memory_gib)},
+        {"build_cpu_s", Field(&OptimizeSettings::build_cpu_s)}}},
   };
   return *schema;
 }

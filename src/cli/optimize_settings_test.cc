@@ -51,6 +51,8 @@ wall_s = 60
 [eval]
 seeds = 1
 timing_budget_s = 0.2
+build_memory_gib = 4
+build_cpu_s = 90
 )"), settings);
   ASSERT_TRUE(status.ok()) << status.error().message;
   EXPECT_EQ(settings.provider, "anthropic");
@@ -66,6 +68,10 @@ timing_budget_s = 0.2
   EXPECT_DOUBLE_EQ(settings.budget_dollars.value_or(0), 1.25);
   EXPECT_DOUBLE_EQ(settings.budget_wall_s.value_or(0), 60);
   EXPECT_EQ(settings.seeds, 1);
+  EXPECT_DOUBLE_EQ(settings.build_memory_gib, 4);
+  EXPECT_DOUBLE_EQ(settings.build_cpu_s, 90);
+  // Stored with the run, so that a resumed run builds under the same limits.
+  EXPECT_DOUBLE_EQ(OptimizeSettings::FromJson(settings.ToJson()).build_memory_gib, 4);
 }
 
 TEST_F(ConfigFile, RefusesAnApiKeyInTheFile) {

@@ -17,6 +17,8 @@ const std::map<std::string, SettingRange, std::less<>>& Ranges() {
       {"seeds", {1, 100, true}},
       {"timing_budget_s", {0.05, 600, false}},
       {"timeout_ms", {100, 3'600'000, true}},
+      {"build_memory_gib", {0.125, 65536, false}},
+      {"build_cpu_s", {1, 86400, false}},
       // flags without a ksmith.toml key
       {"samples", {1, 10000, true}},
       {"jobs", {1, 64, true}},
@@ -61,6 +63,15 @@ std::string CheckRange(const SettingRange& range, const std::string& text) {
   if (!parsed || (range.integer && value != std::floor(value))) return fmt::format("{}, got '{}'", rule, text);
   if (value < range.min || value > range.max) return fmt::format("{}, got {}", rule, text);
   return "";
+}
+
+void AddBuildLimitOptions(CLI::App& app, std::optional<double>& memory_gib, std::optional<double>& cpu_s) {
+  app.add_option("--build-memory-gib", memory_gib,
+                 "Memory each process of a build may use [GiB] (default 8; fewer builds run at once where the "
+                 "machine's memory holds fewer at this limit)")
+      ->check(RangeCheck("build_memory_gib"));
+  app.add_option("--build-cpu-s", cpu_s, "CPU time each process of a build may use [s] (default 120)")
+      ->check(RangeCheck("build_cpu_s"));
 }
 
 CLI::Validator RangeCheck(std::string_view key) {

@@ -3,6 +3,7 @@
 // got -3".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,5 +27,9 @@ std::string CheckRange(const SettingRange& range, const std::string& text);
 
 /// The same check for a flag: `app.add_option(...)->check(RangeCheck("max_candidates"))`.
 CLI::Validator RangeCheck(std::string_view key);
+
+/// `--build-memory-gib` and `--build-cpu-s`, the limits of each build (backend/build.h), as the
+/// commands that evaluate declare them.
+void AddBuildLimitOptions(CLI::App& app, std::optional<double>& memory_gib, std::optional<double>& cpu_s);
 
 }  // namespace ksmith

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,8 @@ namespace {
 
 using Clock = SteadyClock;
 constexpr size_t kMaxPassedDescriptors = 8;
+// Between RLIMIT_CPU's SIGXCPU and its SIGKILL, for a process that ignores the first.
+constexpr rlim_t kCpuKillGrace = 5;  // [s]
 
 
 // The pids of this process's children, from /proc (no allocation: `pids` holds at most `capacity`).
@@ -96,6 +99,27 @@ void EnterIsolation() {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Its own process group, so that a timeout ends its children too (g++ runs cc1plus).
   ::setpgid(0, 0);
+  // Before isolation, so that the command and everything it starts inherit them.
+  const ChildLimits& limits = options.limits;
+  if (limits.data_bytes > 0 || limits.address_space_bytes > 0 || limits.stack_bytes > 0 || limits.cpu_seconds > 0) {
+    const rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+  }
+  for (const auto& [resource, bytes] : {std::pair{RLIMIT_DATA, limits.data_bytes}, {RLIMIT_AS, limits.address_space_bytes}}) {
+    const rlimit limit{bytes, bytes};
+    if (bytes > 0) ::setrlimit(resource, &limit);
+  }
+  if (limits.stack_bytes > 0) {
+    rlimit stack{};
+    ::getrlimit(RLIMIT_STACK, &stack);
+    stack.rlim_max = limits.stack_bytes;
+    stack.rlim_cur = std::min(stack.rlim_cur, stack.rlim_max);
+    ::setrlimit(RLIMIT_STACK, &stack);
+  }
+  if (limits.cpu_seconds > 0) {
+    const rlimit cpu{limits.cpu_seconds, limits.cpu_seconds + kCpuKillGrace};
+    ::setrlimit(RLIMIT_CPU, &cpu);
+  }
   if (options.isolate) EnterIsolation();
   if (options.landlock_ruleset_fd >= 0) {
     for (const auto& path : options.landlock_writable_in_child) {
@@ -176,20 +200,24 @@ ProcessExit WaitForProcess(pid_t pid, std::optional<std::chrono::milliseconds> t
   ProcessExit result;
   const auto start = Clock::now();
   int status = 0;
+  rusage usage{};
   while (true) {
-    const pid_t done = ::waitpid(pid, &status, timeout ? WNOHANG : 0);
+    const pid_t done = ::wait4(pid, &status, timeout ? WNOHANG : 0, &usage);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) break;
     if (timeout && Clock::now() - start > *timeout) {
       ::kill(-pid, SIGKILL);  // the child leads its own process group
       ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
+      ::wait4(pid, &status, 0, &usage);
       result.timed_out = true;
       break;
     }
     if (timeout) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   result.elapsed_s = SecondsSince(start);
+  auto seconds = [](const timeval& time) { return static_cast<double>(time.tv_sec) + 1e-6 * static_cast<double>(time.tv_usec); };
+  result.cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  result.peak_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // ru_maxrss is in KiB
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   return result;

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -12,6 +13,15 @@
 #include "core/result.h"
 
 namespace ksmith {
+
+/// Resource limits a child runs under, inherited by every process it starts (each process is held
+/// to them on its own); 0: no limit.
+struct ChildLimits {
+  uint64_t data_bytes = 0;           // RLIMIT_DATA: heap and private writable mappings [bytes]
+  uint64_t address_space_bytes = 0;  // RLIMIT_AS: every mapping, the stack included [bytes]
+  uint64_t stack_bytes = 0;          // RLIMIT_STACK's hard limit (a program may raise its own up to it) [bytes]
+  uint64_t cpu_seconds = 0;          // RLIMIT_CPU: SIGXCPU at this many seconds [s], SIGKILL a little later
+};
 
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is looked up on PATH when it has no slash
@@ -33,6 +43,8 @@ struct SpawnOptions {
   /// kernel allows): it has no network. And every process it starts ends with it: what it left
   /// running when it exits is killed, even a daemon that left its session and process group.
   bool isolate = false;
+  /// With any limit set, the child also dumps no core.
+  ChildLimits limits;
 };
 
 struct ProcessExit {
@@ -40,6 +52,9 @@ struct ProcessExit {
   int signal = 0;      // the signal that ended it, or 0
   bool timed_out = false;
   double elapsed_s = 0;  // [seconds]
+  /// What the kernel accounted to the child and the descendants it waited for (wait4).
+  double cpu_s = 0;             // [s] user + system
+  uint64_t peak_rss_bytes = 0;  // [bytes] the largest resident set of any one of them
   std::string output;    // captured stdout + stderr (RunCommand only)
 
   bool succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }

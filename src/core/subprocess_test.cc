@@ -140,6 +140,47 @@ TEST(RunCommand, IsolatedChildsExitCodeIsPassedOn) {
   EXPECT_EQ(run->signal, 0);
 }
 
+TEST(RunCommand, TheChildAndWhatItStartsRunUnderItsLimits) {
+  SpawnOptions options = Shell("ulimit -d; ulimit -t; ulimit -c; /bin/sh -c 'ulimit -d; ulimit -t'");
+  options.limits = {.data_bytes = uint64_t{256} << 20, .cpu_seconds = 7};
+  options.isolate = true;  // the limits hold past the isolating fork too
+  auto run = RunCommand(options, milliseconds(10'000));
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run->succeeded()) << run->Describe() << run->output;
+  EXPECT_EQ(run->output, "262144\n7\n0\n262144\n7\n");  // ulimit -d counts KiB
+}
+
+TEST(RunCommand, AChildOverItsDataLimitCannotAllocate) {
+  SpawnOptions options = Shell("/bin/dd if=/dev/zero of=/dev/null bs=64M count=1");
+  options.limits.data_bytes = uint64_t{32} << 20;
+  auto run = RunCommand(options, milliseconds(10'000));
+  ASSERT_TRUE(run.ok());
+  EXPECT_FALSE(run->succeeded());
+  EXPECT_TRUE(Contains(run->output, "memory exhausted"));
+}
+
+TEST(RunCommand, AChildOverItsCpuLimitEndsBySigxcpuAfterThatMuchCpuTime) {
+  SpawnOptions options = Shell("while :; do :; done");
+  options.limits.cpu_seconds = 1;
+  auto run = RunCommand(options, milliseconds(30'000));
+  ASSERT_TRUE(run.ok());
+  EXPECT_FALSE(run->timed_out);
+  EXPECT_EQ(run->signal, SIGXCPU) << run->Describe();
+  EXPECT_GE(run->cpu_s, 0.9);
+  EXPECT_LT(run->cpu_s, 3.0);
+}
+
+TEST(RunCommand, ReportsTheCpuTimeAndPeakMemoryOfTheChildAndWhatItWaitedFor) {
+  // Given a shell that runs a program touching a 64 MiB buffer, then the largest resident set
+  // reported is that program's, and the CPU time includes what it spent.
+  auto run = RunCommand(Shell("/bin/dd if=/dev/zero of=/dev/null bs=64M count=4 2>/dev/null"), milliseconds(10'000));
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run->succeeded()) << run->Describe() << run->output;
+  EXPECT_GE(run->peak_rss_bytes, uint64_t{60} << 20);
+  EXPECT_LT(run->peak_rss_bytes, uint64_t{1} << 30);
+  EXPECT_GT(run->cpu_s, 0.0);
+}
+
 TEST(RunCommand, LandlockedChildWritesItsOwnProcFilesOnlyWhenAllowedInTheChild) {
   // Given a ruleset that lets the child write nothing, when the isolated child renames itself
   // through /proc/self/task (what the CUDA driver does to its threads), then it may only where

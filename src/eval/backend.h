@@ -90,6 +90,9 @@ class EvalBackend {
   /// Where this backend caches what it builds; a KernelBench-format candidate's build sandbox
   /// keeps its builds there too. Empty: it keeps none (such candidates are then refused).
   virtual std::filesystem::path CacheDirectory() const { return {}; }
+  /// (optional) The limits its builds run under, a KernelBench-format candidate's build sandbox
+  /// included. Default: BuildLimits' defaults.
+  virtual BuildLimits Limits() const { return {}; }
 
   /// The toolchain and machine, added to the verdict's provenance.
   virtual nlohmann::json Provenance() const = 0;

@@ -24,6 +24,7 @@ struct BackendConfig {
   bool refresh_facts = false;             // measure the device's facts again instead of reading the cache
   bool measure_facts = true;              // false: only what is read without measuring (fast; for tests)
   std::filesystem::path worker_executable;  // empty: the backend's worker beside this executable
+  BuildLimits build_limits;                 // what each build may use (memory, CPU time)
   /// Where a backend reports trouble that does not stop it (facts it could not measure).
   std::function<void(const std::string&)> report_error;
 };

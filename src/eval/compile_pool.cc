@@ -6,8 +6,9 @@
 
 namespace ksmith {
 
-CompilePool::CompilePool(size_t threads) {
+CompilePool::CompilePool(size_t threads, size_t memory_slots) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  memory_slots_ = memory_slots == 0 ? threads : memory_slots;
   threads_.reserve(threads);
   for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
 }
@@ -21,7 +22,7 @@ CompilePool::~CompilePool() {
   for (auto& thread : threads_) thread.join();
 }
 
-std::future<Result<BuildOutput>> CompilePool::Submit(std::function<Result<BuildOutput>()> build) {
+std::future<Result<BuildOutput>> CompilePool::Submit(std::function<Result<BuildOutput>()> build, size_t slots) {
   auto promise = std::make_shared<std::promise<Result<BuildOutput>>>();
   auto future = promise->get_future();
   auto job = [promise, build = std::move(build)] {
@@ -36,24 +37,35 @@ std::future<Result<BuildOutput>> CompilePool::Submit(std::function<Result<BuildO
   };
   {
     std::lock_guard lock(mutex_);
-    queue_.emplace_back(std::move(job));
+    queue_.push_back({std::move(job), std::clamp<size_t>(slots, 1, memory_slots_)});
   }
-  ready_.notify_one();
+  ready_.notify_all();
   return future;
 }
 
 void CompilePool::Work() {
   while (true) {
-    std::function<void()> job;
+    Queued job;
     {
       std::unique_lock lock(mutex_);
-      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      // The first build waits for its slots and those behind it wait too: a large build is
+      // never passed over for ever.
+      ready_.wait(lock, [this] {
+        return (stopping_ && queue_.empty()) ||
+               (!queue_.empty() && slots_in_use_ + queue_.front().slots <= memory_slots_);
+      });
       // Stop only once the queue is empty: the destructor drains.
       if (queue_.empty()) return;
       job = std::move(queue_.front());
       queue_.pop_front();
+      slots_in_use_ += job.slots;
     }
-    job();
+    job.run();
+    {
+      std::lock_guard lock(mutex_);
+      slots_in_use_ -= job.slots;
+    }
+    ready_.notify_all();
   }
 }
 

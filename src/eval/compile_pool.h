@@ -1,6 +1,8 @@
 // A fixed pool of threads that run builds for any backend, so that compiling the next
 // candidates overlaps with verifying and timing the current ones. Compilers are processes; the
-// threads only wait for them, so one thread per core keeps every core compiling.
+// threads only wait for them, so one thread per core keeps every core compiling. The machine's
+// memory bounds them too: each build may reach the build's memory limit (backend/build.h), so
+// no more run at once than the memory holds at that limit.
 #pragma once
 
 #include <condition_variable>
@@ -19,25 +21,37 @@ namespace ksmith {
 
 class CompilePool {
  public:
-  /// `threads` == 0: one per hardware thread (at least one).
-  explicit CompilePool(size_t threads = 0);
+  /// `threads` == 0: one per hardware thread (at least one). `memory_slots`: builds at the memory
+  /// limit that fit in memory at once (BuildMemorySlots); 0: as many as threads.
+  explicit CompilePool(size_t threads = 0, size_t memory_slots = 0);
   /// Drains: every build already submitted runs to completion before the threads stop.
   ~CompilePool();
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
 
-  /// Queues `build`. The future holds what it returned, or a kInternal Error if it threw.
-  std::future<Result<BuildOutput>> Submit(std::function<Result<BuildOutput>()> build);
+  /// Queues `build`, which takes `slots` of the memory slots (a build of several processes that
+  /// may each reach the limit takes one each; never more than all). Builds start in the order
+  /// queued, each once its slots are free. The future holds what it returned, or a kInternal
+  /// Error if it threw.
+  std::future<Result<BuildOutput>> Submit(std::function<Result<BuildOutput>()> build, size_t slots = 1);
 
   size_t threads() const { return threads_.size(); }
+  size_t memory_slots() const { return memory_slots_; }
 
  private:
   void Work();
 
+  struct Queued {
+    std::function<void()> run;
+    size_t slots = 1;
+  };
+
+  size_t memory_slots_ = 1;
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<std::function<void()>> queue_;  // guarded by mutex_
-  bool stopping_ = false;                     // guarded by mutex_
+  std::deque<Queued> queue_;    // guarded by mutex_
+  size_t slots_in_use_ = 0;     // guarded by mutex_
+  bool stopping_ = false;       // guarded by mutex_
   std::vector<std::thread> threads_;
 };
 

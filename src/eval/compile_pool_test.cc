@@ -1,8 +1,12 @@
 // The compile pool with real nvcc builds: concurrent builds, and a destructor that finishes queued
-// work. Skipped, with a message, where nvcc is not installed.
+// work. Skipped, with a message, where nvcc is not installed. And, with stand-in builds, the
+// memory slots that bound how many build at once.
 #include "eval/compile_pool.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <filesystem>
 #include <future>
 #include <optional>
@@ -102,6 +106,57 @@ TEST_F(CompilePoolTest, TheDestructorFinishesEveryQueuedBuild) {
   EXPECT_TRUE(first->compiled);
   EXPECT_FALSE(broken->compiled);  // a compile error is a result, not an Error
   EXPECT_TRUE(again->cache_hit);
+}
+
+// A stand-in build that takes `slots` and records how many slots were in use at once.
+struct SlotMeter {
+  std::atomic<int> in_use{0};
+  std::atomic<int> most{0};
+
+  std::function<Result<BuildOutput>()> Build(int slots) {
+    return [this, slots] {
+      const int now = in_use += slots;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      in_use -= slots;
+      return Result<BuildOutput>(BuildOutput{});
+    };
+  }
+};
+
+TEST(CompilePoolSlots, NoMoreBuildsRunAtOnceThanTheMemoryHolds) {
+  // Given four threads but memory for two builds at the limit, then at most two run at once.
+  CompilePool pool(4, 2);
+  EXPECT_EQ(pool.memory_slots(), 2u);
+  SlotMeter meter;
+  std::vector<std::future<Result<BuildOutput>>> builds;
+  for (int i = 0; i < 8; ++i) builds.push_back(pool.Submit(meter.Build(1)));
+  for (auto& build : builds) ASSERT_TRUE(build.get().ok());
+  EXPECT_EQ(meter.most.load(), 2);
+}
+
+TEST(CompilePoolSlots, ABuildOfSeveralProcessesTakesTheirSlotsAndNeverMoreThanAll) {
+  // Given three slots, a build sandbox of three processes runs alone, and one asking for more
+  // than there are still runs (it takes all of them).
+  CompilePool pool(4, 3);
+  SlotMeter meter;
+  std::vector<std::future<Result<BuildOutput>>> builds;
+  builds.push_back(pool.Submit(meter.Build(1)));
+  builds.push_back(pool.Submit(meter.Build(3), 3));
+  builds.push_back(pool.Submit(meter.Build(1)));
+  builds.push_back(pool.Submit(meter.Build(3), 10));
+  for (auto& build : builds) {
+    ASSERT_EQ(build.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    ASSERT_TRUE(build.get().ok());
+  }
+  EXPECT_EQ(meter.most.load(), 3);
+}
+
+TEST(CompilePoolSlots, WithoutAMemoryBoundEveryThreadBuilds) {
+  CompilePool pool(3);
+  EXPECT_EQ(pool.memory_slots(), 3u);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Who may use the GPU when several candidates are evaluated at once: correctness work of many
 // evaluations shares it (their kernels are tiny next to the host-side work around them), while
 // timing takes it alone, so no other kernel runs while a candidate is timed. Writers are
-// preferred: once timing asks, new shared users wait until it is done.
+// preferred: once timing asks, new shared users wait until it is done. The cpu backend, which
+// times on the cores, holds the same gate for them: correctness work and builds share the cores,
+// and timing takes them alone.
 #pragma once
 
 #include <condition_variable>

@@ -8,7 +8,9 @@
 
 #include "core/clock.h"
 #include "core/strings.h"
+#include "eval/gpu_gate.h"
 #include "eval/pipeline_steps.h"
+#include "kernelbench/build_sandbox.h"
 #include "kernelbench/candidate.h"
 #include "kernelbench/candidate_build.h"
 #include "kernelbench/compiled_baseline.h"
@@ -68,7 +70,7 @@ Result<CandidateJob> MakeCandidateJob(const CandidateSource& candidate, const Ta
 // candidate that does not import or whose extension does not compile is a failed build with the
 // build sandbox's log.
 Result<BuildOutput> BuildKernelBench(const EvalBackend& backend, const Task& view, const KernelBenchJob& job) {
-  auto sandbox = BuildCandidate(job.plan, job.analysis, view, job.source, job.display_name, job.cuda);
+  auto sandbox = BuildCandidate(job.plan, job.analysis, view, job.source, job.display_name, job.cuda, backend.Limits());
   if (!sandbox.ok()) return sandbox.error();
   if (!sandbox->built) {
     BuildOutput failed;
@@ -76,6 +78,7 @@ Result<BuildOutput> BuildKernelBench(const EvalBackend& backend, const Task& vie
     failed.command = sandbox->command;
     failed.compile_s = sandbox->seconds;
     failed.sandboxed = sandbox->sandboxed;
+    failed.limit_hit = sandbox->limit_hit;
     return failed;
   }
   auto shim = RenderKernelBenchCandidate(job.analysis, job.source, job.display_name, job.cuda, job.plan.directory,
@@ -159,21 +162,33 @@ EvalOptions RunOptions(const EvalOptions& given, const Result<CandidateJob>& job
   return options;
 }
 
+// The gate a build holds while it compiles: on a backend that times on the cores that compile,
+// the device's gate, so that no build runs while another evaluation times (a build shares the
+// cores as correctness work does). Null otherwise, or where the evaluation runs alone.
+GpuGate* BuildGate(const EvalBackend& backend, GpuGate* gate) {
+  return backend.traits().times_on_host_cores ? gate : nullptr;
+}
+
 // Queues one build; the job holds its own copies, so it may outlive the evaluation that asked
-// for it (a failed audit returns at once). `backend` outlives the pool's jobs.
+// for it (a failed audit returns at once). `backend` and `gate` outlive the pool's jobs.
 std::future<Result<BuildOutput>> SubmitBuild(CompilePool& pool, const EvalBackend& backend, Task view,
-                                             BuildRequest request) {
-  return pool.Submit([&backend, view = std::move(view), request = std::move(request)] {
+                                             BuildRequest request, GpuGate* gate = nullptr) {
+  return pool.Submit([&backend, view = std::move(view), request = std::move(request), gate] {
+    GpuGate::Shared cores(gate);
     return backend.Build(view, request);
   });
 }
 
 std::future<Result<BuildOutput>> SubmitCandidateBuild(CompilePool& pool, const EvalBackend& backend, Task view,
-                                                      CandidateJob job) {
-  if (!job.kernelbench) return SubmitBuild(pool, backend, std::move(view), std::move(job.request));
-  return pool.Submit([&backend, view = std::move(view), job = std::move(*job.kernelbench)] {
-    return BuildKernelBench(backend, view, job);
-  });
+                                                      CandidateJob job, GpuGate* gate = nullptr) {
+  if (!job.kernelbench) return SubmitBuild(pool, backend, std::move(view), std::move(job.request), gate);
+  // python and its compilers may each reach the memory limit: the pool counts them all.
+  return pool.Submit(
+      [&backend, view = std::move(view), job = std::move(*job.kernelbench), gate] {
+        GpuGate::Shared cores(gate);
+        return BuildKernelBench(backend, view, job);
+      },
+      kBuildSandboxProcesses);
 }
 
 // One evaluation: the stages in order, each recorded into the verdict; the first that fails
@@ -244,7 +259,7 @@ class PipelineRun {
       if (!job_.ok()) {
         unbuildable = job_.error();
       } else if (!build.valid()) {  // StartBuild was not asked
-        build = SubmitCandidateBuild(pool_, backend_, view_, *job_);
+        build = SubmitCandidateBuild(pool_, backend_, view_, *job_, BuildGate(backend_, options_.gpu_gate));
       }
       if (build.valid()) session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
     }
@@ -321,6 +336,15 @@ class PipelineRun {
     facts.compiler_sandboxed = build->sandboxed;
     facts.command = build->command;
     const BackendTraits& traits = backend_.traits();
+    // A limit stopped the compiler: what compiling it took, not the code as written, unless the log
+    // also shows a breach of the contract, which decides first.
+    if (!build->compiled && build->limit_hit && AuditBuildLog(build->log, view_).empty()) {
+      stage.details.log = TrimLog(build->log, kMaxLogLines, kMaxLogBytes);
+      facts.limit_exceeded = build->limit_hit->limit;
+      facts.limit_value = build->limit_hit->value;
+      stage.details.summary = build->limit_hit->reason;
+      return Finish(stage, VerdictStatus::kCompileError, build->limit_hit->reason, FailureKind::kBuildLimit);
+    }
     if (!build->compiled && KernelBenchFormat(candidate_)) {
       stage.details.log = TrimLog(build->log, kMaxLogLines, kMaxLogBytes);
       stage.details.summary = "the build sandbox could not import the candidate or compile its extension";
@@ -356,8 +380,8 @@ class PipelineRun {
       trusted_error_ = sources.error().message;
       return;
     }
-    reference_build_ = SubmitBuild(pool_, backend_, view_, sources->first);
-    baseline_build_ = SubmitBuild(pool_, backend_, view_, sources->second);
+    reference_build_ = SubmitBuild(pool_, backend_, view_, sources->first, BuildGate(backend_, options_.gpu_gate));
+    baseline_build_ = SubmitBuild(pool_, backend_, view_, sources->second, BuildGate(backend_, options_.gpu_gate));
     if (options_.compiled_baseline && job_.ok() && job_->kernelbench && job_->kernelbench->cuda) {
       compiled_build_ = pool_.Submit([&backend = backend_, view = view_, analysis = job_->kernelbench->analysis] {
         return BuildCompiledBaseline(backend, view, analysis);

@@ -17,10 +17,11 @@ using json_fields::WriteFields;
 // What the JSON form of a rejected build's log ends with, before the declaration.
 constexpr const char* kDeclarationHeading = "\nThe candidate must define, with C linkage:\n  ";
 
-constexpr std::array<std::pair<FailureKind, const char*>, 24> kFailureKindNames = {{
+constexpr std::array<std::pair<FailureKind, const char*>, 25> kFailureKindNames = {{
     {FailureKind::kUnspecified, "unspecified"},
     {FailureKind::kUnusableSource, "unusable_source"},
     {FailureKind::kCompilerRejected, "compiler_rejected"},
+    {FailureKind::kBuildLimit, "build_limit"},
     {FailureKind::kContractFinding, "contract_finding"},
     {FailureKind::kNotLoadable, "not_loadable"},
     {FailureKind::kWorkerCrashed, "worker_crashed"},
@@ -93,6 +94,8 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
   io("sass", self.sass);
   io("shared_object", self.shared_object);
   io("build_sandbox", self.build_sandbox);
+  io("limit_exceeded", self.limit_exceeded);
+  io("limit_value", self.limit_value);
 }
 
 template <class Self, class Io>
@@ -125,6 +128,7 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
   io("mismatch", self.mismatch);
   io("attempts", self.attempts);
   io("reuse_pairs", self.reuse_pairs);
+  io("waited_s", self.waited_s);
   io("sets", self.sets);
   io("set_bytes", self.set_bytes);
   io("other_load_cores", self.other_load_cores);
@@ -163,11 +167,12 @@ bool IsKnownKey(const std::string& key) {
       "diagnostics", "findings", "violations", "protections", "cpu_ms_while_idle",
       // build
       "cache_hit", "compile_s", "compiler_sandboxed", "command", "resources", "sass", "shared_object",
+      "limit_exceeded", "limit_value",
       // checks and counters
       "worst_norm_error", "cases", "extra_calls", "bitwise_identical", "evaluator_ms", "worker_phase_ms",
       "unpinned_arenas",
       // timing
-      "rounds", "shape", "budget_s", "stopped_by", "mismatch", "attempts", "reuse_pairs", "sets", "set_bytes", "other_load_cores", "steal_cores",
+      "rounds", "shape", "budget_s", "stopped_by", "mismatch", "attempts", "reuse_pairs", "waited_s", "sets", "set_bytes", "other_load_cores", "steal_cores",
       "request_overhead_us", "setup_s", "loop_s", "candidate_inner_median_us", "candidate", "baseline",
       "blocking_kernel", "l2_flush_bytes", "final_check_s",
       // physical limit, with the names version 1 used

@@ -26,6 +26,7 @@ enum class FailureKind {
   kUnspecified,          // older verdicts, and failures no reader distinguishes
   kUnusableSource,       // empty, too large, NUL byte
   kCompilerRejected,
+  kBuildLimit,           // the compiler exceeded a build limit (`BuildFacts::limit_exceeded`)
   kContractFinding,      // audit findings in the source, the build log or the binary
   kNotLoadable,          // the built candidate could not be loaded
   kWorkerCrashed,        // killed by a signal (`Failure::signal`)
@@ -106,6 +107,10 @@ struct BuildFacts {
   /// A KernelBench-format candidate's build sandbox: the extensions it built, what failed while it
   /// called the model once, how isolated it was (kernelbench/candidate_build.h).
   std::optional<nlohmann::json> build_sandbox;
+  /// The build limit that stopped the compiler: "memory", "cpu_time" or "wall_time"
+  /// (backend/build.h), and its value [bytes for memory, seconds for the times].
+  std::optional<std::string> limit_exceeded;
+  std::optional<double> limit_value;
 };
 
 /// Correctness, determinism and the re-check.
@@ -152,6 +157,9 @@ struct TimingFacts {
   std::optional<std::vector<double>> other_load_cores, steal_cores;
   std::optional<double> request_overhead_us, setup_s, loop_s, candidate_inner_median_us;
   std::optional<int64_t> reuse_pairs;  // back-to-back pairs taken to confirm a suspicion of skipped work
+  /// [s] how long the timing waited for the cores alone (other evaluations' builds and checks
+  /// finishing); set where it shared the machine with other evaluations.
+  std::optional<double> waited_s;
   // cuda: the nvbench method.
   std::optional<SideTiming> candidate, baseline;
   std::optional<bool> blocking_kernel;

@@ -21,7 +21,8 @@ nlohmann::json TimingToJson(const Timing& timing) {
           {"comparison", timing.comparison},
           {"floor_us", timing.floor_us},
           {"bound_by", timing.bound_by},
-          {"baseline", timing.baseline}};
+          {"baseline", timing.baseline},
+          {"alone", timing.alone}};
 }
 
 Timing TimingFromJson(const nlohmann::json& json) {
@@ -33,6 +34,7 @@ Timing TimingFromJson(const nlohmann::json& json) {
   parsed.floor_us = NumberAt(json, "floor_us");
   parsed.bound_by = json.value("bound_by", std::string());
   parsed.baseline = json.value("baseline", std::string());
+  parsed.alone = json.value("alone", true);
   return parsed;
 }
 
@@ -261,6 +263,7 @@ std::string Verdict::Render() const {
         timing->speedup.median, timing->speedup.low, timing->speedup.high, timing->comparison,
         timing->candidate_us.median, timing->baseline_us.median, timing->candidate_us.samples);
     if (!timing->baseline.empty()) text += "  baseline: " + timing->baseline + "\n";
+    if (!timing->alone) text += "  timed beside other work (not alone on the device): not comparable\n";
     text += fmt::format("  roofline: {:.1f}% of this machine's {} limit ({:.1f} us)\n",
                         100.0 * timing->roofline_fraction, timing->bound_by, timing->floor_us);
   }

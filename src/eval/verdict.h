@@ -54,6 +54,10 @@ struct Timing {
   double floor_us = 0;           // [microseconds] the machine's physical limit at the bench shape
   std::string bound_by;          // "memory" or "compute"
   std::string baseline;          // what the candidate was timed against: the task's baseline description
+  /// The timing held the device alone: no other work ran on it meanwhile (cpu: other processes,
+  /// or the hypervisor, took more than 0.3 cores' worth). A speedup timed beside other work is
+  /// not comparable: `ksmith bench` leaves it out. True in verdicts written before it was recorded.
+  bool alone = true;
 };
 
 /// Timing from paired samples (by round) of both sides, against `baseline` (its description).

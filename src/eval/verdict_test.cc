@@ -135,6 +135,24 @@ TEST(Verdict, ASecondBaselinesTimingIsReportedBesideTheFirstAndReadBack) {
   EXPECT_FALSE(Verdict::FromJson(PassedVerdict().ToJson())->second_timing.has_value());
 }
 
+TEST(Verdict, ATimingBesideOtherWorkSaysSoAndOlderVerdictsReadAsAlone) {
+  Verdict verdict = PassedVerdict();
+  verdict.timing = SomeTiming();
+  EXPECT_EQ(verdict.ToJson().at("timing").at("alone"), true);
+  verdict.timing->alone = false;
+  const nlohmann::json json = verdict.ToJson();
+  EXPECT_EQ(json.at("timing").at("alone"), false);
+  EXPECT_NE(verdict.Render().find("timed beside other work"), std::string::npos);
+  auto read = Verdict::FromJson(json);
+  ASSERT_TRUE(read.ok());
+  EXPECT_FALSE(read->timing->alone);
+  nlohmann::json older = json;
+  older["timing"].erase("alone");
+  auto read_older = Verdict::FromJson(older);
+  ASSERT_TRUE(read_older.ok());
+  EXPECT_TRUE(read_older->timing->alone);
+}
+
 TEST(Verdict, ToJsonSurvivesADumpAndParse) {
   Verdict verdict = PassedVerdict();
   verdict.timing = SomeTiming();

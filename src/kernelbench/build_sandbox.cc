@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -38,7 +37,7 @@ std::vector<std::string> BuildSandboxEnvironment(const fs::path& work, bool cuda
                                           "XDG_CACHE_HOME=" + (work / "cache").string(),
                                           "TORCH_EXTENSIONS_DIR=" + (work / "torch_extensions").string(),
                                           "TRITON_CACHE_DIR=" + (work / "triton").string(),
-                                          fmt::format("MAX_JOBS={}", std::max(1u, std::thread::hardware_concurrency()))};
+                                          fmt::format("MAX_JOBS={}", kBuildSandboxCompilers)};
   for (const char* name : {"PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES"}) {
     if (const char* value = std::getenv(name)) environment.push_back(fmt::format("{}={}", name, value));
   }

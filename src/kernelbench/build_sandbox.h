@@ -16,6 +16,12 @@
 
 namespace ksmith {
 
+/// Compilers a build sandbox runs at once (torch's MAX_JOBS: load_inline's C++ and CUDA sources
+/// build side by side). With python, the processes of one build that may each reach the build's
+/// memory limit: the compile pool counts a build sandbox as this many builds.
+inline constexpr size_t kBuildSandboxCompilers = 2;
+inline constexpr size_t kBuildSandboxProcesses = kBuildSandboxCompilers + 1;
+
 /// The python3 that imported the task (its analysis's "python").
 std::string KernelBenchPython(const nlohmann::json& analysis);
 

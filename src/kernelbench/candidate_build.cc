@@ -71,7 +71,8 @@ CandidateBuildPlan PlanCandidateBuild(const fs::path& cache_directory, const jso
 }
 
 Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json& analysis, const Task& view,
-                                      std::string_view python_source, std::string_view candidate_name, bool cuda) {
+                                      std::string_view python_source, std::string_view candidate_name, bool cuda,
+                                      const BuildLimits& limits) {
   CandidateBuild build;
   const fs::path manifest_path = plan.directory / "manifest.json";
   const fs::path log_path = plan.directory.string() + ".log";
@@ -121,12 +122,20 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
   build.sandboxed = ruleset.ok();
   build.command = fmt::format("{} -I build.py spec.json (build sandbox{})", options.argv[0],
                               build.sandboxed ? "" : ", without Landlock");
-  auto run = RunCommand(options, kBuildTimeout);
+  // No address-space limit: python may start the CUDA runtime, which reserves far more, and the
+  // OpenMP threads of a CPU extension each reserve a malloc arena.
+  options.limits = limits.ForChild(/*address_space=*/false);
+  const auto timeout = limits.WallTimeout(kBuildTimeout);
+  auto run = RunCommand(options, timeout);
   if (!run.ok()) return run.error();
   build.seconds = run->elapsed_s;
   build.log = run->output;
   const std::string work_prefix = work.path().string() + "/";
   for (size_t at; (at = build.log.find(work_prefix)) != std::string::npos;) build.log.erase(at, work_prefix.size());
+  if (!run->succeeded()) {
+    build.limit_hit = FindBuildLimitHit(*run, limits, timeout, "the build sandbox");
+    if (build.limit_hit) build.log += fmt::format("\n[{}]\n", build.limit_hit->reason);
+  }
   if (run->signal == 0 && run->exit_code == kBuildFailedExitCode) return build;
   auto text = ReadFile(work.path() / "manifest.json", kMaxManifestBytes);
   build.manifest = text.ok() ? json::parse(*text, nullptr, false) : json();

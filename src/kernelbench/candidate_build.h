@@ -8,11 +8,13 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "backend/build.h"
 #include "core/result.h"
 #include "task/task.h"
 
@@ -32,6 +34,7 @@ struct CandidateBuild {
   std::string command;       // for provenance
   bool sandboxed = false;    // Landlock held it (the namespaces are in manifest["isolation"])
   nlohmann::json manifest;   // {extensions: [...], warnings: [...], isolation: {...}}
+  std::optional<BuildLimitHit> limit_hit;  // what stopped a build that failed, when a limit did
 };
 
 /// The task's analysis (its folder's kernelbench.json); fails, saying why, for a task not imported
@@ -49,8 +52,10 @@ CandidateBuildPlan PlanCandidateBuild(const std::filesystem::path& cache_directo
                                       const Task& view, std::string_view python_source, bool cuda);
 
 /// Runs the build sandbox (or finds its result in the cache). An Error only where python could
-/// not be run at all; a candidate that does not build is `built == false` with the log.
+/// not be run at all; a candidate that does not build is `built == false` with the log. Each of
+/// its processes (python, ninja, each compiler) is held to `limits`.
 Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const nlohmann::json& analysis, const Task& view,
-                                      std::string_view python_source, std::string_view candidate_name, bool cuda);
+                                      std::string_view python_source, std::string_view candidate_name, bool cuda,
+                                      const BuildLimits& limits = {});
 
 }  // namespace ksmith

@@ -71,6 +71,9 @@ def main(spec_path):
             sys.path.insert(0, entry)
     import torch
     import torch.utils.cpp_extension as cpp_extension
+    # The calls here only make lazy builds happen. One thread keeps python within the build's
+    # CPU time limit, which counts every thread of the process.
+    torch.set_num_threads(1)
     signal.signal(signal.SIGALRM, _call_too_long)
     directory = spec["directory"]
     cuda = spec["cuda"]

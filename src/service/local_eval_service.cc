@@ -29,7 +29,9 @@ Result<std::unique_ptr<LocalEvalService>> LocalEvalService::Start(LocalServiceCo
   if (config.queue_capacity == 0) return MakeError(ErrorKind::kInvalidArgument, "the queue capacity must be at least 1");
   const BackendRegistry& registry = config.registry ? *config.registry : BackendRegistry::Global();
   std::unique_ptr<LocalEvalService> service(new LocalEvalService(config));
-  service->pool_ = std::make_unique<CompilePool>(config.compile_threads);
+  // No more builds at once than the machine's memory holds at the build's memory limit each.
+  service->pool_ = std::make_unique<CompilePool>(
+      config.compile_threads, BuildMemorySlots(config.backend_config.build_limits, PhysicalMemoryBytes()));
   for (const auto& device_config : config.devices) {
     BackendConfig backend_config = config.backend_config;
     backend_config.device = device_config.device;

@@ -27,14 +27,14 @@ namespace ksmith {
 struct DeviceConfig {
   std::string backend;  // a name in the registry
   std::string device;   // which device of that backend ("0"); empty: its default
-  /// Evaluations at once on this device. On a GPU they share it for correctness and take turns
-  /// to time (eval/gpu_gate.h); on the cpu, timing wants the cores alone: keep 1 there.
+  /// Evaluations at once on this device. They share it for correctness and take turns to time
+  /// (eval/gpu_gate.h): on a GPU the device; on the cpu the cores, which builds share too.
   size_t workers = 1;
 };
 
 struct LocalServiceConfig {
   std::vector<DeviceConfig> devices;
-  size_t compile_threads = 0;    // 0: one per core
+  size_t compile_threads = 0;    // 0: one per core; fewer build at once where memory is short (CompilePool)
   size_t queue_capacity = 64;    // jobs waiting for a worker before Submit waits
   BackendConfig backend_config;  // the cache folder and the like; `device` comes from each DeviceConfig
   const BackendRegistry* registry = nullptr;  // null: BackendRegistry::Global()

@@ -273,5 +273,66 @@ TEST(LocalEvalServiceCpu, FortyJobsOverTwoWorkersSurviveAWorkerKilledMidJob) {
   EXPECT_TRUE(testing::ChildProcessesRunning(KSMITH_WORKER_PATH).empty()) << "a worker outlived its job";
 }
 
+// Where `stage` ran, on the steady clock.
+std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point> Window(
+    const Verdict& verdict, const StageRecord& stage) {
+  const auto start = verdict.started_at + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                              std::chrono::duration<double>(stage.started_s));
+  return {start, start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(stage.seconds))};
+}
+
+TEST(LocalEvalServiceCpu, TwoWorkersNeverTimeAtOnceNorCheckWhileTheOtherTimes) {
+  // Given two verification workers on the cpu and six jobs that are timed, then no two timing
+  // stages overlap, and no job checks correctness while another job times: a timing holds the
+  // cores alone.
+  ScopedTempDir temp("ksmith-service-cpu-gate");
+  ASSERT_TRUE(temp.ok());
+  auto small = testing::WriteSmallVectorAdd(temp.path() / "tasks");
+  ASSERT_TRUE(small.ok()) << small.error().message;
+  const auto task = std::make_shared<const Task>(std::move(small.value()));
+  LocalServiceConfig config;
+  config.devices = {{"cpu", "", 2}};
+  config.backend_config.cache_directory = temp.path() / "cache";
+  config.backend_config.measure_facts = false;
+  config.backend_config.worker_executable = KSMITH_WORKER_PATH;
+  auto service = LocalEvalService::Start(std::move(config));
+  ASSERT_TRUE(service.ok()) << service.error().message;
+  EvalOptions options;
+  options.seeds = 2;
+  options.threads = 1;
+  options.timing_budget_s = 0.2;
+  options.call_timeout = milliseconds(60'000);
+  for (int i = 0; i < 6; ++i) {
+    // Distinct sources: each job builds its own, as the timings of others run.
+    const std::string source = "#include <cstdint>\n// job " + std::to_string(i) +
+                               "\nextern \"C\" void vector_add(const float* a, const float* b, float* c, int64_t n) {\n"
+                               "  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];\n}\n";
+    ASSERT_TRUE((*service)->Submit({"job-" + std::to_string(i), task, "cpu", {"candidate.cc", source, 0}, options}).ok());
+  }
+  std::vector<Verdict> verdicts;
+  for (int i = 0; i < 6; ++i) {
+    auto verdict = (*service)->NextVerdict(milliseconds(300'000));
+    ASSERT_TRUE(verdict.has_value()) << "only " << i << " verdicts came";
+    verdicts.push_back(std::move(verdict->verdict));
+  }
+  for (size_t a = 0; a < verdicts.size(); ++a) {
+    const StageRecord* timing = verdicts[a].FindStage("timing");
+    ASSERT_NE(timing, nullptr) << verdicts[a].ToJson().dump(2);
+    ASSERT_TRUE(timing->details.timing && timing->details.timing->waited_s) << "the timing shared the cores";
+    const auto [begin, end] = Window(verdicts[a], *timing);
+    for (size_t b = 0; b < verdicts.size(); ++b) {
+      if (b == a) continue;
+      for (const char* name : {"timing", "correctness"}) {
+        const StageRecord* other = verdicts[b].FindStage(name);
+        ASSERT_NE(other, nullptr) << verdicts[b].ToJson().dump(2);
+        const auto [other_begin, other_end] = Window(verdicts[b], *other);
+        EXPECT_TRUE(other_end <= begin || end <= other_begin)
+            << "job " << b << "'s " << name << " overlapped job " << a << "'s timing";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ksmith

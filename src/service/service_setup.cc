@@ -12,6 +12,13 @@ constexpr size_t kDefaultGpuWorkers = 3;
 
 size_t DefaultVerificationWorkers(const BackendTraits& traits) { return traits.gpu ? kDefaultGpuWorkers : 1; }
 
+BuildLimits BuildLimitsFrom(std::optional<double> memory_gib, std::optional<double> cpu_s) {
+  BuildLimits limits;
+  if (memory_gib && *memory_gib > 0) limits.memory_bytes = static_cast<uint64_t>(*memory_gib * double(uint64_t{1} << 30));
+  if (cpu_s && *cpu_s > 0) limits.cpu_s = *cpu_s;
+  return limits;
+}
+
 Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRequest& request) {
   auto traits = BackendRegistry::Global().Traits(request.backend);
   if (!traits.ok()) return traits.error();
@@ -24,6 +31,7 @@ Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRe
   LocalServiceConfig config;
   config.backend_config.cache_directory = *cache;
   config.backend_config.arch = request.arch;
+  config.backend_config.build_limits = request.build_limits;
   config.backend_config.report_error = [](const std::string& line) {
     std::fprintf(stderr, "ksmith: error: %s\n", line.c_str());
   };

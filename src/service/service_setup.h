@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,12 @@ struct LocalServiceRequest {
   /// The backend's devices to use ("0", "1": for a GPU, its CUDA_VISIBLE_DEVICES index); empty:
   /// its default device alone.
   std::vector<std::string> devices;
+  BuildLimits build_limits;  // what each build may use
 };
+
+/// The build limits that `--build-memory-gib` and `--build-cpu-s` (or ksmith.toml's [eval]
+/// build_memory_gib and build_cpu_s) give; a value unset or 0 keeps the default.
+BuildLimits BuildLimitsFrom(std::optional<double> memory_gib, std::optional<double> cpu_s);
 
 /// Starts a LocalEvalService with `request.devices` of `request.backend` (or its default one). The error says what is
 /// missing: kInvalidArgument for the user's mistakes (unknown backend, bad arch), else this

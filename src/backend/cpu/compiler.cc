@@ -33,7 +33,7 @@ std::vector<std::string> CompilerEnvironment() {
 
 }  // namespace
 
-Result<CpuCompiler> CpuCompiler::Create(fs::path cache_directory) {
+Result<CpuCompiler> CpuCompiler::Create(fs::path cache_directory, BuildLimits limits) {
   CompilerInfo info;
   info.executable = CompilerExecutable();
   info.flags = {"-std=c++20", "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
@@ -55,7 +55,7 @@ Result<CpuCompiler> CpuCompiler::Create(fs::path cache_directory) {
     return MakeError(ErrorKind::kIo, "cannot create {}: {}", (cache_directory / "objects").string(),
                      error.message());
   }
-  return CpuCompiler(std::move(info), std::move(cache_directory));
+  return CpuCompiler(std::move(info), std::move(cache_directory), limits);
 }
 
 std::string CpuCompiler::WrapperSource(const Task& task, KernelRole role,
@@ -163,7 +163,11 @@ Result<BuildOutput> CpuCompiler::Compile(const std::string& key_prefix,
   if (ruleset.ok()) options.landlock_ruleset_fd = ruleset->fd();
   output.sandboxed = ruleset.ok();
 
-  auto run = RunCommand(options, kCompileTimeout);
+  // A compiler that runs away (branching template recursion took g++ to 10.8 GB) is stopped
+  // by its limits, and the verdict says which.
+  options.limits = limits_.ForChild(/*address_space=*/true);
+  const auto timeout = limits_.WallTimeout(kCompileTimeout);
+  auto run = RunCommand(options, timeout);
   if (!run.ok()) return run.error();
   output.compile_s = run->elapsed_s;
   // Paths inside the temporary folder mean nothing to the reader.
@@ -172,11 +176,11 @@ Result<BuildOutput> CpuCompiler::Compile(const std::string& key_prefix,
   for (size_t at; (at = output.log.find(work_prefix)) != std::string::npos;) {
     output.log.erase(at, work_prefix.size());
   }
-  if (run->timed_out) {
-    output.log += fmt::format("\n[compilation stopped after {} s]\n", kCompileTimeout.count());
+  if (!run->succeeded()) {
+    output.limit_hit = FindBuildLimitHit(*run, limits_, timeout, "the compiler");
+    if (output.limit_hit) output.log += fmt::format("\n[{}]\n", output.limit_hit->reason);
     return output;
   }
-  if (!run->succeeded()) return output;
   output.compiled = true;
   std::error_code error;
   fs::rename(object_path, output.shared_object, error);

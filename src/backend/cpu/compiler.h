@@ -17,8 +17,9 @@ namespace ksmith {
 
 class CpuCompiler {
  public:
-  /// Finds the compiler and reads its version; fails when none runs.
-  static Result<CpuCompiler> Create(std::filesystem::path cache_directory);
+  /// Finds the compiler and reads its version; fails when none runs. Every build runs under
+  /// `limits`.
+  static Result<CpuCompiler> Create(std::filesystem::path cache_directory, BuildLimits limits = {});
 
   /// Compile failures are a BuildOutput with compiled == false; an Error means the compiler
   /// could not be run at all.
@@ -28,14 +29,15 @@ class CpuCompiler {
   Result<BuildOutput> BuildStandalone(const std::string& source, const std::string& display_name) const;
 
   const CompilerInfo& info() const { return info_; }
+  const BuildLimits& limits() const { return limits_; }
 
   /// The wrapper that binds `ksmith_entry` to the task's function (public for tests).
   static std::string WrapperSource(const Task& task, KernelRole role,
                                    const std::filesystem::path& kernel_path);
 
  private:
-  CpuCompiler(CompilerInfo info, std::filesystem::path cache_directory)
-      : info_(std::move(info)), cache_directory_(std::move(cache_directory)) {}
+  CpuCompiler(CompilerInfo info, std::filesystem::path cache_directory, BuildLimits limits)
+      : info_(std::move(info)), cache_directory_(std::move(cache_directory)), limits_(limits) {}
 
   /// Compiles `wrapper` (which includes the kernel, written beside it) unless cached under `key`.
   Result<BuildOutput> Compile(const std::string& key, const std::string& kernel_source,
@@ -44,6 +46,7 @@ class CpuCompiler {
 
   CompilerInfo info_;
   std::filesystem::path cache_directory_;
+  BuildLimits limits_;
 };
 
 }  // namespace ksmith

@@ -159,12 +159,13 @@ struct NvccCompiler::SandboxState {
   std::optional<bool> works;  // guarded by mutex; unset until the first failed sandboxed build
 };
 
-NvccCompiler::NvccCompiler(NvccInfo info, fs::path cache_directory)
+NvccCompiler::NvccCompiler(NvccInfo info, fs::path cache_directory, BuildLimits limits)
     : info_(std::move(info)),
       cache_directory_(std::move(cache_directory)),
+      limits_(limits),
       sandbox_(std::make_shared<SandboxState>()) {}
 
-Result<NvccCompiler> NvccCompiler::Create(fs::path cache_directory, CudaTarget target) {
+Result<NvccCompiler> NvccCompiler::Create(fs::path cache_directory, CudaTarget target, BuildLimits limits) {
   NvccInfo info;
   const char* configured = std::getenv("KSMITH_NVCC");
   if (configured != nullptr && *configured != '\0') {
@@ -210,7 +211,7 @@ Result<NvccCompiler> NvccCompiler::Create(fs::path cache_directory, CudaTarget t
     return MakeError(ErrorKind::kIo, "cannot create {}: {}", (cache_directory / "cuda-objects").string(),
                      error.message());
   }
-  return NvccCompiler(std::move(info), std::move(cache_directory));
+  return NvccCompiler(std::move(info), std::move(cache_directory), limits);
 }
 
 std::string NvccCompiler::WrapperSource(const Task& task, KernelRole role, const fs::path& kernel_path) {
@@ -389,7 +390,10 @@ Result<BuildOutput> NvccCompiler::RunNvcc(const std::string& kernel_source,
   if (ruleset) options.landlock_ruleset_fd = ruleset->fd();
   output.sandboxed = ruleset.has_value();
 
-  auto run = RunCommand(options, kCompileTimeout);
+  // Each of nvcc's tools (cudafe++, cicc, ptxas, the host compiler) is held to the limits.
+  options.limits = limits_.ForChild(/*address_space=*/true);
+  const auto timeout = limits_.WallTimeout(kCompileTimeout);
+  auto run = RunCommand(options, timeout);
   if (!run.ok()) return run.error();
   output.compile_s = run->elapsed_s;
   // Paths inside the temporary folder mean nothing to the reader.
@@ -399,11 +403,12 @@ Result<BuildOutput> NvccCompiler::RunNvcc(const std::string& kernel_source,
     output.log.erase(at, work_prefix.size());
   }
   output.resources = ParsePtxasInfo(output.log);
-  if (run->timed_out) {
-    output.log += fmt::format("\n[compilation stopped after {} s]\n", kCompileTimeout.count());
+  if (!run->succeeded()) {
+    output.limit_hit = FindBuildLimitHit(*run, limits_, timeout, "nvcc");
+    if (output.limit_hit) output.log += fmt::format("\n[{}]\n", output.limit_hit->reason);
     return output;
   }
-  if (!run->succeeded() || !fs::exists(object_path)) return output;
+  if (!fs::exists(object_path)) return output;
   output.compiled = true;
   output.shared_object = object_path;
   cleanup.keep = true;

@@ -67,8 +67,9 @@ struct NvccInfo {
 class NvccCompiler {
  public:
   /// Finds nvcc ($KSMITH_NVCC, else `nvcc` on $PATH, else /usr/local/cuda/bin/nvcc) and reads
-  /// its version; kNotFound when none runs.
-  static Result<NvccCompiler> Create(std::filesystem::path cache_directory, CudaTarget target);
+  /// its version; kNotFound when none runs. Every build runs under `limits`.
+  static Result<NvccCompiler> Create(std::filesystem::path cache_directory, CudaTarget target,
+                                     BuildLimits limits = {});
 
   /// Compile failures are a BuildOutput with compiled == false; an Error means nvcc could
   /// not be run at all. A role of kReference binds the task's CUDA reference (double* outputs);
@@ -79,6 +80,7 @@ class NvccCompiler {
   Result<BuildOutput> BuildStandalone(const std::string& source, const std::string& display_name) const;
 
   const NvccInfo& info() const { return info_; }
+  const BuildLimits& limits() const { return limits_; }
 
   /// The wrapper that binds `ksmith_entry` to the task's function (public for tests).
   static std::string WrapperSource(const Task& task, KernelRole role,
@@ -87,7 +89,7 @@ class NvccCompiler {
  private:
   struct SandboxState;
 
-  NvccCompiler(NvccInfo info, std::filesystem::path cache_directory);
+  NvccCompiler(NvccInfo info, std::filesystem::path cache_directory, BuildLimits limits);
 
   /// Compiles `wrapper` (which includes the kernel, written beside it) unless cached under its key.
   Result<BuildOutput> Compile(const std::string& kernel_source, const std::string& display_name,
@@ -106,6 +108,7 @@ class NvccCompiler {
 
   NvccInfo info_;
   std::filesystem::path cache_directory_;
+  BuildLimits limits_;
   std::shared_ptr<SandboxState> sandbox_;  // shared by copies, guarded by its own mutex
 };
 

@@ -92,6 +92,7 @@ class CpuBackend : public EvalBackend {
 
   // The scratch folder is <cache>/scratch (Make*Backend).
   std::filesystem::path CacheDirectory() const override { return scratch_parent_.parent_path(); }
+  BuildLimits Limits() const override { return compiler_.limits(); }
   nlohmann::json Provenance() const override {
     return {{"machine",
              {{"hostname", machine_.hostname}, {"cpu", machine_.cpu_model}, {"cores", machine_.cores},
@@ -126,7 +127,7 @@ const BackendTraits& CpuBackendTraits() {
 }
 
 Result<std::unique_ptr<EvalBackend>> MakeCpuBackend(const BackendConfig& config) {
-  auto compiler = CpuCompiler::Create(config.cache_directory);
+  auto compiler = CpuCompiler::Create(config.cache_directory, config.build_limits);
   if (!compiler.ok()) return compiler.error();
   auto machine = config.measure_facts ? LoadMachineFacts(*compiler, config.cache_directory, config.refresh_facts)
                                       : Result<MachineFacts>(ProbeMachine());

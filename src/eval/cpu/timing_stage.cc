@@ -91,14 +91,20 @@ void WorkerSession::StartTimingInputs() {
 }
 
 bool WorkerSession::TimeAgainstBaseline() {
-  const auto start = Clock::now();
-  auto& stage = Stage("timing");
   if (options_.progress) options_.progress("timing against the baseline");
   if (!timing_inputs_.valid()) StartTimingInputs();
   auto inputs = timing_inputs_.get();
   // The evaluator's own background work (the re-check's inputs and references) must be done
   // before the clock starts: it would take cores from a parallel kernel, not from the baseline.
   for (auto& prepared : recheck_prepared_) prepared.wait();
+  // Then the cores alone: other evaluations' checks and builds finish first, and new ones wait
+  // until the timing is done. The stage starts once they are held.
+  const auto waiting = Clock::now();
+  TakeCoresAlone();
+  const double waited_s = SecondsSince(waiting);
+  const auto start = Clock::now();
+  auto& stage = Stage("timing");
+  if (options_.gpu_gate != nullptr) stage.details.MutableTiming().waited_s = waited_s;
   if (!inputs.ok()) return Finish(stage, VerdictStatus::kInfraError, inputs.error().message);
   const CaseLayout& layout = timing_plan_.layout;
   const size_t sets = timing_plan_.sets;
@@ -176,8 +182,8 @@ bool WorkerSession::TimeAgainstBaseline() {
   stage.seconds = SecondsSince(start);
   if (disturbance.total() > kDisturbedCores) {
     stage.details.note = fmt::format(
-        "other work used {:.2f} cores while timing ran (in each of {} attempts): a parallel kernel's speedup "
-        "may read low",
+        "other work used {:.2f} cores while timing ran (in each of {} attempts): the timing did not hold the "
+        "cores alone, so a parallel kernel's speedup may read low, and `ksmith bench` does not compare it",
         disturbance.total(), attempts);
   }
   facts.sets = sets;
@@ -217,6 +223,7 @@ bool WorkerSession::TimeAgainstBaseline() {
     return Finish(stage, VerdictStatus::kIntegrityViolation, *skipped, FailureKind::kFasterOnReusedInputs);
   }
   verdict_.timing = MakeTiming(outcome->candidate_us, outcome->baseline_us, task_.baselines.at("cpu").description);
+  verdict_.timing->alone = !timing_disturbed_;
   facts.candidate_inner_median_us = MedianWithInterval(outcome->candidate_inner_us).median;
   stage.details.summary = fmt::format(
       "{} rounds over {} rotating input sets of {:.1f} MiB, timed from outside the worker",
@@ -226,8 +233,18 @@ bool WorkerSession::TimeAgainstBaseline() {
 }
 
 bool WorkerSession::PhysicalLimit() {
+  // Measuring the machine again wants the cores alone, as timing does.
+  std::function<MeasuredPeaks()> remeasure;
+  if (remeasure_) {
+    remeasure = [this] {
+      TakeCoresAlone();
+      const MeasuredPeaks peaks = remeasure_();
+      ShareCores();
+      return peaks;
+    };
+  }
   return CheckPhysicalLimit(recorder_, *verdict_.timing, task_, task_.bench_shape,
-                            {machine_.memory_bandwidth_gbs, machine_.fp32_gflops, 0}, "this machine", remeasure_,
+                            {machine_.memory_bandwidth_gbs, machine_.fp32_gflops, 0}, "this machine", remeasure,
                             timing_disturbed_ ? kDisturbedPeakMargin : kPeakNoiseMargin);
 }
 

@@ -8,6 +8,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "core/files.h"
 #include "eval/cases.h"
 #include "eval/eval_options.h"
+#include "eval/gpu_gate.h"
 #include "eval/physical_limit.h"
 #include "eval/verdict.h"
 #include "sandbox/layout.h"
@@ -72,6 +74,10 @@ class WorkerSession {
   bool HiddenShapes();
   bool CloseWorker();
   int64_t LargestElements(const DimValues& shape) const;
+  /// The cores, where other evaluations run beside this one (options_.gpu_gate): correctness work
+  /// shares them with theirs and with builds; timing and measuring the machine take them alone.
+  void ShareCores();
+  void TakeCoresAlone();
 
   const Task& task_;
   const EvalOptions& options_;
@@ -81,6 +87,8 @@ class WorkerSession {
   uint64_t secret_seed_;
   std::function<MeasuredPeaks()> remeasure_;
   bool timing_disturbed_ = false;  // other work ran while the chosen timing attempt ran
+  std::optional<GpuGate::Shared> cores_shared_;    // one of the two at most: the gate's hold
+  std::optional<GpuGate::Exclusive> cores_alone_;
   KernelEntry reference_ = nullptr;
   uint32_t canary_ = 0;
   std::unique_ptr<WorkerProcess> worker_;

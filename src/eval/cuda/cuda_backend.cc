@@ -107,6 +107,7 @@ class CudaBackend : public EvalBackend {
 
   // The scratch folder is <cache>/scratch (Make*Backend).
   std::filesystem::path CacheDirectory() const override { return scratch_parent_.parent_path(); }
+  BuildLimits Limits() const override { return compiler_.limits(); }
   nlohmann::json Provenance() const override {
     const auto& info = compiler_.info();
     return {{"compiler", info.version}, {"flags", info.flags}, {"target", info.target.ToJson()}};
@@ -168,7 +169,7 @@ Result<std::unique_ptr<EvalBackend>> MakeCudaBackend(const BackendConfig& config
   }
   auto target = ResolveCudaTarget(config.arch.empty() ? std::nullopt : std::optional<std::string>(config.arch));
   if (!target.ok()) return Error{ErrorKind::kInvalidArgument, target.error().message};
-  auto compiler = NvccCompiler::Create(config.cache_directory, *target);
+  auto compiler = NvccCompiler::Create(config.cache_directory, *target, config.build_limits);
   if (!compiler.ok()) return compiler.error();
   // Measured once per GPU and cached; measured in the background while the first candidates build.
   auto gpu = std::async(std::launch::async,
