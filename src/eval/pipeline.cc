@@ -340,6 +340,8 @@ class PipelineRun {
     // also shows a breach of the contract, which decides first.
     if (!build->compiled && build->limit_hit && AuditBuildLog(build->log, view_).empty()) {
       stage.details.log = TrimLog(build->log, kMaxLogLines, kMaxLogBytes);
+      // As after any compile_error of ksmith's contract, the log ends with what must be defined.
+      if (!KernelBenchFormat(candidate_)) stage.details.expected_signature = backend_.Declaration(view_);
       facts.limit_exceeded = build->limit_hit->limit;
       facts.limit_value = build->limit_hit->value;
       stage.details.summary = build->limit_hit->reason;
