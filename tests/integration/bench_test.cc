@@ -21,8 +21,15 @@ TEST(BenchCli, RunsASmallSuiteAndWritesTheReport) {
   EXPECT_EQ(summary["candidates"], 4);
   EXPECT_DOUBLE_EQ(summary["pass_at_1"].get<double>(), 1.0) << summary.dump();  // every seed setting is correct
   EXPECT_TRUE(summary.contains("fast_1"));
-  EXPECT_TRUE(summary["geomean_speedup"].is_number());
-  EXPECT_EQ(summary["geomean_tasks"], 2);
+  // A speedup is compared only where its timing held the cores alone; on a busy machine (tests
+  // running beside this one) the bench counts the candidates it left out instead.
+  int64_t compared = 0;
+  for (const auto& task : bench["tasks"]) {
+    compared += task["best_speedup"].is_number() ? 1 : 0;
+    EXPECT_TRUE(task["best_speedup"].is_number() || task["timed_not_alone"].get<int64_t>() > 0) << task.dump();
+  }
+  EXPECT_EQ(summary["geomean_tasks"], compared);
+  EXPECT_EQ(summary["geomean_speedup"].is_number(), compared > 0) << summary.dump();
   for (const auto& task : bench["tasks"]) {
     EXPECT_EQ(task["samples"], 2);
     EXPECT_EQ(task["error"], "");
@@ -84,20 +91,29 @@ TEST(BenchCli, RunsTasksAtOnceInNameOrderAndComparesTwoResults) {
   for (size_t i = 0; i < 2; ++i) {
     const auto& task = comparison["tasks"][i];
     EXPECT_EQ(task["name"], i == 0 ? "relu" : "vector_add");
-    // Both sides pass (every seed setting is correct), so the change is about the speedup only.
-    const std::string change = task["change"];
-    EXPECT_TRUE(change == "improved" || change == "regressed" || change == "within_noise") << task.dump();
+    // Both sides pass (every seed setting is correct), so the change is about the speedup only,
+    // where both have one: a side whose every timing shared the cores has none to compare.
+    bool both_timed = true;
     for (const char* side : {"a", "b"}) {
       EXPECT_TRUE(task[side]["passing"].get<bool>()) << task.dump();
       EXPECT_EQ(task[side]["candidates"], 2);
-      EXPECT_EQ(task[side]["best_speedup_ci95"].size(), 2u) << task.dump();
+      if (task[side]["best_speedup"].is_number()) {
+        EXPECT_EQ(task[side]["best_speedup_ci95"].size(), 2u) << task.dump();
+      } else {
+        both_timed = false;
+        EXPECT_GT(task[side]["timed_not_alone"].get<int64_t>(), 0) << task.dump();
+      }
     }
-    EXPECT_TRUE(task["speedup_ratio"].is_number()) << task.dump();
+    if (both_timed) {
+      const std::string change = task["change"];
+      EXPECT_TRUE(change == "improved" || change == "regressed" || change == "within_noise") << task.dump();
+    }
+    EXPECT_EQ(task["speedup_ratio"].is_number(), both_timed) << task.dump();
   }
   const auto& summary = comparison["summary"];
   EXPECT_TRUE(summary["same_tasks"].get<bool>());
   EXPECT_EQ(summary["pass_at_1"]["delta"], 0.0);
-  EXPECT_TRUE(summary["geomean_speedup"]["ratio"].is_number()) << summary.dump();
+  EXPECT_TRUE(summary["geomean_speedup"].is_object()) << summary.dump();
   EXPECT_TRUE(summary["elapsed_s"]["delta"].is_number()) << summary.dump();
   EXPECT_EQ(summary["changes"]["added"], 0);
   // Both benches timed through one evaluation service: tasks at once took turns to time.
