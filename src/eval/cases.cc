@@ -372,8 +372,41 @@ void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prep
   (void)computed;  // an in-process reference cannot fail
 }
 
+namespace {
+
+// Where zone `side` of a tensor of `bytes` bytes and `dtype` changed, as GuardBreach counts it.
+GuardBreach DescribeBreach(const std::string& name, size_t bytes, DType dtype, size_t guard, GuardSide side,
+                           const GuardDamage& damage) {
+  GuardBreach breach;
+  breach.tensor = name;
+  breach.side = GuardSideName(side);
+  const size_t nearest = damage.Nearest(side);
+  breach.offset = side == GuardSide::kBefore ? -static_cast<int64_t>(guard - nearest)
+                                             : static_cast<int64_t>(bytes + nearest);
+  const auto element_bytes = static_cast<int64_t>(DTypeBytes(dtype));
+  // Rounded down: the byte just before the start lies in element -1.
+  breach.element = breach.offset >= 0 ? breach.offset / element_bytes
+                                      : -((-breach.offset + element_bytes - 1) / element_bytes);
+  breach.changed_bytes = static_cast<int64_t>(damage.changed);
+  return breach;
+}
+
+std::string BreachText(const GuardBreach& breach, size_t bytes, size_t elements) {
+  if (breach.side == "before") {
+    return fmt::format("wrote before the start of '{}' (out of bounds): {} bytes of the guard zone before it "
+                       "changed, the nearest {} bytes before its start (in {}[{}])",
+                       breach.tensor, breach.changed_bytes, -breach.offset, breach.tensor, breach.element);
+  }
+  return fmt::format("wrote past the end of '{}' (out of bounds): {} bytes of the guard zone after it changed, "
+                     "the nearest at byte {} past its end (in {}[{}] of a {}-element tensor)",
+                     breach.tensor, breach.changed_bytes, breach.offset - static_cast<int64_t>(bytes), breach.tensor,
+                     breach.element, elements);
+}
+
+}  // namespace
+
 CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::string_view snapshot,
-                        uint32_t canary) {
+                        uint64_t guard_key) {
   CaseCheck check;
   if (snapshot.size() != prepared.layout.SnapshotBytes()) {
     check.problem = CaseProblem::kMalformed;
@@ -382,26 +415,24 @@ CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::str
     return check;
   }
   const size_t guard = prepared.layout.guard_bytes;
+  const GuardPattern guards(guard_key);
   const double input_rms = prepared.input_rms ? *prepared.input_rms : InputRms(prepared);
   size_t offset = 0;
   size_t input_offset = 0;
   size_t output_index = 0;
-  for (const auto& slot : prepared.layout.tensors) {
+  for (size_t slot_index = 0; slot_index < prepared.layout.tensors.size(); ++slot_index) {
+    const TensorSlot& slot = prepared.layout.tensors[slot_index];
     const std::string& name = task.signature.parameters[slot.parameter].name;
-    const std::string_view before = snapshot.substr(offset, guard);
     const std::string_view data = snapshot.substr(offset + guard, slot.bytes);
-    const std::string_view after = snapshot.substr(offset + guard + slot.bytes, guard);
+    const std::string_view zones[] = {snapshot.substr(offset, guard),
+                                      snapshot.substr(offset + guard + slot.bytes, guard)};
     offset += slot.bytes + 2 * guard;
-    if (size_t at = FindPatternBreak(before, canary); at != std::string_view::npos) {
+    for (GuardSide side : {GuardSide::kBefore, GuardSide::kAfter}) {
+      const GuardDamage damage = guards.Inspect(zones[side == GuardSide::kAfter], slot_index, side);
+      if (!damage.any()) continue;
       check.problem = CaseProblem::kGuardDamaged;
-      check.description = fmt::format("wrote {} bytes before the start of '{}' (out of bounds)",
-                                      guard - at, name);
-      return check;
-    }
-    if (size_t at = FindPatternBreak(after, canary); at != std::string_view::npos) {
-      check.problem = CaseProblem::kGuardDamaged;
-      check.description = fmt::format("wrote past the end of '{}' (out of bounds, byte {} after it)",
-                                      name, at);
+      check.guard = DescribeBreach(name, slot.bytes, slot.dtype, guard, side, damage);
+      check.description = BreachText(*check.guard, slot.bytes, slot.Elements());
       return check;
     }
     if (!slot.output) {

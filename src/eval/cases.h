@@ -13,6 +13,7 @@
 
 #include "binary/shared_library.h"
 #include "core/result.h"
+#include "eval/stage_details.h"
 #include "sandbox/layout.h"
 #include "task/task.h"
 #include "tensor/compare.h"
@@ -133,10 +134,12 @@ struct CaseCheck {
   double worst_norm_error = 0;  // over the case's outputs
   std::string output;           // kWrongOutput: the output tensor's name
   std::optional<Comparison> comparison;  // kWrongOutput of a floating-point output
+  std::optional<GuardBreach> guard;      // kGuardDamaged: which zone, and where
 };
 
-/// Judges a worker's snapshot (every tensor with its guards, in slot order).
+/// Judges a worker's snapshot (every tensor with its guards, in slot order); `guard_key` is
+/// the one GuardedArena::Prepare filled the guards from.
 CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::string_view snapshot,
-                        uint32_t canary);
+                        uint64_t guard_key);
 
 }  // namespace ksmith

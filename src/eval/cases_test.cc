@@ -243,6 +243,41 @@ TEST_F(VectorAddCases, WritingPastTheEndDamagesTheGuard) {
   }));
   EXPECT_EQ(check.problem, CaseProblem::kGuardDamaged);
   EXPECT_NE(check.description.find("past the end of 'c'"), std::string::npos) << check.description;
+  EXPECT_NE(check.description.find("at byte 0 past its end (in c[100] of a 100-element tensor)"), std::string::npos)
+      << check.description;
+  ASSERT_TRUE(check.guard.has_value());
+  EXPECT_EQ(check.guard->tensor, "c");
+  EXPECT_EQ(check.guard->side, "after");
+  EXPECT_EQ(check.guard->offset, 400);
+  EXPECT_EQ(check.guard->element, 100);
+  EXPECT_GE(check.guard->changed_bytes, 1);
+}
+
+TEST_F(VectorAddCases, CopyingOneZoneIntoAnotherDamagesTheGuard) {
+  // Given a kernel that writes past its output the bytes past an input (an off-by-one that
+  // copies, a padded tail) or the bytes before its output, the zone after the output changes:
+  // no two zones hold the same bytes.
+  const KernelEntry copies[] = {
+      [](void* const* p, const int64_t* s) {
+        HonestAdd(p, s);
+        std::memcpy(static_cast<float*>(p[2]) + s[3], static_cast<const float*>(p[0]) + s[3], 64);
+      },
+      [](void* const* p, const int64_t* s) {
+        HonestAdd(p, s);
+        std::memcpy(static_cast<float*>(p[2]) + s[3], static_cast<const float*>(p[1]) + s[3], 64);
+      },
+      [](void* const* p, const int64_t* s) {
+        HonestAdd(p, s);
+        std::memcpy(static_cast<float*>(p[2]) + s[3], static_cast<const float*>(p[2]) - 16, 64);
+      },
+  };
+  for (const KernelEntry copy : copies) {
+    const CaseCheck check = Check(RunKernel(copy));
+    EXPECT_EQ(check.problem, CaseProblem::kGuardDamaged) << check.description;
+    ASSERT_TRUE(check.guard.has_value());
+    EXPECT_EQ(check.guard->tensor, "c");
+    EXPECT_EQ(check.guard->side, "after");
+  }
 }
 
 TEST_F(VectorAddCases, WritingBeforeTheStartDamagesTheGuard) {
@@ -251,7 +286,12 @@ TEST_F(VectorAddCases, WritingBeforeTheStartDamagesTheGuard) {
     static_cast<float*>(p[2])[-2] = 1.0f;
   }));
   EXPECT_EQ(check.problem, CaseProblem::kGuardDamaged);
-  EXPECT_NE(check.description.find("wrote 8 bytes before the start of 'c'"), std::string::npos) << check.description;
+  EXPECT_NE(check.description.find("before the start of 'c'"), std::string::npos) << check.description;
+  ASSERT_TRUE(check.guard.has_value());
+  EXPECT_EQ(check.guard->side, "before");
+  EXPECT_EQ(check.guard->element, -2);
+  EXPECT_LE(check.guard->offset, -5);
+  EXPECT_GE(check.guard->offset, -8);
 }
 
 TEST_F(VectorAddCases, ModifyingAnInputIsCaughtWithItsFirstChangedElement) {

@@ -190,6 +190,7 @@ bool FinishCaseProblem(VerdictRecorder& recorder, StageRecord& stage, const Task
                        const CaseCheck& check, bool after_timing, const std::string& wrong_output_suffix) {
   Failure& failure = stage.details.MutableFailure(FailureKind::kUnspecified);
   failure.at = CaseRefFor(task, spec);
+  failure.guard = check.guard;
   if (check.problem == CaseProblem::kWrongOutput) {
     // Integer outputs (indices) are compared exactly: the reason says which differ.
     if (const auto& comparison = check.comparison) {

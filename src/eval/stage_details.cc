@@ -74,6 +74,15 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
 }
 
 template <class Self, class Io>
+void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, GuardBreach> {
+  io("tensor", self.tensor);
+  io("side", self.side);
+  io("offset", self.offset);
+  io("element", self.element);
+  io("changed_bytes", self.changed_bytes);
+}
+
+template <class Self, class Io>
 void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, SideTiming> {
   io("cold_us", self.cold_us);
   io("warm_us", self.warm_us);
@@ -221,7 +230,7 @@ FailureKind ParseFailureKind(const std::string& name) {
   return FailureKind::kUnspecified;
 }
 
-// --- CaseRef, OutputMismatch, Failure, SideTiming --------------------------------------------
+// --- CaseRef, OutputMismatch, GuardBreach, Failure, SideTiming -------------------------------
 
 Json CaseRef::ToJson() const { return json_fields::ToObject(*this); }
 CaseRef CaseRef::FromJson(const Json& json) { return json_fields::FromObject<CaseRef>(json); }
@@ -250,10 +259,14 @@ CaseRef CaseRef::FromLabel(const std::string& label) {
 Json OutputMismatch::ToJson() const { return json_fields::ToObject(*this); }
 OutputMismatch OutputMismatch::FromJson(const Json& json) { return json_fields::FromObject<OutputMismatch>(json); }
 
+Json GuardBreach::ToJson() const { return json_fields::ToObject(*this); }
+GuardBreach GuardBreach::FromJson(const Json& json) { return json_fields::FromObject<GuardBreach>(json); }
+
 Json Failure::ToJson() const {
   Json json = {{"kind", FailureKindName(kind)}};
   if (at) json["case"] = at->ToJson();
   if (mismatch) json["mismatch"] = mismatch->ToJson();
+  if (guard) json["guard"] = guard->ToJson();
   if (signal != 0) json["signal"] = signal;
   if (!cuda_error.empty()) json["cuda_error"] = cuda_error;
   if (!cuda_error_name.empty()) json["cuda_error_name"] = cuda_error_name;
@@ -268,6 +281,9 @@ Failure Failure::FromJson(const Json& json) {
   if (const auto at = json.find("case"); at != json.end() && at->is_object()) failure.at = CaseRef::FromJson(*at);
   if (const auto found = json.find("mismatch"); found != json.end() && found->is_object()) {
     failure.mismatch = OutputMismatch::FromJson(*found);
+  }
+  if (const auto found = json.find("guard"); found != json.end() && found->is_object()) {
+    failure.guard = GuardBreach::FromJson(*found);
   }
   json_fields::Reader reader(json);
   reader("signal", failure.signal);

@@ -83,10 +83,26 @@ struct OutputMismatch {
   static OutputMismatch FromJson(const nlohmann::json& json);
 };
 
+/// A written guard zone (kOutOfBounds): the first one found, in slot order, the zone before a
+/// tensor ahead of the zone after it.
+struct GuardBreach {
+  std::string tensor;  // the tensor's name
+  std::string side;    // "before" or "after" it
+  /// The changed byte nearest the tensor, counted from the tensor's first byte: -1 is the byte
+  /// just before it, the tensor's size in bytes the byte just past its end.
+  int64_t offset = 0;
+  int64_t element = 0;        // the element slot holding that byte: -1 just before, n just past
+  int64_t changed_bytes = 0;  // bytes of the zone that changed
+
+  nlohmann::json ToJson() const;
+  static GuardBreach FromJson(const nlohmann::json& json);
+};
+
 struct Failure {
   FailureKind kind = FailureKind::kUnspecified;
   std::optional<CaseRef> at;  // the case running or judged when it failed
   std::optional<OutputMismatch> mismatch;
+  std::optional<GuardBreach> guard;  // kOutOfBounds
   int signal = 0;               // kWorkerCrashed: the signal number
   std::string cuda_error;       // kCudaError: the CUDA runtime's message
   std::string cuda_error_name;  // kCudaError: its name, "cudaErrorIllegalAddress"

@@ -69,6 +69,22 @@ TEST(StageDetails, EverySectionReadsBackAsWritten) {
   EXPECT_FALSE(read.build->sass.has_value()) << "written only once compiled";
 }
 
+TEST(StageDetails, AWrittenGuardZoneReadsBackWithItsTensorSideAndOffset) {
+  StageDetails details;
+  Failure& failure = details.MutableFailure(FailureKind::kOutOfBounds);
+  failure.guard = GuardBreach{.tensor = "y", .side = "after", .offset = 4000, .element = 1000, .changed_bytes = 4};
+  const nlohmann::json json = details.ToJson();
+  EXPECT_EQ(json.at("failure").at("guard").at("side"), "after");
+  const StageDetails read = StageDetails::FromJson(json);
+  EXPECT_EQ(read.ToJson(), json);
+  ASSERT_TRUE(read.failure && read.failure->guard);
+  EXPECT_EQ(read.failure->guard->tensor, "y");
+  EXPECT_EQ(read.failure->guard->offset, 4000);
+  EXPECT_EQ(read.failure->guard->element, 1000);
+  EXPECT_EQ(read.failure->guard->changed_bytes, 4);
+  EXPECT_FALSE(StageDetails::FromJson(nlohmann::json::object()).failure.has_value());
+}
+
 TEST(StageDetails, KeysItDoesNotKnowAreKeptAndMistypedOnesIgnored) {
   const nlohmann::json json = {{"summary", 7}, {"cases", "many"}, {"from_the_future", {1, 2}}};
   const StageDetails read = StageDetails::FromJson(json);

@@ -142,13 +142,14 @@ GuardedArena::~GuardedArena() {
   if (owns_memory_) std::free(base_);
 }
 
-Status GuardedArena::Prepare(std::string_view inputs, uint32_t canary) {
+Status GuardedArena::Prepare(std::string_view inputs, uint64_t guard_key) {
+  const GuardPattern guards(guard_key);
   size_t consumed = 0;
   for (size_t i = 0; i < layout_.tensors.size(); ++i) {
     const auto& slot = layout_.tensors[i];
     unsigned char* region = base_ + offsets_[i];
-    FillPattern(region, layout_.guard_bytes, canary);
-    FillPattern(region + layout_.guard_bytes + slot.bytes, layout_.guard_bytes, canary);
+    guards.Fill(region, layout_.guard_bytes, i, GuardSide::kBefore);
+    guards.Fill(region + layout_.guard_bytes + slot.bytes, layout_.guard_bytes, i, GuardSide::kAfter);
     unsigned char* data = region + layout_.guard_bytes;
     if (slot.output) {
       FillPattern(data, slot.bytes, DTypePoisonPattern(slot.dtype));

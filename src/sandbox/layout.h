@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "sandbox/guard_zones.h"
 #include "tensor/dtype.h"
 #include "tensor/random.h"
 
@@ -59,9 +60,10 @@ class GuardedArena {
   GuardedArena(const GuardedArena&) = delete;
   GuardedArena& operator=(const GuardedArena&) = delete;
 
-  /// Fills guards with `canary`, copies `inputs` (input tensors, in slot order) and poisons
-  /// the outputs with their dtype's NaN pattern (DTypePoisonPattern).
-  Status Prepare(std::string_view inputs, uint32_t canary);
+  /// Fills the guards from `guard_key` (GuardPattern: bytes that differ per tensor, side and
+  /// position), copies `inputs` (input tensors, in slot order) and poisons the outputs with their
+  /// dtype's NaN pattern (DTypePoisonPattern).
+  Status Prepare(std::string_view inputs, uint64_t guard_key);
   /// Every tensor with its guards, in slot order.
   std::string Snapshot() const;
   /// The same into `snapshot`, whose memory is reused: a case's snapshot can be hundreds of

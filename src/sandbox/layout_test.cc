@@ -15,6 +15,7 @@ namespace ksmith {
 namespace {
 
 constexpr uint32_t kCanary = 0xa5c3e1f7u;
+constexpr uint64_t kGuardKey = 0x5eed'a5c3'e1f7ull;
 
 // vector_add-like: a (param 0), b (param 1) inputs, c (param 2) output, n (param 3) scalar.
 CaseLayout VectorAddLayout(size_t n, size_t guard_bytes = 128) {
@@ -118,7 +119,7 @@ TEST(GuardedArena, PrepareCopiesInputsPoisonsOutputsAndFillsGuards) {
   const CaseLayout layout = VectorAddLayout(n);
   GuardedArena arena(layout);
   const std::vector<float> a = {1, 2, 3, 4, 5}, b = {10, 20, 30, 40, 50};
-  ASSERT_TRUE(arena.Prepare(Floats(a) + Floats(b), kCanary).ok());
+  ASSERT_TRUE(arena.Prepare(Floats(a) + Floats(b), kGuardKey).ok());
   EXPECT_EQ(std::memcmp(arena.pointers()[0], a.data(), n * 4), 0);
   EXPECT_EQ(std::memcmp(arena.pointers()[1], b.data(), n * 4), 0);
   const auto* c = static_cast<const float*>(arena.pointers()[2]);
@@ -127,21 +128,37 @@ TEST(GuardedArena, PrepareCopiesInputsPoisonsOutputsAndFillsGuards) {
   const std::string snapshot = arena.Snapshot();
   ASSERT_EQ(snapshot.size(), layout.SnapshotBytes());
   const size_t guard = layout.guard_bytes;
+  const GuardPattern guards(kGuardKey);
   size_t offset = 0;
-  for (const auto& slot : layout.tensors) {
-    EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(offset, guard), kCanary), std::string_view::npos);
-    EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(offset + guard + slot.bytes, guard), kCanary),
-              std::string_view::npos);
-    offset += slot.bytes + 2 * guard;
+  for (size_t i = 0; i < layout.tensors.size(); ++i) {
+    const std::string_view before = std::string_view(snapshot).substr(offset, guard);
+    const std::string_view after = std::string_view(snapshot).substr(offset + guard + layout.tensors[i].bytes, guard);
+    EXPECT_FALSE(guards.Inspect(before, i, GuardSide::kBefore).any()) << i;
+    EXPECT_FALSE(guards.Inspect(after, i, GuardSide::kAfter).any()) << i;
+    // No zone holds another's bytes: a copy from one to another shows.
+    EXPECT_NE(before, after) << i;
+    if (i > 0) EXPECT_NE(after, std::string_view(snapshot).substr(offset - guard, guard)) << i;
+    offset += layout.tensors[i].bytes + 2 * guard;
   }
   EXPECT_EQ(snapshot.substr(guard, n * 4), Floats(a));
+}
+
+TEST(GuardedArena, GuardsDependOnTheKey) {
+  GuardedArena first(VectorAddLayout(5));
+  GuardedArena second(VectorAddLayout(5));
+  const std::string inputs = Floats({1, 2, 3, 4, 5}) + Floats({6, 7, 8, 9, 10});
+  ASSERT_TRUE(first.Prepare(inputs, kGuardKey).ok());
+  ASSERT_TRUE(second.Prepare(inputs, kGuardKey).ok());
+  EXPECT_EQ(first.Snapshot(), second.Snapshot());
+  ASSERT_TRUE(second.Prepare(inputs, kGuardKey + 1).ok());
+  EXPECT_NE(first.Snapshot().substr(0, 128), second.Snapshot().substr(0, 128));
 }
 
 TEST(GuardedArena, SnapshotIntoReplacesWhatItHeldAndKeepsItsMemory) {
   GuardedArena large(VectorAddLayout(1000));
   GuardedArena small(VectorAddLayout(5));
-  ASSERT_TRUE(large.Prepare(std::string(2 * 1000 * 4, '\x01'), kCanary).ok());
-  ASSERT_TRUE(small.Prepare(Floats({1, 2, 3, 4, 5}) + Floats({6, 7, 8, 9, 10}), kCanary).ok());
+  ASSERT_TRUE(large.Prepare(std::string(2 * 1000 * 4, '\x01'), kGuardKey).ok());
+  ASSERT_TRUE(small.Prepare(Floats({1, 2, 3, 4, 5}) + Floats({6, 7, 8, 9, 10}), kGuardKey).ok());
   std::string snapshot = "left over";
   large.SnapshotInto(snapshot);
   EXPECT_EQ(snapshot, large.Snapshot());
@@ -153,10 +170,10 @@ TEST(GuardedArena, SnapshotIntoReplacesWhatItHeldAndKeepsItsMemory) {
 
 TEST(GuardedArena, KeepsItsPointersAcrossPrepareCallsAndRepoisonsOutputs) {
   GuardedArena arena(VectorAddLayout(3));
-  ASSERT_TRUE(arena.Prepare(Floats({1, 2, 3}) + Floats({4, 5, 6}), kCanary).ok());
+  ASSERT_TRUE(arena.Prepare(Floats({1, 2, 3}) + Floats({4, 5, 6}), kGuardKey).ok());
   std::vector<void*> before(arena.pointers(), arena.pointers() + 4);
   static_cast<float*>(arena.pointers()[2])[1] = 42.0f;
-  ASSERT_TRUE(arena.Prepare(Floats({7, 8, 9}) + Floats({1, 1, 1}), kCanary ^ 0xffu).ok());
+  ASSERT_TRUE(arena.Prepare(Floats({7, 8, 9}) + Floats({1, 1, 1}), kGuardKey ^ 0xffu).ok());
   for (int i = 0; i < 4; ++i) EXPECT_EQ(arena.pointers()[i], before[i]) << i;
   EXPECT_EQ(static_cast<const float*>(arena.pointers()[0])[0], 7.0f);
   EXPECT_EQ(std::bit_cast<uint32_t>(static_cast<const float*>(arena.pointers()[2])[1]), kPoisonBits);
@@ -165,23 +182,29 @@ TEST(GuardedArena, KeepsItsPointersAcrossPrepareCallsAndRepoisonsOutputs) {
 TEST(GuardedArena, WritesOutOfBoundsShowUpInTheSnapshotGuards) {
   const CaseLayout layout = VectorAddLayout(4, 64);
   GuardedArena arena(layout);
-  ASSERT_TRUE(arena.Prepare(Floats({1, 2, 3, 4}) + Floats({1, 2, 3, 4}), kCanary).ok());
+  ASSERT_TRUE(arena.Prepare(Floats({1, 2, 3, 4}) + Floats({1, 2, 3, 4}), kGuardKey).ok());
   float* c = static_cast<float*>(arena.pointers()[2]);
   c[4] = 0.0f;   // one element past the end
   c[-1] = 0.0f;  // one element before the start
   const std::string snapshot = arena.Snapshot();
   const size_t output_start = 2 * (16 + 2 * 64);
-  EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(output_start, 64), kCanary), 60u);
-  EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(output_start + 64 + 16, 64), kCanary), 0u);
+  const GuardPattern guards(kGuardKey);
+  const GuardDamage before = guards.Inspect(std::string_view(snapshot).substr(output_start, 64), 2, GuardSide::kBefore);
+  EXPECT_EQ(before.changed, 4u) << "every guard byte is odd, so each byte of a 0.0f differs";
+  EXPECT_EQ(before.first, 60u);
+  const GuardDamage after =
+      guards.Inspect(std::string_view(snapshot).substr(output_start + 64 + 16, 64), 2, GuardSide::kAfter);
+  EXPECT_EQ(after.changed, 4u);
+  EXPECT_EQ(after.first, 0u);
 }
 
 TEST(GuardedArena, PrepareRefusesInputDataOfTheWrongLength) {
   GuardedArena arena(VectorAddLayout(4));
-  const Status short_data = arena.Prepare(Floats({1, 2, 3, 4}) + Floats({1, 2, 3}), kCanary);
+  const Status short_data = arena.Prepare(Floats({1, 2, 3, 4}) + Floats({1, 2, 3}), kGuardKey);
   ASSERT_FALSE(short_data.ok());
   EXPECT_EQ(short_data.error().kind, ErrorKind::kProtocol);
   EXPECT_NE(short_data.error().message.find("shorter"), std::string::npos);
-  const Status long_data = arena.Prepare(Floats({1, 2, 3, 4, 5}) + Floats({1, 2, 3, 4}), kCanary);
+  const Status long_data = arena.Prepare(Floats({1, 2, 3, 4, 5}) + Floats({1, 2, 3, 4}), kGuardKey);
   ASSERT_FALSE(long_data.ok());
   EXPECT_EQ(long_data.error().kind, ErrorKind::kProtocol);
   EXPECT_NE(long_data.error().message.find("longer"), std::string::npos);
@@ -193,7 +216,7 @@ TEST(GuardedArena, HandlesEmptyAndOddSizedTensors) {
   layout.tensors = {{0, 0, false}, {1, 6, true}};
   layout.guard_bytes = 64;
   GuardedArena arena(layout);
-  ASSERT_TRUE(arena.Prepare("", kCanary).ok());
+  ASSERT_TRUE(arena.Prepare("", kGuardKey).ok());
   const std::string snapshot = arena.Snapshot();
   ASSERT_EQ(snapshot.size(), layout.SnapshotBytes());
   // The 6-byte output holds the poison pattern, cut after 6 bytes.

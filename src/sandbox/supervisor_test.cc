@@ -186,12 +186,14 @@ TEST_F(SupervisorTest, SandboxedRunComputesInTheSharedMemory) {
   for (size_t i = 0; i < n; ++i) EXPECT_EQ(c[i], static_cast<float>(i) + 100.0f) << i;
   // The guards around every tensor are intact.
   const std::string snapshot = shared.arena->Snapshot();
+  const GuardPattern guards(kCanary);
   size_t offset = 0;
-  for (const auto& slot : shared.layout.tensors) {
-    EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(offset, 64), kCanary), std::string_view::npos);
-    EXPECT_EQ(FindPatternBreak(std::string_view(snapshot).substr(offset + 64 + slot.bytes, 64), kCanary),
-              std::string_view::npos);
-    offset += slot.bytes + 128;
+  for (size_t i = 0; i < shared.layout.tensors.size(); ++i) {
+    const size_t bytes = shared.layout.tensors[i].bytes;
+    EXPECT_FALSE(guards.Inspect(std::string_view(snapshot).substr(offset, 64), i, GuardSide::kBefore).any()) << i;
+    EXPECT_FALSE(guards.Inspect(std::string_view(snapshot).substr(offset + 64 + bytes, 64), i, GuardSide::kAfter).any())
+        << i;
+    offset += bytes + 128;
   }
 }
 

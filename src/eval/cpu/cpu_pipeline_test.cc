@@ -199,6 +199,12 @@ TEST_F(CpuPipelineTest, WritingOutOfBoundsIsAnIntegrityViolation) {
   ASSERT_NE(verdict.FailedStage(), nullptr);
   ASSERT_TRUE(verdict.FailedStage()->details.failure.has_value());
   EXPECT_EQ(verdict.FailedStage()->details.failure->kind, FailureKind::kOutOfBounds);
+  // Which zone, as fields: c[n] is the first element past the end.
+  const auto& guard = verdict.FailedStage()->details.failure->guard;
+  ASSERT_TRUE(guard.has_value());
+  EXPECT_EQ(guard->tensor, "c");
+  EXPECT_EQ(guard->side, "after");
+  EXPECT_EQ(guard->offset, 4 * guard->element);
 }
 
 TEST_F(CpuPipelineTest, ModifyingAnInputIsAnIntegrityViolation) {

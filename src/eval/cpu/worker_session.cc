@@ -53,7 +53,7 @@ bool WorkerSession::WorkerFailed(StageRecord& stage, const CaseSpec* running) {
 bool WorkerSession::Run(const std::filesystem::path& candidate,
                         const std::filesystem::path& baseline, KernelEntry reference) {
   reference_ = reference;
-  canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 0)) | 0x01010101u;
+  guard_key_ = GuardKey(secret_seed_);
   ShareCores();
   if (!Start(candidate, baseline) || !Correctness() || !Determinism() || !IdleCheck()) return false;
   if (options_.time) {
@@ -143,7 +143,7 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
                             bool after_timing, std::string* snapshot_out) {
   GuardedArena* arena = ArenaFor(stage, prepared.layout);
   if (arena == nullptr) return false;
-  if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
+  if (auto status = arena->Prepare(prepared.inputs, guard_key_); !status.ok()) {
     return Finish(stage, VerdictStatus::kInfraError, status.error().message);
   }
   // Unless it was computed ahead, the reference runs here while the worker runs the candidate.
@@ -165,7 +165,7 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   }
   // Judge a private copy: the shared pages stay writable from the worker's side.
   arena->SnapshotInto(snapshot_);
-  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, canary_);
+  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, guard_key_);
   auto& worst = stage.details.MutableCheck().worst_norm_error;
   worst = std::max(worst.value_or(0.0), check.worst_norm_error);
   if (check.problem != CaseProblem::kNone) {

@@ -90,7 +90,7 @@ class WorkerSession {
   std::optional<GpuGate::Shared> cores_shared_;    // one of the two at most: the gate's hold
   std::optional<GpuGate::Exclusive> cores_alone_;
   KernelEntry reference_ = nullptr;
-  uint32_t canary_ = 0;
+  uint64_t guard_key_ = 0;  // keys the guard zones' bytes (GuardPattern); secret, as the inputs' seeds are
   std::unique_ptr<WorkerProcess> worker_;
   std::unique_ptr<ScopedTempDir> scratch_;
   /// Case memory shared with the worker, one per layout: the same shape always gets the same

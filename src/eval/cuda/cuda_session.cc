@@ -90,7 +90,7 @@ bool CudaSession::WorkerFailed(StageRecord& stage, WorkerProcess& worker, bool t
 }
 
 void CudaSession::StartCases(const std::filesystem::path& reference) {
-  canary_ = static_cast<uint32_t>(MixCounter(secret_seed_, 0xca4a, 1)) | 0x01010101u;
+  guard_key_ = GuardKey(secret_seed_);
   cases_ = options_.hidden_shapes_decide
                ? PlanCases(task_, secret_seed_, options_.seeds, options_.large_elements)
                : PlanBenchShapeCases(task_, secret_seed_, options_.seeds, options_.large_elements);
@@ -260,7 +260,7 @@ Status CudaSession::RunReference(const CaseLayout& layout, const std::string& in
     shared = std::move(created.value());
   }
   GuardedArena* arena = shared.arena.get();
-  if (auto status = arena->Prepare(inputs, canary_); !status.ok()) return status.error();
+  if (auto status = arena->Prepare(inputs, guard_key_); !status.ok()) return status.error();
   Message request;
   request.header = layout.ToJson();
   request.header["type"] = "run";
@@ -328,7 +328,7 @@ bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCas
   if (!candidate_arenas_.count(prepared.layout.Key()) && !settle()) return false;
   GuardedArena* arena = ArenaFor(stage, prepared.layout);
   if (arena == nullptr) return false;
-  if (auto status = arena->Prepare(prepared.inputs, canary_); !status.ok()) {
+  if (auto status = arena->Prepare(prepared.inputs, guard_key_); !status.ok()) {
     return settle() && Finish(stage, VerdictStatus::kInfraError, status.error().message);
   }
   AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "arena_prepare", 1000 * SecondsSince(preparing));
@@ -385,7 +385,7 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
   std::string launch;
   if (!CallCase(stage, spec, prepared, repeat, snapshot_, launch, [] { return true; })) return false;
   const auto checking = Clock::now();
-  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, canary_);
+  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, guard_key_);
   AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "check", 1000 * SecondsSince(checking));
   return RecordCheck(stage, spec, check, after_timing, launch);
 }
@@ -436,7 +436,7 @@ bool CudaSession::Correctness() {
     PendingCheck* judging = next.get();
     next->check = std::async(std::launch::async, [this, judging] {
       const auto checking = Clock::now();
-      CaseCheck check = CheckSnapshot(task_, judging->prepared, judging->snapshot, canary_);
+      CaseCheck check = CheckSnapshot(task_, judging->prepared, judging->snapshot, guard_key_);
       judging->check_ms = 1000 * SecondsSince(checking);
       return check;
     });

@@ -136,7 +136,7 @@ class CudaSession {
   CudaWorkers workers_;
   LaunchedKernels launched_;  // the checked runs' kernels, by launching library
   TrustedBuild second_;       // only its second_baseline* fields: torch.compile, where asked for
-  uint32_t canary_ = 0;
+  uint64_t guard_key_ = 0;  // keys the guard zones' bytes (GuardPattern); secret, as the inputs' seeds are
   std::string snapshot_;  // the latest case's judged copy; its memory serves every case
   size_t l2_bytes_ = 0;
   ArenaMap candidate_arenas_;

@@ -144,9 +144,17 @@ bool CudaSession::Time() {
     }
   }
   arena->SnapshotInto(snapshot_);
-  const CaseCheck check = CheckSnapshot(task_, last, snapshot_, canary_);
+  const CaseCheck check = CheckSnapshot(task_, last, snapshot_, guard_key_);
   facts.final_check_s = SecondsSince(start) - stage.seconds;
   stage.seconds = SecondsSince(start);
+  if (check.problem == CaseProblem::kGuardDamaged) {
+    // The zones were filled before the first timed call and the rounds run in this arena: any
+    // timed call may have written them.
+    Failure& failure = stage.details.MutableFailure(FailureKind::kOutOfBounds);
+    failure.at = timed_case;
+    failure.guard = check.guard;
+    return Finish(stage, VerdictStatus::kIntegrityViolation, "while timed, the kernel " + check.description);
+  }
   if (check.problem != CaseProblem::kNone) {
     facts.mismatch = "the last timed output is wrong: " + check.description;
     stage.details.MutableFailure(FailureKind::kTimedOutputDiffers).at = timed_case;
