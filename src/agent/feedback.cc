@@ -239,6 +239,9 @@ std::string IntegrityAdvice(FailureKind kind) {
     case FailureKind::kForgedReply:
     case FailureKind::kMalformedReply:
       return "Do not write anywhere but the output arrays, and do not touch file descriptors.";
+    case FailureKind::kForbiddenCall:
+      return "Compute in the kernel itself: no processes, programs, signals or system calls of any kind, however "
+             "reached; trying one fails the kernel even though the sandbox refuses it.";
     default:
       return "Follow the candidate contract in the system prompt.";
   }

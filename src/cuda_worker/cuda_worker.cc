@@ -19,6 +19,7 @@
 #include "cuda_worker/gpu_kernels.h"
 #include "cuda_worker/gpu_timing.h"
 #include "cuda_worker/stream_monitor.h"
+#include "sandbox/call_watch.h"
 #include "sandbox/policy.h"
 #include "sandbox/protocol.h"
 #include "sandbox/shared_memory.h"
@@ -70,6 +71,7 @@ struct WorkerState {
   unsigned long long* differing = nullptr;  // one device counter
   bool context_lost = false;
   nlohmann::json device_facts;
+  int report_fd = -1;  // where the sandbox hands over its listener for forbidden calls (policy.h)
 };
 
 // Everything the driver opens or maps for its first context, streams, pinned and device memory
@@ -124,6 +126,7 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
       policy.readable.emplace_back(path);
     }
     policy.scratch = request.header.value("scratch", std::string());
+    policy.report_fd = state.report_fd;
     protections = ApplySandbox(policy);
   } else {
     protections.notes.push_back("sandbox disabled by the evaluator");
@@ -133,29 +136,36 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
   const bool default_stream_ordered = request.header.value("default_stream_ordered", false);
   state.stream = default_stream_ordered ? state.ordered_stream : state.separate_stream;
   state.monitor->SetDefaultStreamOrdered(default_stream_ordered);
-  // Trusted kernels first; the candidate's static constructors run last, inside the walls.
+  // Trusted kernels first; the candidate's static constructors run last, inside the walls. Every
+  // call into a library runs in its code window (call_watch.h): what the sandbox denies trusted
+  // code stays quiet, what it denies the candidate fails it.
   const char* roles[] = {"reference", "baseline", "second_baseline", "candidate"};
   for (int i = 0; i < 4; ++i) {
     const std::string path = request.header.value(roles[i], std::string());
     if (path.empty()) continue;
-    auto library = SharedLibrary::Open(path);
+    const CodeWindow window = std::string_view(roles[i]) == "candidate" ? CodeWindow::kCandidate : CodeWindow::kTrusted;
+    if (window == CodeWindow::kCandidate) MarkCandidateLoaded();
+    auto library = [&] {
+      ScopedCodeWindow loading(window);
+      return SharedLibrary::Open(path);
+    }();
     if (!library.ok()) {
       return Reply("load_error", {{"message", library.error().message}, {"protections", protections.ToJson()}});
     }
     auto symbol = (*library)->Symbol(kKernelEntrySymbol);
     if (!symbol.ok()) return Reply("load_error", {{"message", symbol.error().message}});
-    state.entries[roles[i]] = reinterpret_cast<CudaEntry>(*symbol);
+    state.entries[roles[i]] = InWindow(window, reinterpret_cast<CudaEntry>(*symbol));
     if (std::string_view(roles[i]).ends_with("baseline")) {
       if (auto finish = (*library)->Symbol(kKernelFinishSymbol); finish.ok()) {
-        state.finishes[roles[i]] = reinterpret_cast<CudaFinish>(*finish);
+        state.finishes[roles[i]] = InWindow(window, reinterpret_cast<CudaFinish>(*finish));
       }
     }
     if (std::string(roles[i]) == "candidate" && request.header.value("candidate_finish", false)) {
       auto finish = (*library)->Symbol(kKernelFinishSymbol);
       if (!finish.ok()) return Reply("load_error", {{"message", "the generated candidate shim has no ksmith_finish"}});
-      state.candidate_finish = reinterpret_cast<CudaFinish>(*finish);
+      state.candidate_finish = InWindow(window, reinterpret_cast<CudaFinish>(*finish));
       if (auto report = (*library)->Symbol(kStateChangesSymbol); report.ok()) {
-        state.candidate_state = reinterpret_cast<StateChangesReport>(*report);
+        state.candidate_state = InWindow(window, reinterpret_cast<StateChangesReport>(*report));
       }
     }
     state.libraries[i] = std::move(library.value());
@@ -411,9 +421,10 @@ Message HandleIdle(const Message& request, WorkerState& state) {
 
 }  // namespace
 
-int RunCudaWorker(int channel_fd, int device) {
+int RunCudaWorker(int channel_fd, int device, int report_fd) {
   WorkerState state;
   state.device = device;
+  state.report_fd = report_fd;
   // The context (0.3 s) is created before the first request, while the evaluator still compiles.
   const auto init = InitCuda(state);
   return ServeRequests(

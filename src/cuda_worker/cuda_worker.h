@@ -12,7 +12,8 @@
 
 namespace ksmith {
 
-/// Serves requests on `channel_fd` until "bye", end of stream or a CUDA error.
-int RunCudaWorker(int channel_fd, int device);
+/// Serves requests on `channel_fd` until "bye", end of stream or a CUDA error. `report_fd`: where
+/// the sandbox hands over its listener for forbidden calls (sandbox/policy.h).
+int RunCudaWorker(int channel_fd, int device, int report_fd = -1);
 
 }  // namespace ksmith

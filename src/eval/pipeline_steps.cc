@@ -171,6 +171,8 @@ bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const Wo
                              failure.description + " (forged or corrupted reply)", FailureKind::kForgedReply);
     case WorkerFailureKind::kInfrastructure:
       return recorder.Finish(stage, VerdictStatus::kInfraError, failure.description, FailureKind::kInfrastructure);
+    case WorkerFailureKind::kForbiddenCall:
+      return recorder.Finish(stage, VerdictStatus::kIntegrityViolation, failure.description, FailureKind::kForbiddenCall);
   }
   return false;
 }

@@ -84,8 +84,8 @@ std::vector<std::string> StateReportLabels(const nlohmann::json& state_reply);
 std::string RaisedPythonException(std::string_view output);
 
 /// Fails `stage` for a worker that failed a request: timeout, crash or exit (runtime_error), a
-/// forged reply (integrity_violation), or ksmith's own trouble (infra_error). `running` is the
-/// case the request ran, when it ran one. Returns false.
+/// forged reply or a call the sandbox denied the candidate (integrity_violation), or ksmith's own
+/// trouble (infra_error). `running` is the case the request ran, when it ran one. Returns false.
 bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker,
                          std::optional<CaseRef> running = std::nullopt);
 

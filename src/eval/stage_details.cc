@@ -17,7 +17,7 @@ using json_fields::WriteFields;
 // What the JSON form of a rejected build's log ends with, before the declaration.
 constexpr const char* kDeclarationHeading = "\nThe candidate must define, with C linkage:\n  ";
 
-constexpr std::array<std::pair<FailureKind, const char*>, 25> kFailureKindNames = {{
+constexpr std::array<std::pair<FailureKind, const char*>, 26> kFailureKindNames = {{
     {FailureKind::kUnspecified, "unspecified"},
     {FailureKind::kUnusableSource, "unusable_source"},
     {FailureKind::kCompilerRejected, "compiler_rejected"},
@@ -37,6 +37,7 @@ constexpr std::array<std::pair<FailureKind, const char*>, 25> kFailureKindNames 
     {FailureKind::kLateWrite, "late_write"},
     {FailureKind::kWorkAfterReturn, "work_after_return"},
     {FailureKind::kProcessStateChanged, "process_state_changed"},
+    {FailureKind::kForbiddenCall, "forbidden_call"},
     {FailureKind::kTimedOutputDiffers, "timed_output_differs"},
     {FailureKind::kWrongAfterTiming, "wrong_after_timing"},
     {FailureKind::kFasterOnReusedInputs, "faster_on_reused_inputs"},

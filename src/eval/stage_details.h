@@ -46,6 +46,7 @@ enum class FailureKind {
   kFasterOnReusedInputs, // faster when its inputs barely changed since the call before
   kTimeNotReal,          // the clocks disagree, or a time below the physical floor
   kProcessStateChanged,  // process-wide settings the baseline runs under (threads, FP mode, affinity)
+  kForbiddenCall,        // a call the sandbox denies, tried by the candidate (sandbox/call_watch.h)
   kInfrastructure,       // the evaluator's fault
   kCancelled,
 };

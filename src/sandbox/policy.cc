@@ -18,6 +18,7 @@
 
 #include "core/landlock.h"
 #include "core/result.h"
+#include "sandbox/call_watch.h"
 
 namespace ksmith {
 namespace {
@@ -74,10 +75,13 @@ Status DropCapabilities() {
   return {};
 }
 
-Status ApplySeccomp(bool allow_write_opens) {
+// With `notify`, the calls only code that means to leave the walls makes go to the evaluator
+// (sandbox/call_watch.h), which answers EPERM: returns the listener. Else -1, all refused quietly.
+Result<int> ApplySeccomp(bool allow_write_opens, bool notify) {
   scmp_filter_ctx filter = ::seccomp_init(SCMP_ACT_ALLOW);
   if (filter == nullptr) return MakeError(ErrorKind::kIo, "seccomp_init failed");
   const auto deny = SCMP_ACT_ERRNO(EPERM);
+  const auto attempt = notify ? SCMP_ACT_NOTIFY : deny;
   int failures = 0;
   auto rule = [&](uint32_t action, int syscall_number, unsigned count = 0,
                   scmp_arg_cmp comparison = {}) {
@@ -87,31 +91,38 @@ Status ApplySeccomp(bool allow_write_opens) {
   };
   // No new processes and no other programs: threads (CLONE_THREAD) stay allowed for OpenMP.
   for (int number : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat)}) {
+    rule(attempt, number);
+  }
+  rule(attempt, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  // clone3 passes its flags in memory that seccomp cannot read; ENOSYS makes glibc use clone
+  // (fork and posix_spawn then reach the rule above; pthread_create, quietly, the allowed one).
+  rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));
+  // No network, no new kinds of descriptors, no profiling: refused quietly, as libraries probe
+  // them and go on without (glibc's user lookups ask nscd over a socket, libffi tries
+  // memfd_create for its trampolines), so an honest candidate's call into one may reach them.
+  for (int number :
+       {SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen),
+        SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(perf_event_open), SCMP_SYS(io_uring_setup),
+        SCMP_SYS(personality), SCMP_SYS(userfaultfd), SCMP_SYS(memfd_create)}) {
     rule(deny, number);
   }
-  rule(deny, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-  // clone3 passes its flags in memory that seccomp cannot read; ENOSYS makes glibc use clone.
-  rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));
-  // No network, no inspecting or steering other processes, no kernel state changes.
+  // No inspecting or steering other processes, no kernel state changes.
   for (int number :
-       {SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind),
-        SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(ptrace),
-        SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(mount),
+       {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(mount),
         SCMP_SYS(umount2), SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(chroot),
-        SCMP_SYS(pivot_root), SCMP_SYS(bpf), SCMP_SYS(perf_event_open), SCMP_SYS(kexec_load),
+        SCMP_SYS(pivot_root), SCMP_SYS(bpf), SCMP_SYS(kexec_load),
         SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(reboot),
-        SCMP_SYS(io_uring_setup), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key),
-        SCMP_SYS(personality), SCMP_SYS(tkill), SCMP_SYS(setsid), SCMP_SYS(setpgid),
-        SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(pidfd_getfd),
-        SCMP_SYS(userfaultfd), SCMP_SYS(memfd_create)}) {
-    rule(deny, number);
+        SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(tkill),
+        SCMP_SYS(setsid), SCMP_SYS(setpgid), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal),
+        SCMP_SYS(pidfd_getfd)}) {
+    rule(attempt, number);
   }
   // Signals only to itself.
   const auto self = static_cast<scmp_datum_t>(::getpid());
-  rule(deny, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, self));
-  rule(deny, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, self));
-  rule(deny, SCMP_SYS(rt_sigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
-  rule(deny, SCMP_SYS(rt_tgsigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rule(attempt, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rule(attempt, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rule(attempt, SCMP_SYS(rt_sigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
+  rule(attempt, SCMP_SYS(rt_tgsigqueueinfo), 1, SCMP_A0(SCMP_CMP_NE, self));
   // Files: read-only. Opening for writing or creating, and every call that changes the tree.
   for (scmp_datum_t flag : {scmp_datum_t{O_WRONLY}, scmp_datum_t{O_RDWR}, scmp_datum_t{O_CREAT},
                             scmp_datum_t{O_TRUNC}, scmp_datum_t{O_APPEND}}) {
@@ -133,13 +144,16 @@ Status ApplySeccomp(bool allow_write_opens) {
         SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at)}) {
     rule(SCMP_ACT_ERRNO(EACCES), number);
   }
-  // Every thread of the process, should one exist already.
+  // Every thread of the process, should one exist already (a CUDA worker's driver threads do):
+  // with a listener, this takes Linux 5.7 (TSYNC_ESRCH), which libseccomp uses where it can.
   if (::seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1) != 0) ++failures;
   const int loaded = failures == 0 ? ::seccomp_load(filter) : -1;
+  const int listener = loaded == 0 && notify ? ::seccomp_notify_fd(filter) : -1;
   ::seccomp_release(filter);
   if (failures > 0) return MakeError(ErrorKind::kIo, "{} seccomp rules could not be added", failures);
   if (loaded != 0) return MakeError(ErrorKind::kIo, "seccomp_load failed: {}", std::strerror(-loaded));
-  return {};
+  if (notify && listener < 0) return MakeError(ErrorKind::kIo, "the seccomp filter gave no listener");
+  return listener;
 }
 
 }  // namespace
@@ -147,12 +161,14 @@ Status ApplySeccomp(bool allow_write_opens) {
 nlohmann::json Protections::ToJson() const {
   return {{"rlimits", rlimits},           {"no_new_privs", no_new_privs},
           {"capabilities_dropped", capabilities_dropped},
-          {"seccomp", seccomp},           {"landlock_abi", landlock_abi},
+          {"seccomp", seccomp},           {"attempts_reported", attempts_reported},
+          {"landlock_abi", landlock_abi},
           {"network_namespace", network_namespace}, {"notes", notes}};
 }
 
 std::string Protections::Summary() const {
-  return fmt::format("seccomp {}, landlock {}, network namespace {}, rlimits {}", seccomp ? "on" : "off",
+  return fmt::format("seccomp {}, landlock {}, network namespace {}, rlimits {}",
+                     seccomp ? (attempts_reported ? "on (attempts reported)" : "on") : "off",
                      landlock_abi > 0 ? "abi " + std::to_string(landlock_abi) : "off",
                      network_namespace ? "on" : "off", rlimits ? "on" : "off");
 }
@@ -163,6 +179,7 @@ Protections Protections::FromJson(const nlohmann::json& json) {
   protections.no_new_privs = json.value("no_new_privs", false);
   protections.capabilities_dropped = json.value("capabilities_dropped", false);
   protections.seccomp = json.value("seccomp", false);
+  protections.attempts_reported = json.value("attempts_reported", false);
   protections.landlock_abi = json.value("landlock_abi", 0);
   protections.network_namespace = json.value("network_namespace", false);
   protections.notes = json.value("notes", std::vector<std::string>{});
@@ -171,6 +188,15 @@ Protections Protections::FromJson(const nlohmann::json& json) {
 
 Protections ApplySandbox(const SandboxPolicy& policy) {
   Protections protections;
+  // Made first: the filter refuses memfd_create.
+  int page_fd = -1;
+  if (policy.report_fd >= 0) {
+    if (auto created = CreateCodeWindowPage(); created.ok()) {
+      page_fd = *created;
+    } else {
+      protections.notes.push_back("forbidden calls are refused quietly: " + created.error().message);
+    }
+  }
   if (::unshare(CLONE_NEWNET) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
     protections.network_namespace = true;
   } else {
@@ -201,10 +227,28 @@ Protections ApplySandbox(const SandboxPolicy& policy) {
   if (policy.gpu && !allow_write_opens) {
     protections.notes.push_back("no Landlock: the GPU driver cannot open its device files read-write");
   }
-  if (auto status = ApplySeccomp(allow_write_opens); status.ok()) {
+  auto listener = ApplySeccomp(allow_write_opens, page_fd >= 0);
+  if (!listener.ok() && page_fd >= 0) {
+    // An older kernel (no listener beside TSYNC before 5.7), or a listener already above this
+    // process (a container's): the same walls, each call refused quietly.
+    protections.notes.push_back("forbidden calls are refused quietly: " + listener.error().message);
+    listener = ApplySeccomp(allow_write_opens, false);
+  }
+  if (listener.ok()) {
     protections.seccomp = true;
   } else {
-    protections.notes.push_back(status.error().message);
+    protections.notes.push_back(listener.error().message);
+  }
+  if (listener.ok() && *listener >= 0) {
+    // Once the evaluator holds the listener, nothing of the watch is left here to close or replace.
+    if (auto status = HandOverCallWatch(policy.report_fd, *listener, page_fd); status.ok()) {
+      protections.attempts_reported = true;
+    } else {
+      protections.notes.push_back("forbidden calls are refused quietly: " + status.error().message);
+    }
+  } else {
+    if (page_fd >= 0) ::close(page_fd);
+    if (policy.report_fd >= 0) ::close(policy.report_fd);  // the evaluator's watch sees the end
   }
   return protections;
 }

@@ -25,6 +25,10 @@ struct SandboxPolicy {
   /// (/dev/nvidia*) and reserves address space far beyond any RLIMIT_AS, so writes are confined
   /// by Landlock to the device files instead of by seccomp, and the address space is unlimited.
   bool gpu = false;
+  /// Where the listener for the calls whose attempt is a violation goes (a socket to the
+  /// evaluator's CallWatch, sandbox/call_watch.h); closed once handed over. -1: those calls are
+  /// refused quietly, as every other is.
+  int report_fd = -1;
 };
 
 /// Which protections took effect; each one that failed says why.
@@ -33,18 +37,20 @@ struct Protections {
   bool no_new_privs = false;
   bool capabilities_dropped = false;  // effective, permitted, inheritable, ambient and bounding
   bool seccomp = false;             // no fork/exec/sockets/ptrace/file writes/signals to others
+  bool attempts_reported = false;   // the forbidden calls reach the evaluator: trying one fails
   int landlock_abi = 0;             // 0: not active; file reads limited to libraries + scratch
   bool network_namespace = false;   // an empty network namespace
   std::vector<std::string> notes;   // why something is missing
 
   nlohmann::json ToJson() const;
   static Protections FromJson(const nlohmann::json& json);
-  /// One line: "seccomp on, landlock abi 4, network namespace on, rlimits on".
+  /// One line: "seccomp on (attempts reported), landlock abi 4, network namespace on, rlimits on".
   std::string Summary() const;
 };
 
 /// Applies every protection the machine allows, in order: network namespace, rlimits,
-/// capabilities, no_new_privs, Landlock, seccomp. Never fails as a whole: what could not be applied is noted.
+/// capabilities, no_new_privs, Landlock, seccomp (and hands its listener over, with a report_fd).
+/// Never fails as a whole: what could not be applied is noted.
 Protections ApplySandbox(const SandboxPolicy& policy);
 
 }  // namespace ksmith

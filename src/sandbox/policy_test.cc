@@ -272,12 +272,15 @@ TEST(Protections, JsonRoundTrip) {
   Protections protections;
   protections.rlimits = true;
   protections.seccomp = true;
+  protections.attempts_reported = true;
   protections.landlock_abi = 4;
   protections.notes = {"no network namespace: Operation not permitted"};
   const Protections back = Protections::FromJson(protections.ToJson());
   EXPECT_TRUE(back.rlimits);
   EXPECT_FALSE(back.no_new_privs);
   EXPECT_TRUE(back.seccomp);
+  EXPECT_TRUE(back.attempts_reported);
+  EXPECT_EQ(back.Summary(), "seccomp on (attempts reported), landlock abi 4, network namespace off, rlimits on");
   EXPECT_EQ(back.landlock_abi, 4);
   EXPECT_FALSE(back.network_namespace);
   EXPECT_EQ(back.notes, protections.notes);

@@ -41,8 +41,17 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions&
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
     return MakeError(ErrorKind::kIo, "socketpair failed: {}", std::strerror(errno));
   }
+  // The worker hands the listener of its seccomp filter over on its own socket (call_watch.h):
+  // the channel stays request, reply.
+  int report[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, report) != 0) {
+    const int saved = errno;
+    ::close(sockets[0]);
+    ::close(sockets[1]);
+    return MakeError(ErrorKind::kIo, "socketpair failed: {}", std::strerror(saved));
+  }
   SpawnOptions spawn;
-  spawn.argv = {options.executable.string(), "--channel-fd", "3"};
+  spawn.argv = {options.executable.string(), "--channel-fd", "3", "--report-fd", "4"};
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const int threads = options.threads > 0 ? options.threads : static_cast<int>(cores);
   // Passive waiting: idle OpenMP threads sleep instead of spinning, so the candidate and the
@@ -57,17 +66,19 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions&
                            options.extra_environment.end());
   spawn.working_directory = options.scratch;
   spawn.output_path = options.scratch / "worker.log";
-  spawn.passed_descriptors = {sockets[1]};
+  spawn.passed_descriptors = {sockets[1], report[1]};
   auto pid = SpawnProcess(spawn);
   ::close(sockets[1]);
+  ::close(report[1]);
   if (!pid.ok()) {
     ::close(sockets[0]);
+    ::close(report[0]);
     return pid.error();
   }
   std::random_device device;
   const uint64_t nonce_seed = (static_cast<uint64_t>(device()) << 32) ^ device();
   return std::unique_ptr<WorkerProcess>(
-      new WorkerProcess(*pid, sockets[0], spawn.output_path, nonce_seed, options.cancel));
+      new WorkerProcess(*pid, sockets[0], spawn.output_path, nonce_seed, options.cancel, CallWatch::Start(report[0])));
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -84,8 +95,17 @@ void WorkerProcess::Fail(WorkerFailureKind kind, std::string description, int si
     WaitForProcess(pid_, std::nullopt);
     reaped_ = true;
   }
+  // A crash or a hang after a denied call is the attempt's doing, or beside the point; the
+  // evaluator's own trouble (a cancel) stays its own.
+  const bool candidate_side = kind != WorkerFailureKind::kForbiddenCall && kind != WorkerFailureKind::kInfrastructure;
+  if (const std::string tried = watch_ ? watch_->CandidateReason() : ""; candidate_side && !tried.empty()) {
+    description = tried + "; then " + description;
+    kind = WorkerFailureKind::kForbiddenCall;
+  }
   failure_ = WorkerFailure{kind, std::move(description), signal};
 }
+
+std::vector<DeniedCall> WorkerProcess::DeniedCalls() const { return watch_ ? watch_->Denied() : std::vector<DeniedCall>{}; }
 
 std::optional<Message> WorkerProcess::Request(Message request, const std::string& expected_type,
                                               std::chrono::milliseconds timeout,
@@ -106,7 +126,15 @@ std::optional<Message> WorkerProcess::Request(Message request, const std::string
     const std::string type = reply->type();
     const bool expected = type == expected_type || type == "error" || type == "load_error" ||
                           type == "cuda_error";
-    if (expected && reply->header.value("nonce", uint64_t{0}) == nonce) return std::move(reply.value());
+    if (expected && reply->header.value("nonce", uint64_t{0}) == nonce) {
+      // The watch recorded every call the candidate made while serving this request before that
+      // call returned (call_watch.h), so before this reply was written.
+      if (const std::string tried = watch_ ? watch_->CandidateReason() : ""; !tried.empty()) {
+        Fail(WorkerFailureKind::kForbiddenCall, fmt::format("{} (while {})", tried, activity));
+        return std::nullopt;
+      }
+      return std::move(reply.value());
+    }
     reply = MakeError(ErrorKind::kProtocol,
                       "reply '{}' does not answer the request (forged or out of order)", type);
   }
@@ -174,6 +202,11 @@ bool WorkerProcess::Close(std::chrono::milliseconds timeout) {
   if (!exit.succeeded()) {
     Fail(exit.timed_out ? WorkerFailureKind::kTimedOut : WorkerFailureKind::kExited,
          fmt::format("the worker did not exit cleanly after its last request ({})", exit.Describe()));
+    return false;
+  }
+  // Its static destructors ran after the last reply; a call they tried is recorded by now.
+  if (const std::string tried = watch_ ? watch_->CandidateReason() : ""; !tried.empty()) {
+    Fail(WorkerFailureKind::kForbiddenCall, tried + " (while the worker exited)");
     return false;
   }
   return true;

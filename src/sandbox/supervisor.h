@@ -15,6 +15,7 @@
 
 #include "core/result.h"
 #include "core/subprocess.h"
+#include "sandbox/call_watch.h"
 #include "sandbox/policy.h"
 #include "sandbox/protocol.h"
 
@@ -31,7 +32,9 @@ struct WorkerOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
-enum class WorkerFailureKind { kTimedOut, kCrashed, kExited, kProtocol, kInfrastructure };
+// kForbiddenCall: the candidate tried a call the sandbox denies (sandbox/call_watch.h); it wins over
+// whatever happened next, which its description adds.
+enum class WorkerFailureKind { kTimedOut, kCrashed, kExited, kProtocol, kInfrastructure, kForbiddenCall };
 
 struct WorkerFailure {
   WorkerFailureKind kind = WorkerFailureKind::kInfrastructure;
@@ -54,7 +57,8 @@ class WorkerProcess {
   /// random nonce that the reply must echo, so a frame that a candidate forged, or a stale reply,
   /// is a protocol failure. On any failure the worker is killed and reaped, and the failure says
   /// what happened; `activity` names the step for messages. `descriptor`, when given, travels
-  /// right after the request (SCM_RIGHTS).
+  /// right after the request (SCM_RIGHTS). A reply that follows a call the candidate tried and
+  /// the sandbox denied is a kForbiddenCall failure: the attempt is the violation.
   std::optional<Message> Request(Message request, const std::string& expected_type,
                                  std::chrono::milliseconds timeout, const std::string& activity,
                                  int descriptor = -1);
@@ -70,11 +74,14 @@ class WorkerProcess {
   std::string OutputTail(size_t max_bytes) const;
   /// CPU time the whole worker has used so far [clock ticks], from /proc.
   std::optional<uint64_t> CpuTicks() const;
+  /// Every call the sandbox denied so far, trusted code's included.
+  std::vector<DeniedCall> DeniedCalls() const;
 
  private:
   WorkerProcess(pid_t pid, int channel_fd, std::filesystem::path log_path, uint64_t nonce_seed,
-                const std::atomic<bool>* cancel)
-      : pid_(pid), channel_fd_(channel_fd), log_path_(std::move(log_path)), nonce_seed_(nonce_seed), cancel_(cancel) {}
+                const std::atomic<bool>* cancel, std::unique_ptr<CallWatch> watch)
+      : pid_(pid), channel_fd_(channel_fd), log_path_(std::move(log_path)), nonce_seed_(nonce_seed), cancel_(cancel),
+        watch_(std::move(watch)) {}
   /// Waits until the channel has data, the deadline passes or the cancel flag is set; returns
   /// false only when cancelled.
   bool WaitForReply(std::chrono::steady_clock::time_point deadline) const;
@@ -88,6 +95,7 @@ class WorkerProcess {
   uint64_t nonce_seed_;
   const std::atomic<bool>* cancel_;
   uint64_t requests_ = 0;
+  std::unique_ptr<CallWatch> watch_;  // null where its thread could not start
 };
 
 }  // namespace ksmith

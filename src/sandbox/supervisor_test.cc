@@ -338,6 +338,111 @@ TEST_F(SupervisorTest, CpuTicksIsReadableForALiveWorker) {
   EXPECT_TRUE(worker_->CpuTicks().has_value());
 }
 
+// --- Forbidden calls (call_watch.h): an attempt the sandbox denies fails the candidate -----------
+
+TEST_F(SupervisorTest, AForkTheSandboxDeniedFailsTheCandidateNamingTheCall) {
+  LoadCandidate("const pid_t child = fork(); if (child == 0) _exit(0);\n"
+                "for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];",
+                true);
+  if (!ready_["protections"].value("attempts_reported", false)) GTEST_SKIP() << ready_.dump();
+  const SharedCase shared(4);
+  Share(shared);
+  auto reply = Send(shared.Run(), milliseconds(10'000), "running case 3");
+  ASSERT_FALSE(reply.has_value()) << "the kernel computed after a denied fork and was not failed";
+  EXPECT_EQ(worker_->failure()->kind, WorkerFailureKind::kForbiddenCall);
+  const std::string& description = worker_->failure()->description;
+  EXPECT_NE(description.find("the candidate tried fork (clone), denied by the sandbox"), std::string::npos) << description;
+  EXPECT_NE(description.find("running case 3"), std::string::npos) << description;
+}
+
+TEST_F(SupervisorTest, SystemWithEverySignalBlockedIsCaughtToo) {
+  // glibc's posix_spawn blocks every signal around its clone: a signal trap would kill the worker.
+  LoadCandidate("sigset_t all; sigfillset(&all); sigprocmask(SIG_BLOCK, &all, nullptr);\n"
+                "const int status = std::system(\"true\");\n"
+                "for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i] + (status == 0 ? 1.0f : 0.0f);",
+                true, "#include <signal.h>\n");
+  if (!ready_["protections"].value("attempts_reported", false)) GTEST_SKIP() << ready_.dump();
+  const SharedCase shared(4);
+  Share(shared);
+  ASSERT_FALSE(Send(shared.Run(), milliseconds(10'000), "running a case").has_value());
+  EXPECT_EQ(worker_->failure()->kind, WorkerFailureKind::kForbiddenCall);
+  EXPECT_NE(worker_->failure()->description.find("system/posix_spawn"), std::string::npos)
+      << worker_->failure()->description;
+}
+
+TEST_F(SupervisorTest, AForbiddenCallWhileTheCandidateLoadsFailsTheSetup) {
+  const std::string log = BuildSharedObject(build_.path(), "candidate", Kernel("c[0] = a[0] + b[0] + n;", R"(
+__attribute__((constructor)) static void Early() { if (fork() == 0) _exit(0); }
+)"));
+  ASSERT_TRUE(log.empty()) << log;
+  Message setup;
+  setup.header = {{"type", "setup"},
+                  {"candidate", (build_.path() / "candidate.so").string()},
+                  {"scratch", scratch_.path().string()},
+                  {"readable", {build_.path().string()}},
+                  {"limits", {{"cpu_seconds", 60}, {"memory_bytes", uint64_t{8} << 30}}}};
+  ASSERT_FALSE(worker_->Request(setup, "ready", milliseconds(10'000), "loading the candidate").has_value());
+  EXPECT_EQ(worker_->failure()->kind, WorkerFailureKind::kForbiddenCall) << worker_->failure()->description;
+  EXPECT_NE(worker_->failure()->description.find("loading the candidate"), std::string::npos);
+}
+
+TEST_F(SupervisorTest, WhatTheSandboxDeniesTheBaselineStaysQuiet) {
+  // Trusted code (an imported task's torch) may probe a call and go on without it.
+  const std::string fork_and_add = "const pid_t child = fork(); if (child == 0) _exit(0);\n"
+                                   "for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];";
+  std::string log = BuildSharedObject(build_.path(), "baseline", Kernel(fork_and_add, R"(
+__attribute__((constructor)) static void Probe() { if (fork() == 0) _exit(0); }
+)"));
+  ASSERT_TRUE(log.empty()) << log;
+  log = BuildSharedObject(build_.path(), "candidate", Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];"));
+  ASSERT_TRUE(log.empty()) << log;
+  Message setup;
+  setup.header = {{"type", "setup"},
+                  {"candidate", (build_.path() / "candidate.so").string()},
+                  {"baseline", (build_.path() / "baseline.so").string()},
+                  {"scratch", scratch_.path().string()},
+                  {"readable", {build_.path().string()}},
+                  {"limits", {{"cpu_seconds", 60}, {"memory_bytes", uint64_t{8} << 30}}}};
+  auto ready = worker_->Request(setup, "ready", milliseconds(10'000), "loading the kernels");
+  ASSERT_TRUE(ready.has_value()) << worker_->failure()->description;
+  ASSERT_EQ(ready->type(), "ready") << ready->header.dump();
+  if (!ready->header["protections"].value("attempts_reported", false)) GTEST_SKIP() << ready->header.dump();
+  const SharedCase shared(4);
+  Share(shared);
+  Message on_baseline = shared.Run();
+  on_baseline.header["target"] = "baseline";
+  for (const Message& run : {on_baseline, shared.Run()}) {
+    auto reply = Send(run, milliseconds(10'000), "running a case");
+    ASSERT_TRUE(reply.has_value()) << worker_->failure()->description;
+    EXPECT_EQ(reply->type(), "result") << reply->header.dump();
+  }
+  const std::vector<DeniedCall> denied = worker_->DeniedCalls();
+  ASSERT_EQ(denied.size(), 2u) << "the baseline's load and its call each tried one fork";
+  for (const auto& call : denied) {
+    EXPECT_EQ(call.call, "fork (clone)");
+    EXPECT_EQ(call.window, CodeWindow::kTrusted);
+    EXPECT_FALSE(call.candidate);
+  }
+  EXPECT_TRUE(worker_->Close(milliseconds(5000))) << worker_->failure()->description;
+}
+
+TEST_F(SupervisorTest, AForkFromAThreadTheCandidateLeftIsCaughtAtTheNextReply) {
+  LoadCandidate("static bool started = false;\n"
+                "if (!started) { started = true; std::thread([] { usleep(100'000); if (fork() == 0) _exit(0); }).detach(); }\n"
+                "for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];",
+                true, "#include <thread>\n");
+  if (!ready_["protections"].value("attempts_reported", false)) GTEST_SKIP() << ready_.dump();
+  const SharedCase shared(4);
+  Share(shared);
+  auto first = Send(shared.Run(), milliseconds(10'000), "running the first case");
+  ASSERT_TRUE(first.has_value()) << worker_->failure()->description;
+  std::this_thread::sleep_for(milliseconds(500));  // the thread tries while no call runs
+  ASSERT_FALSE(Send(shared.Run(), milliseconds(10'000), "running the second case").has_value());
+  EXPECT_EQ(worker_->failure()->kind, WorkerFailureKind::kForbiddenCall);
+  EXPECT_NE(worker_->failure()->description.find("from a thread it left running"), std::string::npos)
+      << worker_->failure()->description;
+}
+
 TEST(WorkerProcess, StartWithAMissingExecutableIsNotFound) {
   ScopedTempDir scratch("ksmith-supervisor");
   auto worker = WorkerProcess::Start({"/nonexistent/ksmith-worker", scratch.path(), 1});

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "binary/shared_library.h"
+#include "sandbox/call_watch.h"
 #include "sandbox/layout.h"
 #include "sandbox/policy.h"
 #include "sandbox/process_state.h"
@@ -62,7 +63,7 @@ Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::o
   return Message{std::move(fields), {}};
 }
 
-Message HandleSetup(const Message& request, Kernels& kernels) {
+Message HandleSetup(const Message& request, Kernels& kernels, int report_fd) {
   Protections protections;
   if (request.header.value("sandbox", true)) {
     SandboxPolicy policy;
@@ -74,27 +75,37 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
       policy.readable.emplace_back(path);
     }
     policy.scratch = request.header.value("scratch", std::string());
+    policy.report_fd = report_fd;
     protections = ApplySandbox(policy);
   } else {
     protections.notes.push_back("sandbox disabled by the evaluator");
   }
   // Seccomp, Landlock and capabilities bind the calling thread and what it starts: load the
   // baseline only now, so that its threads (OpenBLAS starts them at load) are walled in too.
+  // Every call into a library runs in its code window (call_watch.h): what the sandbox denies
+  // the baseline stays quiet, what it denies the candidate fails it.
   const std::string baseline_path = request.header.value("baseline", std::string());
   if (!baseline_path.empty()) {
-    auto library = SharedLibrary::Open(baseline_path);
+    auto library = [&] {
+      ScopedCodeWindow trusted(CodeWindow::kTrusted);
+      return SharedLibrary::Open(baseline_path);
+    }();
     if (!library.ok()) return Reply("load_error", {{"message", library.error().message}});
     auto entry = (*library)->Entry();
     if (!entry.ok()) return Reply("load_error", {{"message", entry.error().message}});
     kernels.baseline_library = std::move(library.value());
-    kernels.baseline = *entry;
+    kernels.baseline = InWindow(CodeWindow::kTrusted, *entry);
     if (auto finish = kernels.baseline_library->Symbol(kKernelFinishSymbol); finish.ok()) {
-      kernels.baseline_finish = reinterpret_cast<KernelFinish>(*finish);
+      kernels.baseline_finish = InWindow(CodeWindow::kTrusted, reinterpret_cast<KernelFinish>(*finish));
     }
   }
   kernels.expected_state = ProcessState::Capture();
   // Candidate code first runs here (static constructors), already inside the walls.
-  auto library = SharedLibrary::Open(request.header.at("candidate").get<std::string>());
+  MarkCandidateLoaded();
+  auto library = [&] {
+    ScopedCodeWindow candidate(CodeWindow::kCandidate);
+    return SharedLibrary::Open(request.header.at("candidate").get<std::string>());
+  }();
   GuardProcessState(kernels);
   if (!library.ok()) {
     return Reply("load_error",
@@ -103,16 +114,16 @@ Message HandleSetup(const Message& request, Kernels& kernels) {
   auto entry = (*library)->Entry();
   if (!entry.ok()) return Reply("load_error", {{"message", entry.error().message}});
   kernels.candidate_library = std::move(library.value());
-  kernels.candidate = *entry;
+  kernels.candidate = InWindow(CodeWindow::kCandidate, *entry);
   if (request.header.value("candidate_finish", false)) {
     auto finish = kernels.candidate_library->Symbol(kKernelFinishSymbol);
     if (!finish.ok()) return Reply("load_error", {{"message", "the generated candidate shim has no ksmith_finish"}});
-    kernels.candidate_finish = reinterpret_cast<KernelFinish>(*finish);
+    kernels.candidate_finish = InWindow(CodeWindow::kCandidate, reinterpret_cast<KernelFinish>(*finish));
     if (auto report = kernels.candidate_library->Symbol(kStateChangesSymbol); report.ok()) {
-      kernels.candidate_state = reinterpret_cast<StateChangesReport>(*report);
+      kernels.candidate_state = InWindow(CodeWindow::kCandidate, reinterpret_cast<StateChangesReport>(*report));
     }
     if (auto guard = kernels.candidate_library->Symbol(kStateRestoreSymbol); guard.ok()) {
-      kernels.candidate_guard = reinterpret_cast<StateRestore>(*guard);
+      kernels.candidate_guard = InWindow(CodeWindow::kCandidate, reinterpret_cast<StateRestore>(*guard));
     }
   }
   return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}});
@@ -278,13 +289,13 @@ Message HandleTimeEvict(const Message& request, const TimingState& timing) {
 
 }  // namespace
 
-int RunWorker(int channel_fd) {
+int RunWorker(int channel_fd, int report_fd) {
   Kernels kernels;
   std::map<std::string, SharedArena> arenas;
   TimingState timing;
   return ServeRequests(
       channel_fd,
-      {{"setup", [&](const Message& request) { return HandleSetup(request, kernels); }},
+      {{"setup", [&](const Message& request) { return HandleSetup(request, kernels, report_fd); }},
        {"sandbox_probe", [&](const Message& request) { return HandleSandboxProbe(request); }},
        {"arena", [&](const Message& request) { return HandleArena(request, channel_fd, arenas); }},
        {"run", [&](const Message& request) { return HandleRun(request, kernels, arenas); }},

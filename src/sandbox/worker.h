@@ -9,6 +9,7 @@
 namespace ksmith {
 
 /// Serves requests on `channel_fd` until "bye" or end of stream; returns the exit code.
-int RunWorker(int channel_fd);
+/// `report_fd`: where the sandbox hands over its listener for forbidden calls (policy.h).
+int RunWorker(int channel_fd, int report_fd = -1);
 
 }  // namespace ksmith

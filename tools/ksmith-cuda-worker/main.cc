@@ -1,5 +1,6 @@
 // ksmith-cuda-worker: holds one GPU's CUDA context and runs CUDA kernels for the evaluator.
-//   --channel-fd N [--device D]   serve the evaluator (started by `ksmith eval`, not by hand)
+//   --channel-fd N [--report-fd M] [--device D]
+//                                 serve the evaluator (started by `ksmith eval`, not by hand)
 //   --describe [--device D]       print the GPU's identity and properties as JSON
 //   --probe [--device D]          identity plus measured peaks, as JSON (for `ksmith doctor`)
 //   --replay DIR [--device D]     call the kernel in DIR once on its saved case (for ncu)
@@ -17,7 +18,7 @@
 namespace {
 
 const char* kUsage =
-    "usage: ksmith-cuda-worker --channel-fd N [--device D]\n"
+    "usage: ksmith-cuda-worker --channel-fd N [--report-fd M] [--device D]\n"
     "       ksmith-cuda-worker --describe | --probe [--device D]\n"
     "       ksmith-cuda-worker --replay DIR [--device D]\n"
     "It is started by `ksmith eval --backend cuda` and `ksmith doctor`, not by hand.\n";
@@ -26,6 +27,7 @@ const char* kUsage =
 
 int main(int argc, char** argv) {
   int channel_fd = -1;
+  int report_fd = -1;
   int device = 0;
   std::string mode;
   std::string replay_dir;
@@ -35,6 +37,8 @@ int main(int argc, char** argv) {
     if (argument == "--channel-fd" && has_value) {
       channel_fd = std::atoi(argv[++i]);
       mode = "serve";
+    } else if (argument == "--report-fd" && has_value) {
+      report_fd = std::atoi(argv[++i]);
     } else if (argument == "--device" && has_value) {
       device = std::atoi(argv[++i]);
     } else if (argument == "--describe" || argument == "--probe") {
@@ -48,7 +52,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    if (mode == "serve" && channel_fd >= 0) return ksmith::RunCudaWorker(channel_fd, device);
+    if (mode == "serve" && channel_fd >= 0) return ksmith::RunCudaWorker(channel_fd, device, report_fd);
     if (mode == "describe") {
       std::cout << ksmith::DescribeGpu(device).dump() << "\n";
       return 0;

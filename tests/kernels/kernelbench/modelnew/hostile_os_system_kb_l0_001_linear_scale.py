@@ -1,6 +1,9 @@
-# expect: runtime_error
+# expect: integrity_violation
 # static: side_effect
-# tries: runs a shell command from forward (a compiler, a benchmark of its own, anything).
+# reason: the candidate tried system/posix_spawn
+# tries: runs a shell command from forward (a compiler, a benchmark of its own, anything). The
+# sandbox refuses the process, and the attempt alone fails the candidate (it raises after, as a
+# candidate that cannot run its program would).
 import os
 
 import torch
