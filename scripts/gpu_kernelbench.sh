@@ -39,6 +39,7 @@ declare -A by_task
 for file in tests/kernels/kernelbench/modelnew/cuda/*.py tests/kernels/kernelbench/cuda/*.cu; do
   name=$(basename "$file")
   [[ "$name" =~ $filter ]] || continue
+  [[ -n "${KB_EXCLUDE:-}" && "$name" =~ $KB_EXCLUDE ]] && continue
   task=kb_${name#*_kb_}  # <what it tries>_<task>.py, <kind>_<task>.cu
   task=${task%.*}
   [[ -d "$tasks_dir/kernelbench/$task" ]] || { echo "skipped $name: $task not imported" >> "$out/kernelbench.md"; continue; }
