@@ -2,7 +2,10 @@
 """KernelBench problems on the GPU, at their own sizes: how far torch's float32 output is from the
 float64 oracle ksmith would use, and torch eager against torch.compile (KernelBench reports both).
 
-    python3 bench/kernelbench_gpu.py --kernelbench ../shared/kernelbench --problems 1:1,1:23,2:12 --out r.json
+    python3 bench/kernelbench_gpu.py --problems 1:1,1:23,2:12 --out r.json
+
+--kernelbench is a KernelBench checkout's problem folder (with level1/, level2/); by default the
+few problems the repository ships (tests/data/kernelbench), else ../shared/kernelbench has them all.
 
 Each problem is built as KernelBench builds it (seed 0, training mode, get_inputs() moved to the
 GPU). Agreement: ||y32 - y64|| / ||y64|| and the largest |y32 - y64| / (|y64| + rms(y64)), with
@@ -106,7 +109,8 @@ def measure(torch, path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kernelbench", required=True)
+    parser.add_argument("--kernelbench", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                                              "data", "kernelbench"))
     parser.add_argument("--problems", required=True, help="level:problem pairs, comma-separated")
     parser.add_argument("--out", required=True)
     arguments = parser.parse_args()

@@ -2,7 +2,8 @@
 // [cuda] (a float64 reference and a torch-eager baseline on the GPU), and CUDA candidates in
 // tests/kernels/kernelbench/cuda/ and KernelBench-format ModelNew candidates in
 // tests/kernels/kernelbench/modelnew/cuda/ get the verdict their first line names. The problems
-// come from $KSMITH_TEST_KERNELBENCH_DIR, else ../shared/kernelbench. Skips, saying why, elsewhere.
+// come from $KSMITH_TEST_KERNELBENCH_DIR, else the repository's copy (tests/data/kernelbench).
+// Skips, saying why, elsewhere.
 #include <iostream>
 #include <sstream>
 #include <tuple>
@@ -17,7 +18,7 @@ namespace {
 
 fs::path KernelBenchDir() {
   const char* configured = std::getenv("KSMITH_TEST_KERNELBENCH_DIR");
-  return configured && *configured ? fs::path(configured) : SharedKernelBench();
+  return configured && *configured ? fs::path(configured) : KernelBenchCopy();
 }
 
 std::string WhyNot() {

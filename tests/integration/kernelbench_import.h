@@ -32,6 +32,9 @@ inline const std::string& TorchPython() {
                                              "python3-torch); the KernelBench import needs one"
 
 inline fs::path ProblemsDir() { return SourceDir() / "tests" / "kernelbench"; }
+// KernelBench's own problems: the few the tests use ship in the repository (tests/data/kernelbench,
+// with KernelBench's license); the full levels, which only the full import reads, lie beside it.
+inline fs::path KernelBenchCopy() { return SourceDir() / "tests" / "data" / "kernelbench"; }
 inline fs::path SharedKernelBench() { return SourceDir().parent_path() / "shared" / "kernelbench"; }
 inline fs::path CandidatesDir() { return SourceDir() / "tests" / "kernels" / "kernelbench"; }
 

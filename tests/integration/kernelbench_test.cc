@@ -1,11 +1,11 @@
 // KernelBench problems as ksmith tasks (`ksmith import kernelbench`). The problems in
 // tests/kernelbench/ cover each feature (parameters, sizes as dims, two outputs, fixed sizes, an
 // integer and a boolean input, a list of sizes and a layer count, a random model, a restricted
-// domain) and each way a file can be bad; their integer-input tasks, and with ../shared/kernelbench
-// five level-1 tasks, each judge an honest and a hostile C++ candidate; KernelBench-format ModelNew
-// candidates (tests/kernels/kernelbench/modelnew/) get the verdict their first line names; levels
-// 1 and 2 import in full (kernelbench_levels_test.cc). Everything skips, saying why, without a
-// python3 with torch.
+// domain) and each way a file can be bad; their integer-input tasks, and five of KernelBench's own
+// level-1 problems (tests/data/kernelbench), each judge an honest and a hostile C++ candidate;
+// KernelBench-format ModelNew candidates (tests/kernels/kernelbench/modelnew/) get the verdict
+// their first line names; levels 1 and 2 import in full (kernelbench_levels_test.cc, from
+// ../shared). Everything skips, saying why, without a python3 with torch.
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -269,12 +269,9 @@ TEST_P(KernelBenchCandidateTest, GetsTheExpectedVerdict) {
   ASSERT_FALSE(candidate.expect.empty()) << candidate.file << " has no `expect:` first line";
   // kb_l0_*: the problems of tests/kernelbench/problems; the rest are KernelBench's level 1.
   const bool own_problem = candidate.task.starts_with("kb_l0_");
-  if (!own_problem && !fs::exists(SharedKernelBench() / "level1")) {
-    GTEST_SKIP() << "no " << SharedKernelBench().string() << "/level1 here (the KernelBench problems)";
-  }
   const Imported imported =
       own_problem ? TestProblems()
-                  : ImportOnce("level1-five", {(SharedKernelBench() / "level1").string(), "--problems", "1,19,23,40,51"});
+                  : ImportOnce("level1-five", {(KernelBenchCopy() / "level1").string(), "--problems", "1,19,23,40,51"});
   ASSERT_TRUE(fs::exists(imported.out / "kernelbench" / candidate.task / "task.toml"))
       << candidate.task << " was not imported: " << imported.report.dump();
   const CliResult run = RunKsmith({"eval", "--task", candidate.task, candidate.file.string(), "--json", "--quiet",
