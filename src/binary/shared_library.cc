@@ -53,6 +53,26 @@ CandidateReport ReadCandidateReport(StateChangesReport report) {
   return read;
 }
 
+nlohmann::json TakeCandidateRaised(CandidateRaisedReport report) {
+  constexpr size_t kMaxMessageBytes = 2000;
+  const std::string text = report();
+  if (text.empty()) return nullptr;
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  const auto field = [&parsed](const char* key) {
+    const auto found = parsed.is_object() ? parsed.find(key) : parsed.end();
+    return found != parsed.end() && found->is_string() ? found->get<std::string>() : std::string();
+  };
+  const std::string at = field("at") == "build" ? "build" : "call";
+  std::string message = field("message");
+  if (message.empty()) message = "its Python raised an exception (its report was unreadable)";
+  if (message.size() > kMaxMessageBytes) {
+    size_t cut = kMaxMessageBytes;
+    while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    message.resize(cut);
+  }
+  return {{"at", at}, {"message", message}};
+}
+
 nlohmann::json CandidateReport::CustomCodeJson() const {
   return {{"calls", calls}, {"calls_without_custom_code", calls_without_custom_code}};
 }

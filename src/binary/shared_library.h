@@ -36,6 +36,18 @@ inline constexpr const char* kStateChangesSymbol = "ksmith_state_changes";
 using StateRestore = void (*)();
 inline constexpr const char* kStateRestoreSymbol = "ksmith_restore_state";
 
+/// The same shim's exception report, taken (the next look finds "" until its Python raises again):
+/// the candidate's Python raises nothing across the shim, whose calls return with their outputs
+/// unwritten. JSON {"at": "build" (importing or constructing ModelNew, binding Model's
+/// parameters) or "call", "message": ...}; "" when nothing was raised.
+using CandidateRaisedReport = const char* (*)();
+inline constexpr const char* kCandidateRaisedSymbol = "ksmith_candidate_raised";
+
+/// What `report` says, as {"at": "build"|"call", "message": ...} for a worker's reply (its key
+/// "candidate_raised"); null when nothing was raised. A text that is not of that form (a
+/// candidate's Python can reach it) is still an exception of the candidate's, in a call.
+nlohmann::json TakeCandidateRaised(CandidateRaisedReport report);
+
 struct CandidateReport {
   std::vector<std::string> changes;   // each as "its Python <change>": these fail the candidate
   std::vector<std::string> restored;  // the same, for changes that are reported only

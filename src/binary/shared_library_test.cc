@@ -175,5 +175,36 @@ TEST(ReadCandidateReport, LeavesOutWhatIsNotOfItsType) {
   EXPECT_EQ(ReadCandidateReport(ReportMoreWithoutThanCalls).calls_without_custom_code, 2);
 }
 
+const char* RaisedNothing() { return ""; }
+const char* RaisedAtBuild() {
+  return R"json({"at": "build", "message": "ModelNew(*get_init_inputs()) raised ValueError: no"})json";
+}
+const char* RaisedGarbage() { return R"json({"at": 3, "message": ["x"]})json"; }
+const char* RaisedLong() {
+  // 2999 bytes of a two-byte character after one ASCII byte: a cut at 2000 bytes lands inside one.
+  static const std::string text = [] {
+    std::string message = "x";
+    for (int i = 0; i < 1499; ++i) message += "\xc3\xa9";
+    return R"({"at": "call", "message": ")" + message + "\"}";
+  }();
+  return text.c_str();
+}
+
+TEST(TakeCandidateRaised, IsNullWhenNothingWasRaisedAndKeepsWhereAndWhatOtherwise) {
+  EXPECT_TRUE(TakeCandidateRaised(RaisedNothing).is_null());
+  EXPECT_EQ(TakeCandidateRaised(RaisedAtBuild),
+            (nlohmann::json{{"at", "build"}, {"message", "ModelNew(*get_init_inputs()) raised ValueError: no"}}));
+}
+
+TEST(TakeCandidateRaised, AnUnreadableReportIsStillARaiseInACallAndALongOneIsCutBetweenCharacters) {
+  // The candidate's Python can reach the text: what it says otherwise fails it all the same.
+  const nlohmann::json garbage = TakeCandidateRaised(RaisedGarbage);
+  EXPECT_EQ(garbage.value("at", ""), "call");
+  EXPECT_NE(garbage.value("message", "").find("unreadable"), std::string::npos);
+  const std::string cut = TakeCandidateRaised(RaisedLong).value("message", "");
+  EXPECT_EQ(cut.size(), 1999u);
+  EXPECT_NO_THROW(nlohmann::json(cut).dump());  // valid UTF-8: a reply carries it
+}
+
 }  // namespace
 }  // namespace ksmith

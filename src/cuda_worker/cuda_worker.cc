@@ -63,6 +63,7 @@ struct WorkerState {
   // candidate): a candidate's own code would do untimed work there.
   CudaFinish candidate_finish = nullptr;
   StateChangesReport candidate_state = nullptr;  // the same shim's report of what its Python changed
+  CandidateRaisedReport candidate_raised = nullptr;  // the same shim's report of what its Python raised
   std::map<std::string, std::unique_ptr<DeviceCase>> cases;
   // The device copy of a case's memory as the stream left it, for the late-write check; grown
   // to the largest case.
@@ -167,6 +168,9 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
       if (auto report = (*library)->Symbol(kStateChangesSymbol); report.ok()) {
         state.candidate_state = InWindow(window, reinterpret_cast<StateChangesReport>(*report));
       }
+      if (auto raised = (*library)->Symbol(kCandidateRaisedSymbol); raised.ok()) {
+        state.candidate_raised = InWindow(window, reinterpret_cast<CandidateRaisedReport>(*raised));
+      }
     }
     state.libraries[i] = std::move(library.value());
   }
@@ -176,6 +180,16 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
                  {{"message", "loading the kernels: " + CudaText(error)}, {"error_name", cudaGetErrorName(error)}});
   }
   return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}, {"device", state.device_facts}});
+}
+
+// A KernelBench candidate's Python raised nothing across its shim: what it raised since the last
+// look goes with the reply (the evaluator fails the candidate for it), and this worker serves on.
+Message WithRaised(const WorkerState& state, Message reply) {
+  if (state.candidate_raised == nullptr) return reply;
+  if (nlohmann::json raised = TakeCandidateRaised(state.candidate_raised); !raised.is_null()) {
+    reply.header["candidate_raised"] = std::move(raised);
+  }
+  return reply;
 }
 
 Message HandleArena(const Message& request, int channel_fd, WorkerState& state) {
@@ -319,7 +333,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
     reply["own_kernels"] = streams.own_kernels;
     reply["launched_by"] = streams.launched_by;
   }
-  return Reply("result", std::move(reply));
+  return WithRaised(state, Reply("result", std::move(reply)));
 }
 
 // Fills every output of `bench` with its poison, on `stream`.
@@ -403,7 +417,7 @@ Message HandleTime(const Message& request, WorkerState& state) {
   if (auto error = bench.Download(state.copy_stream); error != cudaSuccess) {
     return CudaError(state, "downloading the timed outputs", error);
   }
-  return Reply("timed", std::move(timed.value()));
+  return WithRaised(state, Reply("timed", std::move(timed.value())));
 }
 
 // Nothing may run once the candidate's calls are over: a thread it left behind that launches

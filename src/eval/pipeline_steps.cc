@@ -177,6 +177,18 @@ bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const Wo
   return false;
 }
 
+bool FinishCandidateRaised(VerdictRecorder& recorder, StageRecord& stage, const nlohmann::json& raised,
+                           std::optional<CaseRef> at, const std::string& output) {
+  const std::string message = raised.value("message", std::string("its Python raised an exception"));
+  if (!output.empty()) stage.details.candidate_output = output;
+  const std::string where = at ? " (at " + at->label + ")" : "";
+  if (at) stage.details.MutableFailure(FailureKind::kUnspecified).at = std::move(at);
+  if (raised.value("at", std::string()) == "build") {
+    return recorder.Finish(stage, VerdictStatus::kCompileError, "the candidate could not be built: " + message + where);
+  }
+  return recorder.Finish(stage, VerdictStatus::kRuntimeError, message + where);
+}
+
 CaseRef CaseRefFor(const Task& task, const CaseSpec& spec) {
   CaseRef ref;
   ref.label = spec.label;

@@ -89,6 +89,14 @@ std::string RaisedPythonException(std::string_view output);
 bool FinishWorkerFailure(VerdictRecorder& recorder, StageRecord& stage, const WorkerProcess& worker,
                          std::optional<CaseRef> running = std::nullopt);
 
+/// Fails `stage` for an exception a KernelBench-format candidate's Python raised, as a worker's
+/// reply carries it ("candidate_raised": {"at", "message"}, binary/shared_library.h); the worker
+/// is still running. compile_error where it was raised building ModelNew (importing the candidate,
+/// constructing it, binding Model's parameters: KernelBench's "compiled: false"), runtime_error in
+/// a call. `at` is the case the request ran; `output` the worker's log (the traceback). Returns false.
+bool FinishCandidateRaised(VerdictRecorder& recorder, StageRecord& stage, const nlohmann::json& raised,
+                           std::optional<CaseRef> at, const std::string& output);
+
 /// The case `spec` of `task`, in parts, as a verdict records it.
 CaseRef CaseRefFor(const Task& task, const CaseSpec& spec);
 

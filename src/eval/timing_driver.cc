@@ -82,8 +82,15 @@ class Driver {
       *error_ = reply->header.value("message", std::string("worker error"));
       return false;
     }
+    // The candidate's Python raised in a call (the worker still runs): timing ends here.
+    if (const auto raised = reply->header.find("candidate_raised"); raised != reply->header.end()) {
+      raised_ = *raised;
+      return false;
+    }
     return true;
   }
+
+  const std::optional<nlohmann::json>& raised() const { return raised_; }
 
   std::optional<TimingOutcome> Run(int inputs_fd) {
     TimingOutcome outcome;
@@ -303,6 +310,7 @@ class Driver {
   const TimingSettings& settings_;
   std::vector<bool> answered_;  // per set: left as it was by its last round, the baseline's answer in memory
   std::string* error_;
+  std::optional<nlohmann::json> raised_;  // what the candidate raised, where a reply said
   std::set<std::string> finishes_;  // the sides with a ksmith_finish
   // The worker runs on this machine: where its CPU cannot evict, the request would do nothing.
   const bool evict_between_sides_ = CanEvictFromCaches();
@@ -344,7 +352,14 @@ std::vector<RoundStep> PlanRound(bool candidate_first, bool tweak, bool spare_se
 
 std::optional<TimingOutcome> DriveTiming(WorkerProcess& worker, const TimingSettings& settings,
                                          int inputs_fd, std::string* error) {
-  return Driver(worker, settings, error).Run(inputs_fd);
+  Driver driver(worker, settings, error);
+  auto outcome = driver.Run(inputs_fd);
+  if (!outcome && driver.raised()) {
+    outcome.emplace();
+    outcome->candidate_raised = driver.raised();
+    outcome->stopped_by = "candidate raised";
+  }
+  return outcome;
 }
 
 }  // namespace ksmith

@@ -57,6 +57,9 @@ struct TimingOutcome {
   std::vector<double> baseline_pair_reused_us;   // [us]
   std::optional<std::string> mismatch;     // a timed output that disagreed with the baseline
   std::optional<std::string> tampering;    // the clocks disagree for the candidate only
+  // What a KernelBench candidate's Python raised in a call of the loop (a reply's "candidate_raised");
+  // the loop stopped there and nothing above is complete.
+  std::optional<nlohmann::json> candidate_raised;
 };
 
 /// One step of a timing round, in the worker, on the round's set or on the spare one.
@@ -93,7 +96,8 @@ struct RoundStep {
 std::vector<RoundStep> PlanRound(bool candidate_first, bool tweak, bool spare_set, bool evict_between_sides);
 
 /// Runs the timing rounds. Returns nullopt when the worker failed (see worker.failure()), or
-/// when it answered with an error, which `error` then holds.
+/// when it answered with an error, which `error` then holds; an outcome with only
+/// `candidate_raised` when the candidate's Python raised.
 std::optional<TimingOutcome> DriveTiming(WorkerProcess& worker, const TimingSettings& settings,
                                          int inputs_fd, std::string* error);
 

@@ -14,6 +14,9 @@
 #   reach other code (replaced functions, threads, hooks, the environment torch reads) fail it;
 #   flags that only its own calls read while they are set are restored and reported only.
 # - A Python thread it leaves running after a call fails it: work must end with the call.
+# - What its code raises (at import, in ModelNew's constructor, in forward) is raised nothing
+#   across the shim: the shim's entries return a report instead, the worker passes it on, and the
+#   worker lives on. An abort is left for what really crashes.
 import os
 import sys
 import time
@@ -173,6 +176,9 @@ class CandidateRunner(Runner):
 
     def __init__(self, spec, role):
         super().__init__(spec, role)
+        # What building ModelNew was doing, while it is (None once built): an exception raised
+        # then is a compile_error (KernelBench's "compiled: false"), later a runtime_error.
+        self.building = None
         self.extensions = self._install_build(spec.get("build") or {}, spec["candidate_source"])
         self.triton_launches = 0
         self.triton_watched = False
@@ -220,10 +226,12 @@ class CandidateRunner(Runner):
         torch = self.torch
         candidate = {"__name__": "kernelbench_candidate", "__file__": self.spec.get("candidate_file", "<candidate>")}
         try:
+            self.building = "importing the candidate"
             exec(self.candidate_code, candidate)
             model_class = candidate.get("ModelNew")
             if model_class is None:
                 raise CandidateError("the candidate defines no ModelNew (KernelBench's format: class ModelNew(nn.Module))")
+            self.building = "ModelNew(*get_init_inputs())"
             torch.manual_seed(0)
             model = model_class(*namespace["get_init_inputs"]())
             if self.cuda:
@@ -231,7 +239,13 @@ class CandidateRunner(Runner):
         finally:
             self.state.restore()
         self._watch_triton()
+        self.building = "binding Model's parameters to ModelNew's"
         return model
+
+    def _model(self, constants, dims):
+        entry = super()._model(constants, dims)
+        self.building = None
+        return entry
 
     def _weights(self, model, dims):
         """Model's parameter paths -> ModelNew's tensors: the same name and shape, else the same
@@ -264,8 +278,10 @@ class CandidateRunner(Runner):
                                          "tensor of its own, computed by the call")
 
     def finish(self, stream=0):
-        super().finish(stream)
-        self.guard()
+        try:
+            super().finish(stream)
+        finally:
+            self.guard()  # the worker goes on after a raised check: the state is put back all the same
 
     def guard(self):
         """Process state put back, and no thread of the candidate's left running: after each of its
@@ -293,7 +309,38 @@ def ksmith_guard(key, stream=0):
     """The shim's ksmith_restore_state: the candidate's guard, by the worker's call."""
     runner = _runners.get(key)
     if isinstance(runner, CandidateRunner):
-        runner.guard()
+        try:
+            runner.guard()
+        except BaseException as error:
+            return _raised(key, error, "its process-state guard")
+    return None
+
+
+def _raised(key, error, doing):
+    """What the candidate raised, as the shim passes it to the worker (ksmith_candidate_raised):
+    JSON {"at": "build" or "call", "message"}. The traceback goes to the worker's log. Its own
+    text is read defensively: the exception is the candidate's object."""
+    import json
+    import traceback
+    try:
+        traceback.print_exception(type(error), error, error.__traceback__, file=sys.__stderr__)
+    except BaseException:
+        pass
+    runner = _runners.get(key)
+    at = "call"
+    if not isinstance(runner, CandidateRunner):
+        doing, at = "importing the candidate", "build"  # the runner itself could not be made
+    else:
+        runner.pending, runner.checked = [], None  # nothing of a failed call is copied or checked
+        if runner.building:
+            doing, at = runner.building, "build"
+    try:
+        said = str(error)
+    except BaseException:
+        said = "(its message could not be read)"
+    name = type(error).__name__
+    message = said if isinstance(error, CandidateError) else f"{doing} raised {name}" + (f": {said}" if said else "")
+    return json.dumps({"at": at, "message": message[:2000]})
 
 
 def _make_runner(spec, role):

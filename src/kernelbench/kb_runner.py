@@ -271,14 +271,35 @@ class Runner:
 _runners = {}
 
 
+def _raised(key, error, doing):
+    """What a shim's entry does with an exception: a trusted role's is raised on (the shim aborts:
+    the problem's model or ksmith failed). A candidate's runner (kb_candidate.py) replaces this to
+    return a report of it instead. Every role's entry has the same try, so that neither side's
+    timed call does work the other's does not."""
+    raise error
+
+
 def ksmith_finish(key, stream=0):
     runner = _runners.get(key)
-    if runner is not None:
-        runner.finish(stream)
+    try:
+        if runner is not None:
+            runner.finish(stream)
+    except BaseException as error:
+        return _raised(key, error, "checking and copying its outputs")
+    return None
 
 
 def ksmith_call(key, spec_json, role, input_addresses, output_addresses, dim_values, stream=0):
-    """The shim's entry: one Runner per (task, role), made on the first call."""
+    """The shim's entry: one Runner per (task, role), made on the first call. Returns None, or what
+    _raised makes of an exception (SystemExit too: sys.exit() in a candidate's forward is its error)."""
+    try:
+        _call_runner(key, spec_json, role, input_addresses, output_addresses, dim_values, stream)
+    except BaseException as error:
+        return _raised(key, error, "ModelNew's forward")
+    return None
+
+
+def _call_runner(key, spec_json, role, input_addresses, output_addresses, dim_values, stream):
     runner = _runners.get(key)
     if runner is None:
         import json

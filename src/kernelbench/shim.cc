@@ -35,6 +35,7 @@ struct Python {
   void (*DecRef)(Object);
   void (*ErrPrint)();
   void (*ErrClear)();
+  Object None;  // Py_None
 };
 
 [[noreturn]] void Fail(const char* what, const char* detail) {
@@ -77,6 +78,8 @@ const Python& Api() {
     Bind(library, bound.DecRef, "Py_DecRef");
     Bind(library, bound.ErrPrint, "PyErr_Print");
     Bind(library, bound.ErrClear, "PyErr_Clear");
+    bound.None = ::dlsym(library, "_Py_NoneStruct");
+    if (bound.None == nullptr) Fail("libpython lacks ", "_Py_NoneStruct");
     // Several shims may share a process (the evaluator loads one reference per task): a lock on
     // libpython's own file, taken by every shim, lets exactly one of them start the interpreter.
     const int lock = ::open(kLibPython, O_RDONLY | O_CLOEXEC);
@@ -108,6 +111,25 @@ Object RunnerCall(const Python& api) {
   if (result == nullptr) return nullptr;
   api.DecRef(result);
   return api.ObjectGetAttrString(module, "ksmith_call");
+}
+
+// A candidate's runner (kb_candidate.py) raises nothing across the shim: an exception of the
+// candidate's comes back as its entry's result, JSON {"at", "message"}, and waits here until the
+// worker takes it (ksmith_candidate_raised), the first one only. The trusted roles' entries return
+// None; what they raise still aborts (it is ksmith's fault, not a candidate's).
+std::string& PendingRaised() {
+  static std::string pending;
+  return pending;
+}
+
+void KeepRaised(const Python& api, Object result) {
+  if (!kCandidate || result == api.None) return;
+  const char* text = api.UnicodeAsUTF8(result);
+  if (text == nullptr) {
+    api.ErrClear();
+    text = R"({"at": "call", "message": "its call returned something other than ksmith's report"})";
+  }
+  if (PendingRaised().empty()) PendingRaised() = text;
 }
 
 Object Addresses(const Python& api, const void* const* pointers, long count) {
@@ -193,7 +215,10 @@ void CallModelHere(const void* const* inputs, long input_count, void* const* out
     Object result = api.ObjectCallObject(call, arguments);
     api.DecRef(arguments);
     ok = result != nullptr;
-    if (ok) api.DecRef(result);
+    if (ok) {
+      KeepRaised(api, result);
+      api.DecRef(result);
+    }
   }
   if (!ok) api.ErrPrint();
   api.GILStateRelease(state);
@@ -227,7 +252,10 @@ void CallByKey(Object& function, const char* name, void* stream, const char* wha
     Object result = api.ObjectCallObject(function, arguments);
     api.DecRef(arguments);
     ok = result != nullptr;
-    if (ok) api.DecRef(result);
+    if (ok) {
+      KeepRaised(api, result);
+      api.DecRef(result);
+    }
   }
   if (!ok) api.ErrPrint();
   api.GILStateRelease(state);
@@ -244,7 +272,8 @@ void FinishCall(void* stream) {
 )cc";
 
 // Only a candidate's shim reports what its Python changed of the process (kb_candidate.py's
-// ksmith_state_changes, undone already) to the worker, which fails the candidate for it.
+// ksmith_state_changes, undone already) and what it raised to the worker, which fails the
+// candidate for either.
 constexpr const char* kStateReport = R"cc(
 namespace {
 
@@ -284,6 +313,15 @@ extern "C" __attribute__((visibility("default"))) const char* ksmith_state_chang
   static std::string text;
   text = StateChanges();
   return text.c_str();
+}
+
+// What the candidate's Python raised since the worker last looked (KeepRaised), taken: "" if
+// nothing. No Python runs here, so the worker may look after every request.
+extern "C" __attribute__((visibility("default"))) const char* ksmith_candidate_raised() {
+  static std::string taken;
+  taken.swap(PendingRaised());
+  PendingRaised().clear();
+  return taken.c_str();
 }
 )cc";
 

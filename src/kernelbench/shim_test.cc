@@ -53,8 +53,8 @@ TEST(RenderShim, DefinesTheTaskFunctionAndPassesEveryBufferAndDim) {
   EXPECT_NE(source->find("kOnPythonThread = false"), std::string::npos);
 }
 
-// A candidate's shim reports what its Python changed and exports its guard, which the worker runs
-// after the baseline's timed calls too; a baseline's shim has neither.
+// A candidate's shim reports what its Python changed and what it raised, and exports its guard,
+// which the worker runs after the baseline's timed calls too; a baseline's shim has none of them.
 TEST(RenderShim, OnlyACandidateShimExportsItsStateReportAndGuard) {
   ShimSpec candidate = Softmax();
   candidate.role = "candidate";
@@ -63,10 +63,12 @@ TEST(RenderShim, OnlyACandidateShimExportsItsStateReportAndGuard) {
   EXPECT_NE(candidate_source->find("const char* ksmith_state_changes()"), std::string::npos);
   EXPECT_NE(candidate_source->find("void ksmith_restore_state()"), std::string::npos);
   EXPECT_NE(candidate_source->find("\"ksmith_guard\""), std::string::npos);
+  EXPECT_NE(candidate_source->find("const char* ksmith_candidate_raised()"), std::string::npos);
   auto baseline_source = RenderShim(Softmax());
   ASSERT_TRUE(baseline_source.ok());
   EXPECT_EQ(baseline_source->find("ksmith_state_changes()"), std::string::npos);
   EXPECT_EQ(baseline_source->find("ksmith_restore_state()"), std::string::npos);
+  EXPECT_EQ(baseline_source->find("ksmith_candidate_raised()"), std::string::npos);
 }
 
 TEST(RenderShim, RefusesAProblemWhoseTextWouldEndTheQuotedString) {

@@ -39,6 +39,7 @@ struct Kernels {
   KernelFinish candidate_finish = nullptr;
   StateChangesReport candidate_state = nullptr;  // the same shim's report of what its Python changed
   StateRestore candidate_guard = nullptr;         // the same shim's guard, run after its every call
+  CandidateRaisedReport candidate_raised = nullptr;  // the same shim's report of what its Python raised
   // The process-wide state the baseline runs under, captured before the candidate was loaded,
   // and every change the candidate made to it (each undone at once).
   ProcessState expected_state;
@@ -125,8 +126,21 @@ Message HandleSetup(const Message& request, Kernels& kernels, int report_fd) {
     if (auto guard = kernels.candidate_library->Symbol(kStateRestoreSymbol); guard.ok()) {
       kernels.candidate_guard = InWindow(CodeWindow::kCandidate, reinterpret_cast<StateRestore>(*guard));
     }
+    if (auto raised = kernels.candidate_library->Symbol(kCandidateRaisedSymbol); raised.ok()) {
+      kernels.candidate_raised = InWindow(CodeWindow::kCandidate, reinterpret_cast<CandidateRaisedReport>(*raised));
+    }
   }
   return Reply("ready", {{"protections", protections.ToJson()}, {"pid", ::getpid()}});
+}
+
+// A KernelBench candidate's Python raised nothing across its shim: what it raised since the last
+// look goes with the reply (the evaluator fails the candidate for it), and this worker serves on.
+Message WithRaised(const Kernels& kernels, Message reply) {
+  if (kernels.candidate_raised == nullptr) return reply;
+  if (nlohmann::json raised = TakeCandidateRaised(kernels.candidate_raised); !raised.is_null()) {
+    reply.header["candidate_raised"] = std::move(raised);
+  }
+  return reply;
 }
 
 // `ksmith doctor`: the walls this machine allows, applied to this worker as for a candidate.
@@ -206,7 +220,7 @@ Message HandleRun(const Message& request, Kernels& kernels,
   if (on_baseline && kernels.baseline_finish != nullptr) kernels.baseline_finish(nullptr);
   if (!on_baseline && kernels.candidate_finish != nullptr) kernels.candidate_finish(nullptr);
   if (!on_baseline) GuardProcessState(kernels);
-  return Reply("result", {{"elapsed_ns", elapsed_ns}});
+  return WithRaised(kernels, Reply("result", {{"elapsed_ns", elapsed_ns}}));
 }
 
 // The evaluator generated the timing inputs while correctness ran; they arrive as shared memory.
@@ -222,8 +236,8 @@ Message HandleTimeSetup(const Message& request, int channel_fd, const Kernels& k
   if (!bench.ok()) return Reply("error", {{"message", bench.error().message}});
   timing.inputs = std::move(received->memory);
   timing.bench = std::move(bench.value());
-  return Reply("time_ready", {{"finish", {{"candidate", timing.bench->HasFinish("candidate")},
-                                          {"baseline", timing.bench->HasFinish("baseline")}}}});
+  return WithRaised(kernels, Reply("time_ready", {{"finish", {{"candidate", timing.bench->HasFinish("candidate")},
+                                                              {"baseline", timing.bench->HasFinish("baseline")}}}}));
 }
 
 Message HandleTimeCall(const Message& request, TimingState& timing) {
@@ -247,7 +261,7 @@ Message HandleTimeFinish(const Message& request, Kernels& kernels, const TimingS
   // guard (a walk over torch's namespaces), which its finish runs: after the baseline's call too.
   if (target == "baseline" && kernels.candidate_guard != nullptr) kernels.candidate_guard();
   GuardProcessState(kernels);
-  return Reply("finished");
+  return WithRaised(kernels, Reply("finished"));
 }
 
 Message HandleTimeCheck(const Message& request, Kernels& kernels, const TimingState& timing) {
@@ -260,7 +274,7 @@ Message HandleTimeCheck(const Message& request, Kernels& kernels, const TimingSt
   // The set's new inputs and its eviction are time_refresh's and time_evict's, which end every
   // round (timing_driver.h's PlanRound): an untimed call of a side may follow the check.
   const Comparison comparison = timing.bench->Check(set);
-  return Reply("checked", {{"passed", comparison.passed}, {"description", comparison.Describe()}});
+  return WithRaised(kernels, Reply("checked", {{"passed", comparison.passed}, {"description", comparison.Describe()}}));
 }
 
 // New inputs for `set` (the refresh numbered "refresh_round"), and the set out of the caches: after

@@ -52,6 +52,7 @@ struct GpuCandidate {
   std::string expect;
   std::string label;               // `# label: `: a label the verdict carries ("none": it carries none)
   std::string generalizes = "yes";  // `# generalizes: `: a passing ModelNew's hidden shapes
+  std::vector<std::string> reasons;  // `# reason: `: words the verdict's reason contains (each line)
 };
 
 // CUDA C++ candidates (`// expect: `, named <kind>_<task>.cu) and KernelBench-format ModelNew ones
@@ -72,6 +73,7 @@ std::vector<GpuCandidate> GpuCandidates() {
       for (std::string line; std::getline(lines, line) && line.starts_with("# ");) {
         if (line.starts_with("# label: ")) candidate.label = line.substr(9);
         if (line.starts_with("# generalizes: ")) candidate.generalizes = line.substr(15);
+        if (line.starts_with("# reason: ")) candidate.reasons.push_back(line.substr(10));
       }
       candidates.push_back(candidate);
     }
@@ -99,6 +101,10 @@ TEST_P(KernelBenchCudaCandidate, GetsTheVerdictItsHeaderNames) {
             << " s: " << verdict.value("reason", std::string()) << (labels.empty() ? "" : " [" + labels.front() + "]")
             << std::endl;
   EXPECT_EQ(status, candidate.expect) << verdict.value("reason", std::string());
+  for (const auto& reason : candidate.reasons) {
+    EXPECT_NE(verdict.value("reason", std::string()).find(reason), std::string::npos)
+        << "the reason lacks '" << reason << "': " << verdict.value("reason", std::string());
+  }
   if (candidate.label == "none") {
     EXPECT_TRUE(labels.empty()) << verdict.value("labels", nlohmann::json()).dump();
   } else if (!candidate.label.empty()) {

@@ -228,9 +228,10 @@ struct Candidate {
   std::string task;
   std::string expect;
   std::optional<std::string> label;  // `# label: ` a label the verdict carries ("none": it carries none)
-  std::string reason;                // `# reason: ` words the verdict's reason contains
+  std::vector<std::string> reasons;  // `# reason: ` words the verdict's reason contains (each line)
   std::vector<std::string> statics;  // `# static: ` checks among the build's static findings ("none": no finding)
   std::string generalizes = "yes";   // `# generalizes: ` for a ModelNew that passes: works at the hidden shapes
+  bool worker_alive = false;         // `# worker: alive`: what the candidate raised ended as a verdict, not an abort
 };
 
 // C++ candidates (`// expect: ` first line) named <honest|hostile>_<task>.cc, and KernelBench-format
@@ -249,9 +250,10 @@ std::vector<Candidate> Candidates() {
       const std::string comment = std::string(marker).substr(0, std::string_view(marker).find(' ') + 1);
       while (std::getline(lines, line) && line.starts_with(comment)) {
         if (line.starts_with(comment + "label: ")) candidate.label = line.substr(comment.size() + 7);
-        if (line.starts_with(comment + "reason: ")) candidate.reason = line.substr(comment.size() + 8);
+        if (line.starts_with(comment + "reason: ")) candidate.reasons.push_back(line.substr(comment.size() + 8));
         if (line.starts_with(comment + "static: ")) candidate.statics.push_back(line.substr(comment.size() + 8));
         if (line.starts_with(comment + "generalizes: ")) candidate.generalizes = line.substr(comment.size() + 13);
+        if (line == comment + "worker: alive") candidate.worker_alive = true;
       }
       candidates.push_back(candidate);
     }
@@ -281,8 +283,32 @@ TEST_P(KernelBenchCandidateTest, GetsTheExpectedVerdict) {
   ASSERT_TRUE(verdict.is_object()) << run.Describe();
   EXPECT_EQ(verdict.value("status", std::string()), candidate.expect)
       << "reason: " << verdict.value("reason", std::string()) << "\n" << run.Describe();
-  EXPECT_NE(verdict.value("reason", std::string()).find(candidate.reason), std::string::npos)
-      << "the reason lacks '" << candidate.reason << "': " << verdict.value("reason", std::string());
+  for (const auto& reason : candidate.reasons) {
+    EXPECT_NE(verdict.value("reason", std::string()).find(reason), std::string::npos)
+        << "the reason lacks '" << reason << "': " << verdict.value("reason", std::string());
+  }
+  if (candidate.worker_alive) {
+    // The worker was not aborted: no crash in the reasons, the traceback in the failing stage's
+    // output, and a worker that served on closes cleanly after a passing verdict.
+    const json shapes = verdict.value("generalization", json::object());
+    for (const std::string& said : {verdict.value("reason", std::string()), shapes.value("reason", std::string())}) {
+      EXPECT_EQ(said.find("the worker ended"), std::string::npos) << said;
+    }
+    std::map<std::string, json> stages;
+    for (const auto& stage : verdict.value("stages", json::array())) stages[stage.value("name", "")] = stage;
+    if (candidate.expect == "passed") {
+      ASSERT_TRUE(stages.contains("close")) << verdict.dump(2);
+      EXPECT_EQ(stages["close"].value("outcome", ""), "ok") << stages["close"].dump();
+      EXPECT_NE(shapes.value("reason", std::string()).find("Error"), std::string::npos) << shapes.dump();
+    } else {
+      const auto failed = std::find_if(stages.begin(), stages.end(), [](const auto& stage) {
+        return stage.second.value("outcome", "") == "failed";
+      });
+      ASSERT_NE(failed, stages.end()) << verdict.dump(2);
+      const std::string output = failed->second.value("details", json::object()).value("candidate_output", "");
+      EXPECT_NE(output.find("Traceback"), std::string::npos) << failed->second.dump();
+    }
+  }
   if (candidate.label) {
     const auto labels = verdict.value("labels", std::vector<std::string>{});
     if (*candidate.label == "none") {

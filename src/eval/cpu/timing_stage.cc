@@ -9,6 +9,7 @@
 #include "core/cpu_usage.h"
 #include "eval/cpu/worker_session.h"
 #include "eval/physical_limit.h"
+#include "eval/pipeline_steps.h"
 #include "eval/reuse_check.h"
 #include "eval/timing_driver.h"
 #include "sandbox/timing_loop.h"
@@ -143,6 +144,12 @@ bool WorkerSession::TimeAgainstBaseline() {
       stage.seconds = SecondsSince(start);
       return worker_->failure() ? WorkerFailed(stage)
                                 : Finish(stage, VerdictStatus::kInfraError, "worker error: " + error);
+    }
+    if (next->candidate_raised) {
+      stage.seconds = SecondsSince(start);
+      return FinishCandidateRaised(recorder_, stage, *next->candidate_raised,
+                                   CaseRef{.label = "the bench shape while timed", .shape = task_.FormatShape(task_.bench_shape)},
+                                   worker_->OutputTail(2000));
     }
     ++attempts;
     const Disturbance measured = probe.Finish();

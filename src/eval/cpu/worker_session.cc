@@ -163,6 +163,9 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
     return Finish(stage, VerdictStatus::kInfraError,
                   "worker error: " + reply->header.value("message", std::string("?")));
   }
+  if (const auto raised = reply->header.find("candidate_raised"); raised != reply->header.end()) {
+    return FinishCandidateRaised(recorder_, stage, *raised, CaseRefFor(task_, spec), worker_->OutputTail(2000));
+  }
   // Judge a private copy: the shared pages stay writable from the worker's side.
   arena->SnapshotInto(snapshot_);
   const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, guard_key_);

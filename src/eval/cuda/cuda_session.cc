@@ -304,6 +304,9 @@ bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const Cas
     return Finish(stage, VerdictStatus::kInfraError, "worker error: " + reply.header.value("message", std::string("?")),
                   FailureKind::kInfrastructure);
   }
+  if (const auto raised = reply.header.find("candidate_raised"); raised != reply.header.end()) {
+    return FinishCandidateRaised(recorder_, stage, *raised, at, workers_.candidate->OutputTail(2000));
+  }
   const auto violations = reply.header.value("violations", std::vector<std::string>{});
   if (!violations.empty()) {
     stage.details.violations = violations;

@@ -1,8 +1,8 @@
-# expect: runtime_error
-# reason: was not made when the candidate was built
+# expect: compile_error
+# reason: importing the candidate raised RuntimeError: this load_inline call was not made when the candidate was built
 # tries: an extension whose source is written at run time (here from the clock), so that the code
 # the worker would load is not the code the build sandbox compiled: the worker cannot compile, and
-# nothing was built for this source.
+# nothing was built for this source. Its import raises in the worker: KernelBench's "compiled: false".
 import time
 
 import torch

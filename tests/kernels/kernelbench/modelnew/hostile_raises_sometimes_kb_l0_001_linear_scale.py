@@ -1,0 +1,21 @@
+# expect: runtime_error
+# reason: ModelNew's forward raised ValueError: gave up on call 3
+# worker: alive
+# tries: a forward that raises on some calls only (the build's one call passes): the exception is
+# the verdict, naming its type and message, as a runtime_error; the worker is not aborted for it.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, scale):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.scale = scale
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls % 4 == 3:
+            raise ValueError(f"gave up on call {self.calls}")
+        return torch.relu(self.linear(x)) * self.scale
