@@ -149,6 +149,15 @@ CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_byt
   return layout;
 }
 
+namespace {
+
+// Whether a slot's bytes at `data` can be read and written as floats where they are.
+bool FloatsInPlace(const TensorSlot& slot, const void* data) {
+  return slot.dtype == DType::kFloat32 && reinterpret_cast<uintptr_t>(data) % alignof(float) == 0;
+}
+
+}  // namespace
+
 PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes) {
   PreparedCase prepared;
   prepared.layout = MakeLayout(task, spec.shape, guard_bytes);
@@ -160,12 +169,20 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
   std::vector<float> values;
   for (const auto& slot : prepared.layout.tensors) {
     if (slot.output) continue;
+    char* destination = prepared.inputs.data() + offset;
+    offset += slot.bytes;
+    // An fp32 input is drawn where it goes: at a problem's own sizes a copy through a second
+    // buffer costs seconds a case (docs/benchmarks.md, "At the problem's own sizes").
+    if (FloatsInPlace(slot, destination)) {
+      prepared.layout.FillSlot(slot, reinterpret_cast<float*>(destination), spec.distribution, spec.seed,
+                               slot.parameter);
+      continue;
+    }
     // Drawn in fp32 and rounded to the tensor's dtype: a half-precision kernel and the reference
     // read the same rounded values.
     values.resize(slot.Elements());
     prepared.layout.FillSlot(slot, values.data(), spec.distribution, spec.seed, slot.parameter);
-    StoreAs(slot.dtype, values.data(), values.size(), prepared.inputs.data() + offset);
-    offset += slot.bytes;
+    StoreAs(slot.dtype, values.data(), values.size(), destination);
   }
   return prepared;
 }
@@ -281,11 +298,19 @@ double InputRms(const PreparedCase& prepared) {
       offset += slot.bytes;
       continue;
     }
-    values.resize(slot.Elements());
-    LoadAsFloat(slot.dtype, prepared.inputs.data() + offset, values.size(), values.data());
-    const double rms = RootMeanSquare(values.data(), values.size());
-    square_sum += rms * rms * static_cast<double>(values.size());
-    count += values.size();
+    const char* data = prepared.inputs.data() + offset;
+    const size_t elements = slot.Elements();
+    const float* floats = nullptr;
+    if (FloatsInPlace(slot, data)) {
+      floats = reinterpret_cast<const float*>(data);
+    } else {
+      values.resize(elements);
+      LoadAsFloat(slot.dtype, data, elements, values.data());
+      floats = values.data();
+    }
+    const double rms = RootMeanSquare(floats, elements);
+    square_sum += rms * rms * static_cast<double>(elements);
+    count += elements;
     offset += slot.bytes;
   }
   return count > 0 ? std::sqrt(square_sum / static_cast<double>(count)) : 0;

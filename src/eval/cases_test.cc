@@ -196,6 +196,31 @@ TEST(PrepareCase, InputsMatchTheLayoutAndTheSeed) {
   EXPECT_TRUE(prepared.expected.empty());
 }
 
+// fp32 inputs are drawn where they go (no second buffer); the bytes are what the layout draws.
+TEST(PrepareCase, Fp32InputsAreExactlyTheLayoutsDraw) {
+  const Task task = LoadBuiltIn("gemm", "matmul");
+  const CaseSpec spec{{{"m", 33}, {"n", 17}, {"k", 65}}, Distribution::kNormal, 5, "x"};
+  const PreparedCase prepared = PrepareCase(task, spec, 64);
+  size_t offset = 0;
+  for (const auto& slot : prepared.layout.tensors) {
+    if (slot.output) continue;
+    std::vector<float> drawn(slot.Elements());
+    prepared.layout.FillSlot(slot, drawn.data(), spec.distribution, spec.seed, slot.parameter);
+    ASSERT_EQ(std::memcmp(prepared.inputs.data() + offset, drawn.data(), slot.bytes), 0) << slot.parameter;
+    offset += slot.bytes;
+  }
+  EXPECT_EQ(offset, prepared.inputs.size());
+  double squares = 0;
+  size_t count = 0;
+  for (size_t at = 0; at < prepared.inputs.size(); at += sizeof(float)) {
+    float value;
+    std::memcpy(&value, prepared.inputs.data() + at, sizeof(float));
+    squares += static_cast<double>(value) * value;
+    ++count;
+  }
+  EXPECT_NEAR(InputRms(prepared), std::sqrt(squares / static_cast<double>(count)), 1e-9);
+}
+
 // A model's weights (held inputs) are its state: the same in every case of a verification at a
 // shape, whatever the case's seed and distribution, and secret (the verification's seed decides).
 TEST(PrepareCase, AHeldInputIsTheSameInEveryCaseOfAVerification) {
