@@ -318,6 +318,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
       if (auto status = poison(side); !status.ok()) return status.error();
     }
     const bool candidate_first = (Mix(config.seed + rounds) & 1) != 0;
+    bool restarted = false;
     for (int k = 0; k < 2; ++k) {
       Side& side = sides[candidate_first ? k : 1 - k];
       // The first side's answer to these inputs is now on the device (its outputs, the blocks
@@ -336,10 +337,15 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
         blocking_note = fmt::format("the {} synchronizes inside its call; samples include launch latency", side.name);
         for (Side& each : sides) each.samples.clear();
         rounds = 0;
+        restarted = true;
         break;
       }
       side.samples.push_back(*sample);
     }
+    // A round cut short has no pair of outputs of the same inputs (the baseline's may be of the
+    // round's first inputs, the candidate's of the moved ones): comparing them would call an honest
+    // kernel's output different, whichever side went first. The next round starts afresh.
+    if (restarted) continue;
     if (!sides[0].samples.empty()) {
       // The candidate went first: its inputs again (the draw is the round's), for the baseline.
       if (candidate_first) {
