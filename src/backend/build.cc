@@ -89,8 +89,13 @@ std::optional<BuildLimitHit> FindBuildLimitHit(const ProcessExit& exit, const Bu
     return BuildLimitHit{"cpu_time", limits.cpu_s,
                          fmt::format("{} exceeded the build's CPU time limit of {}", compiler, Seconds(limits.cpu_s))};
   }
-  const double peak = static_cast<double>(exit.peak_rss_bytes);
   const double limit = static_cast<double>(limits.memory_bytes);
+  if (exit.tree_memory_exceeded) {
+    return BuildLimitHit{"memory", limit,
+                         fmt::format("{} and the processes it started together exceeded the build's memory limit of {}",
+                                     compiler, FormatMemory(limits.memory_bytes))};
+  }
+  const double peak = static_cast<double>(exit.peak_rss_bytes);
   if (peak >= kNearMemoryLimit * limit || (peak >= kNearMemoryLimitSaid * limit && SaysOutOfMemory(exit.output))) {
     return BuildLimitHit{"memory", limit,
                          fmt::format("{} exceeded the build's memory limit of {}", compiler, FormatMemory(limits.memory_bytes))};

@@ -19,8 +19,9 @@
 namespace ksmith {
 
 /// What one build may use. Each process of a build (the compiler's driver, cc1plus, cicc, ptxas;
-/// in a KernelBench build sandbox also python and ninja) is held to these on its own: a compiler
-/// that runs away is stopped there, and its verdict names the limit. The defaults never stop an
+/// in a KernelBench build sandbox also python and ninja) is held to these on its own, and a build
+/// sandbox's processes to the memory limit together: a compiler that runs away is stopped there,
+/// and its verdict names the limit. The defaults never stop an
 /// honest build (docs/benchmarks.md, "Build limits"): the largest measured, nvcc's cicc over
 /// torch's headers, peaked at 3.0 GiB and 53 s of CPU for the whole nvcc.
 struct BuildLimits {

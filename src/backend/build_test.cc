@@ -34,6 +34,18 @@ TEST(BuildLimitHit, AProcessNearTheMemoryLimitNamesItWithItsValue) {
   EXPECT_EQ(hit->reason, "the compiler exceeded the build's memory limit of 4 GiB");
 }
 
+TEST(BuildLimitHit, ATreeKilledForItsMemoryTogetherNamesTheMemoryLimit) {
+  const BuildLimits limits{.memory_bytes = 8 * kGiB, .cpu_s = 120};
+  ProcessExit exit = Failed(30, 3 * kGiB, "", SIGKILL);  // no one process near the limit
+  exit.tree_memory_exceeded = true;
+  exit.peak_tree_bytes = 9 * kGiB;
+  const auto hit = FindBuildLimitHit(exit, limits, milliseconds(180'000), "the build sandbox");
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->limit, "memory");
+  EXPECT_EQ(hit->reason,
+            "the build sandbox and the processes it started together exceeded the build's memory limit of 8 GiB");
+}
+
 TEST(BuildLimitHit, AnAllocationThatFailedFurtherFromTheLimitCountsWhenTheCompilerSaysSo) {
   // Given one large request that failed at 1.5 of 4 GiB: only the compiler's words tell.
   const BuildLimits limits{.memory_bytes = 4 * kGiB, .cpu_s = 120};

@@ -19,6 +19,7 @@
 
 #include "core/clock.h"
 #include "core/landlock.h"
+#include "core/process_tree.h"
 
 extern char** environ;
 
@@ -27,6 +28,35 @@ namespace {
 
 using Clock = SteadyClock;
 constexpr size_t kMaxPassedDescriptors = 8;
+// How often a child's tree is measured against ChildLimits::tree_memory_bytes: a compiler grows by
+// well under a GiB in this time.
+constexpr std::chrono::milliseconds kTreeCheckInterval{100};
+
+// Measures `root`'s tree against `limit` at most every kTreeCheckInterval; past it, kills every
+// process of the tree and the child's process group, and says so.
+class TreeMemoryWatch {
+ public:
+  TreeMemoryWatch(pid_t root, uint64_t limit) : root_(root), limit_(limit) {}
+  bool watching() const { return limit_ > 0; }
+  // True once the tree was over the limit (and has been killed).
+  bool Exceeded(ProcessExit& exit) {
+    if (!watching() || Clock::now() < next_check_) return false;
+    next_check_ = Clock::now() + kTreeCheckInterval;
+    const std::vector<pid_t> tree = ProcessTree(root_);
+    const uint64_t bytes = AnonymousResidentBytes(tree);
+    exit.peak_tree_bytes = std::max(exit.peak_tree_bytes, bytes);
+    if (bytes <= limit_) return false;
+    for (const pid_t pid : tree) ::kill(pid, SIGKILL);
+    ::kill(-root_, SIGKILL);
+    exit.tree_memory_exceeded = true;
+    return true;
+  }
+
+ private:
+  pid_t root_;
+  uint64_t limit_;
+  Clock::time_point next_check_ = Clock::now();
+};
 // Between RLIMIT_CPU's SIGXCPU and its SIGKILL, for a process that ignores the first.
 constexpr rlim_t kCpuKillGrace = 5;  // [s]
 
@@ -187,6 +217,10 @@ Result<pid_t> Spawn(const SpawnOptions& options, int capture_fd) {
 
 std::string ProcessExit::Describe() const {
   if (timed_out) return fmt::format("timed out after {:.1f} s", elapsed_s);
+  if (tree_memory_exceeded) {
+    return fmt::format("killed with every process it started: together they held {:.2f} GiB",
+                       static_cast<double>(peak_tree_bytes) / static_cast<double>(uint64_t{1} << 30));
+  }
   if (signal != 0) {
     const char* name = ::sigabbrev_np(signal);
     return fmt::format("killed by SIG{} (signal {})", name ? name : "?", signal);
@@ -196,15 +230,21 @@ std::string ProcessExit::Describe() const {
 
 Result<pid_t> SpawnProcess(const SpawnOptions& options) { return Spawn(options, -1); }
 
-ProcessExit WaitForProcess(pid_t pid, std::optional<std::chrono::milliseconds> timeout) {
+ProcessExit WaitForProcess(pid_t pid, std::optional<std::chrono::milliseconds> timeout, uint64_t tree_memory_bytes) {
   ProcessExit result;
+  TreeMemoryWatch watch(pid, tree_memory_bytes);
   const auto start = Clock::now();
   int status = 0;
   rusage usage{};
+  const bool poll_exit = timeout.has_value() || watch.watching();
   while (true) {
-    const pid_t done = ::wait4(pid, &status, timeout ? WNOHANG : 0, &usage);
+    const pid_t done = ::wait4(pid, &status, poll_exit ? WNOHANG : 0, &usage);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) break;
+    if (watch.Exceeded(result)) {
+      ::wait4(pid, &status, 0, &usage);
+      break;
+    }
     if (timeout && Clock::now() - start > *timeout) {
       ::kill(-pid, SIGKILL);  // the child leads its own process group
       ::kill(pid, SIGKILL);
@@ -212,7 +252,7 @@ ProcessExit WaitForProcess(pid_t pid, std::optional<std::chrono::milliseconds> t
       result.timed_out = true;
       break;
     }
-    if (timeout) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (poll_exit) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   result.elapsed_s = SecondsSince(start);
   auto seconds = [](const timeval& time) { return static_cast<double>(time.tv_sec) + 1e-6 * static_cast<double>(time.tv_usec); };
@@ -238,6 +278,8 @@ Result<ProcessExit> RunCommand(const SpawnOptions& options, std::chrono::millise
   }
   std::string output;
   bool timed_out = false;
+  ProcessExit watched;
+  TreeMemoryWatch watch(*pid, options.limits.tree_memory_bytes);
   while (true) {
     const auto remaining = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
                                          Clock::now() - start);
@@ -245,9 +287,12 @@ Result<ProcessExit> RunCommand(const SpawnOptions& options, std::chrono::millise
       timed_out = true;
       break;
     }
+    if (watch.Exceeded(watched)) break;
+    const auto wait = watch.watching() ? std::min(remaining, kTreeCheckInterval) : remaining;
     pollfd poll_fd{pipe_fds[0], POLLIN, 0};
-    const int ready = ::poll(&poll_fd, 1, static_cast<int>(remaining.count()));
+    const int ready = ::poll(&poll_fd, 1, static_cast<int>(wait.count()));
     if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0 && wait < remaining) continue;  // only time to measure the tree again
     if (ready <= 0) {
       timed_out = ready == 0;
       break;
@@ -262,9 +307,12 @@ Result<ProcessExit> RunCommand(const SpawnOptions& options, std::chrono::millise
   if (timed_out) ::kill(-*pid, SIGKILL);
   // The output may end before the process does: the deadline still holds.
   const auto left = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
-  ProcessExit exit = WaitForProcess(*pid, std::max(left, std::chrono::milliseconds(0)));
+  ProcessExit exit = WaitForProcess(*pid, std::max(left, std::chrono::milliseconds(0)),
+                                    watched.tree_memory_exceeded ? 0 : options.limits.tree_memory_bytes);
   if (exit.timed_out) ::kill(-*pid, SIGKILL);
   exit.timed_out = timed_out || exit.timed_out;
+  exit.tree_memory_exceeded = exit.tree_memory_exceeded || watched.tree_memory_exceeded;
+  exit.peak_tree_bytes = std::max(exit.peak_tree_bytes, watched.peak_tree_bytes);
   exit.elapsed_s = SecondsSince(start);
   exit.output = std::move(output);
   return exit;

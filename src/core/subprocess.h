@@ -21,6 +21,9 @@ struct ChildLimits {
   uint64_t address_space_bytes = 0;  // RLIMIT_AS: every mapping, the stack included [bytes]
   uint64_t stack_bytes = 0;          // RLIMIT_STACK's hard limit (a program may raise its own up to it) [bytes]
   uint64_t cpu_seconds = 0;          // RLIMIT_CPU: SIGXCPU at this many seconds [s], SIGKILL a little later
+  /// Not an rlimit: RunCommand watches the child and everything it starts (every 100 ms) and
+  /// kills them all once their anonymous resident memory together exceeds this [bytes].
+  uint64_t tree_memory_bytes = 0;
 };
 
 struct SpawnOptions {
@@ -55,6 +58,9 @@ struct ProcessExit {
   /// What the kernel accounted to the child and the descendants it waited for (wait4).
   double cpu_s = 0;             // [s] user + system
   uint64_t peak_rss_bytes = 0;  // [bytes] the largest resident set of any one of them
+  /// Killed by RunCommand because the processes together held more than ChildLimits::tree_memory_bytes.
+  bool tree_memory_exceeded = false;
+  uint64_t peak_tree_bytes = 0;  // [bytes] the most the watched tree held together (0: not watched)
   std::string output;    // captured stdout + stderr (RunCommand only)
 
   bool succeeded() const { return !timed_out && signal == 0 && exit_code == 0; }
@@ -65,8 +71,10 @@ struct ProcessExit {
 /// Starts a child process. It dies with the parent (PR_SET_PDEATHSIG).
 Result<pid_t> SpawnProcess(const SpawnOptions& options);
 
-/// Waits for `pid`; kills it with SIGKILL once `timeout` passes (nullopt: wait forever).
-ProcessExit WaitForProcess(pid_t pid, std::optional<std::chrono::milliseconds> timeout);
+/// Waits for `pid`; kills it with SIGKILL once `timeout` passes (nullopt: wait forever), or once
+/// it and its descendants hold more than `tree_memory_bytes` together (0: not watched).
+ProcessExit WaitForProcess(pid_t pid, std::optional<std::chrono::milliseconds> timeout,
+                           uint64_t tree_memory_bytes = 0);
 
 /// Runs a command to completion, capturing stdout and stderr together (at most `max_output_bytes`).
 Result<ProcessExit> RunCommand(const SpawnOptions& options, std::chrono::milliseconds timeout,

@@ -96,6 +96,7 @@ Result<BuildOutput> BuildKernelBench(const EvalBackend& backend, const Task& vie
   output->build_sandbox = sandbox->manifest;
   output->build_sandbox["directory"] = job.plan.directory.string();
   output->build_sandbox["seconds"] = sandbox->seconds;
+  output->build_sandbox["peak_memory_bytes"] = sandbox->peak_memory_bytes;
   output->build_sandbox["cache_hit"] = sandbox->cache_hit;
   return output;
 }
@@ -182,13 +183,13 @@ std::future<Result<BuildOutput>> SubmitBuild(CompilePool& pool, const EvalBacken
 std::future<Result<BuildOutput>> SubmitCandidateBuild(CompilePool& pool, const EvalBackend& backend, Task view,
                                                       CandidateJob job, GpuGate* gate = nullptr) {
   if (!job.kernelbench) return SubmitBuild(pool, backend, std::move(view), std::move(job.request), gate);
-  // python and its compilers may each reach the memory limit: the pool counts them all.
+  // python and its compilers are held to kBuildSandboxSlots limits together (BuildSandboxLimits).
   return pool.Submit(
       [&backend, view = std::move(view), job = std::move(*job.kernelbench), gate] {
         GpuGate::Shared cores(gate);
         return BuildKernelBench(backend, view, job);
       },
-      kBuildSandboxProcesses);
+      kBuildSandboxSlots);
 }
 
 // One evaluation: the stages in order, each recorded into the verdict; the first that fails

@@ -80,4 +80,12 @@ Result<LandlockRuleset> BuildSandboxRuleset(const json& analysis, const fs::path
   return LandlockRuleset::Create(readable, executable, writable);
 }
 
+ChildLimits BuildSandboxLimits(const BuildLimits& limits) {
+  // No address-space limit: python may start the CUDA runtime, which reserves far more, and the
+  // OpenMP threads of a CPU extension each reserve a malloc arena.
+  ChildLimits child = limits.ForChild(/*address_space=*/false);
+  child.tree_memory_bytes = kBuildSandboxSlots * limits.memory_bytes;
+  return child;
+}
+
 }  // namespace ksmith

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/build.h"
 #include "core/landlock.h"
 #include "core/result.h"
 #include "task/task.h"
@@ -17,10 +18,15 @@
 namespace ksmith {
 
 /// Compilers a build sandbox runs at once (torch's MAX_JOBS: load_inline's C++ and CUDA sources
-/// build side by side). With python, the processes of one build that may each reach the build's
-/// memory limit: the compile pool counts a build sandbox as this many builds.
+/// build side by side).
 inline constexpr size_t kBuildSandboxCompilers = 2;
-inline constexpr size_t kBuildSandboxProcesses = kBuildSandboxCompilers + 1;
+
+/// The limits of a build sandbox's processes: each as any build's, and all of them together
+/// (python, ninja and the compilers) within twice the build's memory limit: python may hold the
+/// problem's inputs at its own sizes (6.4 GB for 4096 x 393216 floats) up to its own limit, and
+/// its compilers another limit's worth. The compile pool counts a build sandbox as this many builds.
+inline constexpr size_t kBuildSandboxSlots = 2;
+ChildLimits BuildSandboxLimits(const BuildLimits& limits);
 
 /// The python3 that imported the task (its analysis's "python").
 std::string KernelBenchPython(const nlohmann::json& analysis);

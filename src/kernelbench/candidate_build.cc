@@ -122,13 +122,12 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
   build.sandboxed = ruleset.ok();
   build.command = fmt::format("{} -I build.py spec.json (build sandbox{})", options.argv[0],
                               build.sandboxed ? "" : ", without Landlock");
-  // No address-space limit: python may start the CUDA runtime, which reserves far more, and the
-  // OpenMP threads of a CPU extension each reserve a malloc arena.
-  options.limits = limits.ForChild(/*address_space=*/false);
+  options.limits = BuildSandboxLimits(limits);
   const auto timeout = limits.WallTimeout(kBuildTimeout);
   auto run = RunCommand(options, timeout);
   if (!run.ok()) return run.error();
   build.seconds = run->elapsed_s;
+  build.peak_memory_bytes = run->peak_tree_bytes;
   build.log = run->output;
   const std::string work_prefix = work.path().string() + "/";
   for (size_t at; (at = build.log.find(work_prefix)) != std::string::npos;) build.log.erase(at, work_prefix.size());

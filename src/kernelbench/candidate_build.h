@@ -30,6 +30,7 @@ struct CandidateBuild {
   bool built = false;  // false: the candidate does not import or its extension does not compile (see log)
   bool cache_hit = false;
   double seconds = 0;        // [s] 0 on a cache hit
+  uint64_t peak_memory_bytes = 0;  // [bytes] python and its compilers together at most (0 on a cache hit)
   std::string log;           // what python and the compilers said
   std::string command;       // for provenance
   bool sandboxed = false;    // Landlock held it (the namespaces are in manifest["isolation"])
