@@ -11,6 +11,25 @@ namespace {
 
 bool IsGpu(const PromptContext& context) { return TraitsOf(context.backend).gpu; }
 
+// A `.cu` that includes torch's headers spends about a minute in nvcc parsing them; one with CUDA's
+// headers alone builds in about a second, and a pybind11-only binding in a few (docs/benchmarks.md,
+// "Builds in seconds"). The verdict comes back that much sooner, so the prompt asks for this form.
+constexpr const char* kFastBuildForm =
+    "- Build fast (seconds, not a minute): keep torch's headers out of CUDA code. Put kernels and `extern \"C\"` "
+    "launchers taking raw pointers, sizes and a `cudaStream_t` (as `std::uintptr_t`) in `cuda_sources` with CUDA "
+    "and standard headers only; bind them in `cpp_sources` with `#include <pybind11/pybind11.h>` alone; call "
+    "`load_inline(..., functions=[...], no_implicit_headers=True, with_pytorch_error_handling=False)`; in forward "
+    "make outputs with torch (`torch.empty_like`), `.contiguous()` the inputs, and pass `t.data_ptr()` and "
+    "`torch.cuda.current_stream().cuda_stream`. For example:\n"
+    "  cuda_sources: `#include <cuda_runtime.h>` `#include <cstdint>` ... `extern \"C\" void relu_launch(std::uintptr_t "
+    "x, std::uintptr_t y, long long n, std::uintptr_t stream) { relu_kernel<<<blocks, 256, 0, "
+    "(cudaStream_t)stream>>>((const float*)x, (float*)y, n); }`\n"
+    "  cpp_sources: `#include <pybind11/pybind11.h>` `#include <cstdint>` `extern \"C\" void relu_launch(std::uintptr_t, "
+    "std::uintptr_t, long long, std::uintptr_t);` `void relu(std::uintptr_t x, std::uintptr_t y, long long n, "
+    "std::uintptr_t s) { relu_launch(x, y, n, s); }`\n"
+    "  forward: `y = torch.empty_like(x); module.relu(x.data_ptr(), y.data_ptr(), x.numel(), "
+    "torch.cuda.current_stream().cuda_stream); return y`\n";
+
 }  // namespace
 
 std::string BuildKernelBenchSystemPrompt(const PromptContext& context) {
@@ -36,6 +55,7 @@ std::string BuildKernelBenchSystemPrompt(const PromptContext& context) {
       gpu ? "CUDA C++ through `torch.utils.cpp_extension.load_inline`, or Triton (`@triton.jit`)"
           : "C++ through `torch.utils.cpp_extension.load_inline`");
   if (gpu) {
+    text += kFastBuildForm;
     text += "- All work on the current CUDA stream (`torch.cuda.current_stream()`, "
             "`at::cuda::getCurrentCUDAStream()` in C++) or, as KernelBench runs it, on the default stream (a launch "
             "with no stream argument); finished when those are: no other streams (no `cudaStreamPerThread`, no "

@@ -44,6 +44,9 @@ TEST(KernelBenchPrompt, TheSystemPromptAsksForModelNewInOnePythonBlock) {
   EXPECT_TRUE(Contains(cuda, "on the default stream (a launch with no stream argument)"))
       << "KernelBench's commonest honest launch is accepted, and the prompt says so";
   EXPECT_TRUE(Contains(cuda, "no `cudaStreamPerThread`"));
+  EXPECT_TRUE(Contains(cuda, "no_implicit_headers=True")) << "the form that builds in seconds";
+  EXPECT_TRUE(Contains(cuda, "#include <pybind11/pybind11.h>` alone"));
+  EXPECT_EQ(cpu.find("no_implicit_headers"), std::string::npos) << "the CPU's C++ has no nvcc to spare";
 }
 
 TEST(KernelBenchPrompt, TheTaskPromptShowsTheProblemTheJudgedSizeAndTheBaseline) {
