@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -25,8 +26,11 @@ SpawnOptions Shell(const std::string& script) {
   return options;
 }
 
-// `tail -n 1` keeps the last line whole, and /dev/zero has no newline: it holds all it reads.
-constexpr const char* kHoldsMemory = "head -c 200000000 /dev/zero | tail -n 1 > /dev/null";
+// `tail -n 1` keeps the last line whole, and /dev/zero has no newline: it holds all it reads, 200 MB,
+// until its input ends `seconds` later (so that a check every 100 ms sees it, however fast the pipe).
+std::string HoldsMemory(int seconds) {
+  return "(head -c 200000000 /dev/zero; sleep " + std::to_string(seconds) + ") | tail -n 1 > /dev/null";
+}
 
 TEST(ProcessTree, ListsTheChildAndItsDescendants) {
   auto pid = SpawnProcess(Shell("sleep 5 & sleep 5 & wait"));
@@ -44,7 +48,7 @@ TEST(ProcessTree, ListsTheChildAndItsDescendants) {
 }
 
 TEST(ProcessTree, CountsTheAnonymousMemoryOfAGrandchild) {
-  auto pid = SpawnProcess(Shell(std::string(kHoldsMemory) + "; sleep 5"));
+  auto pid = SpawnProcess(Shell(HoldsMemory(5)));
   ASSERT_TRUE(pid.ok()) << pid.error().message;
   uint64_t most = 0;
   for (int attempt = 0; attempt < 500 && most < (uint64_t{150} << 20); ++attempt) {
@@ -57,7 +61,7 @@ TEST(ProcessTree, CountsTheAnonymousMemoryOfAGrandchild) {
 }
 
 TEST(RunCommand, KillsATreeThatHoldsMoreThanItsMemoryLimitTogether) {
-  SpawnOptions options = Shell(std::string(kHoldsMemory) + "; echo finished");
+  SpawnOptions options = Shell(HoldsMemory(5) + "; echo finished");
   options.limits.tree_memory_bytes = uint64_t{64} << 20;
   auto run = RunCommand(options, milliseconds(30000));
   ASSERT_TRUE(run.ok()) << run.error().message;
@@ -69,7 +73,7 @@ TEST(RunCommand, KillsATreeThatHoldsMoreThanItsMemoryLimitTogether) {
 }
 
 TEST(RunCommand, LeavesATreeUnderItsMemoryLimitAlone) {
-  SpawnOptions options = Shell(std::string(kHoldsMemory) + "; echo finished");
+  SpawnOptions options = Shell(HoldsMemory(1) + "; echo finished");
   options.limits.tree_memory_bytes = uint64_t{1} << 30;
   auto run = RunCommand(options, milliseconds(30000));
   ASSERT_TRUE(run.ok()) << run.error().message;
