@@ -79,9 +79,11 @@ def kernelbench_run(args, folder, environment):
 
 
 def build_seconds(verdict):
+    """The build sandbox's own seconds: the verdict's build stage only counts the wait for a build
+    that started when the job was queued, 0 when it was done before a worker took the job."""
     for stage in verdict.get("stages", []):
         if stage.get("name") == "build":
-            return stage.get("seconds")
+            return (stage.get("details") or {}).get("build_sandbox", {}).get("seconds", stage.get("seconds"))
     return None
 
 

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -113,26 +114,40 @@ int TryForbiddenCallsInEveryWindow() {
   return wrong;
 }
 
-TEST(CallWatch, EveryForbiddenCallReachesTheEvaluatorWithWhoseCodeMadeIt) {
+// Forks a child that walls itself in with a report socket to a new watch and returns `body()`'s
+// value as its exit code (100: this kernel cannot hand a seccomp listener over); waits for it.
+struct WatchedChild {
+  std::unique_ptr<CallWatch> watch;
+  int status = 0;
+  bool no_listener() const { return WIFEXITED(status) && WEXITSTATUS(status) == 100; }
+};
+
+template <typename Body>
+WatchedChild RunWatchedChild(Body body) {
+  WatchedChild child;
   int report[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, report), 0);
-  auto watch = CallWatch::Start(report[0]);
-  ASSERT_NE(watch, nullptr);
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, report) != 0) return child;
+  child.watch = CallWatch::Start(report[0]);
+  if (child.watch == nullptr) return child;
   const pid_t pid = ::fork();
   if (pid == 0) {
     SandboxPolicy policy;
     policy.report_fd = report[1];
-    const Protections protections = ApplySandbox(policy);
-    if (!protections.attempts_reported) ::_exit(100);
-    ::_exit(TryForbiddenCallsInEveryWindow());
+    if (!ApplySandbox(policy).attempts_reported) ::_exit(100);
+    ::_exit(body());
   }
   ::close(report[1]);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << status;
-  if (WEXITSTATUS(status) == 100) GTEST_SKIP() << "this kernel cannot hand a seccomp listener over (Linux < 5.7?)";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "calls not refused with EPERM, as bits";
-  const std::vector<DeniedCall> denied = watch->Denied();
+  if (::waitpid(pid, &child.status, 0) != pid) child.status = -1;
+  return child;
+}
+
+TEST(CallWatch, EveryForbiddenCallReachesTheEvaluatorWithWhoseCodeMadeIt) {
+  const WatchedChild child = RunWatchedChild(TryForbiddenCallsInEveryWindow);
+  ASSERT_NE(child.watch, nullptr);
+  ASSERT_TRUE(WIFEXITED(child.status)) << child.status;
+  if (child.no_listener()) GTEST_SKIP() << "this kernel cannot hand a seccomp listener over (Linux < 5.7?)";
+  EXPECT_EQ(WEXITSTATUS(child.status), 0) << "calls not refused with EPERM, as bits";
+  const std::vector<DeniedCall> denied = child.watch->Denied();
   ASSERT_EQ(denied.size(), 5u);
   EXPECT_EQ(denied[0].call, "fork (clone)");
   EXPECT_EQ(denied[0].window, CodeWindow::kTrusted);
@@ -146,31 +161,21 @@ TEST(CallWatch, EveryForbiddenCallReachesTheEvaluatorWithWhoseCodeMadeIt) {
   EXPECT_EQ(denied[4].call, "execve");
   EXPECT_EQ(denied[4].window, CodeWindow::kWorker);
   EXPECT_TRUE(denied[4].candidate);
-  const std::string reason = watch->CandidateReason();
+  const std::string reason = child.watch->CandidateReason();
   EXPECT_NE(reason.find("the candidate tried fork (clone), system/posix_spawn"), std::string::npos) << reason;
 }
 
 TEST(CallWatch, TrustedCodesManyCallsCannotCrowdOutTheCandidates) {
-  int report[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, report), 0);
-  auto watch = CallWatch::Start(report[0]);
-  ASSERT_NE(watch, nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    SandboxPolicy policy;
-    policy.report_fd = report[1];
-    if (!ApplySandbox(policy).attempts_reported) ::_exit(100);
+  const WatchedChild child = RunWatchedChild([] {
     SetCodeWindow(CodeWindow::kTrusted);
     for (int i = 0; i < 300; ++i) (void)::fork();
     SetCodeWindow(CodeWindow::kCandidate);
     (void)::syscall(SYS_vfork);
-    ::_exit(0);
-  }
-  ::close(report[1]);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 100) GTEST_SKIP() << "no seccomp listener here";
-  const std::string reason = watch->CandidateReason();
+    return 0;
+  });
+  ASSERT_NE(child.watch, nullptr);
+  if (child.no_listener()) GTEST_SKIP() << "no seccomp listener here";
+  const std::string reason = child.watch->CandidateReason();
   EXPECT_NE(reason.find("the candidate tried vfork"), std::string::npos) << reason;
 }
 

@@ -220,19 +220,43 @@ TEST(LocalEvalService, ADeviceThatCannotStartSaysWhich) {
 
 // ------------------------------------------------------------------ the cpu backend, real workers
 
-TEST(LocalEvalServiceCpu, FortyJobsOverTwoWorkersSurviveAWorkerKilledMidJob) {
-  ScopedTempDir temp("ksmith-service-cpu");
-  ASSERT_TRUE(temp.ok());
-  auto small = testing::WriteSmallVectorAdd(temp.path() / "tasks");
-  ASSERT_TRUE(small.ok()) << small.error().message;
-  const auto task = std::make_shared<const Task>(std::move(small.value()));
+// A small vector_add task under `folder` and a service of two real cpu workers with their cache
+// there; on failure, the two are null and `error` says why.
+struct CpuService {
+  std::shared_ptr<const Task> task;
+  std::unique_ptr<LocalEvalService> service;
+  std::string error;
+};
+
+CpuService StartCpuServiceWithTwoWorkers(const fs::path& folder) {
+  CpuService cpu;
+  auto small = testing::WriteSmallVectorAdd(folder / "tasks");
+  if (!small.ok()) {
+    cpu.error = small.error().message;
+    return cpu;
+  }
   LocalServiceConfig config;
   config.devices = {{"cpu", "", 2}};
-  config.backend_config.cache_directory = temp.path() / "cache";
+  config.backend_config.cache_directory = folder / "cache";
   config.backend_config.measure_facts = false;
   config.backend_config.worker_executable = KSMITH_WORKER_PATH;
   auto service = LocalEvalService::Start(std::move(config));
-  ASSERT_TRUE(service.ok()) << service.error().message;
+  if (!service.ok()) {
+    cpu.error = service.error().message;
+    return cpu;
+  }
+  cpu.task = std::make_shared<const Task>(std::move(small.value()));
+  cpu.service = std::move(service.value());
+  return cpu;
+}
+
+TEST(LocalEvalServiceCpu, FortyJobsOverTwoWorkersSurviveAWorkerKilledMidJob) {
+  ScopedTempDir temp("ksmith-service-cpu");
+  ASSERT_TRUE(temp.ok());
+  CpuService cpu = StartCpuServiceWithTwoWorkers(temp.path());
+  ASSERT_TRUE(cpu.task && cpu.service) << cpu.error;
+  const auto& task = cpu.task;
+  auto& service = cpu.service;
   const std::string prefix = "#include <cstdint>\nextern \"C\" void vector_add(const float* a, const float* b, float* c, int64_t n) {\n";
   const std::string honest = prefix + "  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];\n}\n";
   const std::string spinning = prefix + "  for (volatile int64_t i = 0; i < n || true; i = i + 1) {}\n}\n";
@@ -244,7 +268,7 @@ TEST(LocalEvalServiceCpu, FortyJobsOverTwoWorkersSurviveAWorkerKilledMidJob) {
   for (int i = 0; i < 40; ++i) {
     EvalJob job{i == 0 ? "spinning" : "honest-" + std::to_string(i), task, "cpu",
                 {"candidate.cc", i == 0 ? spinning : honest, 0}, options};
-    ASSERT_TRUE((*service)->Submit(std::move(job)).ok());
+    ASSERT_TRUE(service->Submit(std::move(job)).ok());
   }
   // The spinning job's worker is the child that burns CPU: kill it as an OOM killer would.
   pid_t victim = 0;
@@ -258,7 +282,7 @@ TEST(LocalEvalServiceCpu, FortyJobsOverTwoWorkersSurviveAWorkerKilledMidJob) {
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
   std::map<std::string, Verdict> verdicts;
   for (int i = 0; i < 40; ++i) {
-    auto verdict = (*service)->NextVerdict(milliseconds(120'000));
+    auto verdict = service->NextVerdict(milliseconds(120'000));
     ASSERT_TRUE(verdict.has_value()) << "only " << i << " verdicts came";
     verdicts[verdict->job_id] = verdict->verdict;
   }
@@ -288,16 +312,10 @@ TEST(LocalEvalServiceCpu, TwoWorkersNeverTimeAtOnceNorCheckWhileTheOtherTimes) {
   // cores alone.
   ScopedTempDir temp("ksmith-service-cpu-gate");
   ASSERT_TRUE(temp.ok());
-  auto small = testing::WriteSmallVectorAdd(temp.path() / "tasks");
-  ASSERT_TRUE(small.ok()) << small.error().message;
-  const auto task = std::make_shared<const Task>(std::move(small.value()));
-  LocalServiceConfig config;
-  config.devices = {{"cpu", "", 2}};
-  config.backend_config.cache_directory = temp.path() / "cache";
-  config.backend_config.measure_facts = false;
-  config.backend_config.worker_executable = KSMITH_WORKER_PATH;
-  auto service = LocalEvalService::Start(std::move(config));
-  ASSERT_TRUE(service.ok()) << service.error().message;
+  CpuService cpu = StartCpuServiceWithTwoWorkers(temp.path());
+  ASSERT_TRUE(cpu.task && cpu.service) << cpu.error;
+  const auto& task = cpu.task;
+  auto& service = cpu.service;
   EvalOptions options;
   options.seeds = 2;
   options.threads = 1;
@@ -308,11 +326,11 @@ TEST(LocalEvalServiceCpu, TwoWorkersNeverTimeAtOnceNorCheckWhileTheOtherTimes) {
     const std::string source = "#include <cstdint>\n// job " + std::to_string(i) +
                                "\nextern \"C\" void vector_add(const float* a, const float* b, float* c, int64_t n) {\n"
                                "  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];\n}\n";
-    ASSERT_TRUE((*service)->Submit({"job-" + std::to_string(i), task, "cpu", {"candidate.cc", source, 0}, options}).ok());
+    ASSERT_TRUE(service->Submit({"job-" + std::to_string(i), task, "cpu", {"candidate.cc", source, 0}, options}).ok());
   }
   std::vector<Verdict> verdicts;
   for (int i = 0; i < 6; ++i) {
-    auto verdict = (*service)->NextVerdict(milliseconds(300'000));
+    auto verdict = service->NextVerdict(milliseconds(300'000));
     ASSERT_TRUE(verdict.has_value()) << "only " << i << " verdicts came";
     verdicts.push_back(std::move(verdict->verdict));
   }
