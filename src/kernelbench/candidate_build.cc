@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/build_command.h"
 #include "core/clock.h"
 #include "core/files.h"
 #include "core/hash.h"
@@ -123,28 +124,23 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
   build.command = fmt::format("{} -I build.py spec.json (build sandbox{})", options.argv[0],
                               build.sandboxed ? "" : ", without Landlock");
   options.limits = BuildSandboxLimits(limits);
-  const auto timeout = limits.WallTimeout(kBuildTimeout);
-  auto run = RunCommand(options, timeout);
-  if (!run.ok()) return run.error();
-  build.seconds = run->elapsed_s;
-  build.peak_memory_bytes = run->peak_tree_bytes;
-  build.log = run->output;
-  const std::string work_prefix = work.path().string() + "/";
-  for (size_t at; (at = build.log.find(work_prefix)) != std::string::npos;) build.log.erase(at, work_prefix.size());
-  if (!run->succeeded()) {
-    build.limit_hit = FindBuildLimitHit(*run, limits, timeout, "the build sandbox");
-    if (build.limit_hit) build.log += fmt::format("\n[{}]\n", build.limit_hit->reason);
-  }
-  if (run->signal == 0 && run->exit_code == kBuildFailedExitCode) return build;
+  auto limited = RunBuildCommand(options, limits, kBuildTimeout, work.path(), "the build sandbox");
+  if (!limited.ok()) return limited.error();
+  const ProcessExit& run = limited->exit;
+  build.seconds = run.elapsed_s;
+  build.peak_memory_bytes = run.peak_tree_bytes;
+  build.log = run.output;
+  build.limit_hit = limited->limit_hit;
+  if (run.signal == 0 && run.exit_code == kBuildFailedExitCode) return build;
   auto text = ReadFile(work.path() / "manifest.json", kMaxManifestBytes);
   build.manifest = text.ok() ? json::parse(*text, nullptr, false) : json();
   if (!build.manifest.is_object() || !build.manifest.contains("extensions")) {
     build.log += fmt::format("\n[python {} before the candidate was imported, its extensions built]\n",
-                             run->Describe());
+                             run.Describe());
     return build;
   }
-  if (!run->succeeded()) {  // it imported; a call ended the process, which the worker will see too
-    build.manifest["warnings"].push_back(fmt::format("the build's python ended ({}) while calling the model", run->Describe()));
+  if (!run.succeeded()) {  // it imported; a call ended the process, which the worker will see too
+    build.manifest["warnings"].push_back(fmt::format("the build's python ended ({}) while calling the model", run.Describe()));
   }
   build.built = true;
   // Kept: the extensions, Triton's cache and the manifest; what the build only needed goes.

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "backend/build_command.h"
 #include "core/files.h"
 #include "core/hash.h"
 #include "core/landlock.h"
@@ -166,21 +167,12 @@ Result<BuildOutput> CpuCompiler::Compile(const std::string& key_prefix,
   // A compiler that runs away (branching template recursion took g++ to 10.8 GB) is stopped
   // by its limits, and the verdict says which.
   options.limits = limits_.ForChild(/*address_space=*/true);
-  const auto timeout = limits_.WallTimeout(kCompileTimeout);
-  auto run = RunCommand(options, timeout);
+  auto run = RunBuildCommand(options, limits_, kCompileTimeout, work.path(), "the compiler");
   if (!run.ok()) return run.error();
-  output.compile_s = run->elapsed_s;
-  // Paths inside the temporary folder mean nothing to the reader.
-  output.log = run->output;
-  const std::string work_prefix = work.path().string() + "/";
-  for (size_t at; (at = output.log.find(work_prefix)) != std::string::npos;) {
-    output.log.erase(at, work_prefix.size());
-  }
-  if (!run->succeeded()) {
-    output.limit_hit = FindBuildLimitHit(*run, limits_, timeout, "the compiler");
-    if (output.limit_hit) output.log += fmt::format("\n[{}]\n", output.limit_hit->reason);
-    return output;
-  }
+  output.compile_s = run->exit.elapsed_s;
+  output.log = std::move(run->exit.output);
+  output.limit_hit = run->limit_hit;
+  if (!run->exit.succeeded()) return output;
   output.compiled = true;
   std::error_code error;
   fs::rename(object_path, output.shared_object, error);

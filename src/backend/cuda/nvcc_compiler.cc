@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/build_command.h"
 #include "core/files.h"
 #include "core/hash.h"
 #include "core/landlock.h"
@@ -392,22 +393,13 @@ Result<BuildOutput> NvccCompiler::RunNvcc(const std::string& kernel_source,
 
   // Each of nvcc's tools (cudafe++, cicc, ptxas, the host compiler) is held to the limits.
   options.limits = limits_.ForChild(/*address_space=*/true);
-  const auto timeout = limits_.WallTimeout(kCompileTimeout);
-  auto run = RunCommand(options, timeout);
+  auto run = RunBuildCommand(options, limits_, kCompileTimeout, work, "nvcc");
   if (!run.ok()) return run.error();
-  output.compile_s = run->elapsed_s;
-  // Paths inside the temporary folder mean nothing to the reader.
-  output.log = run->output;
-  const std::string work_prefix = work.string() + "/";
-  for (size_t at; (at = output.log.find(work_prefix)) != std::string::npos;) {
-    output.log.erase(at, work_prefix.size());
-  }
+  output.compile_s = run->exit.elapsed_s;
+  output.log = std::move(run->exit.output);
+  output.limit_hit = run->limit_hit;
   output.resources = ParsePtxasInfo(output.log);
-  if (!run->succeeded()) {
-    output.limit_hit = FindBuildLimitHit(*run, limits_, timeout, "nvcc");
-    if (output.limit_hit) output.log += fmt::format("\n[{}]\n", output.limit_hit->reason);
-    return output;
-  }
+  if (!run->exit.succeeded()) return output;
   if (!fs::exists(object_path)) return output;
   output.compiled = true;
   output.shared_object = object_path;
