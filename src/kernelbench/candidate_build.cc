@@ -100,6 +100,7 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
   json spec = {{"source", analysis.at("source")},
                {"file", analysis.at("file")},
                {"constant_dims", analysis.at("constant_dims")},
+               {"constants", analysis.value("constants", json::object())},
                {"sys_path", analysis.at("python").at("sys_path")},
                {"candidate_source", std::string(python_source)},
                {"candidate_file", std::string(candidate_name)},

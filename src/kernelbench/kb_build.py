@@ -110,7 +110,10 @@ def main(spec_path):
     write_manifest()
     # The problem's own sizes first, then the task's: extensions built lazily, in __init__ or in a
     # first forward, are built here too.
-    sizes = [{}] + [{c: shape[d] for c, d in spec["constant_dims"].items() if d in shape} for shape in spec["shapes"]]
+    # The problem's own sizes are named as its constants are, so that a task's size equal to them
+    # (the bench shape, where the problem fits) is not built and called at full size twice.
+    own = {c: spec["constants"][c] for c in spec["constant_dims"] if c in spec.get("constants", {})}
+    sizes = [own] + [{c: shape[d] for c, d in spec["constant_dims"].items() if d in shape} for shape in spec["shapes"]]
     seen = []
     for index, constants in enumerate(sizes):
         if constants in seen:
