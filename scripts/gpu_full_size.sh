@@ -5,7 +5,8 @@
 # unchanged model (`ModelNew = Model`) on each, one after another (a verdict at these sizes holds
 # tens of GB of the GPU), sampling the GPU's memory in use while it runs.
 #   scripts/gpu_full_size.sh [problems]
-# Writes $OUT/full_size.md (a table) and $OUT/full_size.jsonl (the verdicts).
+# Writes $OUT/full_size.md (a table), $OUT/full_size.jsonl (one line a verdict) and
+# $OUT/verdict_<task>.json (the verdicts whole).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
@@ -38,6 +39,7 @@ for folder in "$tasks_dir"/kernelbench/*/; do
   "$K" eval --backend cuda --task "$task" --json --quiet --timing-budget 0.5 "$candidates/unchanged_$task.py" \
     $extra > "/tmp/verdict_$task.json" 2> "/tmp/verdict_$task.err"
   kill "$sampler" 2>/dev/null
+  cp "/tmp/verdict_$task.json" "$out/verdict_$task.json"  # every stage's counters, for where the time goes
   python3 - "$task" "/tmp/verdict_$task.json" "/tmp/memory_$task.txt" "$folder/kernelbench.json" \
     >> "$out/full_size.jsonl" <<'PY'
 import json, pathlib, sys

@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}; mkdir -p "$out"; OUT=$out
 source scripts/gpu_env.sh
-for pack in .gpu-before .gpu; do
+for pack in ${SYNC_PACKS:-.gpu-before .gpu}; do
   for s in 11 12 13; do
     LD_LIBRARY_PATH="$PWD/$pack/lib:$LD_LIBRARY_PATH" timeout 45 "$PWD/$pack/bin/ksmith" eval --backend cuda --task vector_add \
       tests/kernels/cuda/honest/vector_add_sync.cu --seed $s --timing-budget 0.2 --json --quiet > "$OUT/$pack-$s.json" 2> "$OUT/$pack-$s.err"

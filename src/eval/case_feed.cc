@@ -37,28 +37,58 @@ void CaseFeed::Produce() {
   if (start_) {
     if (Status started = start_(); !started.ok()) return stop_with(started.error());
   }
+  size_t last_bytes = 0;
   for (const CaseSpec& spec : specs_) {
+    PreparedCase spare;
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [this] { return stopping_ || ready_bytes_ < ahead_bytes_; });
+      if (last_bytes >= ahead_bytes_) {
+        // One case being called, one being checked: a third waits for the memory of the first
+        // judged, unless the taker already waits for it.
+        changed_.wait(lock, [this] { return stopping_ || spare_ || taken_ < returned_ + 2 || takers_waiting_ > 0; });
+      }
       if (stopping_) return;
+      if (spare_) {
+        spare = std::move(*spare_);
+        spare_.reset();
+      }
     }
-    PreparedCase prepared = prepare_(spec);
+    PreparedCase prepared = prepare_(spec, std::move(spare));
     if (Status answered = answer_(prepared); !answered.ok()) {
       return stop_with(Error{answered.error().kind, spec.label + ": " + answered.error().message});
     }
     prepared.input_rms = InputRms(prepared);
+    last_bytes = PreparedBytes(prepared);
     std::lock_guard lock(mutex_);
-    ready_bytes_ += PreparedBytes(prepared);
+    ++produced_;
+    ready_bytes_ += last_bytes;
     ready_.push_back(std::move(prepared));
     changed_.notify_all();
   }
 }
 
+void CaseFeed::Recycle(PreparedCase judged) {
+  {
+    std::lock_guard lock(mutex_);
+    ++returned_;
+    if (!spare_ && produced_ < specs_.size()) {
+      spare_ = std::move(judged);
+      changed_.notify_all();
+      return;
+    }
+    changed_.notify_all();
+  }
+  // Not wanted: `judged` is freed here, outside the lock.
+}
+
 Result<PreparedCase> CaseFeed::Next() {
-  if (taken_ >= specs_.size()) throw std::logic_error("CaseFeed::Next called past the last case");
   std::unique_lock lock(mutex_);
+  if (taken_ >= specs_.size()) throw std::logic_error("CaseFeed::Next called past the last case");
+  ++takers_waiting_;
+  changed_.notify_all();
   changed_.wait(lock, [this] { return !ready_.empty() || failed_.has_value(); });
+  --takers_waiting_;
   if (ready_.empty()) return *failed_;
   PreparedCase prepared = std::move(ready_.front());
   ready_.pop_front();

@@ -24,9 +24,12 @@ size_t PreparedBytes(const PreparedCase& prepared);
 
 class CaseFeed {
  public:
-  /// Generates a case's inputs.
-  using Prepare = std::function<PreparedCase(const CaseSpec&)>;
-  /// Fills prepared.expected (and .magnitude). An error is the evaluator's, never the
+  /// Generates a case's inputs. `spare` is a judged case handed back by Recycle, or empty: its
+  /// buffers are the new case's to reuse (at a problem's own sizes, fresh pages for gigabytes
+  /// cost more than drawing the values).
+  using Prepare = std::function<PreparedCase(const CaseSpec&, PreparedCase spare)>;
+  /// Fills prepared.expected (and .magnitude), every element of it: Prepare may have left a
+  /// judged case's answer there for its memory. An error is the evaluator's, never the
   /// candidate's; the feed stops at the first.
   using Answer = std::function<Status(PreparedCase&)>;
   /// Runs once on the feed's thread before the first case (e.g. loading the reference). An
@@ -45,6 +48,11 @@ class CaseFeed {
   /// before this case. Calling it more times than there are cases is a bug.
   Result<PreparedCase> Next();
 
+  /// Hands a judged case back for its memory. While two cases taken are still out, a case as
+  /// large as `ahead_bytes` is prepared only in the memory of one handed back (or when the
+  /// taker waits for it), so that a verdict at a problem's own sizes reuses a few buffers.
+  void Recycle(PreparedCase judged);
+
   const std::vector<CaseSpec>& specs() const { return specs_; }
 
  private:
@@ -62,7 +70,11 @@ class CaseFeed {
   size_t ready_bytes_ = 0;          // guarded by mutex_
   std::optional<Error> failed_;     // guarded by mutex_; set when the feed stopped on an error
   bool stopping_ = false;           // guarded by mutex_
-  size_t taken_ = 0;                // only the taker's thread
+  size_t taken_ = 0;                // guarded by mutex_
+  size_t returned_ = 0;             // guarded by mutex_: cases handed back to Recycle
+  size_t produced_ = 0;             // guarded by mutex_
+  int takers_waiting_ = 0;          // guarded by mutex_
+  std::optional<PreparedCase> spare_;  // guarded by mutex_
   std::thread thread_;
 };
 

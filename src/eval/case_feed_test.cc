@@ -25,7 +25,7 @@ PreparedCase Inputs(const CaseSpec& spec, size_t bytes) {
 
 // Prepares inputs of `bytes`, counting the cases prepared.
 CaseFeed::Prepare Counting(std::atomic<int>& prepared, size_t bytes) {
-  return [&prepared, bytes](const CaseSpec& spec) {
+  return [&prepared, bytes](const CaseSpec& spec, PreparedCase) {
     ++prepared;
     return Inputs(spec, bytes);
   };
@@ -47,7 +47,7 @@ Status Double(PreparedCase& prepared) {
 }
 
 TEST(CaseFeed, GivesEveryCaseInOrderWithItsAnswer) {
-  CaseFeed feed(Specs(5), nullptr, [](const CaseSpec& spec) { return Inputs(spec, 64); }, Double, 1 << 20);
+  CaseFeed feed(Specs(5), nullptr, [](const CaseSpec& spec, PreparedCase) { return Inputs(spec, 64); }, Double, 1 << 20);
   for (int i = 0; i < 5; ++i) {
     auto next = feed.Next();
     ASSERT_TRUE(next.ok()) << next.error().message;
@@ -75,7 +75,7 @@ TEST(CaseFeed, HoldsNoMoreThanItsBoundPlusOneCaseAhead) {
 
 TEST(CaseFeed, StopsAtTheFirstFailedAnswerAndSaysWhichCase) {
   int answered = 0;
-  CaseFeed feed(Specs(5), nullptr, [](const CaseSpec& spec) { return Inputs(spec, 16); },
+  CaseFeed feed(Specs(5), nullptr, [](const CaseSpec& spec, PreparedCase) { return Inputs(spec, 16); },
                 [&](PreparedCase& prepared) -> Status {
                   if (++answered == 3) return MakeError(ErrorKind::kInternal, "the reference worker failed");
                   return Double(prepared);
@@ -92,7 +92,7 @@ TEST(CaseFeed, StopsAtTheFirstFailedAnswerAndSaysWhichCase) {
 TEST(CaseFeed, AFailedStartIsTheAnswerForTheFirstCase) {
   bool prepared_any = false;
   CaseFeed feed(Specs(2), [] { return Status(MakeError(ErrorKind::kIo, "cannot load the reference")); },
-                [&](const CaseSpec& spec) {
+                [&](const CaseSpec& spec, PreparedCase) {
                   prepared_any = true;
                   return Inputs(spec, 8);
                 },
@@ -110,6 +110,40 @@ TEST(CaseFeed, ClosesWithCasesNeverTaken) {
     ASSERT_TRUE(feed.Next().ok());
   }  // a verdict that failed at its first case: the feed stops instead of preparing the rest
   EXPECT_LT(prepared.load(), 100);
+}
+
+TEST(CaseFeed, ALargeCaseIsPreparedInTheMemoryOfOneHandedBack) {
+  // Cases of 4096 + 4096 bytes against a bound of 1024: each is "large", as a problem's own sizes are.
+  std::vector<std::string> spares;  // what each preparation was handed, by the feed's thread only
+  CaseFeed feed(Specs(4), nullptr,
+                [&](const CaseSpec& spec, PreparedCase spare) {
+                  spares.push_back(spare.inputs);
+                  PreparedCase prepared = Inputs(spec, 4096);
+                  return prepared;
+                },
+                Double, 1024);
+  auto first = feed.Next();
+  auto second = feed.Next();
+  ASSERT_TRUE(first.ok() && second.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the third waits for memory
+  feed.Recycle(std::move(first.value()));
+  auto third = feed.Next();
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->inputs.front(), 'c');
+  ASSERT_EQ(spares.size(), 3u);
+  EXPECT_TRUE(spares[0].empty());
+  EXPECT_TRUE(spares[1].empty());
+  EXPECT_EQ(spares[2], std::string(4096, 'a'));  // the first case's buffer, handed back
+}
+
+TEST(CaseFeed, ATakerThatHandsNothingBackStillGetsEveryLargeCase) {
+  std::atomic<int> prepared{0};
+  CaseFeed feed(Specs(6), nullptr, Counting(prepared, 4096), Double, 1024);
+  for (int i = 0; i < 6; ++i) {
+    auto next = feed.Next();
+    ASSERT_TRUE(next.ok());
+    EXPECT_EQ(next->inputs.front(), 'a' + i);
+  }
 }
 
 }  // namespace

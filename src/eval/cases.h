@@ -68,8 +68,9 @@ struct PreparedCase {
 /// Where each tensor of `shape` goes; no data.
 CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_bytes);
 
-/// Generates the inputs of `spec`. `guard_bytes` pads every tensor on both sides.
-PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes);
+/// Generates the inputs of `spec`. `guard_bytes` pads every tensor on both sides. The inputs are
+/// drawn into `reuse_inputs`'s memory (a judged case's: every byte is overwritten).
+PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes, std::string reuse_inputs = {});
 
 /// The inputs the reference also runs on, to learn how exactly an honest fp32 kernel can meet
 /// each output element (PreparedCase::magnitude).

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/parallel.h"
 #include "tensor/compare.h"
 
 namespace ksmith {
@@ -152,12 +153,12 @@ Status GuardedArena::Prepare(std::string_view inputs, uint64_t guard_key) {
     guards.Fill(region + layout_.guard_bytes + slot.bytes, layout_.guard_bytes, i, GuardSide::kAfter);
     unsigned char* data = region + layout_.guard_bytes;
     if (slot.output) {
-      FillPattern(data, slot.bytes, DTypePoisonPattern(slot.dtype));
+      ParallelFillPattern(data, slot.bytes, DTypePoisonPattern(slot.dtype));
     } else {
       if (inputs.size() - consumed < slot.bytes) {
         return MakeError(ErrorKind::kProtocol, "input data shorter than the layout");
       }
-      std::memcpy(data, inputs.data() + consumed, slot.bytes);
+      ParallelCopy(data, inputs.data() + consumed, slot.bytes);
       consumed += slot.bytes;
     }
   }
@@ -172,11 +173,14 @@ std::string GuardedArena::Snapshot() const {
 }
 
 void GuardedArena::SnapshotInto(std::string& snapshot) const {
-  snapshot.clear();  // keeps the capacity
-  snapshot.reserve(layout_.SnapshotBytes());
+  // Resized only when the size changes: a buffer of the same size is overwritten as it is, with
+  // no pass that zeroes gigabytes first.
+  if (snapshot.size() != layout_.SnapshotBytes()) snapshot.resize(layout_.SnapshotBytes());
+  size_t offset = 0;
   for (size_t i = 0; i < layout_.tensors.size(); ++i) {
-    snapshot.append(reinterpret_cast<const char*>(base_ + offsets_[i]),
-                    layout_.tensors[i].bytes + 2 * layout_.guard_bytes);
+    const size_t bytes = layout_.tensors[i].bytes + 2 * layout_.guard_bytes;
+    ParallelCopy(snapshot.data() + offset, base_ + offsets_[i], bytes);
+    offset += bytes;
   }
 }
 

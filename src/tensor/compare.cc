@@ -4,9 +4,11 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "core/parallel.h"
 #include "core/target_clones.h"
 
 namespace ksmith {
@@ -16,6 +18,8 @@ constexpr double kMagnitudeFactor = 8.0;  // times eps, on sum |terms|
 
 constexpr size_t kLanes = 8;      // independent partial sums, so the loops vectorize
 constexpr size_t kChunk = 4096;   // elements per block whose largest ratio is kept
+// Elements a thread judges at once where an output is spread over the cores (a multiple of kChunk).
+constexpr size_t kParallelBlock = size_t{1} << 22;
 
 struct Bounds {
   double elem_bound = 0;
@@ -47,8 +51,9 @@ inline __attribute__((always_inline)) bool IsFinite(Reference value) {
 // The element-by-element judgement, for outputs with NaN, Inf or unwritten elements.
 template <typename Reference>
 void CompareElementwise(const float* got, const Reference* ref, size_t count, const Bounds& bounds,
-                        const double* magnitude, Comparison& result, double& error_square_sum) {
-  double worst_ratio = -1;
+                        const double* magnitude, Comparison& result, double& error_square_sum,
+                        double& worst_ratio) {
+  worst_ratio = -1;
   for (size_t i = 0; i < count; ++i) {
     const double expected = ref[i];
     const float value = got[i];
@@ -86,10 +91,11 @@ void CompareElementwise(const float* got, const Reference* ref, size_t count, co
 // worst element is then found again in its chunk (the first with the largest ratio, as above).
 template <typename Reference>
 KSMITH_WITH_AVX2_CLONE void CompareFinite(const float* got, const Reference* ref, size_t count, const Bounds& bounds,
-                                          const double* magnitude, Comparison& result, double& error_square_sum) {
+                                          const double* magnitude, Comparison& result, double& error_square_sum,
+                                          double& worst_ratio) {
   double squares[kLanes] = {};
   size_t over[kLanes] = {};
-  double worst_ratio = -1;
+  worst_ratio = -1;
   size_t worst_chunk = 0;
   for (size_t chunk = 0; chunk < count; chunk += kChunk) {
     const size_t end = std::min(count, chunk + kChunk);
@@ -167,15 +173,27 @@ KSMITH_WITH_AVX2_CLONE size_t ScanValues(const float* got, const Reference* ref,
 template <typename Reference>
 Comparison Compare(const float* got, const Reference* ref, size_t count, const Tolerance& tolerance,
                    double epsilon, double accumulation, double magnitude_floor,
-                   const double* magnitude) {
+                   const double* magnitude, bool parallel) {
   Comparison result;
   result.count = count;
   const double length = std::max(1.0, accumulation);
   result.norm_bound = tolerance.norm + epsilon * (4.0 * std::sqrt(length) + length / 4.0);
   result.elem_bound = tolerance.elem + epsilon * (16.0 * std::sqrt(length) + length);
 
+  // Fixed blocks, so that the sums' order, and with it every bit of the result, is the same
+  // however many threads ran them; one block (the whole output) below kParallelBlock.
+  const size_t blocks = parallel && count > kParallelBlock ? (count + kParallelBlock - 1) / kParallelBlock : 1;
+  const size_t block_size = blocks == 1 ? count : kParallelBlock;
+  const auto block_begin = [&](size_t block) { return block * block_size; };
+  const auto block_count = [&](size_t block) { return std::min(count, (block + 1) * block_size) - block * block_size; };
+  std::vector<double> block_ref_squares(blocks, 0.0);
+  std::vector<size_t> block_nonfinite(blocks, 0);
+  ParallelFor(blocks, [&](size_t block) {
+    block_nonfinite[block] = ScanValues(got + block_begin(block), ref + block_begin(block), block_count(block),
+                                        block_ref_squares[block]);
+  });
   double ref_square_sum = 0;
-  const size_t any_nonfinite = ScanValues(got, ref, count, ref_square_sum);
+  for (const double squares : block_ref_squares) ref_square_sum += squares;
   result.ref_rms = std::max(count > 0 ? std::sqrt(ref_square_sum / static_cast<double>(count)) : 0.0,
                             magnitude_floor);
   // On a handful of elements the norm-wise error is just the worst element's, so it may reach
@@ -187,11 +205,29 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
   // elementwise formula's intermediates (exp(x) in exp(x) - 1) are of size 1 on tiny inputs.
   const double noise = tolerance.noise * std::max(magnitude_floor, epsilon);
   const Bounds bounds{result.elem_bound, result.ref_rms, magnitude ? kMagnitudeFactor * epsilon : 0.0, noise};
+  std::vector<Comparison> block_results(blocks);
+  std::vector<double> block_error_squares(blocks, 0.0);
+  std::vector<double> block_worst(blocks, -1.0);
+  ParallelFor(blocks, [&](size_t block) {
+    const size_t begin = block_begin(block);
+    const double* block_magnitude = magnitude ? magnitude + begin : nullptr;
+    // Only outputs with a NaN, an Inf or an unwritten element need the element-by-element loop.
+    const auto judge = block_nonfinite[block] > 0 ? CompareElementwise<Reference> : CompareFinite<Reference>;
+    judge(got + begin, ref + begin, block_count(block), bounds, block_magnitude, block_results[block],
+          block_error_squares[block], block_worst[block]);
+  });
   double error_square_sum = 0;
-  if (any_nonfinite > 0) {
-    CompareElementwise(got, ref, count, bounds, magnitude, result, error_square_sum);
-  } else {
-    CompareFinite(got, ref, count, bounds, magnitude, result, error_square_sum);
+  double worst_ratio = -1;
+  for (size_t block = 0; block < blocks; ++block) {
+    const Comparison& part = block_results[block];
+    error_square_sum += block_error_squares[block];
+    result.over_bound += part.over_bound;
+    result.unwritten += part.unwritten;
+    result.nonfinite += part.nonfinite;
+    if (block_worst[block] > worst_ratio) {  // the first element with the largest ratio
+      worst_ratio = block_worst[block];
+      result.worst_index = block_begin(block) + part.worst_index;
+    }
   }
   if (count > 0) {
     result.worst_got = got[result.worst_index];
@@ -219,13 +255,19 @@ Comparison Compare(const float* got, const Reference* ref, size_t count, const T
 Comparison CompareWithReference(const float* got, const double* ref, size_t count,
                                 const Tolerance& tolerance, double epsilon, double accumulation,
                                 double magnitude_floor, const double* magnitude) {
-  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor, magnitude);
+  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor, magnitude, false);
+}
+
+Comparison CompareWithReferenceOnCores(const float* got, const double* ref, size_t count, const Tolerance& tolerance,
+                                       double epsilon, double accumulation, double magnitude_floor,
+                                       const double* magnitude) {
+  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor, magnitude, true);
 }
 
 Comparison CompareWithReference(const float* got, const float* ref, size_t count,
                                 const Tolerance& tolerance, double epsilon, double accumulation,
                                 double magnitude_floor) {
-  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor, nullptr);
+  return Compare(got, ref, count, tolerance, epsilon, accumulation, magnitude_floor, nullptr, false);
 }
 
 double RootMeanSquare(const float* values, size_t count) {

@@ -67,6 +67,13 @@ struct Comparison {
 Comparison CompareWithReference(const float* got, const double* ref, size_t count,
                                 const Tolerance& tolerance, double epsilon, double accumulation,
                                 double magnitude_floor = 0, const double* magnitude = nullptr);
+/// The same, spread over the cores for outputs of millions of elements (the evaluator's checks:
+/// never inside a worker, whose timed calls must have the machine). Below 4 Mi elements it is
+/// CompareWithReference; above, its sums are taken in fixed blocks, so the result differs from
+/// it only by the sums' rounding and is the same on every machine.
+Comparison CompareWithReferenceOnCores(const float* got, const double* ref, size_t count,
+                                       const Tolerance& tolerance, double epsilon, double accumulation,
+                                       double magnitude_floor = 0, const double* magnitude = nullptr);
 /// The same against a float reference (the baseline's output during timing).
 Comparison CompareWithReference(const float* got, const float* ref, size_t count,
                                 const Tolerance& tolerance, double epsilon, double accumulation,

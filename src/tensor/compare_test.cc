@@ -329,5 +329,36 @@ TEST(CompareWithReference, DescribesTheWorstElement) {
       << result.Describe();
 }
 
+TEST(CompareWithReferenceOnCores, AgreesWithOneThreadOnEveryCountAndFindsTheSameWorstElement) {
+  // 3.5 blocks of 4 Mi elements: the sums are taken per block, so the norm may differ in its last
+  // bits; every count and the worst element are the same.
+  const size_t count = (size_t{1} << 22) * 7 / 2;
+  const auto ref = NormalReference(count, 17);
+  auto got = ToFloat(ref);
+  got[(size_t{1} << 22) * 3 + 5] += 0.5f;  // in the last block
+  got[(size_t{1} << 22) + 9] += 0.75f;     // the worst, in the second block
+  for (const bool with_poison : {false, true}) {
+    // An unwritten element in the first block is worse than any finite error.
+    got[100] = with_poison ? Poison() : static_cast<float>(ref[100]);
+    const Comparison one = CompareWithReference(got.data(), ref.data(), count, Tolerance{}, kFp32Epsilon, 1.0);
+    const Comparison spread = CompareWithReferenceOnCores(got.data(), ref.data(), count, Tolerance{}, kFp32Epsilon, 1.0);
+    EXPECT_FALSE(spread.passed);
+    EXPECT_EQ(spread.over_bound, one.over_bound);
+    EXPECT_EQ(spread.unwritten, one.unwritten);
+    EXPECT_EQ(spread.nonfinite, one.nonfinite);
+    EXPECT_EQ(spread.worst_index, one.worst_index) << with_poison;
+    EXPECT_EQ(spread.worst_index, with_poison ? 100u : (size_t{1} << 22) + 9);
+    EXPECT_NEAR(spread.norm_error, one.norm_error, 1e-12 * one.norm_error);
+    EXPECT_NEAR(spread.ref_rms, one.ref_rms, 1e-12 * one.ref_rms);
+  }
+  // An honest answer passes both ways, and below one block the two are the same bits.
+  const auto honest = ToFloat(ref);
+  EXPECT_TRUE(CompareWithReferenceOnCores(honest.data(), ref.data(), count, Tolerance{}, kFp32Epsilon, 1.0).passed);
+  const Comparison small_one = CompareWithReference(got.data(), ref.data(), 1000, Tolerance{}, kFp32Epsilon, 1.0);
+  const Comparison small_spread = CompareWithReferenceOnCores(got.data(), ref.data(), 1000, Tolerance{}, kFp32Epsilon, 1.0);
+  EXPECT_EQ(small_spread.norm_error, small_one.norm_error);
+  EXPECT_EQ(small_spread.worst_index, small_one.worst_index);
+}
+
 }  // namespace
 }  // namespace ksmith

@@ -8,6 +8,7 @@
 #include <future>
 
 #include "core/clock.h"
+#include "core/parallel.h"
 #include "eval/cuda/gpu_reference.h"
 #include "eval/gpu_gate.h"
 #include "eval/pipeline_steps.h"
@@ -107,7 +108,12 @@ void CudaSession::StartCases(const std::filesystem::path& reference) {
         if (!workers_.start_error.empty()) return Status(MakeError(ErrorKind::kInternal, "{}", workers_.start_error));
         return SetupReference(reference);
       },
-      [this](const CaseSpec& spec) { return PrepareCase(task_, spec, kCudaGuardBytes); },
+      [this](const CaseSpec& spec, PreparedCase spare) {
+        PreparedCase prepared = PrepareCase(task_, spec, kCudaGuardBytes, std::move(spare.inputs));
+        // Stale until the answer below overwrites every element in place (RunReference).
+        prepared.expected = std::move(spare.expected);
+        return prepared;
+      },
       [this](PreparedCase& prepared) {
         // The reference shares the GPU like any verification; another candidate's timing waits.
         GpuGate::Shared gpu_shared(options_.gpu_gate);
@@ -273,12 +279,22 @@ Status CudaSession::RunReference(const CaseLayout& layout, const std::string& in
   if (reply->type() != "result") {
     return MakeError(ErrorKind::kInternal, "the GPU reference failed: {}", reply->header.value("message", std::string("?")));
   }
-  outputs.clear();
+  // Into `outputs`' own memory where it has the size (a judged case's answer, handed back):
+  // at a problem's own sizes an answer is gigabytes, and fresh pages cost more than the copy.
+  size_t output = 0;
   for (const auto& slot : layout.tensors) {
     if (!slot.output) continue;
     const auto* values = static_cast<const double*>(arena->pointers()[slot.parameter]);
-    outputs.emplace_back(values, values + slot.bytes / sizeof(double));
+    const size_t count = slot.bytes / sizeof(double);
+    if (output == outputs.size()) outputs.emplace_back();
+    std::vector<double>& answer = outputs[output++];
+    if (answer.size() == count) {
+      ParallelCopy(answer.data(), values, slot.bytes);
+    } else {
+      answer.assign(values, values + count);
+    }
   }
+  outputs.resize(output);
   return {};
 }
 
@@ -441,6 +457,8 @@ bool CudaSession::Correctness() {
       const auto checking = Clock::now();
       CaseCheck check = CheckSnapshot(task_, judging->prepared, judging->snapshot, guard_key_);
       judging->check_ms = 1000 * SecondsSince(checking);
+      // Its memory is the next case's: the feed is reset only once no check is pending.
+      feed_->Recycle(std::move(judging->prepared));
       return check;
     });
     pending = std::move(next);
@@ -448,6 +466,7 @@ bool CudaSession::Correctness() {
   if (judged) judged = settle();
   stage.seconds = SecondsSince(start);
   if (!judged) {
+    pending.reset();  // waits for a check still running: it hands its case back to the feed
     feed_.reset();
     return false;
   }
@@ -494,12 +513,18 @@ bool CudaSession::Recheck() {
   const auto largest = std::max_element(cases_.begin(), cases_.end() - 1, [this](const CaseSpec& a, const CaseSpec& b) {
     return MakeLayout(task_, a.shape, 0).SnapshotBytes() < MakeLayout(task_, b.shape, 0).SnapshotBytes();
   });
-  std::vector<CaseSpec> specs = {cases_.front(), *largest};
+  std::vector<CaseSpec> specs = {cases_.front()};
+  // Where every case is the bench shape (a KernelBench candidate's), the largest is the first
+  // again: at a problem's own sizes a second full-size case would cost tens of seconds for
+  // nothing the first and the call-count case below do not check.
+  if (!(largest->shape == cases_.front().shape)) specs.push_back(*largest);
+  std::string inputs;  // one buffer for every re-check case's inputs
   for (size_t i = 0; i < specs.size(); ++i) {
     specs[i].seed = DeriveSeed(secret_seed_, kRecheckSalt + i);
     specs[i].label += " (re-check, new values)";
-    PreparedCase prepared = PrepareCase(task_, specs[i], kCudaGuardBytes);
+    PreparedCase prepared = PrepareCase(task_, specs[i], kCudaGuardBytes, std::move(inputs));
     if (!RunCase(stage, specs[i], prepared, true)) return false;
+    inputs = std::move(prepared.inputs);
   }
   // A secret number of back-to-back calls, then a checked one with fresh values: a kernel that
   // changes after some count of calls cannot know when the count is reached.
@@ -510,7 +535,7 @@ bool CudaSession::Recheck() {
   CaseSpec spec = *smallest;
   spec.seed = DeriveSeed(secret_seed_, kExtraCallsSalt + 1);
   spec.label += " (re-check, after extra calls)";
-  PreparedCase prepared = PrepareCase(task_, spec, kCudaGuardBytes);
+  PreparedCase prepared = PrepareCase(task_, spec, kCudaGuardBytes, std::move(inputs));
   if (!RunCase(stage, spec, prepared, true, extra_calls)) return false;
   stage.seconds = SecondsSince(start);
   stage.details.MutableCheck().extra_calls = extra_calls;

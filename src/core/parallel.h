@@ -1,0 +1,34 @@
+// Host memory work spread over the cores: at a problem's own sizes a case is gigabytes, and one
+// thread copying, filling or comparing them is most of a verdict (docs/benchmarks.md, "Where a
+// full-size verdict's 319 s goes").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace ksmith {
+
+/// Below this many bytes the work stays on the calling thread: starting threads costs more.
+inline constexpr size_t kParallelMinBytes = size_t{32} << 20;
+
+/// Threads the helpers below use at most, the caller's included (at most 8: the copies are
+/// bound by memory bandwidth well before that).
+size_t ParallelThreads();
+
+/// Runs body(task) for every task in [0, tasks), on up to ParallelThreads() threads (the
+/// caller's among them); returns when all have run. Which thread runs a task is not fixed, so
+/// a body that combines results writes them per task and the caller combines them in order.
+void ParallelFor(size_t tasks, const std::function<void(size_t task)>& body);
+
+/// memcpy, spread over threads when `bytes` is large.
+void ParallelCopy(void* destination, const void* source, size_t bytes);
+
+/// `size` bytes of `data` filled with the 4-byte `pattern` repeated (as FillPattern does), spread
+/// over threads when `size` is large.
+void ParallelFillPattern(unsigned char* data, size_t size, uint32_t pattern);
+
+/// The first offset where `a` and `b` (both `bytes` long) differ, or `bytes` when they are equal.
+size_t ParallelFirstDifference(const void* a, const void* b, size_t bytes);
+
+}  // namespace ksmith

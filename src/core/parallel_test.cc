@@ -1,0 +1,68 @@
+// The host's memory helpers: the same bytes and answers as their one-thread forms, at sizes that
+// spread over threads and at sizes that do not.
+#include "core/parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+namespace ksmith {
+namespace {
+
+// Bytes that differ from their neighbours, so that a piece copied to the wrong place shows.
+std::vector<unsigned char> Counting(size_t bytes) {
+  std::vector<unsigned char> data(bytes);
+  for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>((i * 131) ^ (i >> 11));
+  return data;
+}
+
+TEST(ParallelFor, RunsEveryTaskOnce) {
+  std::vector<std::atomic<int>> runs(1000);
+  ParallelFor(runs.size(), [&](size_t task) { ++runs[task]; });
+  for (const auto& count : runs) EXPECT_EQ(count.load(), 1);
+  ParallelFor(0, [](size_t) { FAIL() << "no task to run"; });
+}
+
+TEST(ParallelCopy, CopiesEveryByteOfALargeAndASmallBuffer) {
+  for (const size_t bytes : {size_t{1000}, kParallelMinBytes * 3 + 12345}) {
+    const auto source = Counting(bytes);
+    std::vector<unsigned char> copy(bytes + 1, 0xEE);
+    ParallelCopy(copy.data(), source.data(), bytes);
+    EXPECT_EQ(std::memcmp(copy.data(), source.data(), bytes), 0) << bytes;
+    EXPECT_EQ(copy[bytes], 0xEE) << "wrote past the end at " << bytes;
+  }
+}
+
+TEST(ParallelFillPattern, RepeatsThePatternToTheLastByte) {
+  const uint32_t pattern = 0x7fc0dead;
+  unsigned char bytes[4];
+  std::memcpy(bytes, &pattern, 4);
+  for (const size_t size : {size_t{7}, kParallelMinBytes * 2 + 3}) {
+    std::vector<unsigned char> data(size + 1, 0);
+    ParallelFillPattern(data.data(), size, pattern);
+    size_t wrong = 0;
+    for (size_t i = 0; i < size; ++i) wrong += data[i] != bytes[i % 4];
+    EXPECT_EQ(wrong, 0u) << size;
+    EXPECT_EQ(data[size], 0) << "wrote past the end at " << size;
+  }
+}
+
+TEST(ParallelFirstDifference, FindsTheFirstChangeWhereverItIs) {
+  const size_t bytes = kParallelMinBytes * 3 + 5;
+  const auto a = Counting(bytes);
+  auto b = a;
+  EXPECT_EQ(ParallelFirstDifference(a.data(), b.data(), bytes), bytes);
+  // Two changes in different pieces: the earlier is the answer whichever thread finds it first.
+  b[bytes - 2] ^= 1;
+  b[kParallelMinBytes + 77] ^= 1;
+  EXPECT_EQ(ParallelFirstDifference(a.data(), b.data(), bytes), kParallelMinBytes + 77);
+  b[3] ^= 1;
+  EXPECT_EQ(ParallelFirstDifference(a.data(), b.data(), bytes), 3u);
+  EXPECT_EQ(ParallelFirstDifference(a.data(), b.data(), 3), 3u);  // small and equal
+  EXPECT_EQ(ParallelFirstDifference(a.data(), b.data(), 0), 0u);
+}
+
+}  // namespace
+}  // namespace ksmith
