@@ -1,5 +1,8 @@
 #include "core/parallel.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -62,6 +65,20 @@ void ParallelFillPattern(unsigned char* data, size_t size, uint32_t pattern) {
     size_t i = begin;
     for (; i + 4 <= end; i += 4) std::memcpy(data + i, &pattern, 4);
     for (; i < end; ++i) data[i] = bytes[i % 4];
+  });
+}
+
+void PrefaultPages(void* data, size_t bytes) {
+  if (bytes < kParallelMinBytes) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
+  if (end <= begin) return;
+  const size_t span = end - begin;
+  ParallelFor(Pieces(span), [&](size_t piece) {
+    const size_t offset = piece * kPieceBytes;  // a multiple of the page size
+    // An error (an old kernel, memory the kernel will not populate) leaves the faults to the writes.
+    (void)madvise(reinterpret_cast<void*>(begin + offset), std::min(kPieceBytes, span - offset), MADV_POPULATE_WRITE);
   });
 }
 

@@ -28,6 +28,27 @@ void ParallelCopy(void* destination, const void* source, size_t bytes);
 /// over threads when `size` is large.
 void ParallelFillPattern(unsigned char* data, size_t size, uint32_t pattern);
 
+/// Asks the kernel for the pages of [data, data + bytes) now, on several threads: memory fresh
+/// from the allocator otherwise faults in page by page on the one thread that first writes it
+/// (about 1.4 GB/s on an H200 host, seconds a buffer at a problem's own sizes). Only the whole
+/// pages inside the range; does nothing below kParallelMinBytes or where the kernel cannot
+/// (before Linux 5.14), which costs only the time it saves.
+void PrefaultPages(void* data, size_t bytes);
+
+/// `buffer` (a std::string or std::vector) resized to `count` elements, its new pages faulted
+/// in on several threads first when it must grow: what a resize then writes runs at memory speed.
+template <typename Buffer>
+void ResizeFaultedIn(Buffer& buffer, size_t count) {
+  if (buffer.size() == count) return;
+  if (buffer.capacity() < count) {
+    Buffer grown;
+    grown.reserve(count);  // nothing of `buffer` is kept: every caller overwrites every element
+    PrefaultPages(grown.data(), count * sizeof(*grown.data()));
+    buffer = std::move(grown);
+  }
+  buffer.resize(count);
+}
+
 /// The first offset where `a` and `b` (both `bytes` long) differ, or `bytes` when they are equal.
 size_t ParallelFirstDifference(const void* a, const void* b, size_t bytes);
 

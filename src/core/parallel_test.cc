@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace ksmith {
@@ -62,6 +64,21 @@ TEST(ParallelFirstDifference, FindsTheFirstChangeWhereverItIs) {
   EXPECT_EQ(ParallelFirstDifference(a.data(), b.data(), bytes), 3u);
   EXPECT_EQ(ParallelFirstDifference(a.data(), b.data(), 3), 3u);  // small and equal
   EXPECT_EQ(ParallelFirstDifference(a.data(), b.data(), 0), 0u);
+}
+
+TEST(ResizeFaultedIn, GrowsToTheSizeAndKeepsMemoryThatFits) {
+  std::vector<double> values;
+  const size_t count = kParallelMinBytes / sizeof(double) + 1000;  // large enough to be faulted in
+  ResizeFaultedIn(values, count);
+  ASSERT_EQ(values.size(), count);
+  std::fill(values.begin(), values.end(), 2.5);  // every page writable
+  const double* memory = values.data();
+  ResizeFaultedIn(values, count / 2);  // fits: the same memory, no new allocation
+  EXPECT_EQ(values.size(), count / 2);
+  EXPECT_EQ(values.data(), memory);
+  std::string text;
+  ResizeFaultedIn(text, 3);
+  EXPECT_EQ(text.size(), 3u);
 }
 
 }  // namespace

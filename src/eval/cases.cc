@@ -167,7 +167,7 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
   for (const auto& slot : prepared.layout.tensors) input_bytes += slot.output ? 0 : slot.bytes;
   // The same size again costs nothing: no pass zeroes gigabytes before they are drawn.
   prepared.inputs = std::move(reuse_inputs);
-  prepared.inputs.resize(input_bytes);
+  ResizeFaultedIn(prepared.inputs, input_bytes);
   size_t offset = 0;
   std::vector<float> values;
   for (const auto& slot : prepared.layout.tensors) {

@@ -175,7 +175,7 @@ std::string GuardedArena::Snapshot() const {
 void GuardedArena::SnapshotInto(std::string& snapshot) const {
   // Resized only when the size changes: a buffer of the same size is overwritten as it is, with
   // no pass that zeroes gigabytes first.
-  if (snapshot.size() != layout_.SnapshotBytes()) snapshot.resize(layout_.SnapshotBytes());
+  ResizeFaultedIn(snapshot, layout_.SnapshotBytes());
   size_t offset = 0;
   for (size_t i = 0; i < layout_.tensors.size(); ++i) {
     const size_t bytes = layout_.tensors[i].bytes + 2 * layout_.guard_bytes;

@@ -1,10 +1,15 @@
 #include "sandbox/shared_arena.h"
 
+#include "core/parallel.h"
+
 namespace ksmith {
 
 Result<SharedArena> ShareArena(WorkerProcess& worker, const CaseLayout& layout, std::chrono::milliseconds timeout) {
   auto memory = SharedMemory::Create(GuardedArena::RequiredBytes(layout));
   if (!memory.ok()) return memory.error();
+  // Its pages made now on several threads, not one by one by the first copy into them (nor by
+  // the worker pinning them on its one thread).
+  PrefaultPages((*memory)->data(), GuardedArena::RequiredBytes(layout));
   Message announce;
   announce.header = layout.ToJson();
   announce.header["type"] = "arena";

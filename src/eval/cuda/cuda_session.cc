@@ -288,11 +288,8 @@ Status CudaSession::RunReference(const CaseLayout& layout, const std::string& in
     const size_t count = slot.bytes / sizeof(double);
     if (output == outputs.size()) outputs.emplace_back();
     std::vector<double>& answer = outputs[output++];
-    if (answer.size() == count) {
-      ParallelCopy(answer.data(), values, slot.bytes);
-    } else {
-      answer.assign(values, values + count);
-    }
+    ResizeFaultedIn(answer, count);
+    ParallelCopy(answer.data(), values, slot.bytes);
   }
   outputs.resize(output);
   return {};
