@@ -193,8 +193,4 @@ Result<ExtractedKernel> ExtractModelNew(std::string_view answer) {
                    "```python block with class ModelNew(nn.Module))", blocks.size(), blocks.size() == 1 ? "" : "s");
 }
 
-Result<ExtractedKernel> ExtractCandidate(std::string_view answer, const std::string& function, CandidateFormat format) {
-  return format == CandidateFormat::kKernelBench ? ExtractModelNew(answer) : ExtractKernel(answer, function);
-}
-
 }  // namespace ksmith

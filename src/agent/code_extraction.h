@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "core/result.h"
-#include "eval/eval_options.h"
 
 namespace ksmith {
 
@@ -38,8 +37,5 @@ Result<ExtractedKernel> ExtractKernel(std::string_view answer, const std::string
 /// KernelBench's format: the last closed Python block (```python, ```py or untagged) that defines
 /// `class ModelNew`; the whole answer when it is bare code that does. Failures as ExtractKernel's.
 Result<ExtractedKernel> ExtractModelNew(std::string_view answer);
-
-/// The candidate in `answer` as `format` writes it: ExtractKernel for `function`, or ExtractModelNew.
-Result<ExtractedKernel> ExtractCandidate(std::string_view answer, const std::string& function, CandidateFormat format);
 
 }  // namespace ksmith

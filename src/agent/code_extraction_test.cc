@@ -113,11 +113,5 @@ TEST(ExtractModelNew, BareCodeIsTakenWholeAndAMissingModelNewIsExplained) {
   EXPECT_NE(cut.error().message.find("cut off"), std::string::npos) << cut.error().message;
 }
 
-TEST(ExtractCandidate, ChoosesByFormat) {
-  const std::string answer = "```python\n" + kModelNew + "```\n";
-  EXPECT_TRUE(ExtractCandidate(answer, "relu", CandidateFormat::kKernelBench).ok());
-  EXPECT_FALSE(ExtractCandidate(answer, "relu", CandidateFormat::kNative).ok());
-}
-
 }  // namespace
 }  // namespace ksmith

@@ -30,7 +30,7 @@ Task KernelBenchLikeTask() {
 
 TEST(KernelBenchPrompt, TheSystemPromptAsksForModelNewInOnePythonBlock) {
   const Task task = KernelBenchLikeTask();
-  const std::string cpu = BuildSystemPrompt({task, "cpu", {}, CandidateFormat::kKernelBench});
+  const std::string cpu = BuildKernelBenchSystemPrompt({task, "cpu", {}});
   EXPECT_TRUE(Contains(cpu, "class ModelNew(torch.nn.Module)"));
   EXPECT_TRUE(Contains(cpu, "load_inline"));
   EXPECT_TRUE(Contains(cpu, "Keep Model's parameters"));
@@ -38,7 +38,7 @@ TEST(KernelBenchPrompt, TheSystemPromptAsksForModelNewInOnePythonBlock) {
   EXPECT_TRUE(Contains(cpu, "exactly one fenced code block, ```python"));
   EXPECT_EQ(cpu.find("extern \"C\""), std::string::npos) << "ksmith's own contract is not this format's";
   EXPECT_EQ(cpu.find("Triton"), std::string::npos) << "no Triton on the CPU";
-  const std::string cuda = BuildSystemPrompt({task, "cuda", {}, CandidateFormat::kKernelBench});
+  const std::string cuda = BuildKernelBenchSystemPrompt({task, "cuda", {}});
   EXPECT_TRUE(Contains(cuda, "Triton"));
   EXPECT_TRUE(Contains(cuda, "torch.cuda.current_stream()"));
   EXPECT_TRUE(Contains(cuda, "on the default stream (a launch with no stream argument)"))
@@ -52,7 +52,7 @@ TEST(KernelBenchPrompt, TheSystemPromptAsksForModelNewInOnePythonBlock) {
 TEST(KernelBenchPrompt, TheTaskPromptShowsTheProblemTheJudgedSizeAndTheBaseline) {
   const Task task = KernelBenchLikeTask();
   const std::string prompt =
-      BuildTaskPrompt({task, "cpu", {}, CandidateFormat::kKernelBench}, "class ModelNew(nn.Module):\n    pass\n");
+      BuildKernelBenchTaskPrompt({task, "cpu", {}}, "class ModelNew(nn.Module):\n    pass\n");
   EXPECT_TRUE(Contains(prompt, "```python\nclass Model(nn.Module):"));
   EXPECT_TRUE(Contains(prompt, "ModelNew is judged and timed at " + task.FormatShape(task.bench_shape)));
   EXPECT_TRUE(Contains(prompt, "reported, not required"));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "agent/code_extraction.h"
+#include "agent/model_format.h"
 #include "agent/source_identity.h"
 #include "core/strings.h"
 
@@ -91,10 +92,10 @@ void OptimizeLoop::Report(int64_t candidate, const std::string& line) {
 std::future<Verdict> OptimizeLoop::StartEvaluation(size_t index) {
   const Attempt& attempt = state_.attempts[index];
   CandidateSource candidate;
-  candidate.format = settings_.format;
-  // The path names the candidate in messages (and a KernelBench one's file in tracebacks).
-  candidate.path = fmt::format("{} candidate {}{}", run_id_, attempt.candidate_id,
-                               settings_.format == CandidateFormat::kKernelBench ? ".py" : "");
+  const CandidateFormat& format = ModelFormatOf(settings_.format).format();
+  candidate.format = &format;
+  // The path names the candidate in messages (and a Python one's file in tracebacks).
+  candidate.path = fmt::format("{} candidate {}{}", run_id_, attempt.candidate_id, format.FileExtension());
   candidate.text = attempt.source;
   candidate.file_bytes = attempt.source.size();
   return evaluator_.Submit(candidate);
@@ -172,7 +173,7 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
     record.extraction_error = "the model call failed: " + call.error;
   } else {
     failed_calls_in_row_ = 0;
-    auto kernel = ExtractCandidate(call.reply->content, task_.signature.function, settings_.format);
+    auto kernel = ModelFormatOf(settings_.format).Extract(call.reply->content, task_);
     if (kernel.ok()) {
       record.source = kernel->source;
     } else {

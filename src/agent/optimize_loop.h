@@ -54,7 +54,8 @@ struct LoopSettings {
   /// Set from a signal handler: the loop stops between steps and the run stays resumable.
   const std::atomic<bool>* stop_requested = nullptr;
   /// How the model writes candidates: what is extracted from its answers and how they are judged.
-  CandidateFormat format = CandidateFormat::kNative;
+  /// Null: ksmith's contract.
+  const ModelFormat* format = nullptr;
 };
 
 struct LoopOutcome {

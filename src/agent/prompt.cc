@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "agent/kernelbench_prompt.h"
+#include "agent/model_format.h"
 #include "core/strings.h"
 #include "eval/backend_registry.h"
 
@@ -187,7 +187,14 @@ std::string RenderDeviceFacts(const nlohmann::json& facts, std::string_view back
 }
 
 std::string BuildSystemPrompt(const PromptContext& context) {
-  if (context.format == CandidateFormat::kKernelBench) return BuildKernelBenchSystemPrompt(context);
+  return ModelFormatOf(context.format).SystemPrompt(context);
+}
+
+std::string BuildTaskPrompt(const PromptContext& context, std::string_view starting_point) {
+  return ModelFormatOf(context.format).TaskPrompt(context, starting_point);
+}
+
+std::string BuildNativeSystemPrompt(const PromptContext& context) {
   const bool cuda = IsCuda(context);
   std::string text = fmt::format(
       "You are an expert performance engineer who writes fast, correct {} kernels.\n"
@@ -224,8 +231,7 @@ std::string BuildSystemPrompt(const PromptContext& context) {
   return text;
 }
 
-std::string BuildTaskPrompt(const PromptContext& context, std::string_view starting_point) {
-  if (context.format == CandidateFormat::kKernelBench) return BuildKernelBenchTaskPrompt(context, starting_point);
+std::string BuildNativeTaskPrompt(const PromptContext& context, std::string_view starting_point) {
   const Task& task = context.task;
   const bool cuda = IsCuda(context);
   std::string text = fmt::format("# Task: {} ({}, level {}, backend {})\n\n{}\n", task.name, task.category, task.level,

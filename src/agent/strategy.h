@@ -25,6 +25,8 @@
 
 namespace ksmith {
 
+class ModelFormat;  // agent/model_format.h
+
 /// One candidate of the run as the store keeps it.
 struct Attempt {
   int64_t candidate_id = 0;      // the store's id, unique across runs
@@ -71,7 +73,7 @@ struct StrategyContext {
   const Task& task;
   std::string backend;                     // "cpu" or "cuda"
   nlohmann::json device_facts;             // for the prompt
-  CandidateFormat format = CandidateFormat::kNative;  // how the model writes a candidate
+  const ModelFormat* format = nullptr;     // how the model writes a candidate; null: ksmith's contract
   std::string starting_point;              // a kernel the model may start from (the task's seed); may be empty
   std::string tune_source;                 // tune: the kernel with @tune knobs
   ConversationBudget conversation;

@@ -15,6 +15,7 @@
 #include "cli/setting_ranges.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
+#include "formats/format_registry.h"
 #include "eval/eval_options.h"
 #include "service/eval_client.h"
 #include "service/service_setup.h"
@@ -122,7 +123,7 @@ int RunEval(const EvalFlags& flags) {
   const auto task = std::make_shared<const Task>(std::move(found.value()));
   std::vector<CandidateSource> candidates;
   for (const auto& path : flags.candidates) {
-    auto candidate = ReadCandidateSource(path);
+    auto candidate = ReadCandidateFile(path);
     if (!candidate.ok()) {
       PrintError(candidate.error().message);
       return kExitUsage;

@@ -20,6 +20,7 @@
 #include "cli/setting_ranges.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
+#include "formats/format_registry.h"
 #include "eval/eval_options.h"
 #include "kernelbench/run_folder.h"
 #include "service/eval_client.h"
@@ -149,7 +150,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   options.compiled_baseline = flags.compiled_baseline;
   std::vector<std::future<Verdict>> verdicts;
   for (const auto& item : planned) {
-    auto source = ReadCandidateSource(item.sample.path.string());
+    auto source = ReadCandidateFile(item.sample.path.string());
     if (!source.ok()) {
       PrintError(source.error().message);
       return kExitUsage;

@@ -22,7 +22,7 @@
 #include "cli/optimize_summary.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
-#include "kernelbench/candidate_build.h"
+#include "formats/format_registry.h"
 #include "llm/http_provider.h"
 #include "service/service_setup.h"
 #include "task/registry.h"
@@ -129,7 +129,7 @@ class OptimizeRun {
   std::unique_ptr<CandidateEvaluator> evaluator_;
   std::unique_ptr<ChatProvider> provider_;
   std::unique_ptr<Strategy> strategy_;
-  CandidateFormat format_ = CandidateFormat::kNative;
+  const ModelFormat* format_ = &NativeModelFormat();
   std::string task_toml_;
 };
 
@@ -231,9 +231,9 @@ std::optional<Failure> OptimizeRun::Prepare() {
   std::string starting_point;
   std::filesystem::path kernel_path = settings_.kernel;
   if (kernel_path.empty()) {
-    // A task's seeds are kernels in ksmith's contract, no starting point for a ModelNew.
+    // A task's seeds are kernels in ksmith's contract, no starting point for another format.
     const auto seed = task_->seeds.find(settings_.backend);
-    if (format_ == CandidateFormat::kNative && seed != task_->seeds.end()) kernel_path = seed->second;
+    if (format_->UsesTaskSeeds() && seed != task_->seeds.end()) kernel_path = seed->second;
   }
   if (!kernel_path.empty()) {
     auto text = ReadFile(kernel_path, kMaxCandidateBytes);
@@ -260,16 +260,16 @@ std::optional<Failure> OptimizeRun::Prepare() {
 }
 
 std::optional<Failure> OptimizeRun::CheckFormat() {
-  auto format = ParseCandidateFormat(settings_.format);
+  auto format = FormatRegistry::Global().Find(settings_.format);
   if (!format.ok()) return Usage(format.error().message);
   format_ = *format;
-  if (format_ != CandidateFormat::kKernelBench) return std::nullopt;
-  if (settings_.strategy == "tune") {
-    return Usage("--format kernelbench needs a model (--provider and --model, for the refine or sample strategy): "
-                 "the tune strategy searches the `// @tune` knobs of a C or CUDA kernel");
+  const std::string& name = format_->format().name();
+  if (!format_->UsesTaskSeeds() && settings_.strategy == "tune") {
+    return Usage(fmt::format("--format {} needs a model (--provider and --model, for the refine or sample strategy): "
+                             "the tune strategy searches the `// @tune` knobs of a C or CUDA kernel", name));
   }
-  if (auto analysis = LoadKernelBenchAnalysis(*task_); !analysis.ok()) {
-    return Usage("--format kernelbench: " + analysis.error().message);
+  if (const Status usable = format_->CheckTask(*task_); !usable.ok()) {
+    return Usage(fmt::format("--format {}: {}", name, usable.error().message));
   }
   return std::nullopt;
 }

@@ -9,6 +9,7 @@
 #include "core/files.h"
 #include "core/strings.h"
 #include "eval/backend_registry.h"
+#include "formats/format_registry.h"
 
 namespace ksmith {
 
@@ -19,10 +20,12 @@ Result<RunOutputs> WriteRunOutputs(const std::filesystem::path& directory, const
   if (error) return MakeError(ErrorKind::kIo, "cannot create the output folder {}: {}", directory.string(), error.message());
   RunOutputs outputs;
   if (const Attempt* best = state.Best()) {
-    // A ModelNew is Python; a run stored before the setting existed wrote ksmith's contract.
-    const auto format = ParseCandidateFormat(run.config.value("format", std::string("native")));
-    const bool python = format.ok() && *format == CandidateFormat::kKernelBench;
-    outputs.best_kernel = directory / ("best" + (python ? std::string(".py") : TraitsOf(run.backend).source_extension));
+    // The format's own file (a ModelNew is Python), else the backend's source; a run stored before
+    // the setting existed wrote ksmith's contract.
+    const auto format = FormatRegistry::Global().Find(run.config.value("format", std::string("native")));
+    std::string extension = format.ok() ? (*format)->format().FileExtension() : std::string();
+    if (extension.empty()) extension = TraitsOf(run.backend).source_extension;
+    outputs.best_kernel = directory / ("best" + extension);
     if (auto status = WriteFileAtomic(outputs.best_kernel, best->source); !status.ok()) return status.error();
   }
   outputs.report = directory / "report.md";

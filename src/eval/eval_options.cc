@@ -9,23 +9,6 @@
 
 namespace ksmith {
 
-CandidateFormat FormatOfPath(std::string_view path) {
-  return path.ends_with(".py") ? CandidateFormat::kKernelBench : CandidateFormat::kNative;
-}
-
-const char* CandidateFormatName(CandidateFormat format) {
-  return format == CandidateFormat::kKernelBench ? "kernelbench" : "native";
-}
-
-Result<CandidateFormat> ParseCandidateFormat(std::string_view name) {
-  for (const CandidateFormat format : {CandidateFormat::kNative, CandidateFormat::kKernelBench}) {
-    if (name == CandidateFormatName(format)) return format;
-  }
-  return MakeError(ErrorKind::kInvalidArgument,
-                   "unknown candidate format '{}': choose native (ksmith's function contract) or kernelbench "
-                   "(a Python file defining ModelNew, on a task imported from KernelBench)", name);
-}
-
 Result<CandidateSource> ReadCandidateSource(const std::string& path) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
@@ -35,7 +18,7 @@ Result<CandidateSource> ReadCandidateSource(const std::string& path) {
   const bool oversized = !error && size > kMaxCandidateBytes;
   auto text = oversized ? Result<std::string>(std::string()) : ReadFile(path, kMaxCandidateBytes);
   if (!text.ok()) return MakeError(ErrorKind::kInvalidArgument, "candidate {}", text.error().message);
-  return CandidateSource{path, std::move(text.value()), error ? 0 : static_cast<size_t>(size), FormatOfPath(path)};
+  return CandidateSource{path, std::move(text.value()), error ? 0 : static_cast<size_t>(size), nullptr};
 }
 
 std::string UnusableSourceReason(const CandidateSource& candidate) {

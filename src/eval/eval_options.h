@@ -9,13 +9,13 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/result.h"
 
 namespace ksmith {
 
+class CandidateFormat;  // eval/candidate_format.h
 class GpuGate;
 
 struct EvalOptions {
@@ -68,30 +68,21 @@ struct EvalOptions {
   bool Cancelled() const { return cancel != nullptr && cancel->load(); }
 };
 
-/// How a candidate is written: ksmith's C/C++/CUDA contract, or KernelBench's format (a Python
-/// file defining ModelNew, judged on a task imported from KernelBench).
-enum class CandidateFormat { kNative, kKernelBench };
-
-/// kKernelBench for a `.py` file, else kNative.
-CandidateFormat FormatOfPath(std::string_view path);
-
-/// "native" or "kernelbench", as `optimize --format` and a run's stored settings spell them.
-const char* CandidateFormatName(CandidateFormat format);
-/// The format called `name`; kInvalidArgument, naming both choices, for any other.
-Result<CandidateFormat> ParseCandidateFormat(std::string_view name);
-
 struct CandidateSource {
   std::string path;  // as given, for messages
   std::string text;
   size_t file_bytes = 0;  // the file's size when known; a file over the limit is not read whole
-  CandidateFormat format = CandidateFormat::kNative;
+  /// How it is written and judged (eval/candidate_format.h); null: ksmith's own contract
+  /// (eval/native_format.h). Formats are singletons: the pointer stays valid.
+  const CandidateFormat* format = nullptr;
 };
 
 /// Size limit for candidate sources [bytes].
 inline constexpr size_t kMaxCandidateBytes = size_t{1} << 20;
 
 /// Reads a candidate's file; one over the limit is returned unread (with its size), so that its
-/// verdict (compile_error) says why it was refused. Fails for a folder or an unreadable file.
+/// verdict (compile_error) says why it was refused. Fails for a folder or an unreadable file. The
+/// format is left unset: formats/format_registry.h's ReadCandidateFile sets it from the path.
 Result<CandidateSource> ReadCandidateSource(const std::string& path);
 
 /// Why a candidate's text cannot be compiled at all (too big, empty, not text); empty when it
