@@ -8,8 +8,9 @@ namespace ksmith {
 namespace {
 
 // What every shim shares: load the recorded libpython, start the interpreter once per process,
-// and call the ksmith_kb package's shim.ksmith_call under the GIL. The CPython API is reached through dlsym so that
-// the shim needs neither Python's headers nor a link flag that names a Python version.
+// and call the ksmith_kb package's shim.ksmith_call under the GIL. The CPython API is reached
+// through dlsym so that the shim needs neither Python's headers nor a link flag that names a
+// Python version.
 constexpr const char* kEmbedding = R"cc(
 namespace {
 
@@ -301,14 +302,19 @@ void FinishCall(void* stream) {
 constexpr const char* kStateReport = R"cc(
 namespace {
 
-// A candidate's report of the process state its Python changed (candidate.py), as JSON.
+// A candidate's report of the process state its Python changed (candidate.py), as JSON. Its
+// function is looked up once, as the other entries are: the sources' tuple that PackageModule
+// makes would otherwise be made and freed at every report.
 std::string StateChanges() {
   const Python& api = Api();
   const int state = api.GILStateEnsure();
   std::string text = "[]";
-  Object module = PackageModule(api, "candidate");
-  Object report = module != nullptr ? api.ObjectGetAttrString(module, "ksmith_state_changes") : nullptr;
-  if (module != nullptr) api.DecRef(module);
+  static Object report = nullptr;
+  if (report == nullptr) {
+    Object module = PackageModule(api, "candidate");
+    report = module != nullptr ? api.ObjectGetAttrString(module, "ksmith_state_changes") : nullptr;
+    if (module != nullptr) api.DecRef(module);
+  }
   if (report != nullptr) {
     Object arguments = api.TupleNew(1);
     api.TupleSetItem(arguments, 0, api.UnicodeFromString(kRunnerKey));
@@ -317,7 +323,6 @@ std::string StateChanges() {
     const char* utf8 = result != nullptr ? api.UnicodeAsUTF8(result) : nullptr;
     if (utf8 != nullptr) text = utf8;
     if (result != nullptr) api.DecRef(result);
-    api.DecRef(report);
   }
   api.ErrClear();
   api.GILStateRelease(state);
