@@ -24,7 +24,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "kernelbench"))
-from kb_runner import as_tuple, load_problem, rewrite_constants  # noqa: E402
+from ksmith_kb.runner import as_tuple, load_problem, rewrite_constants  # noqa: E402
 
 
 def find(kernelbench, level, problem):

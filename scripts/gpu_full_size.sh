@@ -46,11 +46,18 @@ import json, pathlib, sys
 task, verdict_path, memory_path, spec_path = sys.argv[1:5]
 peak = max((int(line) for line in open(memory_path) if line.strip().isdigit()), default=0)
 spec = json.load(open(spec_path)).get("cuda", {})
-lines = [line for line in open(verdict_path).read().splitlines() if line.strip()] or ["{}"]
-for line in lines:
-    try:
-        verdict = json.loads(line)
-    except ValueError:
+text = open(verdict_path).read()
+try:  # one candidate: one indented verdict; several: one verdict a line
+    verdicts = [json.loads(text)]
+except ValueError:
+    verdicts = []
+    for line in text.splitlines():
+        try:
+            verdicts.append(json.loads(line))
+        except ValueError:
+            pass
+for verdict in verdicts or [{}]:
+    if not isinstance(verdict, dict):
         verdict = {}
     verdict.setdefault("status", "no verdict")
     shapes = verdict.get("generalization") or {}

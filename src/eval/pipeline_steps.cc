@@ -135,7 +135,10 @@ std::vector<std::string> StateReportLabels(const nlohmann::json& state_reply) {
 }
 
 std::string RaisedPythonException(std::string_view output) {
-  static const std::regex kException(R"(^(?:ksmith_kb_runner_[0-9a-f]+\.)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit)(?::.*)?)$)");
+  // Without ksmith's own module: the package a shim embeds (ksmith_kb_<hash>.candidate.), or the
+  // runner module of a shim generated before the package (ksmith_kb_runner_<hash>.).
+  static const std::regex kException(
+      R"(^(?:ksmith_kb_[0-9a-f]+\.[a-z_]+\.|ksmith_kb_runner_[0-9a-f]+\.)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit)(?::.*)?)$)");
   std::string found;
   size_t start = 0;
   while (start < output.size()) {

@@ -28,6 +28,9 @@ TEST(RaisedPythonException, NamesTheLastExceptionLineWithoutTheRunnersModule) {
       "ksmith_kb_runner_d44976f1495408c7.CandidateError: output 0 shares memory with input x\n"
       "ksmith: error: the candidate of task kb_l0_003_fixed_reshape failed: the model raised an exception\n";
   EXPECT_EQ(RaisedPythonException(output), "CandidateError: output 0 shares memory with input x");
+  EXPECT_EQ(RaisedPythonException("ksmith_kb_d44976f1495408c7.candidate.CandidateError: ModelNew's parameters do "
+                                   "not match\n"),
+            "CandidateError: ModelNew's parameters do not match");
   EXPECT_EQ(RaisedPythonException("Traceback (most recent call last):\nPermissionError: [Errno 13] Permission "
                                   "denied: '/tmp/cache.pt'\n"),
             "PermissionError: [Errno 13] Permission denied: '/tmp/cache.pt'");

@@ -26,13 +26,8 @@ constexpr size_t kMaxManifestBytes = size_t{4} << 20;
 constexpr std::chrono::minutes kBuildTimeout{5};
 // Bump when the build's script, environment or folder layout changes meaning.
 constexpr std::string_view kBuildVersion = "kernelbench-build-2";
-// kb_build.py's BUILD_FAILED: the candidate does not import or its extension does not compile.
+// ksmith_kb/build.py's BUILD_FAILED: the candidate does not import or its extension does not compile.
 constexpr int kBuildFailedExitCode = 3;
-
-std::string BuildScript() {
-  return fmt::format("{}\n{}\n{}\n{}", KernelBenchRunnerScript(), KernelBenchExtensionsScript(),
-                     KernelBenchStaticScript(), KernelBenchBuildScript());
-}
 
 }  // namespace
 
@@ -63,7 +58,7 @@ std::vector<DimValues> BuildShapes(const Task& view, bool cuda) {
 CandidateBuildPlan PlanCandidateBuild(const fs::path& cache_directory, const json& analysis, const Task& view,
                                       std::string_view python_source, bool cuda) {
   Sha256Builder key;
-  key.Add(kBuildVersion).Add(BuildScript()).Add(analysis.dump()).Add(python_source).Add(cuda ? "cuda" : "cpu");
+  key.Add(kBuildVersion).Add(KernelBenchPackageDigest()).Add(analysis.dump()).Add(python_source).Add(cuda ? "cuda" : "cpu");
   key.Add(ShapesJson(BuildShapes(view, cuda)).dump());
   CandidateBuildPlan plan;
   plan.digest = key.HexDigest();
@@ -110,7 +105,7 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
                {"shapes", ShapesJson(BuildShapes(view, cuda))}};
   const fs::path script_path = work.path() / "build.py";
   const fs::path spec_path = work.path() / "spec.json";
-  if (auto status = WriteFileAtomic(script_path, BuildScript()); !status.ok()) return status.error();
+  if (auto status = WriteKernelBenchScript(work.path(), "build.py", "build"); !status.ok()) return status.error();
   if (auto status = WriteFileAtomic(spec_path, spec.dump()); !status.ok()) return status.error();
 
   SpawnOptions options;

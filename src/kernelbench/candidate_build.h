@@ -3,7 +3,7 @@
 // fork, no exec). So the candidate is first imported by a python3 of its own, in a new network
 // namespace, whose leftover processes die with it, under Landlock (it may read the system and
 // torch, run the system's programs, and write only its build folder), which builds ModelNew at the task's public sizes and calls it once;
-// the worker then loads what that built (kb_extensions.py). The build is cached by content: a
+// the worker then loads what that built (ksmith_kb/extensions.py). The build is cached by content: a
 // repeated candidate costs nothing.
 #pragma once
 

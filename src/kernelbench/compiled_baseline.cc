@@ -46,17 +46,13 @@ class PlanLock {
   int fd_;
 };
 
-std::string WarmScript() {
-  return fmt::format("{}\n{}\n{}", KernelBenchRunnerScript(), KernelBenchExtensionsScript(), KernelBenchCompiledScript());
-}
-
 }  // namespace
 
 CompiledBaselinePlan PlanCompiledBaseline(const fs::path& cache_directory, const json& analysis, const Task& view) {
   Sha256Builder key;
   // Triton's own keys name the GPU's architecture: a cache filled on another GPU misses, and the
   // worker, which cannot compile, then reports the compiled baseline as unavailable.
-  key.Add(kWarmVersion).Add(WarmScript()).Add(analysis.dump()).Add(ShapesJson({view.bench_shape}).dump());
+  key.Add(kWarmVersion).Add(KernelBenchPackageDigest()).Add(analysis.dump()).Add(ShapesJson({view.bench_shape}).dump());
   CompiledBaselinePlan plan;
   plan.digest = key.HexDigest();
   plan.directory = cache_directory / "kernelbench-compiled" / plan.digest;
@@ -104,7 +100,7 @@ Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& pl
                      {"shapes", ShapesJson({view.bench_shape})}};
   const fs::path script_path = work / "warm.py";
   const fs::path spec_path = work / "spec.json";
-  if (auto status = WriteFileAtomic(script_path, WarmScript()); !status.ok()) return status.error();
+  if (auto status = WriteKernelBenchScript(work, "warm.py", "compiled"); !status.ok()) return status.error();
   if (auto status = WriteFileAtomic(spec_path, spec.dump()); !status.ok()) return status.error();
 
   SpawnOptions options;

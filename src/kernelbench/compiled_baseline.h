@@ -3,8 +3,8 @@
 // when the model is first called (a compiler process, caches written), which the verifying worker
 // forbids, so a warm step first calls the problem's Model under torch.compile at the timing shape
 // in the build sandbox (trusted code only: the problem and ksmith's; the candidate never touches
-// these caches), and the worker's compiled baseline loads what it cached (kb_compiled.py). The
-// warm step is cached by content: once per task, torch and GPU.
+// these caches), and the worker's compiled baseline loads what it cached (ksmith_kb/compiled.py).
+// The warm step is cached by content: once per task, torch and GPU.
 #pragma once
 
 #include <filesystem>

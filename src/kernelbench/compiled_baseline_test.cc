@@ -66,8 +66,28 @@ TEST(CompiledBaseline, ItsRoleIsNamedAndOnlyItsShimCarriesTheCompiledRunner) {
   EXPECT_TRUE(KernelBenchShimSpec(Relu(), "cuda_compiled").ok());
   EXPECT_FALSE(KernelBenchShimSpec(Relu(), "cuda_compile").ok());
   auto eager = KernelBenchShimSpec(Relu(), "cuda_baseline");
-  ASSERT_TRUE(eager.ok());
-  EXPECT_EQ(eager->runner_text.find("class CompiledRunner"), std::string::npos);
+  auto compiled = KernelBenchShimSpec(Relu(), "cuda_compiled");
+  ASSERT_TRUE(eager.ok() && compiled.ok());
+  EXPECT_EQ(eager->package_modules, (std::vector<std::string>{"__init__", "runner", "shim"}));
+  EXPECT_EQ(compiled->package_modules,
+            (std::vector<std::string>{"__init__", "runner", "shim", "extensions", "compiled"}));
+  // Each set of texts is a package of its own name, as each shim's copy is in one process.
+  EXPECT_NE(eager->package_hash, compiled->package_hash);
+}
+
+// A reference and a baseline run the same modules, and so import one package; a candidate's adds
+// its guard (candidate.py) and the loader of what its build sandbox built.
+TEST(KernelBenchShimSpec, EachRoleCarriesTheModulesItRuns) {
+  auto reference = KernelBenchShimSpec(Relu(), "reference");
+  auto baseline = KernelBenchShimSpec(Relu(), "baseline");
+  auto candidate = KernelBenchShimSpec(Relu(), "candidate");
+  ASSERT_TRUE(reference.ok() && baseline.ok() && candidate.ok());
+  EXPECT_EQ(reference->package_modules, baseline->package_modules);
+  EXPECT_EQ(reference->package_hash, baseline->package_hash);
+  EXPECT_EQ(candidate->package_modules,
+            (std::vector<std::string>{"__init__", "runner", "shim", "extensions", "candidate"}));
+  EXPECT_NE(candidate->package_hash, baseline->package_hash);
+  EXPECT_EQ(candidate->package_hash.size(), 16u);
 }
 
 }  // namespace

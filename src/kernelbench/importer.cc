@@ -205,15 +205,12 @@ Result<json> ImportKernelBench(const KernelBenchImportOptions& options) {
   }
   ScopedTempDir work("kernelbench-import");
   if (!work.ok()) return MakeError(ErrorKind::kIo, "cannot create a temporary folder for the importer");
-  for (const auto& [file, text] : {std::pair{"kb_import.py", KernelBenchImportScript()},
-                                   {"kb_runner.py", KernelBenchRunnerScript()}}) {
-    if (auto status = WriteFileAtomic(work.path() / file, text); !status.ok()) return status.error();
-  }
+  if (auto status = WriteKernelBenchScript(work.path(), "import.py", "importer"); !status.ok()) return status.error();
   const fs::path results_path = work.path() / "results.jsonl";
   const int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   SpawnOptions spawn;
-  spawn.argv = {python->first, (work.path() / "kb_import.py").string(), "--results", results_path.string(),
+  spawn.argv = {python->first, (work.path() / "import.py").string(), "--results", results_path.string(),
                 "--timeout-s", fmt::format("{:g}", options.problem_timeout_s), "--jobs", std::to_string(jobs),
                 "--gpu-bench-bytes", std::to_string(options.gpu_bench_bytes)};
   for (const auto& problem : *problems) {

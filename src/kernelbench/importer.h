@@ -1,6 +1,6 @@
 // `ksmith import kernelbench`: finds the problem files, has a trusted python3 with torch analyse
-// them (kb_import.py, each problem in a child process under a time limit), and writes a task folder
-// per imported problem.
+// them (ksmith_kb/importer.py, each problem in a child process under a time limit), and writes a
+// task folder per imported problem.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,7 @@ struct KernelBenchImportOptions {
   double problem_timeout_s = 120;
   int jobs = 0;                         // 0: this machine's cores
   /// The most bytes a GPU timing shape's tensors may take together; 0: the importing GPU's memory
-  /// over kb_import.py's GPU_MEMORY_FACTOR. The problem's own sizes where they fit, else halved.
+  /// over importer.py's GPU_MEMORY_FACTOR. The problem's own sizes where they fit, else halved.
   uint64_t gpu_bench_bytes = 0;
   /// Called as each problem's result arrives.
   std::function<void(const nlohmann::json& result, size_t done, size_t total)> progress;

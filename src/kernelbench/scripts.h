@@ -1,26 +1,35 @@
-// The trusted Python that `ksmith import kernelbench` and the generated shims run, compiled into
-// ksmith from src/kernelbench/*.py so that no install path has to be found at run time.
+// The trusted Python that `ksmith import kernelbench`, the build sandbox, the warm step and the
+// generated shims run: the ksmith_kb package (src/kernelbench/ksmith_kb/), compiled into ksmith
+// one string per module, so that no install path has to be found at run time.
 #pragma once
 
+#include <filesystem>
+#include <span>
+#include <string>
 #include <string_view>
+
+#include "core/result.h"
 
 namespace ksmith {
 
-/// kb_import.py: analyses KernelBench problem files, one JSON line per problem.
-std::string_view KernelBenchImportScript();
-/// kb_runner.py: loads a problem and runs its Model on ksmith's buffers (reference and baseline).
-std::string_view KernelBenchRunnerScript();
-/// kb_candidate.py: appended to kb_runner.py in a candidate's shim, runs a ModelNew under guard.
-std::string_view KernelBenchCandidateScript();
-/// kb_extensions.py: the key of a load_inline/load call; records builds (build sandbox) and
-/// loads them (worker). In a candidate's shim and in the build script.
-std::string_view KernelBenchExtensionsScript();
-/// kb_build.py: appended to kb_runner.py and kb_extensions.py, the build sandbox's script.
-std::string_view KernelBenchBuildScript();
-/// kb_static.py: KernelBench's static checks on a candidate's source, reported by the build.
-std::string_view KernelBenchStaticScript();
-/// kb_compiled.py: appended to kb_runner.py and kb_extensions.py, torch.compile as the second
-/// baseline: the warm step's script (build sandbox) and the compiled baseline's runner (worker).
-std::string_view KernelBenchCompiledScript();
+/// One module of the package: ksmith_kb/<name>.py, "__init__" being the package itself.
+struct KernelBenchModule {
+  std::string_view name;
+  std::string_view text;
+};
+
+/// Every module of the package, in name order (generated from ksmith_kb/*.py).
+std::span<const KernelBenchModule> KernelBenchPackage();
+
+/// The text of ksmith_kb/<name>.py; empty if the package has no such module.
+std::string_view KernelBenchModuleText(std::string_view name);
+
+/// Writes the package into `folder`/python/ksmith_kb/ and `folder`/`script`, which runs
+/// ksmith_kb.<module>'s main(sys.argv[1:]) from there: `python3 [-I] folder/script ARGS`.
+Status WriteKernelBenchScript(const std::filesystem::path& folder, std::string_view script, std::string_view module);
+
+/// A digest of every module's name and text: in the key of each cache whose content the package
+/// decides (the build sandbox's, the warm step's), so that editing any module misses them.
+std::string KernelBenchPackageDigest();
 
 }  // namespace ksmith

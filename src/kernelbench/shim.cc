@@ -8,8 +8,9 @@ namespace ksmith {
 namespace {
 
 // What every shim shares: load the recorded libpython, start the interpreter once per process,
-// and call kb_runner.ksmith_call under the GIL. The CPython API is reached through dlsym so that
-// the shim needs neither Python's headers nor a link flag that names a Python version.
+// and call the ksmith_kb package's shim.ksmith_call under the GIL. The CPython API is reached
+// through dlsym so that the shim needs neither Python's headers nor a link flag that names a
+// Python version.
 constexpr const char* kEmbedding = R"cc(
 namespace {
 
@@ -99,21 +100,44 @@ const Python& Api() {
   return api;
 }
 
-// kb_runner.py as a module of its own (per runner text, so shims of other ksmith versions coexist).
-Object RunnerCall(const Python& api) {
-  Object module = api.ImportAddModule(kRunnerModule);
-  if (module == nullptr) return nullptr;
-  Object call = api.ObjectGetAttrString(module, "ksmith_call");
-  if (call != nullptr) return call;
-  api.ErrClear();  // the AttributeError of the first look
-  Object globals = api.ModuleGetDict(module);
-  Object result = api.RunStringFlags(kRunner, 257 /* Py_file_input */, globals, globals, nullptr);
-  if (result == nullptr) return nullptr;
-  api.DecRef(result);
-  return api.ObjectGetAttrString(module, "ksmith_call");
+// The package's module `name` (a new reference), served from kPackageModules by embedded.py,
+// which runs once per process in a module of its own. The package is named by its texts' hash, so
+// that shims of other ksmith versions in one process each import their own.
+Object PackageModule(const Python& api, const char* name) {
+  Object loader = api.ImportAddModule(kLoaderModule);
+  if (loader == nullptr) return nullptr;
+  Object install = api.ObjectGetAttrString(loader, "install");
+  if (install == nullptr) {
+    api.ErrClear();  // the AttributeError of the first look
+    Object globals = api.ModuleGetDict(loader);
+    Object result = api.RunStringFlags(kLoader, 257 /* Py_file_input */, globals, globals, nullptr);
+    if (result == nullptr) return nullptr;
+    api.DecRef(result);
+    install = api.ObjectGetAttrString(loader, "install");
+    if (install == nullptr) return nullptr;
+  }
+  constexpr long kCount = sizeof(kPackageModules) / sizeof(kPackageModules[0]);
+  Object sources = api.TupleNew(kCount);
+  for (long i = 0; i < kCount; ++i) api.TupleSetItem(sources, i, api.UnicodeFromString(kPackageModules[i]));
+  Object arguments = api.TupleNew(3);
+  api.TupleSetItem(arguments, 0, api.UnicodeFromString(kPackage));
+  api.TupleSetItem(arguments, 1, api.UnicodeFromString(name));
+  api.TupleSetItem(arguments, 2, sources);
+  Object module = api.ObjectCallObject(install, arguments);
+  api.DecRef(arguments);
+  api.DecRef(install);
+  return module;
 }
 
-// A candidate's runner (kb_candidate.py) raises nothing across the shim: an exception of the
+Object RunnerCall(const Python& api) {
+  Object shim = PackageModule(api, "shim");
+  if (shim == nullptr) return nullptr;
+  Object call = api.ObjectGetAttrString(shim, "ksmith_call");
+  api.DecRef(shim);  // sys.modules keeps it
+  return call;
+}
+
+// A candidate's runner (candidate.py) raises nothing across the shim: an exception of the
 // candidate's comes back as its entry's result, JSON {"at", "message"}, and waits here until the
 // worker takes it (ksmith_candidate_raised), the first one only. The trusted roles' entries return
 // None; what they raise still aborts (it is ksmith's fault, not a candidate's).
@@ -235,14 +259,15 @@ void CallModel(const void* const* inputs, long input_count, void* const* outputs
   PythonThread::Get().Run([&] { CallModelHere(inputs, input_count, outputs, output_count, dims, dim_count, stream); });
 }
 
-// kb_runner's `name`(key, stream) under the GIL, looked up once: the worker calls these after every
-// timed call.
-void CallByKey(Object& function, const char* name, void* stream, const char* what) {
+// The package's `module`.`name`(key, stream) under the GIL, looked up once: the worker calls
+// these after every timed call.
+void CallByKey(Object& function, const char* module_name, const char* name, void* stream, const char* what) {
   const Python& api = Api();
   const int state = api.GILStateEnsure();
   if (function == nullptr) {
-    Object module = api.ImportAddModule(kRunnerModule);
+    Object module = PackageModule(api, module_name);
     function = module != nullptr ? api.ObjectGetAttrString(module, name) : nullptr;
+    if (module != nullptr) api.DecRef(module);
   }
   bool ok = function != nullptr;
   if (ok) {
@@ -262,28 +287,34 @@ void CallByKey(Object& function, const char* name, void* stream, const char* wha
   if (!ok) Fail(what, " (its traceback is above)");
 }
 
-// The outputs into ksmith's buffers, after the timed call (kb_runner's finish()).
+// The outputs into ksmith's buffers, after the timed call (runner.py's finish()).
 void FinishCall(void* stream) {
   static Object finish = nullptr;
-  CallByKey(finish, "ksmith_finish", stream, "copying the outputs failed");
+  CallByKey(finish, "shim", "ksmith_finish", stream, "copying the outputs failed");
 }
 
 }  // namespace
 )cc";
 
-// Only a candidate's shim reports what its Python changed of the process (kb_candidate.py's
+// Only a candidate's shim reports what its Python changed of the process (candidate.py's
 // ksmith_state_changes, undone already) and what it raised to the worker, which fails the
 // candidate for either.
 constexpr const char* kStateReport = R"cc(
 namespace {
 
-// A candidate's report of the process state its Python changed (kb_candidate.py), as JSON.
+// A candidate's report of the process state its Python changed (candidate.py), as JSON. Its
+// function is looked up once, as the other entries are: the sources' tuple that PackageModule
+// makes would otherwise be made and freed at every report.
 std::string StateChanges() {
   const Python& api = Api();
   const int state = api.GILStateEnsure();
   std::string text = "[]";
-  Object module = api.ImportAddModule(kRunnerModule);
-  Object report = module != nullptr ? api.ObjectGetAttrString(module, "ksmith_state_changes") : nullptr;
+  static Object report = nullptr;
+  if (report == nullptr) {
+    Object module = PackageModule(api, "candidate");
+    report = module != nullptr ? api.ObjectGetAttrString(module, "ksmith_state_changes") : nullptr;
+    if (module != nullptr) api.DecRef(module);
+  }
   if (report != nullptr) {
     Object arguments = api.TupleNew(1);
     api.TupleSetItem(arguments, 0, api.UnicodeFromString(kRunnerKey));
@@ -292,7 +323,6 @@ std::string StateChanges() {
     const char* utf8 = result != nullptr ? api.UnicodeAsUTF8(result) : nullptr;
     if (utf8 != nullptr) text = utf8;
     if (result != nullptr) api.DecRef(result);
-    api.DecRef(report);
   }
   api.ErrClear();
   api.GILStateRelease(state);
@@ -301,12 +331,12 @@ std::string StateChanges() {
 
 }  // namespace
 
-// The candidate's guard (kb_candidate.py: process state restored, no thread left running), which
+// The candidate's guard (candidate.py: process state restored, no thread left running), which
 // the worker also runs after each of the baseline's timed calls, so that every timed call of
 // either side follows the same untimed work.
 extern "C" __attribute__((visibility("default"))) void ksmith_restore_state() {
   static Object guard = nullptr;
-  CallByKey(guard, "ksmith_guard", nullptr, "its process-state guard failed");
+  CallByKey(guard, "candidate", "ksmith_guard", nullptr, "its process-state guard failed");
 }
 
 extern "C" __attribute__((visibility("default"))) const char* ksmith_state_changes() {
@@ -330,23 +360,36 @@ std::string RawLiteral(std::string_view text) { return fmt::format("R\"ksmith_te
 }  // namespace
 
 Result<std::string> RenderShim(const ShimSpec& spec) {
-  const std::string_view runner = spec.runner_text.empty() ? KernelBenchRunnerScript() : spec.runner_text;
-  for (std::string_view text : {std::string_view(spec.spec_json), runner}) {
-    if (text.find(")ksmith_text\"") != std::string_view::npos) {
-      return MakeError(ErrorKind::kInvalidArgument, "the problem's text contains ')ksmith_text\"', which the "
-                       "generated C++ uses to quote it");
+  constexpr std::string_view kQuoteEnd = ")ksmith_text\"";
+  if (spec.spec_json.find(kQuoteEnd) != std::string::npos) {
+    return MakeError(ErrorKind::kInvalidArgument, "the problem's text contains ')ksmith_text\"', which the "
+                     "generated C++ uses to quote it");
+  }
+  if (spec.package_modules.empty()) return MakeError(ErrorKind::kInvalidArgument, "a shim embeds modules of ksmith_kb");
+  const std::string_view loader = KernelBenchModuleText("embedded");
+  // name, text, name, text...: what embedded.py's install() takes.
+  std::string modules;
+  for (const auto& name : spec.package_modules) {
+    const std::string_view text = KernelBenchModuleText(name);
+    if (text.empty()) return MakeError(ErrorKind::kInvalidArgument, "ksmith_kb has no module {}", name);
+    for (std::string_view quoted : {text, loader}) {
+      if (quoted.find(kQuoteEnd) != std::string_view::npos) {
+        return MakeError(ErrorKind::kInvalidArgument, "a module of ksmith_kb contains ')ksmith_text\"'");
+      }
     }
+    modules += fmt::format("    \"{}\", {},\n", name, RawLiteral(text));
   }
   std::string inputs, outputs, dims;
   for (const auto& name : spec.input_names) inputs += (inputs.empty() ? "" : ", ") + name;
   for (const auto& name : spec.output_names) outputs += (outputs.empty() ? "" : ", ") + name;
   for (const auto& name : spec.dim_names) dims += (dims.empty() ? "" : ", ") + name;
+  // shim.py reads the role from it.
   const std::string runner_key = spec.task_name + "/" + spec.role;
   const bool candidate = spec.role.ends_with("candidate");
   return fmt::format(
       "// Generated by ksmith from {source}: the {role} of task {task}.\n"
       "// Trusted code. It embeds CPython ({libpython}) and runs {model} through\n"
-      "// kb_runner.py (below) {how}.\n"
+      "// the ksmith_kb package's runner.py (below) {how}.\n"
       "#include <dlfcn.h>\n#include <fcntl.h>\n#include <sys/file.h>\n#include <unistd.h>\n\n"
       "#include <condition_variable>\n#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n"
       "#include <functional>\n#include <mutex>\n#include <string>\n#include <thread>\n{includes}\n"
@@ -356,11 +399,14 @@ Result<std::string> RenderShim(const ShimSpec& spec) {
       "constexpr bool kCandidate = {is_candidate};\n"
       "constexpr bool kOnPythonThread = {on_python_thread};\n"
       "constexpr const char* kRunnerKey = \"{runner_key}\";\n"
-      "constexpr const char* kRunnerModule = \"ksmith_kb_runner_{runner_hash}\";\n"
+      "constexpr const char* kPackage = \"ksmith_kb_{package_hash}\";\n"
+      "constexpr const char* kLoaderModule = \"ksmith_kb_{package_hash}_embedded\";\n"
       "constexpr const char* kLibPython = {libpython_literal};\n"
       "constexpr const char* kPythonHome = {home_literal};\n"
       "constexpr const char* kSpec = {spec_literal};\n"
-      "constexpr const char* kRunner = {runner_literal};\n"
+      "constexpr const char* kLoader = {loader_literal};\n"
+      "// The package's modules this role runs: name, text, name, text...\n"
+      "constexpr const char* kPackageModules[] = {{\n{modules}}};\n"
       "}}  // namespace\n"
       "{embedding}\n"
       "extern \"C\" void {function}({parameters}) {{\n"
@@ -372,9 +418,9 @@ Result<std::string> RenderShim(const ShimSpec& spec) {
       "{finish}{state_report}",
       fmt::arg("source", spec.source_file), fmt::arg("role", spec.role), fmt::arg("task", spec.task_name),
       fmt::arg("libpython", spec.libpython), fmt::arg("how", spec.how), fmt::arg("runner_key", runner_key),
-      fmt::arg("runner_hash", spec.runner_hash), fmt::arg("libpython_literal", RawLiteral(spec.libpython)),
+      fmt::arg("package_hash", spec.package_hash), fmt::arg("libpython_literal", RawLiteral(spec.libpython)),
       fmt::arg("home_literal", RawLiteral(spec.python_home)), fmt::arg("spec_literal", RawLiteral(spec.spec_json)),
-      fmt::arg("runner_literal", RawLiteral(runner)),
+      fmt::arg("loader_literal", RawLiteral(loader)), fmt::arg("modules", modules),
       fmt::arg("is_candidate", candidate ? "true" : "false"),
       fmt::arg("on_python_thread", spec.role == "reference" ? "true" : "false"),
       fmt::arg("model", candidate ? "the candidate's ModelNew (untrusted Python)" : "the problem's Model"), fmt::arg("embedding", kEmbedding),

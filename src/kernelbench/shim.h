@@ -1,5 +1,6 @@
 // The C++ of an imported KernelBench task's reference and baseline: a function with the task's
-// signature that embeds CPython and calls the problem's Model through kb_runner.py.
+// signature that embeds CPython and calls the problem's Model through the ksmith_kb package
+// (src/kernelbench/ksmith_kb/), whose modules it carries.
 #pragma once
 
 #include <string>
@@ -26,14 +27,14 @@ struct ShimSpec {
   std::string source_file;     // the problem file it was imported from
   std::string libpython;       // the shared libpython of the python3 that imported it
   std::string python_home;     // that python3's sys.prefix
-  std::string runner_text;     // the Python it embeds: kb_runner.py, and kb_candidate.py for a candidate
-  std::string runner_hash;     // of runner_text: names the runner's module
-  std::string spec_json;       // what kb_runner.Runner reads
+  std::vector<std::string> package_modules;  // the ksmith_kb modules it embeds (scripts.h), by name
+  std::string package_hash;    // of those modules' texts and the loader's: names the package in Python
+  std::string spec_json;       // what runner.Runner reads
 };
 
 /// The shim of `role` ("reference", "baseline", "candidate", or "cuda_" and one of them) for a
-/// problem as kb_import.py analysed it (the task folder's kernelbench.json). A candidate's adds
-/// kb_candidate.py to the runner; its spec_json still lacks the candidate's source.
+/// problem as ksmith_kb/importer.py analysed it (the task folder's kernelbench.json). A candidate's
+/// adds candidate.py to the modules; its spec_json still lacks the candidate's source.
 Result<ShimSpec> KernelBenchShimSpec(const nlohmann::json& analysis, std::string_view role);
 
 /// The shim's C++ source. Fails only where a text would break the generated quoting. A reference

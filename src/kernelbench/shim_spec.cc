@@ -80,13 +80,18 @@ Result<ShimSpec> KernelBenchShimSpec(const json& analysis, std::string_view role
   shim.source_file = analysis.at("file").get<std::string>();
   shim.libpython = analysis.at("python").at("libpython").get<std::string>();
   shim.python_home = analysis.at("python").at("home").get<std::string>();
-  shim.runner_text = std::string(KernelBenchRunnerScript());
+  // Only what the role runs (shim.py imports candidate.py and compiled.py for their roles alone):
+  // a reference's or a baseline's shim stays as it was when another role's module changes.
+  shim.package_modules = {"__init__", "runner", "shim"};
   if (kind == "candidate") {
-    shim.runner_text += "\n" + std::string(KernelBenchExtensionsScript()) + "\n" + std::string(KernelBenchCandidateScript());
+    shim.package_modules.insert(shim.package_modules.end(), {"extensions", "candidate"});
   } else if (kind == "compiled") {
-    shim.runner_text += "\n" + std::string(KernelBenchExtensionsScript()) + "\n" + std::string(KernelBenchCompiledScript());
+    shim.package_modules.insert(shim.package_modules.end(), {"extensions", "compiled"});
   }
-  shim.runner_hash = Sha256Builder().Add(shim.runner_text).HexDigest().substr(0, 16);
+  Sha256Builder package_hash;
+  package_hash.Add(KernelBenchModuleText("embedded"));
+  for (const auto& module : shim.package_modules) package_hash.Add(module).Add(KernelBenchModuleText(module));
+  shim.package_hash = package_hash.HexDigest().substr(0, 16);
   if (shim.libpython.empty()) {
     return MakeError(ErrorKind::kNotFound, "the python3 that analysed {} has no shared libpython to embed; use a "
                      "python3 built with --enable-shared (Debian's is)", name);

@@ -21,7 +21,8 @@ ShimSpec Softmax() {
   spec.source_file = "/kb/level1/23_Softmax.py";
   spec.libpython = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0";
   spec.python_home = "/usr";
-  spec.runner_hash = "0123456789abcdef";
+  spec.package_modules = {"__init__", "runner", "shim"};
+  spec.package_hash = "0123456789abcdef";
   spec.spec_json = R"({"source": "import torch\n"})";
   return spec;
 }
@@ -36,8 +37,16 @@ TEST(RenderShim, DefinesTheTaskFunctionAndPassesEveryBufferAndDim) {
   EXPECT_NE(source->find("void* const outputs[] = {y};"), std::string::npos);
   EXPECT_NE(source->find("const int64_t dims[] = {batch_size, dim};"), std::string::npos);
   EXPECT_NE(source->find("CallModel(inputs, 1, outputs, 1, dims, 2, nullptr);"), std::string::npos);
-  // Both Python texts travel inside the shim, so the task folder can move.
-  EXPECT_NE(source->find(std::string(KernelBenchRunnerScript()).substr(0, 200)), std::string::npos);
+  // The problem and the package's modules travel inside the shim, so the task folder can move, and
+  // the shim serves the modules to Python itself (the worker may read no file of ksmith's).
+  for (const char* module : {"runner", "shim", "embedded"}) {
+    const std::string text(KernelBenchModuleText(module));
+    ASSERT_GT(text.size(), 200u) << module;
+    EXPECT_NE(source->find("R\"ksmith_text(" + text + ")ksmith_text\""), std::string::npos) << module;
+  }
+  EXPECT_NE(source->find("\"runner\", R\"ksmith_text("), std::string::npos);
+  EXPECT_EQ(source->find(std::string(KernelBenchModuleText("candidate")).substr(0, 200)), std::string::npos);
+  EXPECT_NE(source->find("kPackage = \"ksmith_kb_0123456789abcdef\""), std::string::npos);
   EXPECT_NE(source->find(R"({"source": "import torch\n"})"), std::string::npos);
   EXPECT_NE(source->find("kRole = \"baseline\""), std::string::npos);
   // A baseline puts its outputs in place after the timed call; a reference has no such hook.
@@ -77,6 +86,16 @@ TEST(RenderShim, RefusesAProblemWhoseTextWouldEndTheQuotedString) {
   auto source = RenderShim(spec);
   ASSERT_FALSE(source.ok());
   EXPECT_NE(source.error().message.find("ksmith_text"), std::string::npos);
+}
+
+TEST(RenderShim, RefusesAModuleThePackageLacks) {
+  ShimSpec spec = Softmax();
+  spec.package_modules.push_back("kb_runner");
+  auto source = RenderShim(spec);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.error().message.find("no module kb_runner"), std::string::npos) << source.error().message;
+  spec.package_modules.clear();
+  EXPECT_FALSE(RenderShim(spec).ok());
 }
 
 TEST(RenderShim, ACudaShimPassesTheCallersStream) {

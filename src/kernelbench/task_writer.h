@@ -1,4 +1,4 @@
-// Turns one problem's analysis (kb_import.py's spec) into a task folder ksmith loads like its own:
+// Turns one problem's analysis (ksmith_kb/importer.py's spec) into a task folder ksmith loads like its own:
 // task.toml, the float64 reference and torch-eager baseline shims, the problem's source.
 #pragma once
 

@@ -48,7 +48,7 @@ TEST(KernelBenchCompiledBaseline, WithoutTorchCompileTheWarmStepSaysWhyAndCaches
   }
 }
 
-// The runner's own logic (kb_compiled.py) with torch.compile stood in for by a wrapper, since this
+// The runner's own logic (ksmith_kb/compiled.py) with torch.compile stood in for by a wrapper, since this
 // torch has none: tests/kernelbench/scripts/kb_compiled_probe.py says what it checks.
 TEST(KernelBenchCompiledBaseline, TheRunnerSetsTheCachesForItsFirstCallOnlyAnswersAsEagerAndSurvivesAFailedLoad) {
   SKIP_WITHOUT_TORCH();

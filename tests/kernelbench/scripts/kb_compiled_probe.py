@@ -1,5 +1,5 @@
-# kb_compiled.py's own logic on the CPU, where Debian's torch (1.13) has no torch.compile: it is
-# stood in for by a wrapper that records the environment of each call (inductor itself runs only
+# ksmith_kb/compiled.py's own logic on the CPU, where Debian's torch (1.13) has no torch.compile: it
+# is stood in for by a wrapper that records the environment of each call (inductor itself runs only
 # in the GPU test). Checks the warm step's manifest, that the cache environment is set for the
 # first call at a size only and put back, that the compiled runner answers what the eager
 # baseline's runner answers on the same buffers (weights included), and that a failure to load
@@ -12,8 +12,8 @@ import sys
 import types
 
 source_dir, analysis_path, work = sys.argv[1:4]
-kernelbench = os.path.join(source_dir, "src", "kernelbench")
-text = "\n".join(open(os.path.join(kernelbench, name)).read() for name in ("kb_runner.py", "kb_extensions.py", "kb_compiled.py"))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(source_dir, "src", "kernelbench"))
 import torch
 tempdir_before = tempfile.tempdir
 
@@ -45,8 +45,9 @@ dynamo.config = types.ModuleType("torch._dynamo.config")
 dynamo.config.automatic_dynamic_local_pgo = True  # torch's default: dynamo would write a profile into the cache
 sys.modules.setdefault("torch._dynamo", dynamo)
 sys.modules.setdefault("torch._dynamo.config", dynamo.config)
-namespace = {"__name__": "kb_compiled_probe"}
-exec(compile(text, "kb_compiled", "exec"), namespace)
+from ksmith_kb.compiled import CompiledRunner, _Buffers, warm  # noqa: E402
+from ksmith_kb.runner import Runner  # noqa: E402
+from ksmith_kb.shim import make_runner  # noqa: E402
 
 analysis = json.load(open(analysis_path))
 runner_spec = {key: analysis[key] for key in ("source", "file", "dims", "constant_dims", "inputs", "outputs",
@@ -58,7 +59,7 @@ os.makedirs(warm_directory, exist_ok=True)
 spec = {"runner": runner_spec, "role": "compiled", "sys_path": [], "directory": warm_directory, "shapes": [dims]}
 with open(os.path.join(work, "spec.json"), "w") as out:
     json.dump(spec, out)
-namespace["warm"](os.path.join(work, "spec.json"))
+warm(os.path.join(work, "spec.json"))
 manifest = json.load(open(os.path.join(warm_directory, "manifest.json")))
 assert manifest["warmed"] == [dims] and not manifest["failures"], manifest
 assert inductor.config.compile_threads == 1 and dynamo.config.automatic_dynamic_local_pgo is False
@@ -70,11 +71,11 @@ assert tempfile.tempdir == tempdir_before, "the warm step left tempfile's folder
 # The worker's runner, with spec["compiled"] as RenderCompiledBaseline writes it, against eager's.
 worker_spec = dict(runner_spec)
 worker_spec["compiled"] = {"directory": warm_directory, "programs": manifest["programs"]}
-compiled = namespace["CompiledRunner"](worker_spec, "compiled")
-eager = namespace["Runner"](runner_spec, "baseline")
-buffers = namespace["_Buffers"](torch, runner_spec, dims, False)
+compiled = CompiledRunner(worker_spec, "compiled")
+eager = Runner(runner_spec, "baseline")
+buffers = _Buffers(torch, runner_spec, dims, False)
 values = [dims[d] for d in runner_spec["dims"]]
-eager_out = namespace["_Buffers"](torch, runner_spec, dims, False)
+eager_out = _Buffers(torch, runner_spec, dims, False)
 eager(buffers.inputs, eager_out.outputs, values)
 eager.finish()
 for call in range(2):
@@ -96,8 +97,8 @@ def cannot_load(model):
 
 
 torch.compile = cannot_load
-failing = namespace["CompiledRunner"](worker_spec, "compiled")
-untouched = namespace["_Buffers"](torch, runner_spec, dims, False)
+failing = CompiledRunner(worker_spec, "compiled")
+untouched = _Buffers(torch, runner_spec, dims, False)
 for tensor in untouched.tensors[-outputs:]:
     tensor.fill_(float("nan"))
 failing(buffers.inputs, untouched.outputs, values)
@@ -108,7 +109,7 @@ assert all(bool(torch.isnan(t).all()) for t in untouched.tensors[-outputs:]), "a
 # One that cannot even start (here: a torch without torch.compile) is made, writes nothing and
 # raises nothing: the worker's candidate was judged already.
 del torch.compile
-unavailable = namespace["_make_runner"](worker_spec, "compiled")
+unavailable = make_runner(worker_spec, "compiled")
 unavailable(buffers.inputs, untouched.outputs, values)
 unavailable.finish()
 assert "no torch.compile" in unavailable.failure, unavailable.failure
@@ -121,7 +122,7 @@ failed_directory = os.path.join(work, "failed")
 os.makedirs(failed_directory)
 with open(os.path.join(work, "spec_failed.json"), "w") as out:
     json.dump(dict(spec, directory=failed_directory), out)
-namespace["warm"](os.path.join(work, "spec_failed.json"))
+warm(os.path.join(work, "spec_failed.json"))
 manifest = json.load(open(os.path.join(failed_directory, "manifest.json")))
 assert manifest["warmed"] == [] and "cache miss" in manifest["failures"][0], manifest
 print("OK")

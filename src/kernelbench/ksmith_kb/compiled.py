@@ -1,8 +1,8 @@
 # torch.compile as KernelBench's second baseline: the problem's Model under inductor, timed beside
-# the candidate in its worker, where no compiler may run. Appended to kb_runner.py and
-# kb_extensions.py twice: in the warm script (run by ksmith in the build sandbox, which may run
-# compilers: it fills inductor's and Triton's caches at every size the worker will call) and in
-# the compiled baseline's shim (the worker: it loads those caches and compiles nothing). Both
+# the candidate in its worker, where no compiler may run. Run twice: by the warm step (ksmith runs
+# main() in the build sandbox, which may run compilers: it fills inductor's and Triton's caches at
+# every size the worker will call) and embedded in the compiled baseline's shim (the worker: it
+# loads those caches and compiles nothing). Both
 # call the model through the same Runner code on buffers of the same shapes, dtypes and device,
 # so that inductor's cache keys (the graph, its inputs' metadata, the config) match.
 #
@@ -11,6 +11,9 @@
 # Triton read their caches from) is set for its own first call at a size and put back after, so
 # the candidate's ProcessState finds the environment as it left it.
 import os
+
+from .extensions import ProgramRecorder, pin_platform_architecture
+from .runner import TORCH_DTYPES, Runner, load_problem
 
 
 def configure_inductor(torch):
@@ -166,8 +169,8 @@ class _Unavailable:
         return
 
 
-def _make_runner(spec, role):
-    """The worker's factory. A compiled baseline that cannot even start (a torch without
+def make_compiled_runner(spec, role):
+    """The worker's factory (shim.make_runner). A compiled baseline that cannot even start (a torch without
     torch.compile, an import the worker's sandbox refuses) must not end the worker, whose
     candidate was judged already."""
     try:
@@ -201,7 +204,7 @@ class _Buffers:
 
 
 def warm(spec_path):
-    """The warm step's entry (ksmith runs `python3 -I warm.py spec.json` in the build sandbox):
+    """The warm step (ksmith runs `python3 -I warm.py spec.json` in the build sandbox, main() here):
     calls the compiled baseline once at each size, with caches in spec["directory"], and writes
     manifest.json (the tools' answers, the sizes warmed, what failed) for the worker's shim."""
     import json
@@ -244,6 +247,5 @@ def warm(spec_path):
         json.dump(manifest, out)
 
 
-if __name__ == "__main__":
-    import sys
-    warm(sys.argv[1])
+def main(argv):
+    warm(argv[0])

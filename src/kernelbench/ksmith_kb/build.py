@@ -1,17 +1,20 @@
-# The build sandbox of a KernelBench-format candidate: appended to kb_runner.py, kb_extensions.py
-# and kb_static.py and run by ksmith as `python3 -I build.py spec.json` in a new network namespace,
-# as a child whose leftover processes are killed when it ends, under Landlock (writes only to its
-# build folder). It may run compilers, which the verifying worker may not: it imports the
-# candidate, builds ModelNew at each of the task's sizes and calls it once at the problem's (on the
-# GPU: at every size, so that Triton's JIT compiles what each needs), and records every extension
-# it built (build folder/manifest.json). It never sees ksmith's inputs: it calls the model on the
-# problem's own get_inputs().
+# The build sandbox of a KernelBench-format candidate: ksmith runs `python3 -I build.py spec.json`
+# (a script that calls main() here) in a new network namespace, as a child whose leftover processes
+# are killed when it ends, under Landlock (writes only to its build folder). It may run compilers,
+# which the verifying worker may not: it imports the candidate, builds ModelNew at each of the
+# task's sizes and calls it once at the problem's (on the GPU: at every size, so that Triton's JIT
+# compiles what each needs), and records every extension it built (build folder/manifest.json). It
+# never sees ksmith's inputs: it calls the model on the problem's own get_inputs().
 import json
 import os
 import signal
 import socket
 import sys
 import traceback
+
+from .extensions import ExtensionRecorder, ProgramRecorder, pin_platform_architecture, register_source
+from .runner import load_problem, rewrite_constants
+from .static import static_findings
 
 BUILD_FAILED = 3  # the candidate does not import, or an extension does not compile
 WARM_CALL_LIMIT_S = 60  # one call of the model while building: compiling lazily takes this long at most
@@ -63,7 +66,8 @@ def _to_device(value, torch, cuda):
     return value.cuda() if cuda and isinstance(value, torch.Tensor) else value
 
 
-def main(spec_path):
+def main(argv):
+    spec_path = argv[0]
     with open(spec_path) as spec_file:
         spec = json.load(spec_file)
     for entry in reversed(spec.get("sys_path", [])):
@@ -143,7 +147,3 @@ def main(spec_path):
                 _fail(f"an extension the candidate builds at {where} does not compile (above)")
             warnings.append(f"at {where}: {type(error).__name__}: {error}")
         write_manifest()
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])

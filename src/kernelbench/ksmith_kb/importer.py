@@ -14,9 +14,7 @@ import sys
 import time
 import traceback
 
-sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kb_runner import as_tuple, load_problem, rewrite_constants  # noqa: E402
+from .runner import as_tuple, load_problem, rewrite_constants
 
 # Constants whose name says they are a hyperparameter, not a size: they keep their value.
 HYPERPARAMETER = re.compile(r"kernel|stride|pad|dilation|group|axis|eps|slope|momentum|scale|factor|prob|"
@@ -717,7 +715,7 @@ def analyse_in_child(path, level, memory_bytes, threads, default_threads, write_
     os._exit(0)
 
 
-def main():
+def main(argv):
     parser = argparse.ArgumentParser()
     parser.add_argument("--problem", action="append", default=[], help="LEVEL:PATH, once per problem file")
     parser.add_argument("--results", required=True, help="where the JSON lines go, one per problem")
@@ -725,7 +723,7 @@ def main():
     parser.add_argument("--memory-bytes", type=int, default=8 << 30)
     parser.add_argument("--gpu-bench-bytes", type=int, default=0, help="0: the GPU's memory / GPU_MEMORY_FACTOR")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 1)))
-    arguments = parser.parse_args()
+    arguments = parser.parse_args(argv)
     global GPU_BENCH_BYTES, GPU_LOCK_PATH
     GPU_BENCH_BYTES = arguments.gpu_bench_bytes
     GPU_LOCK_PATH = arguments.results + ".gpu.lock"
@@ -783,7 +781,3 @@ def emit(results, job, result):
     result["seconds"] = round(time.monotonic() - job["started"], 3)
     results.write(json.dumps(result) + "\n")
     results.flush()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,7 @@
-# A KernelBench-format candidate (a file defining ModelNew) run by ksmith: appended to kb_runner.py
-# in the candidate's shim, which the worker loads inside its sandbox (no fork, no exec, no network,
-# reads only where the task allows). The candidate's Python is untrusted; this file is not.
+# A KernelBench-format candidate (a file defining ModelNew) run by ksmith: embedded, with runner.py
+# and extensions.py, in the candidate's shim, which the worker loads inside its sandbox (no fork,
+# no exec, no network, reads only where the task allows). The candidate's Python is untrusted; this
+# file is not.
 #
 # What it guards, beside what the worker already checks (inputs unchanged, outputs written only
 # by the call, fresh inputs every timed round):
@@ -21,6 +22,10 @@ import os
 import sys
 import time
 import types
+
+from .extensions import ExtensionLoader, ProgramReplay, pin_platform_architecture, register_source
+from .runner import Runner
+from .shim import runners
 
 
 # Read only by torch's extension builder (cpp_extension), which the worker never runs: the build
@@ -297,7 +302,7 @@ def ksmith_state_changes(key):
     """The shim's ksmith_state_changes: what the candidate changed (each undone; "changes" fail it,
     "restored" are reported only) and how many of its calls ran none of its own compiled code, as JSON."""
     import json
-    runner = _runners.get(key)
+    runner = runners.get(key)
     if not isinstance(runner, CandidateRunner):
         return json.dumps({"changes": []})
     return json.dumps({"changes": sorted(runner.state.changed), "restored": sorted(runner.state.reported),
@@ -307,16 +312,16 @@ def ksmith_state_changes(key):
 
 def ksmith_guard(key, stream=0):
     """The shim's ksmith_restore_state: the candidate's guard, by the worker's call."""
-    runner = _runners.get(key)
+    runner = runners.get(key)
     if isinstance(runner, CandidateRunner):
         try:
             runner.guard()
         except BaseException as error:
-            return _raised(key, error, "its process-state guard")
+            return report_raised(key, error, "its process-state guard")
     return None
 
 
-def _raised(key, error, doing):
+def report_raised(key, error, doing):
     """What the candidate raised, as the shim passes it to the worker (ksmith_candidate_raised):
     JSON {"at": "build" or "call", "message"}. The traceback goes to the worker's log. Its own
     text is read defensively: the exception is the candidate's object."""
@@ -326,7 +331,7 @@ def _raised(key, error, doing):
         traceback.print_exception(type(error), error, error.__traceback__, file=sys.__stderr__)
     except BaseException:
         pass
-    runner = _runners.get(key)
+    runner = runners.get(key)
     at = "call"
     if not isinstance(runner, CandidateRunner):
         doing, at = "importing the candidate", "build"  # the runner itself could not be made
@@ -341,9 +346,3 @@ def _raised(key, error, doing):
     name = type(error).__name__
     message = said if isinstance(error, CandidateError) else f"{doing} raised {name}" + (f": {said}" if said else "")
     return json.dumps({"at": at, "message": message[:2000]})
-
-
-def _make_runner(spec, role):
-    if role.endswith("candidate"):
-        return CandidateRunner(spec, role)
-    return Runner(spec, role)

@@ -1,5 +1,5 @@
 # Compiled extensions of a KernelBench-format candidate (torch.utils.cpp_extension.load_inline and
-# load): built once in the build sandbox, which may run the compiler (kb_build.py), and loaded in
+# load): built once in the build sandbox, which may run the compiler (build.py), and loaded in
 # the verifying worker, which may not (no fork, no exec: torch's own load_inline would run ninja).
 #
 # Both sides name a call by the same key: its arguments, less those that say only where or how

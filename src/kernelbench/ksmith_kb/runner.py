@@ -1,7 +1,7 @@
 # Runs a KernelBench problem's Model for ksmith: trusted code, embedded in the reference shim
 # (float64, in the evaluator's process) and in the baseline shim (float32 torch eager, in the
-# worker). The importer (kb_import.py) uses the same loader, so that the model it analysed is the
-# model these shims run.
+# worker), which call it through shim.py. The importer (importer.py) uses the same loader, so that
+# the model it analysed is the model these shims run.
 import ast
 import ctypes
 import threading
@@ -267,53 +267,3 @@ class Runner:
                 else:
                     destination.copy_(result.reshape(destination.shape))
 
-
-_runners = {}
-
-
-def _raised(key, error, doing):
-    """What a shim's entry does with an exception: a trusted role's is raised on (the shim aborts:
-    the problem's model or ksmith failed). A candidate's runner (kb_candidate.py) replaces this to
-    return a report of it instead. Every role's entry has the same try, so that neither side's
-    timed call does work the other's does not."""
-    raise error
-
-
-def ksmith_finish(key, stream=0):
-    runner = _runners.get(key)
-    try:
-        if runner is not None:
-            runner.finish(stream)
-    except BaseException as error:
-        return _raised(key, error, "checking and copying its outputs")
-    return None
-
-
-def ksmith_call(key, spec_json, role, input_addresses, output_addresses, dim_values, stream=0):
-    """The shim's entry: one Runner per (task, role), made on the first call. Returns None, or what
-    _raised makes of an exception (SystemExit too: sys.exit() in a candidate's forward is its error)."""
-    try:
-        _call_runner(key, spec_json, role, input_addresses, output_addresses, dim_values, stream)
-    except BaseException as error:
-        return _raised(key, error, "ModelNew's forward")
-    return None
-
-
-def _call_runner(key, spec_json, role, input_addresses, output_addresses, dim_values, stream):
-    runner = _runners.get(key)
-    if runner is None:
-        import json
-        import sys
-        spec = json.loads(spec_json)
-        # The importing python's search path (a virtual environment's site-packages, say): the
-        # embedded interpreter starts from the base installation's.
-        for entry in reversed(spec.get("sys_path", [])):
-            if entry not in sys.path:
-                sys.path.insert(0, entry)
-        if not getattr(sys, "argv", None):
-            sys.argv = ["ksmith"]
-        # kb_candidate.py, appended in a candidate's shim, defines _make_runner.
-        make = globals().get("_make_runner", Runner)
-        runner = make(spec, role)
-        _runners[key] = runner
-    runner(input_addresses, output_addresses, dim_values, stream)
