@@ -55,7 +55,7 @@ EvalOptions CommonOptions(const EvalFlags& flags) {
   options.threads = flags.threads;
   options.sandbox = !flags.no_sandbox;
   options.profile = flags.profile;
-  options.compiled_baseline = flags.compiled_baseline;
+  options.format_options.second_baseline = flags.compiled_baseline;
   if (flags.seed != 0) options.fixed_seed = flags.seed;
   if (!flags.quiet && ::isatty(STDERR_FILENO)) {
     options.progress = [](const std::string& line) { std::fprintf(stderr, "  ... %s\n", line.c_str()); };

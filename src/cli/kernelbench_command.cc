@@ -147,7 +147,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   EvalClient client(**service);
   EvalOptions options;
   options.timing_budget_s = flags.timing_budget_s;
-  options.compiled_baseline = flags.compiled_baseline;
+  options.format_options.second_baseline = flags.compiled_baseline;
   std::vector<std::future<Verdict>> verdicts;
   for (const auto& item : planned) {
     auto source = ReadCandidateFile(item.sample.path.string());

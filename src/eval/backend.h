@@ -38,16 +38,21 @@ struct BackendTraits {
   bool times_on_host_cores = false;
 };
 
+/// A baseline timed beside the task's own where the candidate's format has one and it was asked
+/// for (EvalOptions::format_options; eval/candidate_format.h's SecondBaselineBuild fills it:
+/// KernelBench's is torch.compile of the problem's Model). Reported only, never part of the status.
+struct SecondBaseline {
+  std::filesystem::path library;  // its shared object; empty: none, and `note` says why where one was asked for
+  std::string description;        // what the candidate was timed against, for the verdict
+  std::string note;
+  std::vector<std::filesystem::path> readable;  // what it loads besides its library
+};
+
 /// The task's own kernels a candidate is judged against, built by the backend's compiler.
 struct TrustedBuild {
   std::filesystem::path reference;  // shared object of the reference (double precision)
   std::filesystem::path baseline;   // shared object of this backend's baseline
-  /// A second baseline timed beside the first (torch.compile of a KernelBench problem), or empty;
-  /// `second_baseline_note` then says why there is none where one was asked for.
-  std::filesystem::path second_baseline;
-  std::string second_baseline_description;
-  std::string second_baseline_note;
-  std::vector<std::filesystem::path> second_baseline_readable;  // what it loads besides its library
+  SecondBaseline second;            // the format's, where asked for
 };
 
 /// The stages that need the candidate running on the backend's device: correctness,

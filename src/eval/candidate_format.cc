@@ -9,10 +9,10 @@ namespace {
 // the verdict stands on the task's own baseline.
 class NoSecondBaseline final : public SecondBaselineBuild {
  public:
-  void Finish(TrustedBuild& trusted, std::string& summary,
+  void Finish(SecondBaseline& second, std::string& summary,
               const std::function<void(const std::string&)>& progress) override {
     (void)summary, (void)progress;
-    trusted.second_baseline_note =
+    second.note =
         "no torch.compile baseline: only a KernelBench-format candidate (a .py defining ModelNew) on the GPU has one";
   }
 };
@@ -24,7 +24,7 @@ std::unique_ptr<SecondBaselineBuild> CandidateBuildJob::StartSecondBaseline(Comp
                                                                             const Task& view,
                                                                             const EvalOptions& options) const {
   (void)pool, (void)backend, (void)view;
-  if (!options.compiled_baseline) return nullptr;
+  if (!options.format_options.second_baseline) return nullptr;
   return std::make_unique<NoSecondBaseline>();
 }
 

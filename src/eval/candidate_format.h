@@ -30,13 +30,14 @@ class CompilePool;
 
 /// A second baseline that a format times the candidate against beside the task's own (for
 /// KernelBench, torch.compile of the problem's Model): queued with the trusted builds, finished
-/// into the trusted build once they are ready. Reported only, never part of the status.
+/// into the trusted build once they are ready (TrustedBuild::second); the session records the
+/// timing in VerdictExtensions::second_timing. Reported only, never part of the status.
 class SecondBaselineBuild {
  public:
   virtual ~SecondBaselineBuild() = default;
-  /// Waits for its build and fills `trusted`'s second baseline, or its note saying why there is
-  /// none; may add to the trusted_build stage's `summary`. `progress` may be empty.
-  virtual void Finish(TrustedBuild& trusted, std::string& summary,
+  /// Waits for its build and fills `second`, or its note saying why there is none; may add to
+  /// the trusted_build stage's `summary`. `progress` may be empty.
+  virtual void Finish(SecondBaseline& second, std::string& summary,
                       const std::function<void(const std::string&)>& progress) = 0;
 };
 
@@ -54,15 +55,15 @@ class CandidateBuildJob {
   /// finish call, the default stream, folders the worker may read, whether the hidden shapes
   /// decide. `options` holds ksmith's own contract's settings when called. Default: those.
   virtual void SetRunOptions(EvalOptions& options) const { (void)options; }
-  /// (optional) Records in `verdict`, before any stage runs, what the format reports beside the
-  /// status (where a fixed-shape candidate is judged). Default: nothing.
+  /// (optional) Records in `verdict`'s extensions, before any stage runs, what the format reports
+  /// beside the status (where a fixed-shape candidate is judged). Default: nothing.
   virtual void OpenVerdict(Verdict& verdict, const Task& view) const { (void)verdict, (void)view; }
   /// (optional) Completes the verdict once the verification session ran (the reason of a passed
   /// fixed-shape candidate says whether it generalizes). Default: nothing.
   virtual void CloseVerdict(Verdict& verdict) const { (void)verdict; }
   /// (optional) Queues a second baseline's build beside the task's trusted builds where
-  /// `options` ask for one; null where none was asked for. Default: where one was asked for, a
-  /// note that this candidate has none.
+  /// `options.format_options` ask for one; null where none was asked for. Default: where one was
+  /// asked for, a note that this candidate has none.
   virtual std::unique_ptr<SecondBaselineBuild> StartSecondBaseline(CompilePool& pool, const EvalBackend& backend,
                                                                    const Task& view, const EvalOptions& options) const;
 };

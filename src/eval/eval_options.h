@@ -18,6 +18,14 @@ namespace ksmith {
 class CandidateFormat;  // eval/candidate_format.h
 class GpuGate;
 
+/// What a caller asks of the candidate's format beyond ksmith's own contract
+/// (eval/candidate_format.h); a format that does not offer something notes so in the verdict.
+struct FormatOptions {
+  /// Also time the candidate against its format's second baseline, reported beside the speedup
+  /// (KernelBench on the GPU: torch.compile of the problem's Model, kernelbench/compiled_baseline.h).
+  bool second_baseline = false;
+};
+
 struct EvalOptions {
   int seeds = 3;                                   // seeds per eval shape and distribution
   int64_t large_elements = int64_t{1} << 20;       // shapes above this get one seed
@@ -28,9 +36,7 @@ struct EvalOptions {
   int threads = 0;                // OpenMP threads in the worker; 0: all cores
   bool sandbox = true;
   bool profile = false;           // add the backend's profile of a passing candidate (slow)
-  /// A KernelBench-format candidate on the GPU is also timed against torch.compile of the
-  /// problem's Model (kernelbench/compiled_baseline.h), reported beside the eager speedup.
-  bool compiled_baseline = false;
+  FormatOptions format_options;   // what the candidate's format is asked for
   std::optional<uint64_t> fixed_seed;  // for reproducing a run; otherwise secret and random
   /// Progress lines ("correctness 12/40"); may be empty.
   std::function<void(const std::string&)> progress;

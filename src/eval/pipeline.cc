@@ -270,7 +270,7 @@ class PipelineRun {
     }
     trusted_ = {reference_build->shared_object, baseline_build->shared_object};
     stage.details.summary = "reference and baseline ready";
-    if (second_baseline_) second_baseline_->Finish(trusted_, stage.details.summary, options_.progress);
+    if (second_baseline_) second_baseline_->Finish(trusted_.second, stage.details.summary, options_.progress);
     return true;
   }
 

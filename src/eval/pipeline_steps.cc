@@ -269,7 +269,8 @@ void MarkPassed(Verdict& verdict, size_t cases) {
 void CheckHiddenShapes(VerdictRecorder& recorder, StageRecord& stage, const std::vector<CaseSpec>& cases,
                        const std::function<bool(const CaseSpec&)>& run_case) {
   Verdict& verdict = recorder.verdict();
-  Generalization& report = verdict.generalization ? *verdict.generalization : verdict.generalization.emplace();
+  std::optional<Generalization>& shapes = verdict.extensions.generalization;
+  Generalization& report = shapes ? *shapes : shapes.emplace();
   const VerdictStatus status = verdict.status;
   std::string reason = verdict.reason;
   report.generalizes = true;

@@ -118,7 +118,7 @@ Result<std::pair<BuildRequest, BuildRequest>> ReadTrustedSources(const Task& tas
 void MarkPassed(Verdict& verdict, size_t cases);
 
 /// Runs a KernelBench candidate's hidden-shape cases (after every check that decides) as a
-/// property: the first that `run_case` fails is recorded in verdict.generalization, and the
+/// property: the first that `run_case` fails is recorded in verdict.extensions.generalization, and the
 /// verdict's status and reason are put back as they were; `stage` stays "ok". An infra error
 /// leaves "generalizes" unknown, never "no".
 void CheckHiddenShapes(VerdictRecorder& recorder, StageRecord& stage, const std::vector<CaseSpec>& cases,

@@ -82,12 +82,8 @@ nlohmann::json Verdict::ToJson() const {
     json["timing"] = TimingToJson(*timing);
     json["roofline_fraction"] = timing->roofline_fraction;
   }
-  if (second_timing) {
-    json["second_speedup"] = second_timing->speedup.median;
-    json["second_timing"] = TimingToJson(*second_timing);
-  }
   if (!labels.empty()) json["labels"] = labels;
-  if (generalization) json["generalization"] = generalization->ToJson();
+  extensions.AddToJson(json);
   json["provenance"] = provenance;
   return json;
 }
@@ -127,9 +123,6 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
     parsed.roofline_fraction = NumberAt(json, "roofline_fraction");
     verdict.timing = std::move(parsed);
   }
-  if (const auto second = json.find("second_timing"); second != json.end() && second->is_object()) {
-    verdict.second_timing = TimingFromJson(*second);
-  }
   if (const auto provenance = json.find("provenance"); provenance != json.end() && provenance->is_object()) {
     verdict.provenance = *provenance;
   }
@@ -138,9 +131,7 @@ Result<Verdict> Verdict::FromJson(const nlohmann::json& json) {
       if (label.is_string()) verdict.labels.push_back(label.get<std::string>());
     }
   }
-  if (const auto found = json.find("generalization"); found != json.end() && found->is_object()) {
-    verdict.generalization = Generalization::FromJson(*found);
-  }
+  verdict.extensions = VerdictExtensions::FromJson(json);
   if (verdict.schema_version < 3) UpgradeOldVerdict(verdict);
   return verdict;
 }
@@ -230,17 +221,48 @@ Timing MakeTiming(const std::vector<double>& candidate_us, const std::vector<dou
   return timing;
 }
 
+void VerdictExtensions::AddToJson(nlohmann::json& verdict) const {
+  if (second_timing) {
+    verdict["second_speedup"] = second_timing->speedup.median;
+    verdict["second_timing"] = TimingToJson(*second_timing);
+  }
+  if (generalization) verdict["generalization"] = generalization->ToJson();
+}
+
+VerdictExtensions VerdictExtensions::FromJson(const nlohmann::json& verdict) {
+  VerdictExtensions extensions;
+  if (const auto second = verdict.find("second_timing"); second != verdict.end() && second->is_object()) {
+    extensions.second_timing = TimingFromJson(*second);
+  }
+  if (const auto found = verdict.find("generalization"); found != verdict.end() && found->is_object()) {
+    extensions.generalization = Generalization::FromJson(*found);
+  }
+  return extensions;
+}
+
+std::string VerdictExtensions::RenderJudged() const {
+  if (!generalization) return {};
+  return fmt::format("  judged at {}{}; {}\n", generalization->decided_at,
+                     generalization->problem_sizes.empty()
+                         ? " (the problem's own sizes)"
+                         : " (the problem's sizes, " + generalization->problem_sizes + ", halved to fit)",
+                     generalization->Summary());
+}
+
+std::string VerdictExtensions::RenderTimings() const {
+  if (!second_timing) return {};
+  return fmt::format("  second baseline: speedup {:.3f}x (95% CI {:.3f}-{:.3f}, {}): candidate {:.1f} us, "
+                     "baseline {:.1f} us: {}\n",
+                     second_timing->speedup.median, second_timing->speedup.low, second_timing->speedup.high,
+                     second_timing->comparison, second_timing->candidate_us.median,
+                     second_timing->baseline_us.median, second_timing->baseline);
+}
+
 std::string Verdict::Render() const {
   std::string text = fmt::format("{}: {} (task {}, {})\n", VerdictStatusName(status), reason,
                                  task, backend);
   if (!labels.empty()) text += fmt::format("  labels: {}\n", fmt::join(labels, "; "));
-  if (generalization) {
-    text += fmt::format("  judged at {}{}; {}\n", generalization->decided_at,
-                        generalization->problem_sizes.empty()
-                            ? " (the problem's own sizes)"
-                            : " (the problem's sizes, " + generalization->problem_sizes + ", halved to fit)",
-                        generalization->Summary());
-  }
+  text += extensions.RenderJudged();
   std::vector<std::string> findings;
   for (const auto& finding : StaticFindings()) {
     const int line = finding.value("line", 0);
@@ -267,13 +289,7 @@ std::string Verdict::Render() const {
     text += fmt::format("  roofline: {:.1f}% of this machine's {} limit ({:.1f} us)\n",
                         100.0 * timing->roofline_fraction, timing->bound_by, timing->floor_us);
   }
-  if (second_timing) {
-    text += fmt::format("  second baseline: speedup {:.3f}x (95% CI {:.3f}-{:.3f}, {}): candidate {:.1f} us, "
-                        "baseline {:.1f} us: {}\n",
-                        second_timing->speedup.median, second_timing->speedup.low, second_timing->speedup.high,
-                        second_timing->comparison, second_timing->candidate_us.median,
-                        second_timing->baseline_us.median, second_timing->baseline);
-  }
+  text += extensions.RenderTimings();
   for (const auto& stage : stages) {
     if (stage.outcome != "failed") continue;
     if (!stage.details.log.empty()) text += "\n" + stage.details.log;

@@ -64,9 +64,9 @@ struct Timing {
 Timing MakeTiming(const std::vector<double>& candidate_us, const std::vector<double>& baseline_us,
                   std::string baseline);
 
-/// Where a KernelBench-format candidate was judged, and whether it also works at the task's
-/// hidden shapes. KernelBench's problems are fixed-shape, so those shapes are a property of the
-/// kernel, never its verdict.
+/// Where a candidate whose hidden shapes do not decide (EvalOptions::hidden_shapes_decide: a
+/// KernelBench-format candidate, whose problems are fixed-shape) was judged, and whether it also
+/// works at the task's hidden shapes: a property of the kernel, never its verdict.
 struct Generalization {
   std::string decided_at;     // the bench shape, formatted ("batch_size=64, in_features=256")
   /// The problem's own sizes where the bench shape is smaller (halved to fit the backend's
@@ -82,6 +82,26 @@ struct Generalization {
   std::string Summary() const;
 };
 
+/// What the candidate's format reports beside the status, through the seams of
+/// eval/candidate_format.h; each part is a top-level key of the verdict's JSON, absent when unset.
+/// Never changes the status.
+struct VerdictExtensions {
+  /// The candidate timed against its format's second baseline in the same worker (torch.compile
+  /// beside a KernelBench problem's eager; TrustedBuild::second). JSON: `second_timing`, `second_speedup`.
+  std::optional<Timing> second_timing;
+  /// Where a fixed-shape candidate was judged, whether it generalizes. JSON: `generalization`.
+  std::optional<Generalization> generalization;
+
+  /// Adds the parts that are set to `verdict` (Verdict::ToJson's object).
+  void AddToJson(nlohmann::json& verdict) const;
+  /// The parts a verdict's JSON holds; a part whose key is missing or not an object stays unset.
+  static VerdictExtensions FromJson(const nlohmann::json& verdict);
+  /// Lines for Verdict::Render: where the candidate was judged (after the status), and the
+  /// second timing (after the first).
+  std::string RenderJudged() const;
+  std::string RenderTimings() const;
+};
+
 struct Verdict {
   int schema_version = kVerdictSchemaVersion;
   VerdictStatus status = VerdictStatus::kInfraError;
@@ -91,15 +111,11 @@ struct Verdict {
   std::string candidate;
   std::deque<StageRecord> stages;  // a deque: references to earlier stages stay valid
   std::optional<Timing> timing;
-  /// The candidate timed against a second baseline in the same worker (torch.compile beside a
-  /// KernelBench problem's eager): reported only, never part of the status.
-  std::optional<Timing> second_timing;
   /// What a benchmark of kernel generation must be able to count, beside the status: "no custom
   /// kernel" (a KernelBench candidate whose calls ran none of its own compiled code), "custom
   /// kernel in some calls only" (a fallback). Never changes the status.
   std::vector<std::string> labels;
-  /// A KernelBench-format candidate's shapes: where it was judged, whether it generalizes.
-  std::optional<Generalization> generalization;
+  VerdictExtensions extensions;  // what the candidate's format reports beside the status
   nlohmann::json provenance = nlohmann::json::object();
   double total_s = 0;  // [s]
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();

@@ -122,7 +122,8 @@ TEST(Verdict, ToJsonWithTimingHasSpeedupIntervalAndRoofline) {
 TEST(Verdict, ASecondBaselinesTimingIsReportedBesideTheFirstAndReadBack) {
   Verdict verdict = PassedVerdict();
   verdict.timing = SomeTiming();
-  verdict.second_timing = MakeTiming({10, 11, 12, 10}, {5, 6, 5, 6}, "torch.compile (inductor) of the problem's Model");
+  verdict.extensions.second_timing =
+      MakeTiming({10, 11, 12, 10}, {5, 6, 5, 6}, "torch.compile (inductor) of the problem's Model");
   const nlohmann::json json = verdict.ToJson();
   EXPECT_EQ(json.at("speedup"), 2.5);  // the first baseline's, unchanged
   EXPECT_NEAR(json.at("second_speedup").get<double>(), 0.5, 0.05);
@@ -132,7 +133,7 @@ TEST(Verdict, ASecondBaselinesTimingIsReportedBesideTheFirstAndReadBack) {
   const auto read = Verdict::FromJson(nlohmann::json::parse(json.dump()));
   ASSERT_TRUE(read.ok()) << read.error().message;
   EXPECT_EQ(read->ToJson(), json);
-  EXPECT_FALSE(Verdict::FromJson(PassedVerdict().ToJson())->second_timing.has_value());
+  EXPECT_FALSE(Verdict::FromJson(PassedVerdict().ToJson())->extensions.second_timing.has_value());
 }
 
 TEST(Verdict, ATimingBesideOtherWorkSaysSoAndOlderVerdictsReadAsAlone) {
@@ -172,10 +173,34 @@ TEST(Verdict, FromJsonReadsBackWhatToJsonWrote) {
   EXPECT_EQ(verdict.ToJson().at("schema_version"), kVerdictSchemaVersion);
 }
 
+TEST(Verdict, AFormatsExtensionsAreTopLevelKeysOnlyWhenSet) {
+  // Given a verdict whose format reported nothing beside the status, its JSON has none of the
+  // extensions' keys; once set, each is a key of the verdict itself, read back as it was.
+  Verdict verdict = PassedVerdict();
+  nlohmann::json json = verdict.ToJson();
+  for (const char* key : {"second_timing", "second_speedup", "generalization"}) EXPECT_FALSE(json.contains(key)) << key;
+  EXPECT_FALSE(VerdictExtensions::FromJson(json).second_timing.has_value());
+  EXPECT_FALSE(VerdictExtensions::FromJson(json).generalization.has_value());
+  EXPECT_EQ(verdict.extensions.RenderJudged() + verdict.extensions.RenderTimings(), "");
+  verdict.extensions.second_timing = MakeTiming({10, 11, 12, 10}, {5, 6, 5, 6}, "torch.compile");
+  verdict.extensions.generalization = Generalization{.decided_at = "n=4096", .generalizes = true, .hidden_cases = 2};
+  json = verdict.ToJson();
+  EXPECT_EQ(json.at("second_timing").at("baseline"), "torch.compile");
+  EXPECT_EQ(json.at("generalization").at("hidden_cases"), 2);
+  const VerdictExtensions read = VerdictExtensions::FromJson(json);
+  ASSERT_TRUE(read.generalization.has_value());
+  EXPECT_EQ(read.generalization->generalizes, std::optional<bool>(true));
+  nlohmann::json written = nlohmann::json::object();
+  read.AddToJson(written);
+  EXPECT_EQ(written.at("second_timing"), json.at("second_timing"));
+  EXPECT_EQ(written.at("second_speedup"), json.at("second_speedup"));
+  EXPECT_EQ(written.size(), 3u);
+}
+
 TEST(Verdict, AKernelBenchCandidatesShapesSurviveJsonAndAreRendered) {
   Verdict verdict = PassedVerdict();
   EXPECT_FALSE(verdict.ToJson().contains("generalization"));
-  Generalization& shapes = verdict.generalization.emplace();
+  Generalization& shapes = verdict.extensions.generalization.emplace();
   shapes.decided_at = "rows=1024, cols=98304";
   shapes.problem_sizes = "rows=4096, cols=393216";
   EXPECT_EQ(verdict.ToJson()["generalization"]["generalizes"], nlohmann::json());
@@ -185,9 +210,9 @@ TEST(Verdict, AKernelBenchCandidatesShapesSurviveJsonAndAreRendered) {
   shapes.reason = "wrong output at rows=1 (wrong_output)";
   const auto read = Verdict::FromJson(nlohmann::json::parse(verdict.ToJson().dump()));
   ASSERT_TRUE(read.ok()) << read.error().message;
-  ASSERT_TRUE(read->generalization.has_value());
-  EXPECT_EQ(read->generalization->generalizes, std::optional<bool>(false));
-  EXPECT_EQ(read->generalization->hidden_cases, 4);
+  ASSERT_TRUE(read->extensions.generalization.has_value());
+  EXPECT_EQ(read->extensions.generalization->generalizes, std::optional<bool>(false));
+  EXPECT_EQ(read->extensions.generalization->hidden_cases, 4);
   EXPECT_EQ(read->ToJson(), verdict.ToJson());
   const std::string text = verdict.Render();
   EXPECT_NE(text.find("judged at rows=1024, cols=98304 (the problem's sizes, rows=4096, cols=393216, halved to fit); "

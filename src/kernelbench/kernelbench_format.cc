@@ -58,27 +58,27 @@ class CompiledBaselineBuild final : public SecondBaselineBuild {
  public:
   explicit CompiledBaselineBuild(std::future<Result<BuildOutput>> build) : build_(std::move(build)) {}
 
-  void Finish(TrustedBuild& trusted, std::string& summary,
+  void Finish(SecondBaseline& second, std::string& summary,
               const std::function<void(const std::string&)>& progress) override {
     if (progress) progress("warming torch.compile of the problem's Model (once per task and GPU)");
     auto compiled = build_.get();
     if (!compiled.ok()) {
-      trusted.second_baseline_note = "torch.compile baseline unavailable: " + compiled.error().message;
+      second.note = "torch.compile baseline unavailable: " + compiled.error().message;
     } else if (!compiled->compiled) {
       const std::string raised = RaisedPythonException(compiled->log);
-      trusted.second_baseline_note =
+      second.note =
           "torch.compile baseline unavailable: " + (raised.empty() ? LastLogLine(compiled->log) : raised);
     } else {
-      trusted.second_baseline = compiled->shared_object;
-      trusted.second_baseline_readable = {compiled->build_sandbox.value("directory", std::string())};
-      trusted.second_baseline_description = fmt::format(
+      second.library = compiled->shared_object;
+      second.readable = {compiled->build_sandbox.value("directory", std::string())};
+      second.description = fmt::format(
           "torch.compile (inductor, default mode, torch {}) of the problem's Model on the GPU, float32 with TF32 off, "
           "no_grad, on the caller's stream, loaded from caches a trusted warm step filled",
           compiled->build_sandbox.value("torch", std::string("?")));
       summary += "; torch.compile baseline ready";
       return;
     }
-    summary += "; " + trusted.second_baseline_note;
+    summary += "; " + second.note;
   }
 
  private:
@@ -144,21 +144,22 @@ class KernelBenchBuildJob final : public CandidateBuildJob {
   }
 
   void OpenVerdict(Verdict& verdict, const Task& view) const override {
-    Generalization& shapes = verdict.generalization.emplace();
+    Generalization& shapes = verdict.extensions.generalization.emplace();
     shapes.decided_at = view.FormatShape(view.bench_shape);
     shapes.problem_sizes = ProblemSizesWhereReduced(analysis_, view.bench_shape);
   }
 
   void CloseVerdict(Verdict& verdict) const override {
-    if (verdict.status == VerdictStatus::kPassed && verdict.generalization && verdict.generalization->generalizes) {
-      verdict.reason += *verdict.generalization->generalizes ? "; generalizes to the hidden shapes"
-                                                             : "; does not generalize to the hidden shapes";
+    const std::optional<Generalization>& shapes = verdict.extensions.generalization;
+    if (verdict.status == VerdictStatus::kPassed && shapes && shapes->generalizes) {
+      verdict.reason += *shapes->generalizes ? "; generalizes to the hidden shapes"
+                                             : "; does not generalize to the hidden shapes";
     }
   }
 
   std::unique_ptr<SecondBaselineBuild> StartSecondBaseline(CompilePool& pool, const EvalBackend& backend,
                                                            const Task& view, const EvalOptions& options) const override {
-    if (!options.compiled_baseline || !cuda_) return CandidateBuildJob::StartSecondBaseline(pool, backend, view, options);
+    if (!options.format_options.second_baseline || !cuda_) return CandidateBuildJob::StartSecondBaseline(pool, backend, view, options);
     return std::make_unique<CompiledBaselineBuild>(pool.Submit(
         [&backend, view, analysis = analysis_] { return BuildCompiledBaseline(backend, view, analysis); }));
   }

@@ -69,10 +69,10 @@ json KernelBenchResultEntry(const Verdict& verdict, int sample) {
   json static_checks = json::array();
   for (const auto& finding : verdict.StaticFindings()) static_checks.push_back(finding.value("check", std::string()));
   metadata["ksmith_static_findings"] = std::move(static_checks);
-  if (verdict.generalization) {
+  if (const auto& shapes = verdict.extensions.generalization) {
     // KernelBench's problems are fixed-shape: whether the kernel works at other sizes is a property.
-    metadata["ksmith_generalizes"] = verdict.generalization->generalizes ? json(*verdict.generalization->generalizes) : json();
-    metadata["ksmith_judged_at"] = verdict.generalization->decided_at;
+    metadata["ksmith_generalizes"] = shapes->generalizes ? json(*shapes->generalizes) : json();
+    metadata["ksmith_judged_at"] = shapes->decided_at;
   }
   json entry = {{"sample_id", sample}, {"compiled", compiled}, {"correctness", correct}, {"runtime", -1.0},
                 {"runtime_stats", json::object()}, {"ref_runtime", -1.0}, {"speedup", -1.0}};
@@ -86,9 +86,9 @@ json KernelBenchResultEntry(const Verdict& verdict, int sample) {
     metadata["ksmith_speedup_ci95"] = {timing.speedup.low, timing.speedup.high};
     metadata["ksmith_baseline"] = timing.baseline;
   }
-  if (correct && verdict.second_timing) {
+  if (correct && verdict.extensions.second_timing) {
     // torch.compile beside eager (`--compiled-baseline`), as KernelBench's baseline scripts time both.
-    const Timing& compiled_timing = *verdict.second_timing;
+    const Timing& compiled_timing = *verdict.extensions.second_timing;
     entry["ref_runtime_compiled"] = compiled_timing.baseline_us.median / kMicrosecondsPerMillisecond;
     entry["speedup_compiled"] = compiled_timing.speedup.median;
     metadata["ksmith_compiled_comparison"] = compiled_timing.comparison;

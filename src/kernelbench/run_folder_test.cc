@@ -58,7 +58,7 @@ Verdict PassedVerdict() {
   verdict.task = "kb_l1_019_relu";
   verdict.backend = "cuda";
   verdict.labels = {"no custom kernel (torch only)"};
-  verdict.generalization = Generalization{.decided_at = "n=4096", .generalizes = false, .hidden_cases = 3};
+  verdict.extensions.generalization = Generalization{.decided_at = "n=4096", .generalizes = false, .hidden_cases = 3};
   verdict.timing = MakeTiming({10, 11, 12, 10, 11}, {20, 22, 24, 20, 22}, "torch eager on the GPU");
   BuildFacts build;
   build.build_sandbox = nlohmann::json{{"static_findings", {{{"check", "no_kernel_code"}, {"line", 0}}}}};
@@ -88,7 +88,7 @@ TEST(KernelBenchResultEntry, APassedVerdictIsCompiledCorrectAndTimedInMillisecon
 TEST(KernelBenchResultEntry, ATorchCompileTimingAddsItsReferenceRuntimeAndSpeedup) {
   Verdict verdict = PassedVerdict();
   EXPECT_FALSE(KernelBenchResultEntry(verdict, 0).contains("speedup_compiled"));  // not asked for
-  verdict.second_timing = MakeTiming({10, 11, 12, 10, 11}, {5, 5, 6, 5, 6}, "torch.compile");
+  verdict.extensions.second_timing = MakeTiming({10, 11, 12, 10, 11}, {5, 5, 6, 5, 6}, "torch.compile");
   const auto entry = KernelBenchResultEntry(verdict, 0);
   EXPECT_DOUBLE_EQ(entry.at("ref_runtime_compiled").get<double>(), 0.005);
   EXPECT_NEAR(entry.at("speedup_compiled").get<double>(), 0.5, 0.05);

@@ -69,7 +69,7 @@ class WorkerSession {
   /// Whether the candidate left the process-wide settings the baseline runs under as it found
   /// them (the worker checks between calls and undoes any change).
   bool ProcessStateCheck();
-  /// A KernelBench candidate's hidden shapes, as a property (verdict.generalization); never
+  /// A KernelBench candidate's hidden shapes, as a property (verdict.extensions.generalization); never
   /// fails the verdict. Returns whether the worker is still running to be closed.
   bool HiddenShapes();
   bool CloseWorker();

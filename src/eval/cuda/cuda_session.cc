@@ -193,12 +193,12 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   if (!workers_.start_error.empty()) return Finish(stage, VerdictStatus::kInfraError, workers_.start_error);
   Message setup;
   std::vector<std::string> readable = CandidateReadable(candidate, baseline);
-  if (!second_.second_baseline.empty()) {
-    readable.push_back(second_.second_baseline.parent_path().string());
-    for (const auto& folder : second_.second_baseline_readable) readable.push_back(folder.string());
+  if (!second_.library.empty()) {
+    readable.push_back(second_.library.parent_path().string());
+    for (const auto& folder : second_.readable) readable.push_back(folder.string());
   }
   setup.header = {{"type", "setup"}, {"candidate", candidate.string()}, {"baseline", baseline.string()},
-                  {"second_baseline", second_.second_baseline.string()},
+                  {"second_baseline", second_.library.string()},
                   {"sandbox", options_.sandbox}, {"scratch", workers_.scratch->path().string()},
                   {"candidate_finish", options_.candidate_finish},
                   {"default_stream_ordered", options_.default_stream_ordered},

@@ -68,7 +68,7 @@ class CudaSession {
            const std::filesystem::path& reference);
   /// A second baseline to time the candidate against once it passed (torch.compile beside a
   /// KernelBench problem's eager), or why there is none; before Run.
-  void SetSecondBaseline(const TrustedBuild& trusted) { second_ = trusted; }
+  void SetSecondBaseline(const TrustedBuild& trusted) { second_ = trusted.second; }
 
  private:
   using ArenaMap = std::map<std::string, SharedArena>;
@@ -109,7 +109,7 @@ class CudaSession {
   bool IdleCheck();
   bool Time();
   /// The candidate against the second baseline, after every verdict-deciding stage: its outcome
-  /// is reported (verdict.second_timing or a note) and never changes the status.
+  /// is reported (verdict.extensions.second_timing or a note) and never changes the status.
   void TimeAgainstSecondBaseline();
   /// The worker's timing request at the bench shape; `salt` picks its rounds' inputs.
   Message TimingRequest(const CaseLayout& layout, uint64_t salt) const;
@@ -117,7 +117,7 @@ class CudaSession {
   bool Recheck();
   bool PhysicalLimit();
   bool Close();
-  /// A KernelBench candidate's hidden shapes, as a property (verdict.generalization); never
+  /// A KernelBench candidate's hidden shapes, as a property (verdict.extensions.generalization); never
   /// fails the verdict. Returns whether the candidate's worker is fit to be closed.
   bool HiddenShapes();
   /// A KernelBench candidate's Python changes of process state (each undone before the baseline
@@ -135,7 +135,7 @@ class CudaSession {
   uint64_t secret_seed_;
   CudaWorkers workers_;
   LaunchedKernels launched_;  // the checked runs' kernels, by launching library
-  TrustedBuild second_;       // only its second_baseline* fields: torch.compile, where asked for
+  SecondBaseline second_;     // the format's (torch.compile), where asked for
   uint64_t guard_key_ = 0;  // keys the guard zones' bytes (GuardPattern); secret, as the inputs' seeds are
   std::string snapshot_;  // the latest case's judged copy; its memory serves every case
   size_t l2_bytes_ = 0;

@@ -209,11 +209,11 @@ bool CudaSession::Time() {
 }
 
 void CudaSession::TimeAgainstSecondBaseline() {
-  if (second_.second_baseline.empty() && second_.second_baseline_note.empty()) return;
+  if (second_.library.empty() && second_.note.empty()) return;
   const auto start = Clock::now();
   auto& stage = Stage("second_timing");
-  if (second_.second_baseline.empty()) {
-    stage.details.summary = second_.second_baseline_note;
+  if (second_.library.empty()) {
+    stage.details.summary = second_.note;
     return;
   }
   if (options_.progress) options_.progress("timing against the second baseline (torch.compile) on the GPU");
@@ -250,8 +250,8 @@ void CudaSession::TimeAgainstSecondBaseline() {
     stage.details.summary = "not measured: no timing sample survived";
     return;
   }
-  verdict_.second_timing = MakeTiming(candidate_us, baseline_us, second_.second_baseline_description);
-  const Timing& timing = *verdict_.second_timing;
+  verdict_.extensions.second_timing = MakeTiming(candidate_us, baseline_us, second_.description);
+  const Timing& timing = *verdict_.extensions.second_timing;
   stage.details.summary = fmt::format("cold {:.2f} us vs second baseline {:.2f} us over {} rounds: speedup {:.2f}x "
                                       "[{:.2f}, {:.2f}] ({})", timing.candidate_us.median, timing.baseline_us.median,
                                       header.value("rounds", 0), timing.speedup.median, timing.speedup.low,
