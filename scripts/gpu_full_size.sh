@@ -4,7 +4,7 @@
 # own sizes where they fit (the importer's default: a tenth of the GPU's memory), then judges the
 # unchanged model (`ModelNew = Model`) on each, one after another (a verdict at these sizes holds
 # tens of GB of the GPU), sampling the GPU's memory in use while it runs.
-#   scripts/gpu_full_size.sh [problems]
+#   scripts/gpu_full_size.sh [problems]     (FULL_EVAL_TIMEOUT_S: each verdict's limit, default 900)
 # Writes $OUT/full_size.md (a table), $OUT/full_size.jsonl (one line a verdict) and
 # $OUT/verdict_<task>.json (the verdicts whole).
 set -uo pipefail
@@ -36,7 +36,8 @@ for folder in "$tasks_dir"/kernelbench/*/; do
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "/tmp/memory_$task.txt" &
   sampler=$!
   # shellcheck disable=SC2086
-  "$K" eval --backend cuda --task "$task" --json --quiet --timing-budget 0.5 "$candidates/unchanged_$task.py" \
+  # Its own timeout: a `timeout` around this script ends the script, not a verdict it started.
+  timeout "${FULL_EVAL_TIMEOUT_S:-900}" "$K" eval --backend cuda --task "$task" --json --quiet --timing-budget 0.5 "$candidates/unchanged_$task.py" \
     $extra > "/tmp/verdict_$task.json" 2> "/tmp/verdict_$task.err"
   kill "$sampler" 2>/dev/null
   cp "/tmp/verdict_$task.json" "$out/verdict_$task.json"  # every stage's counters, for where the time goes

@@ -55,13 +55,23 @@ wait
 cat "$verdicts"/*.jsonl > "$out/verdicts.jsonl"
 tail -n 5 "$verdicts"/*.err > "$out/eval.err" 2>/dev/null
 echo "all: $(( $(date +%s) - start )) s" >> "$out/kernelbench.md"
-python3 - "$out/verdicts.jsonl" >> "$out/kernelbench.md" <<'PY'
+python3 - "$verdicts"/*.jsonl >> "$out/kernelbench.md" <<'PY'
 import json, pathlib, sys
 rows, wrong = [], 0
-for line in pathlib.Path(sys.argv[1]).read_text().splitlines():
-    try:
-        verdict = json.loads(line)
+verdicts = []
+for text in sys.argv[1:]:
+    try:  # one candidate: one indented verdict; several: one verdict a line
+        verdicts.append(json.loads(pathlib.Path(text).read_text()))
+        continue
     except ValueError:
+        pass
+    for line in pathlib.Path(text).read_text().splitlines():
+        try:
+            verdicts.append(json.loads(line))
+        except ValueError:
+            pass
+for verdict in verdicts:
+    if not isinstance(verdict, dict):
         continue
     path = pathlib.Path(verdict.get("candidate", "?"))
     first = path.read_text().splitlines()[0] if path.exists() else ""
