@@ -6,8 +6,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+// Linux 5.14's; headers older than that lack the name, and such a kernel refuses the advice.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 namespace ksmith {
 namespace {
@@ -37,7 +43,11 @@ void ParallelFor(size_t tasks, const std::function<void(size_t task)>& body) {
   };
   std::vector<std::thread> helpers;
   helpers.reserve(threads - 1);
-  for (size_t i = 1; i < threads; ++i) helpers.emplace_back(work);
+  try {
+    for (size_t i = 1; i < threads; ++i) helpers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No thread to be had (a process limit, many verdicts at once): fewer threads do every task.
+  }
   work();
   for (auto& helper : helpers) helper.join();
 }

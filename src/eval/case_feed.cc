@@ -49,6 +49,7 @@ void CaseFeed::Produce() {
         changed_.wait(lock, [this] { return stopping_ || spare_ || taken_ < returned_ + 2 || takers_waiting_ > 0; });
       }
       if (stopping_) return;
+      ++started_;
       if (spare_) {
         spare = std::move(*spare_);
         spare_.reset();
@@ -61,7 +62,6 @@ void CaseFeed::Produce() {
     prepared.input_rms = InputRms(prepared);
     last_bytes = PreparedBytes(prepared);
     std::lock_guard lock(mutex_);
-    ++produced_;
     ready_bytes_ += last_bytes;
     ready_.push_back(std::move(prepared));
     changed_.notify_all();
@@ -72,7 +72,9 @@ void CaseFeed::Recycle(PreparedCase judged) {
   {
     std::lock_guard lock(mutex_);
     ++returned_;
-    if (!spare_ && produced_ < specs_.size()) {
+    // Kept only for a case not yet started: one handed back while the last is prepared would
+    // hold gigabytes through timing for nothing.
+    if (!spare_ && started_ < specs_.size()) {
       spare_ = std::move(judged);
       changed_.notify_all();
       return;
@@ -80,6 +82,11 @@ void CaseFeed::Recycle(PreparedCase judged) {
     changed_.notify_all();
   }
   // Not wanted: `judged` is freed here, outside the lock.
+}
+
+size_t CaseFeed::SpareBytes() {
+  std::lock_guard lock(mutex_);
+  return spare_ ? PreparedBytes(*spare_) : 0;
 }
 
 Result<PreparedCase> CaseFeed::Next() {

@@ -52,6 +52,8 @@ class CaseFeed {
   /// large as `ahead_bytes` is prepared only in the memory of one handed back (or when the
   /// taker waits for it), so that a verdict at a problem's own sizes reuses a few buffers.
   void Recycle(PreparedCase judged);
+  /// The bytes of a handed-back case held for a case not yet begun (0 once every case began).
+  size_t SpareBytes();
 
   const std::vector<CaseSpec>& specs() const { return specs_; }
 
@@ -72,7 +74,7 @@ class CaseFeed {
   bool stopping_ = false;           // guarded by mutex_
   size_t taken_ = 0;                // guarded by mutex_
   size_t returned_ = 0;             // guarded by mutex_: cases handed back to Recycle
-  size_t produced_ = 0;             // guarded by mutex_
+  size_t started_ = 0;              // guarded by mutex_: cases the producer began
   int takers_waiting_ = 0;          // guarded by mutex_
   std::optional<PreparedCase> spare_;  // guarded by mutex_
   std::thread thread_;

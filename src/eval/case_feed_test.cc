@@ -136,6 +136,15 @@ TEST(CaseFeed, ALargeCaseIsPreparedInTheMemoryOfOneHandedBack) {
   EXPECT_EQ(spares[2], std::string(4096, 'a'));  // the first case's buffer, handed back
 }
 
+TEST(CaseFeed, ACaseHandedBackAfterTheLastBeganIsNotHeld) {
+  CaseFeed feed(Specs(2), nullptr, [](const CaseSpec& spec, PreparedCase) { return Inputs(spec, 4096); }, Double, 1024);
+  auto first = feed.Next();
+  auto second = feed.Next();  // both began: nothing more will be prepared
+  ASSERT_TRUE(first.ok() && second.ok());
+  feed.Recycle(std::move(first.value()));
+  EXPECT_EQ(feed.SpareBytes(), 0u);  // freed, not held through the timing that follows
+}
+
 TEST(CaseFeed, ATakerThatHandsNothingBackStillGetsEveryLargeCase) {
   std::atomic<int> prepared{0};
   CaseFeed feed(Specs(6), nullptr, Counting(prepared, 4096), Double, 1024);

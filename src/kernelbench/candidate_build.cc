@@ -140,7 +140,7 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
   }
   build.built = true;
   // Kept: the extensions, Triton's cache and the manifest; what the build only needed goes.
-  for (const char* transient : {"home", "tmp", "cache", "build.py", "spec.json"}) fs::remove_all(work.path() / transient, error);
+  for (const char* transient : {"home", "tmp", "cache", "python", "build.py", "spec.json"}) fs::remove_all(work.path() / transient, error);
   (void)WriteFileAtomic(log_path, build.log);
   fs::rename(work.path(), plan.directory, error);
   if (error && !fs::exists(manifest_path)) {  // a build of the same candidate that finished first is as good

@@ -129,7 +129,7 @@ Result<CompiledBaselineWarm> WarmCompiledBaseline(const CompiledBaselinePlan& pl
     fs::remove_all(work, error);  // not cached: a later run tries again
     return warm;
   }
-  for (const char* transient : {"home", "tmp", "cache", "torch_extensions", "warm.py", "spec.json"}) {
+  for (const char* transient : {"home", "tmp", "cache", "torch_extensions", "python", "warm.py", "spec.json"}) {
     fs::remove_all(work / transient, error);
   }
   (void)WriteFileAtomic(log_path, warm.log);

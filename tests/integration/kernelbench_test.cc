@@ -90,6 +90,21 @@ TEST(KernelBenchImport, ParametersBecomeInputsAndSizesBecomeDimsThatTheHiddenSha
   EXPECT_EQ(linear_toml.find("nonnegative"), std::string::npos);
 }
 
+TEST(KernelBenchImport, NoSearchPathOrReadableFolderIsTheImportersOwnTemporaryFolder) {
+  SKIP_WITHOUT_TORCH();
+  // That folder is deleted when the import ends: whoever made it again could put a `torch` there
+  // for the reference, which runs in the evaluator, to import.
+  const json analysis = json::parse(Slurp(TestProblems().out / "kernelbench" / "kb_l0_001_linear_scale" / "kernelbench.json"));
+  const json& python = analysis.at("python");
+  ASSERT_FALSE(python.at("sys_path").empty());
+  for (const char* key : {"sys_path", "readable"}) {
+    for (const auto& path : python.at(key)) {
+      EXPECT_EQ(path.get<std::string>().find("kernelbench-import"), std::string::npos) << key << ": " << path;
+    }
+  }
+  for (const auto& folder : python.at("readable")) EXPECT_TRUE(std::filesystem::is_directory(folder.get<std::string>())) << folder;
+}
+
 TEST(KernelBenchImport, IntegerAndBooleanInputsBecomeInt32InputsDrawnFromTheirRange) {
   SKIP_WITHOUT_TORCH();
   const Imported imported = TestProblems();

@@ -1,7 +1,7 @@
 # importer.py's pure helpers: a task's name, which constants are sizes, and how sizes scale.
 from types import SimpleNamespace
 
-from ksmith_kb.importer import halve_together, scaled, size_constants, slug, task_name
+from ksmith_kb.importer import halve_together, is_importers_own, scaled, size_constants, slug, task_name
 
 
 def test_slug_is_lower_case_words_joined_by_one_underscore():
@@ -45,3 +45,14 @@ def test_halving_together_keeps_coupled_sizes_coupled_and_stops_at_one():
     assert halve_together(constants, ["n", "m"]) and constants["n"] == 1 == constants["m"]
     assert not halve_together(constants, ["n", "m"])
     assert constants == {"n": 1, "m": 1, "fixed": 100}
+
+
+def test_the_imports_own_folder_and_what_lies_in_it_are_not_search_paths(tmp_path):
+    work = tmp_path / "kernelbench-import-abc"
+    (work / "python" / "ksmith_kb").mkdir(parents=True)
+    assert is_importers_own(str(work), work=str(work))
+    assert is_importers_own(str(work / "python"), work=str(work))  # the launcher's sys.path entry
+    assert is_importers_own(str(work / "python" / "ksmith_kb"), work=str(work))
+    assert not is_importers_own(str(tmp_path), work=str(work))
+    assert not is_importers_own(str(tmp_path / "kernelbench-import-abcd"), work=str(work))  # a prefix is not inside
+    assert not is_importers_own("/usr/lib/python3/dist-packages", work=str(work))

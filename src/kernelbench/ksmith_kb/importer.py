@@ -629,7 +629,7 @@ def analyse(path, level, default_threads):
         # torch's own choice, read before the importer narrowed it for its children: the
         # baseline in the worker runs with it.
         "torch": {"version": torch.__version__, "threads": default_threads},
-        "python": {"sys_path": [p for p in sys.path if p and p != os.path.dirname(os.path.abspath(__file__))],
+        "python": {"sys_path": [p for p in sys.path if p and not is_importers_own(p)],
                    # base_prefix: a virtual environment's prefix has no standard library of its
                    # own; its site-packages come back through sys_path.
                    "libpython": libpython(), "home": sys.base_prefix, "readable": readable_folders(),
@@ -676,9 +676,23 @@ def readable_folders():
     for entry in sys.path + [sys.prefix, sys.base_prefix]:
         for path in {os.path.abspath(entry), os.path.realpath(entry)}:
             if os.path.isdir(path) and not path.startswith(("/usr/", "/lib")) and path != "/usr" and path not in folders:
-                if path != os.path.dirname(os.path.abspath(__file__)):
+                if not is_importers_own(path):
                     folders.append(path)
     return folders
+
+
+def is_importers_own(path, work=None):
+    """Whether `path` is the import's temporary folder or inside it (the launcher's folder, the
+    package ksmith wrote there): deleted when the import ends, it must reach no task's search
+    path, where whoever made that folder again could put a `torch` for the reference to import."""
+    if work is None:
+        script = sys.argv[0] if sys.argv and sys.argv[0] else __file__
+        work = os.path.dirname(os.path.abspath(script))
+        if not sys.argv or not sys.argv[0]:  # no launcher: the package's own folder's parent
+            work = os.path.dirname(work)
+    folder = os.path.realpath(work)
+    candidate = os.path.realpath(path)
+    return candidate == folder or candidate.startswith(folder + os.sep)
 
 
 def libpython():
