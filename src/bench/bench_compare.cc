@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_summary.h"
+#include "bench/metrics.h"
 #include "core/files.h"
 
 namespace ksmith {
@@ -59,11 +60,36 @@ nlohmann::json Delta(const std::optional<double>& a, const std::optional<double>
   return {{"a", Optional(a)}, {"b", Optional(b)}, {"delta", a && b ? nlohmann::json(*b - *a) : nlohmann::json()}};
 }
 
-nlohmann::json GeomeanChange(const nlohmann::json& a, const nlohmann::json& b) {
-  const auto a_value = NumberAt(a, "geomean_speedup");
-  const auto b_value = NumberAt(b, "geomean_speedup");
-  const auto a_interval = IntervalAt(a, "geomean_speedup_ci95");
-  const auto b_interval = IntervalAt(b, "geomean_speedup_ci95");
+// A side's geometric mean from its tasks' best speedups and their own intervals, as the summary
+// now computes it (GeomeanSpeedup): a file written before the summary counted each task's
+// interval carries one that collapses to a point with one or two tasks, and a change called on
+// that would be noise. nullopt where no task has a speedup.
+std::optional<GeomeanEstimate> GeomeanOfTasks(const std::vector<const TaskSide*>& sides) {
+  std::vector<TaskMetrics> tasks;
+  for (const TaskSide* side : sides) {
+    if (!side->passing || !side->best_speedup) continue;
+    TaskMetrics task;
+    task.best_speedup = side->best_speedup;
+    task.best_speedup_low = side->best_speedup_low;
+    task.best_speedup_high = side->best_speedup_high;
+    tasks.push_back(task);
+  }
+  return GeomeanSpeedup(tasks);
+}
+
+nlohmann::json GeomeanChange(const nlohmann::json& a, const nlohmann::json& b,
+                             const std::optional<GeomeanEstimate>& a_estimate,
+                             const std::optional<GeomeanEstimate>& b_estimate) {
+  const auto from_tasks = [](const std::optional<GeomeanEstimate>& estimate, const nlohmann::json& summary,
+                             std::optional<double>& value, std::optional<std::array<double, 2>>& interval) {
+    value = estimate ? std::optional(estimate->value) : NumberAt(summary, "geomean_speedup");
+    interval = estimate ? std::optional(std::array<double, 2>{estimate->low, estimate->high})
+                        : IntervalAt(summary, "geomean_speedup_ci95");
+  };
+  std::optional<double> a_value, b_value;
+  std::optional<std::array<double, 2>> a_interval, b_interval;
+  from_tasks(a_estimate, a, a_value, a_interval);
+  from_tasks(b_estimate, b, b_value, b_interval);
   nlohmann::json json = {{"a", Optional(a_value)},
                          {"a_ci95", a_interval ? nlohmann::json(*a_interval) : nlohmann::json()},
                          {"b", Optional(b_value)},
@@ -334,6 +360,11 @@ Result<nlohmann::json> CompareBenches(const BenchRecord& a, const BenchRecord& b
     rows.push_back(std::move(row));
   }
   const bool same_tasks = counts[Change::kAdded] == 0 && counts[Change::kRemoved] == 0;
+  std::vector<const TaskSide*> a_sides, b_sides;
+  for (const auto& [name, sides] : tasks) {
+    if (sides.first) a_sides.push_back(&*sides.first);
+    if (sides.second) b_sides.push_back(&*sides.second);
+  }
   const auto& a_summary = a.bench["summary"];
   const auto& b_summary = b.bench["summary"];
   nlohmann::json changes = nlohmann::json::object();
@@ -341,7 +372,7 @@ Result<nlohmann::json> CompareBenches(const BenchRecord& a, const BenchRecord& b
   nlohmann::json summary = {
       {"pass_at_1", Delta(NumberAt(a_summary, "pass_at_1"), NumberAt(b_summary, "pass_at_1"))},
       {"fast_1", Delta(NumberAt(a_summary, "fast_1"), NumberAt(b_summary, "fast_1"))},
-      {"geomean_speedup", GeomeanChange(a_summary, b_summary)},
+      {"geomean_speedup", GeomeanChange(a_summary, b_summary, GeomeanOfTasks(a_sides), GeomeanOfTasks(b_sides))},
       {"efficiency_at_1", Delta(NumberAt(a_summary, "efficiency_at_1"), NumberAt(b_summary, "efficiency_at_1"))},
       {"wall_s", Delta(NumberAt(a_summary, "wall_s"), NumberAt(b_summary, "wall_s"))},
       {"elapsed_s", Delta(NumberAt(a_summary, "elapsed_s"), NumberAt(b_summary, "elapsed_s"))},

@@ -121,6 +121,31 @@ TEST(CompareText, AlignsTheColumns) {
   }
 }
 
+TEST(CompareBenches, TheSuitesSpeedupChangesOnlyWhenItsIntervalSaysSo) {
+  // Two runs of one task, each a tie within its own noise: the row says within noise, and so
+  // must the summary's geometric mean (it called 1.02x [1.02, 1.02] -> 1.03x [1.03, 1.03] improved).
+  BenchRecord a = Record("a.json", "cpu", {Timed("relu", 1.02, 0.95, 1.10)});
+  BenchRecord b = Record("b.json", "cpu", {Timed("relu", 1.03, 0.96, 1.11)});
+  const auto comparison = CompareBenches(a, b, {});
+  ASSERT_TRUE(comparison.ok()) << comparison.error().message;
+  EXPECT_EQ(Row(*comparison, "relu")["change"], "within_noise");
+  const auto& geomean = (*comparison)["summary"]["geomean_speedup"];
+  EXPECT_EQ(geomean["change"], "within_noise") << geomean.dump();
+  EXPECT_LT(geomean["a_ci95"][0].get<double>(), 0.97) << geomean.dump();
+  // A file written before the summary counted each task's interval: its collapsed interval is
+  // not what the comparison reads; the tasks' own are.
+  a.bench["summary"]["geomean_speedup_ci95"] = {1.02, 1.02};
+  b.bench["summary"]["geomean_speedup_ci95"] = {1.03, 1.03};
+  const auto old_files = CompareBenches(a, b, {});
+  ASSERT_TRUE(old_files.ok());
+  EXPECT_EQ((*old_files)["summary"]["geomean_speedup"]["change"], "within_noise");
+  // A real change still is one: 1.0x -> 2.0x, both tight.
+  const auto faster = CompareBenches(Record("a.json", "cpu", {Timed("relu", 1.0, 0.98, 1.02)}),
+                                     Record("b.json", "cpu", {Timed("relu", 2.0, 1.96, 2.04)}), {});
+  ASSERT_TRUE(faster.ok());
+  EXPECT_EQ((*faster)["summary"]["geomean_speedup"]["change"], "improved");
+}
+
 TEST(CompareBenches, RefusesMixedBackendsUnlessAllowed) {
   const BenchRecord a = Record("cpu.json", "cpu", {Timed("relu", 2.0, 1.9, 2.1)});
   const BenchRecord b = Record("cuda.json", "cuda", {Timed("relu", 20.0, 19, 21)});

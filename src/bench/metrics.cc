@@ -77,10 +77,34 @@ double FastP(const std::vector<TaskMetrics>& tasks, double p) {
   return static_cast<double>(wins) / static_cast<double>(tasks.size());
 }
 
+namespace {
+
+// A task's log speedup with its own uncertainty: the verdict's 95% interval, read as a normal
+// distribution in log space on each side of the median (a split normal, since speedup intervals
+// are not symmetric). The raw timing samples are not kept beside a bench run; the verdict's
+// interval is their bootstrap, so drawing from it resamples them in effect.
+struct TaskLog {
+  double median = 0;
+  double sigma_below = 0;
+  double sigma_above = 0;
+};
+
+constexpr double kZ95 = 1.959963984540054;
+
+}  // namespace
+
 std::optional<GeomeanEstimate> GeomeanSpeedup(const std::vector<TaskMetrics>& tasks, int resamples, uint64_t seed) {
-  std::vector<double> logs;
+  std::vector<TaskLog> logs;
   for (const auto& task : tasks) {
-    if (task.best_speedup && *task.best_speedup > 0) logs.push_back(std::log(*task.best_speedup));
+    if (!task.best_speedup || *task.best_speedup <= 0) continue;
+    TaskLog log{std::log(*task.best_speedup)};
+    if (task.best_speedup_low && *task.best_speedup_low > 0) {
+      log.sigma_below = std::max(0.0, log.median - std::log(*task.best_speedup_low)) / kZ95;
+    }
+    if (task.best_speedup_high && *task.best_speedup_high > 0) {
+      log.sigma_above = std::max(0.0, std::log(*task.best_speedup_high) - log.median) / kZ95;
+    }
+    logs.push_back(log);
   }
   if (logs.empty()) return std::nullopt;
   auto mean_exp = [](const std::vector<double>& values) {
@@ -89,14 +113,25 @@ std::optional<GeomeanEstimate> GeomeanSpeedup(const std::vector<TaskMetrics>& ta
     return std::exp(sum / static_cast<double>(values.size()));
   };
   GeomeanEstimate estimate;
-  estimate.value = mean_exp(logs);
+  std::vector<double> medians;
+  for (const auto& log : logs) medians.push_back(log.median);
+  estimate.value = mean_exp(medians);
   estimate.tasks = static_cast<int64_t>(logs.size());
+  // Two levels, as the uncertainty has two sources: which tasks the suite happens to hold
+  // (tasks drawn with replacement) and how well each task's speedup is known (its value drawn
+  // from its own interval). With one task, or tasks that agree, the first alone would collapse
+  // the interval to a point however noisy each timing was.
   std::mt19937_64 random(seed);
   std::uniform_int_distribution<size_t> pick(0, logs.size() - 1);
+  std::normal_distribution<double> normal(0.0, 1.0);
   std::vector<double> means;
   std::vector<double> resample(logs.size());
   for (int r = 0; r < resamples; ++r) {
-    for (auto& value : resample) value = logs[pick(random)];
+    for (auto& value : resample) {
+      const TaskLog& log = logs[pick(random)];
+      const double z = normal(random);
+      value = log.median + z * (z < 0 ? log.sigma_below : log.sigma_above);
+    }
     means.push_back(mean_exp(resample));
   }
   std::sort(means.begin(), means.end());
@@ -104,8 +139,8 @@ std::optional<GeomeanEstimate> GeomeanSpeedup(const std::vector<TaskMetrics>& ta
     const auto index = static_cast<size_t>(q * static_cast<double>(means.size() - 1) + 0.5);
     return means[std::min(index, means.size() - 1)];
   };
-  estimate.low = resamples > 0 ? quantile(0.025) : estimate.value;
-  estimate.high = resamples > 0 ? quantile(0.975) : estimate.value;
+  estimate.low = resamples > 0 ? std::min(quantile(0.025), estimate.value) : estimate.value;
+  estimate.high = resamples > 0 ? std::max(quantile(0.975), estimate.value) : estimate.value;
   return estimate;
 }
 

@@ -13,7 +13,8 @@
 //   where "faster" means the speedup's 95% interval clears p (its low end is above p): a tie inside
 //   the noise is not a win. fast_0 is the share of tasks with any correct kernel.
 // - geometric-mean speedup over the tasks that have a correct kernel, with a percentile bootstrap
-//   interval over tasks.
+//   interval over the tasks and, within each, over its speedup's own 95% interval (a split
+//   normal in log space): with one task the suite's interval is that task's, not a point.
 #pragma once
 
 #include <cstdint>

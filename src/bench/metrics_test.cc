@@ -100,5 +100,35 @@ TEST(GeomeanSpeedup, ValueAndABootstrapIntervalAroundIt) {
   EXPECT_FALSE(GeomeanSpeedup(std::vector<TaskMetrics>(2)).has_value());
 }
 
+TEST(GeomeanSpeedup, EachTasksOwnIntervalWidensTheSuitesEvenWithOneTask) {
+  // relu alone: 1.01x [0.50, 1.36]. Resampling the tasks alone gave [1.01, 1.01].
+  std::vector<TaskMetrics> one(1);
+  one[0].best_speedup = 1.01;
+  one[0].best_speedup_low = 0.50;
+  one[0].best_speedup_high = 1.36;
+  const auto alone = GeomeanSpeedup(one, 4000, 3);
+  ASSERT_TRUE(alone.has_value());
+  EXPECT_NEAR(alone->value, 1.01, 1e-12);
+  EXPECT_NEAR(alone->low, 0.50, 0.05);   // one task: the suite's interval is that task's
+  EXPECT_NEAR(alone->high, 1.36, 0.05);
+  // With a tightly timed second task (vector_add 1.01x [1.00, 1.02]), still far from a point.
+  std::vector<TaskMetrics> two = one;
+  two.push_back(TaskMetrics{});
+  two[1].best_speedup = 1.01;
+  two[1].best_speedup_low = 1.00;
+  two[1].best_speedup_high = 1.02;
+  const auto both = GeomeanSpeedup(two, 4000, 3);
+  ASSERT_TRUE(both.has_value());
+  EXPECT_LT(both->low, 0.9);
+  EXPECT_GT(both->high, 1.1);
+  // Without intervals (a suite of untimed samples' medians only), the tasks' spread alone.
+  std::vector<TaskMetrics> bare(2);
+  bare[0].best_speedup = 1.01;
+  bare[1].best_speedup = 1.01;
+  const auto point = GeomeanSpeedup(bare, 4000, 3);
+  ASSERT_TRUE(point.has_value());
+  EXPECT_DOUBLE_EQ(point->low, point->high);
+}
+
 }  // namespace
 }  // namespace ksmith
