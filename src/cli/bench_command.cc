@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/setting_ranges.h"
 #include "cli/context.h"
+#include "cli/machine_description.h"
 #include "cli/optimize_run.h"
 #include "eval/backend_registry.h"
 #include "core/clock.h"
@@ -120,27 +121,6 @@ BenchTaskResult RunTask(const BenchFlags& flags, const std::string& task, const 
 }
 
 std::string TaskLabel(const std::string& task) { return std::filesystem::path(task).filename().string(); }
-
-// Where the bench runs, read from the cache or measured before any task starts: the tasks then
-// find the facts cached instead of measuring them side by side. The GPU's name comes from the
-// bench's own service (its facts are measured once, there). Nothing here fails the bench; what
-// cannot be read is left out.
-nlohmann::json DescribeThisMachine(const std::string& backend, EvalService& service) {
-  nlohmann::json machine = nlohmann::json::object();
-  auto context = LoadCpuContext(false);
-  const MachineFacts facts = context.ok() ? context->machine : ProbeMachine();
-  machine["cpu"] = facts.cpu_model;
-  machine["cores"] = facts.cores;
-  if (!context.ok()) return machine;
-  machine["memory_bandwidth_gbs"] = facts.memory_bandwidth_gbs;
-  machine["fp32_gflops"] = facts.fp32_gflops;
-  if (TraitsOf(backend).gpu) {
-    if (auto device = service.DeviceFacts(backend); device.ok() && device->contains("name")) {
-      machine["gpu"] = (*device)["name"];
-    }
-  }
-  return machine;
-}
 
 std::string ProgressLine(const BenchTaskResult& result) {
   if (!result.error.empty()) return "error: " + result.error;

@@ -17,7 +17,9 @@
 #include "bench/bench_summary.h"
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/machine_description.h"
 #include "cli/setting_ranges.h"
+#include "core/clock.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
 #include "formats/format_registry.h"
@@ -144,6 +146,9 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
+  const auto started = SteadyClock::now();
+  // Read before any verdict starts, as `ksmith bench` does: the verdicts then find it cached.
+  const json machine = DescribeThisMachine(flags.backend, **service);
   EvalClient client(**service);
   EvalOptions options;
   options.timing_budget_s = flags.timing_budget_s;
@@ -179,6 +184,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
     task_result.task = verdict.task;
     task_result.samples.push_back(SampleFromVerdict(line));
     task_result.device_s += verdict.total_s;
+    task_result.wall_s += verdict.total_s;  // a verdict is its task's work end to end
     line["kernelbench"] = {{"level", sample.level}, {"problem_id", sample.problem}, {"sample_id", sample.sample}};
     verdict_lines += line.dump() + "\n";
     Status written = WriteFileAtomic(out / ResultsFileName(sample.level, levels.size() > 1), results[sample.level].dump(4));
@@ -202,14 +208,16 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   json missing_json = json::array();
   for (const auto& [level, problem] : missing) missing_json.push_back({{"level", level}, {"problem_id", problem}});
   // The same figures as `ksmith bench`, over the judged problems (one task each).
+  // One service judged every sample: their timings took turns on the device, as a bench's do.
   BenchSettings settings{.suite = "kernelbench run " + flags.folder, .backend = flags.backend,
-                         .strategy = "external (a KernelBench run folder)", .jobs = static_cast<int>(workers)};
+                         .strategy = "external (a KernelBench run folder)", .jobs = static_cast<int>(workers),
+                         .machine = machine, .timing_exclusive = true};
   std::vector<BenchTaskResult> task_results;
   for (auto& [name, task_result] : per_task) {
     settings.samples = std::max<int64_t>(settings.samples, static_cast<int64_t>(task_result.samples.size()));
     task_results.push_back(std::move(task_result));
   }
-  const json bench = BenchJson(settings, task_results);
+  const json bench = BenchJson(settings, task_results, SecondsSince(started));
   const fs::path bench_path = out / "ksmith_bench.json";
   if (auto status = WriteFileAtomic(bench_path, bench.dump(2)); !status.ok()) {
     PrintError(status.error().message);

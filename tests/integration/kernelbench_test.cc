@@ -194,7 +194,15 @@ TEST(KernelBenchRun, AFolderNamedTheKernelBenchWayGetsItsResultFormatBesideKsmit
   EXPECT_EQ(summary.value("generalize", -1), 1);  // the passing sample also works at the hidden shapes
   EXPECT_DOUBLE_EQ(summary.value("pass_at_1", 0.0), 0.5);  // one problem: one of its two samples passed
   EXPECT_DOUBLE_EQ(summary.at("fast_p").value("0", -1.0), 1.0);  // it has a correct kernel
-  EXPECT_TRUE(fs::exists(run.path() / "ksmith_bench.json"));
+  // The same figures as `ksmith bench`, with where and how long: it had "machine": {} and
+  // "wall_s": 0.0.
+  const json bench = json::parse(Slurp(run.path() / "ksmith_bench.json"), nullptr, false);
+  ASSERT_TRUE(bench.is_object()) << Slurp(run.path() / "ksmith_bench.json");
+  const json& machine = bench.at("settings").at("machine");
+  EXPECT_FALSE(machine.value("cpu", std::string()).empty()) << machine.dump();
+  EXPECT_GT(machine.value("cores", 0), 0) << machine.dump();
+  EXPECT_GT(bench.at("summary").value("wall_s", 0.0), 0.0) << bench.at("summary").dump();
+  EXPECT_GT(bench.at("summary").value("elapsed_s", 0.0), 0.0) << bench.at("summary").dump();
   EXPECT_EQ(summary.at("ignored_files"), json::array({"notes.py"}));
   EXPECT_EQ(summary.at("missing_tasks").at(0).value("problem_id", 0), 99);
   EXPECT_NE(result.err.find("ksmith import kernelbench <KernelBench>/level0 --problems 99"), std::string::npos) << result.err;
