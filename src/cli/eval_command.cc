@@ -4,7 +4,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -79,10 +83,31 @@ class VerdictPrinter {
         return false;
       }
     }
-    std::fputs(flags_.json ? (text + "\n").c_str() : verdict.Render().c_str(), stdout);
+    if (flags_.json) {
+      std::fputs((text + "\n").c_str(), stdout);
+    } else {
+      // Several verdicts: each says which file it is about (the verdict names only the task).
+      if (several_) std::printf("%s%s:\n", printed_ > 0 ? "\n" : "", verdict.candidate.c_str());
+      std::fputs(verdict.Render().c_str(), stdout);
+    }
     std::fflush(stdout);
+    ++printed_;
+    ++by_status_[VerdictStatusName(verdict.status)];
+    if (verdict.status == VerdictStatus::kPassed && verdict.timing &&
+        (!fastest_ || verdict.timing->speedup.median > fastest_->second)) {
+      fastest_ = {verdict.candidate, verdict.timing->speedup.median};
+    }
     infra_ = infra_ || verdict.status == VerdictStatus::kInfraError;
     return true;
+  }
+  /// After several verdicts in the human form: how many got each status, and the fastest.
+  void PrintSummary() const {
+    if (flags_.json || !several_) return;
+    std::vector<std::string> counts;
+    for (const auto& [status, count] : by_status_) counts.push_back(fmt::format("{} {}", count, status));
+    std::printf("\n%d candidates: %s", printed_, fmt::format("{}", fmt::join(counts, ", ")).c_str());
+    if (fastest_) std::printf("; fastest passed: %s (%.2fx)", fastest_->first.c_str(), fastest_->second);
+    std::printf("\n");
   }
   int ExitCode() const { return infra_ ? kExitInfra : kExitOk; }
 
@@ -91,6 +116,9 @@ class VerdictPrinter {
   bool several_;
   std::string written_;
   bool infra_ = false;
+  int printed_ = 0;
+  std::map<std::string, int> by_status_;  // by name: the summary lists them alphabetically
+  std::optional<std::pair<std::string, double>> fastest_;  // candidate, speedup
 };
 
 constexpr size_t kDefaultGpuJobs = 3;
@@ -162,6 +190,7 @@ int RunEval(const EvalFlags& flags) {
       return kExitInfra;
     }
   }
+  printer.PrintSummary();
   return printer.ExitCode();
 }
 

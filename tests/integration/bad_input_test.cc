@@ -126,6 +126,27 @@ TEST(BadInput, EmptyCandidateIsACompileError) {
   }
 }
 
+TEST(BadInput, SeveralCandidatesEachSayWhichFileTheVerdictIsAboutAndASummaryEnds) {
+  // The human form named only the task: with several files nobody could tell which verdict was
+  // which, and nothing counted them.
+  TempDir dir("several");
+  const fs::path empty = dir.path() / "empty.cpp";
+  WriteBytes(empty, "");
+  const fs::path honest = HonestKernel("vector_add_fast");
+  const CliResult run = RunKsmith({"eval", "--task", "vector_add", "--quiet", "--no-time", honest.string(), empty.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const size_t honest_at = run.out.find(honest.string() + ":\npassed:");
+  const size_t empty_at = run.out.find(empty.string() + ":\ncompile_error:");
+  EXPECT_NE(honest_at, std::string::npos) << run.Describe();
+  EXPECT_NE(empty_at, std::string::npos) << run.Describe();
+  EXPECT_LT(honest_at, empty_at) << "in the order given\n" << run.Describe();
+  EXPECT_NE(run.out.find("2 candidates: 1 compile_error, 1 passed"), std::string::npos) << run.Describe();
+  // One candidate: the verdict alone, as before.
+  const CliResult one = RunKsmith({"eval", "--task", "vector_add", "--quiet", "--no-time", honest.string()});
+  EXPECT_EQ(one.out.rfind("passed:", 0), 0u) << one.Describe();
+  EXPECT_EQ(one.out.find("candidates:"), std::string::npos) << one.Describe();
+}
+
 TEST(BadInput, BinaryGarbageIsACompileError) {
   TempDir dir("binary");
   std::mt19937 random(12345);
