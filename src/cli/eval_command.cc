@@ -123,6 +123,28 @@ class VerdictPrinter {
 
 constexpr size_t kDefaultGpuJobs = 3;
 
+// Why the candidate at `path` cannot be judged for `task` on `backend` at all, with the fix; empty
+// when it can. A usage error, found before anything is built, as `optimize` finds it: a
+// KernelBench ModelNew for a task not imported from KernelBench, a GPU backend's source on a
+// backend that is not it (g++ would only say that cuda_runtime.h is missing).
+std::string CandidateMismatch(const std::string& path, const std::string& backend, const Task& task) {
+  if (const Status usable = FormatRegistry::Global().ForPath(path).CheckTask(task); !usable.ok()) {
+    return fmt::format("candidate {}: {}", path, usable.error().message);
+  }
+  const std::string extension = std::filesystem::path(path).extension().string();
+  const BackendTraits own = TraitsOf(backend);
+  if (extension.empty() || own.gpu || extension == own.source_extension) return {};
+  for (const auto& name : BackendRegistry::Global().Names()) {
+    const BackendTraits other = TraitsOf(name);
+    if (other.gpu && other.source_extension == extension) {
+      return fmt::format("candidate {} is {} source for the {} backend ({}), and the {} backend builds C++ with {}: "
+                         "add --backend {}", path, extension, name, other.compiler_name, backend, own.compiler_name,
+                         name);
+    }
+  }
+  return {};
+}
+
 int RunEval(const EvalFlags& flags) {
   auto traits = BackendRegistry::Global().Traits(flags.backend);
   if (!traits.ok()) {
@@ -154,6 +176,10 @@ int RunEval(const EvalFlags& flags) {
     auto candidate = ReadCandidateFile(path);
     if (!candidate.ok()) {
       PrintError(candidate.error().message);
+      return kExitUsage;
+    }
+    if (const std::string mismatch = CandidateMismatch(path, flags.backend, *task); !mismatch.empty()) {
+      PrintError(mismatch);
       return kExitUsage;
     }
     candidates.push_back(std::move(candidate.value()));

@@ -147,6 +147,18 @@ TEST(BadInput, SeveralCandidatesEachSayWhichFileTheVerdictIsAboutAndASummaryEnds
   EXPECT_EQ(one.out.find("candidates:"), std::string::npos) << one.Describe();
 }
 
+TEST(BadInput, ACudaSourceOnTheCpuBackendIsAUsageErrorThatSaysAddBackendCuda) {
+  // g++ said only "cuda_runtime.h: No such file or directory", in a compile_error verdict.
+  TempDir dir("cu-on-cpu");
+  const fs::path cuda = dir.path() / "vector_add.cu";
+  WriteBytes(cuda, "#include <cuda_runtime.h>\n__global__ void k() {}\n");
+  const CliResult run = RunKsmith({"eval", "--task", "vector_add", "--backend", "cpu", "--no-time", cuda.string()});
+  EXPECT_EQ(run.exit_code, 2) << run.Describe();
+  EXPECT_NE(run.err.find("ksmith: error: candidate " + cuda.string()), std::string::npos) << run.Describe();
+  EXPECT_NE(run.err.find("add --backend cuda"), std::string::npos) << run.Describe();
+  EXPECT_TRUE(run.out.empty()) << run.Describe();
+}
+
 TEST(BadInput, BinaryGarbageIsACompileError) {
   TempDir dir("binary");
   std::mt19937 random(12345);

@@ -160,12 +160,12 @@ TEST(KernelBenchImport, AMissingFolderOrAPythonWithoutTorchIsAClearError) {
 
 TEST(KernelBenchCandidate, APythonCandidateForABuiltInTaskOrTheGpuIsRefusedSayingWhy) {
   const fs::path candidate = CandidatesDir() / "modelnew" / "honest_torch_ops_kb_l0_001_linear_scale.py";
+  // A usage error found before anything is built, as `optimize --format kernelbench` calls it (it
+  // was a compile_error verdict with exit 0).
   const CliResult built_in = RunKsmith({"eval", "--task", "vector_add", candidate.string(), "--json", "--quiet"});
-  const json verdict = built_in.Json();
-  ASSERT_TRUE(verdict.is_object()) << built_in.Describe();
-  EXPECT_EQ(verdict.value("status", std::string()), "compile_error");
-  EXPECT_NE(verdict.value("reason", std::string()).find("needs a task imported from KernelBench"), std::string::npos)
-      << verdict.value("reason", std::string());
+  EXPECT_EQ(built_in.exit_code, 2) << built_in.Describe();
+  EXPECT_NE(built_in.err.find("ksmith: error: candidate " + candidate.string()), std::string::npos) << built_in.err;
+  EXPECT_NE(built_in.err.find("needs a task imported from KernelBench"), std::string::npos) << built_in.err;
 }
 
 TEST(KernelBenchRun, AFolderNamedTheKernelBenchWayGetsItsResultFormatBesideKsmithsVerdicts) {
