@@ -12,6 +12,7 @@
 #include "bench/bench_summary.h"
 #include "bench/metrics.h"
 #include "core/files.h"
+#include "core/strings.h"
 
 namespace ksmith {
 namespace {
@@ -194,25 +195,6 @@ std::string DescribeSide(const nlohmann::json& side) {
     text += ", " + machine;
   }
   return text + ")";
-}
-
-// Rows of cells, padded so that each column lines up; the last column is not padded.
-std::string AlignedTable(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (size_t column = 0; column < row.size(); ++column) widths[column] = std::max(widths[column], row[column].size());
-  }
-  std::string text;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t column = 0; column < row.size(); ++column) {
-      line += column + 1 < row.size() ? fmt::format("{:<{}}  ", row[column], widths[column]) : row[column];
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    text += line + "\n";
-  }
-  return text;
 }
 
 }  // namespace

@@ -87,14 +87,20 @@ int ListRuns(const RunsFlags& flags) {
     std::printf("%s\n", list.dump(2).c_str());
     return kExitOk;
   }
-  if (runs->empty()) std::printf("no runs yet\n");
-  for (const auto& run : *runs) {
-    std::printf("%s  %-12s %-4s %-7s %-9s %3lld evaluated, %3lld passed, best %s  %s\n", run.id.c_str(), run.task.c_str(),
-                run.backend.c_str(), run.strategy.c_str(), DisplayStatus(run).c_str(), static_cast<long long>(run.candidates),
-                static_cast<long long>(run.passed),
-                run.best_speedup ? fmt::format("{:.2f}x", *run.best_speedup).c_str() : "-",
-                run.model.empty() ? "" : run.model.c_str());
+  if (runs->empty()) {
+    std::printf("no runs yet\n");
+    return kExitOk;
   }
+  // Columns sized to what they hold: a long task name (an imported KernelBench problem's) shifted
+  // every column after it.
+  std::vector<std::vector<std::string>> rows = {
+      {"run", "task", "backend", "strategy", "status", "evaluated", "passed", "best", "model"}};
+  for (const auto& run : *runs) {
+    rows.push_back({run.id, run.task, run.backend, run.strategy, DisplayStatus(run), std::to_string(run.candidates),
+                    std::to_string(run.passed), run.best_speedup ? fmt::format("{:.2f}x", *run.best_speedup) : "-",
+                    run.model.empty() ? "-" : run.model});
+  }
+  std::fputs(AlignedTable(rows).c_str(), stdout);
   return kExitOk;
 }
 

@@ -26,4 +26,8 @@ std::string FirstLine(std::string_view text, size_t max_chars);
 /// The last `max_bytes` of `text`, starting at a line boundary when possible.
 std::string Tail(std::string_view text, size_t max_bytes);
 
+/// Rows of cells, padded so that each column lines up (two spaces between); the last column is
+/// not padded, and no line ends in spaces.
+std::string AlignedTable(const std::vector<std::vector<std::string>>& rows);
+
 }  // namespace ksmith

@@ -156,6 +156,18 @@ TEST_F(Optimize, RefineAgainstAnOpenAiServerRecordsEveryAttemptAndFindsTheCorrec
   ASSERT_EQ(list.exit_code, 0) << list.Describe();
   ASSERT_EQ(list.Json().size(), 1u);
   EXPECT_EQ(list.Json()[0]["run_id"], run_id);
+  // The text form: a header, and each column where its header is (it had neither).
+  const CliResult table = RunKsmith({"runs", "list", "--db", Db()});
+  ASSERT_EQ(table.exit_code, 0) << table.Describe();
+  std::istringstream table_lines(table.out);
+  std::string header, row;
+  std::getline(table_lines, header);
+  std::getline(table_lines, row);
+  EXPECT_EQ(header.rfind("run ", 0), 0u) << table.out;
+  EXPECT_EQ(row.rfind(run_id, 0), 0u) << table.out;
+  const size_t status_column = header.find("status");
+  ASSERT_NE(status_column, std::string::npos) << table.out;
+  EXPECT_EQ(row.find(list.Json()[0]["status"].get<std::string>()), status_column) << table.out;
 
   // Replay: the same candidates from the recorded answers, with the server gone.
   server.reset();
