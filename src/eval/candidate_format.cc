@@ -1,5 +1,7 @@
 #include "eval/candidate_format.h"
 
+#include <fmt/format.h>
+
 #include "eval/native_format.h"
 
 namespace ksmith {
@@ -26,6 +28,10 @@ std::unique_ptr<SecondBaselineBuild> CandidateBuildJob::StartSecondBaseline(Comp
   (void)pool, (void)backend, (void)view;
   if (!options.format_options.second_baseline) return nullptr;
   return std::make_unique<NoSecondBaseline>();
+}
+
+std::string CandidateBuildJob::BuildSummary(const BuildOutput& build) const {
+  return build.cache_hit ? "cached" : fmt::format("compiled in {:.2f} s", build.compile_s);
 }
 
 const CandidateFormat& FormatOf(const CandidateSource& candidate) {

@@ -61,6 +61,9 @@ class CandidateBuildJob {
   /// (optional) Completes the verdict once the verification session ran (the reason of a passed
   /// fixed-shape candidate says whether it generalizes). Default: nothing.
   virtual void CloseVerdict(Verdict& verdict) const { (void)verdict; }
+  /// The build stage's summary of what `build` (compiled) made. Default: "cached" or "compiled
+  /// in N s".
+  virtual std::string BuildSummary(const BuildOutput& build) const;
   /// (optional) Queues a second baseline's build beside the task's trusted builds where
   /// `options.format_options` ask for one; null where none was asked for. Default: where one was
   /// asked for, a note that this candidate has none.

@@ -225,7 +225,7 @@ class PipelineRun {
     candidate_object_ = build->shared_object;
     auto findings = format_.AuditBinary(backend_, *build, view_);
     if (!findings.ok()) return Finish(stage, VerdictStatus::kInfraError, findings.error().message);
-    stage.details.summary = build->cache_hit ? "cached" : fmt::format("compiled in {:.2f} s", build->compile_s);
+    stage.details.summary = (*job_)->BuildSummary(*build);
     if (!findings->empty()) return FinishAuditFailure(recorder_, recorder_.Stage("binary_audit"), *findings, "binary");
     return true;
   }

@@ -1,5 +1,6 @@
 #include "kernelbench/kernelbench_format.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <future>
 #include <utility>
@@ -131,6 +132,21 @@ class KernelBenchBuildJob final : public CandidateBuildJob {
     output->build_sandbox["peak_memory_bytes"] = sandbox->peak_memory_bytes;
     output->build_sandbox["cache_hit"] = sandbox->cache_hit;
     return output;
+  }
+
+  // What the build made, in the words of a candidate that may have nothing to compile: a
+  // torch-only ModelNew said "compiled in 42 s" where the time was the model called at its sizes.
+  std::string BuildSummary(const BuildOutput& build) const override {
+    if (build.cache_hit) return "cached";
+    const nlohmann::json& sandbox = build.build_sandbox;
+    const double sandbox_s = sandbox.value("seconds", 0.0);
+    const size_t extensions = sandbox.value("extensions", nlohmann::json::array()).size();
+    const std::string own = extensions == 0 ? "no load_inline or load extension to build"
+                                            : fmt::format("{} extension{} built", extensions, extensions == 1 ? "" : "s");
+    return fmt::format("{}; the build sandbox ran ModelNew at its sizes (imports, builds, Triton's compiles) in "
+                       "{:.2f} s{}, ksmith's shim compiled in {:.2f} s",
+                       own, sandbox_s, sandbox.value("cache_hit", false) ? " (cached)" : "",
+                       std::max(0.0, build.compile_s - sandbox_s));
   }
 
   // The shim calls ModelNew's finish, launches where KernelBench's forward does (the legacy

@@ -310,6 +310,19 @@ TEST_P(KernelBenchCandidateTest, GetsTheExpectedVerdict) {
     EXPECT_NE(verdict.value("reason", std::string()).find(reason), std::string::npos)
         << "the reason lacks '" << reason << "': " << verdict.value("reason", std::string());
   }
+  // What the build made, in words true of a candidate with nothing to compile: a torch-only
+  // ModelNew said "compiled in 42 s".
+  if (candidate.expect == "passed" && candidate.file.extension() == ".py") {
+    for (const auto& stage : verdict.value("stages", json::array())) {
+      if (stage.value("name", "") != "build") continue;
+      const std::string summary = stage.value("details", json::object()).value("summary", "");
+      if (summary == "cached") continue;
+      const bool extension = Slurp(candidate.file).find("load_inline(") != std::string::npos;
+      EXPECT_NE(summary.find(extension ? "1 extension built" : "no load_inline or load extension to build"),
+                std::string::npos) << summary;
+      EXPECT_NE(summary.find("the build sandbox ran ModelNew"), std::string::npos) << summary;
+    }
+  }
   if (candidate.worker_alive) {
     // The worker was not aborted: no crash in the reasons, the traceback in the failing stage's
     // output, and a worker that served on closes cleanly after a passing verdict.
