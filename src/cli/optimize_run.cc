@@ -163,6 +163,20 @@ std::optional<Failure> OptimizeRun::Prepare() {
     run_ = std::move(run.value());
     resuming_ = true;
     settings_ = OptimizeSettings::FromJson(run_.config);
+    // What the run is may not change under it: a flag that says otherwise is refused, not ignored.
+    const std::pair<const char*, std::pair<const std::optional<std::string>*, const std::string*>> fixed[] = {
+        {"--task", {&flags_.task, &settings_.task}},           {"--backend", {&flags_.backend, &settings_.backend}},
+        {"--strategy", {&flags_.strategy, &settings_.strategy}}, {"--provider", {&flags_.provider, &settings_.provider}},
+        {"--model", {&flags_.model, &settings_.model}},         {"--format", {&flags_.format, &settings_.format}},
+        {"--kernel", {&flags_.kernel, &settings_.kernel}}};
+    for (const auto& [flag, values] : fixed) {
+      const auto& [given, kept] = values;
+      if (given->has_value() && **given != *kept) {
+        return Usage(fmt::format("--resume {} continues the run as it started ({} {}); {} {} differs: drop {}, or "
+                                 "start a new run without --resume",
+                                 run_.id, flag, kept->empty() ? "not set" : *kept, flag, **given, flag));
+      }
+    }
     OptimizeFlags limits;
     limits.max_candidates = flags_.max_candidates;
     limits.budget_tokens = flags_.budget_tokens;

@@ -429,7 +429,15 @@ TEST_F(Optimize, AResumedRunAfterSigkillKeepsEveryFinishedEvaluation) {
     ASSERT_LT(verdicts_before.size(), 6u);
   }
 
-  const CliResult resumed = RunKsmith({"optimize", "--resume", run_id, "--db", Db(), "--output-dir", Out("resumed"), "--json"});
+  // A flag that says the run is something else is refused, naming both, and nothing runs (it was
+  // silently ignored); the same flag with the run's own value is fine.
+  const CliResult other_task = RunKsmith({"optimize", "--resume", run_id, "--task", "relu", "--db", Db(), "--output-dir",
+                                          Out("refused"), "--json"});
+  EXPECT_EQ(other_task.exit_code, 2) << other_task.Describe();
+  EXPECT_NE(other_task.err.find("continues the run as it started (--task vector_add); --task relu differs"),
+            std::string::npos) << other_task.err;
+  const CliResult resumed = RunKsmith({"optimize", "--resume", run_id, "--task", "vector_add", "--db", Db(),
+                                       "--output-dir", Out("resumed"), "--json"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
   EXPECT_EQ(resumed.Json()["run_id"], run_id);
   EXPECT_EQ(resumed.Json()["candidates"], 6);
