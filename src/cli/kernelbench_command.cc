@@ -1,7 +1,5 @@
 // `ksmith kernelbench run FOLDER`: every KernelBench-named candidate in a folder judged on its
 // imported task; KernelBench's eval_results.json and ksmith's verdicts written as each finishes.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -172,7 +170,8 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   std::map<std::string, BenchTaskResult> per_task;  // for bench's metrics: pass@k, fast_p, geomean
   std::string verdict_lines;
   RunTally tally;
-  const bool progress = !flags.quiet && ::isatty(STDERR_FILENO);
+  // One plain line a sample, so a log (stderr not a terminal) shows how far a long run got too.
+  const bool progress = !flags.quiet;
   for (size_t i = 0; i < planned.size(); ++i) {
     const Verdict verdict = verdicts[i].get();
     const KernelBenchSample& sample = planned[i].sample;

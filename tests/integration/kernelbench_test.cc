@@ -182,9 +182,12 @@ TEST(KernelBenchRun, AFolderNamedTheKernelBenchWayGetsItsResultFormatBesideKsmit
   fs::copy_file(modelnew / "hostile_cached_output_kb_l0_001_linear_scale.py", run.path() / "level_0_problem_1_sample_1_kernel.py");
   fs::copy_file(modelnew / "honest_torch_ops_kb_l0_001_linear_scale.py", run.path() / "level_0_problem_99_sample_0_kernel.py");
   WriteFileAtomic(run.path() / "notes.py", "x = 1\n");
-  const CliResult result = RunKsmith({"kernelbench", "run", run.path().string(), "--json", "--quiet", "--timing-budget", "0.3"},
+  const CliResult result = RunKsmith({"kernelbench", "run", run.path().string(), "--json", "--timing-budget", "0.3"},
                                      {EnvWithTasks(imported)});
   ASSERT_EQ(result.exit_code, 0) << result.Describe();
+  // A line a sample on stderr, though it is not a terminal here (a log's reader saw nothing).
+  EXPECT_NE(result.err.find("[1/2] level_0_problem_1_sample_0_kernel.py: passed"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("[2/2] level_0_problem_1_sample_1_kernel.py: wrong_output"), std::string::npos) << result.err;
   const json summary = result.Json();
   ASSERT_TRUE(summary.is_object()) << result.Describe();
   EXPECT_EQ(summary.value("samples", 0), 3);
