@@ -52,30 +52,21 @@ void ParallelFor(size_t tasks, const std::function<void(size_t task)>& body) {
   for (auto& helper : helpers) helper.join();
 }
 
-void ParallelCopy(void* destination, const void* source, size_t bytes) {
+void ParallelChunks(size_t bytes, const std::function<void(size_t begin, size_t end)>& body) {
   if (bytes < kParallelMinBytes) {
-    if (bytes > 0) std::memcpy(destination, source, bytes);
+    if (bytes > 0) body(0, bytes);
     return;
   }
-  auto* to = static_cast<unsigned char*>(destination);
-  const auto* from = static_cast<const unsigned char*>(source);
   ParallelFor(Pieces(bytes), [&](size_t piece) {
     const size_t begin = piece * kPieceBytes;
-    std::memcpy(to + begin, from + begin, std::min(kPieceBytes, bytes - begin));
+    body(begin, std::min(bytes, begin + kPieceBytes));
   });
 }
 
-void ParallelFillPattern(unsigned char* data, size_t size, uint32_t pattern) {
-  // kPieceBytes is a multiple of 4, so every piece starts at the pattern's first byte.
-  ParallelFor(size < kParallelMinBytes ? (size > 0 ? 1 : 0) : Pieces(size), [&](size_t piece) {
-    const size_t begin = piece * kPieceBytes;
-    const size_t end = size < kParallelMinBytes ? size : std::min(size, begin + kPieceBytes);
-    unsigned char bytes[4];
-    std::memcpy(bytes, &pattern, 4);
-    size_t i = begin;
-    for (; i + 4 <= end; i += 4) std::memcpy(data + i, &pattern, 4);
-    for (; i < end; ++i) data[i] = bytes[i % 4];
-  });
+void ParallelCopy(void* destination, const void* source, size_t bytes) {
+  auto* to = static_cast<unsigned char*>(destination);
+  const auto* from = static_cast<const unsigned char*>(source);
+  ParallelChunks(bytes, [&](size_t begin, size_t end) { std::memcpy(to + begin, from + begin, end - begin); });
 }
 
 void PrefaultPages(void* data, size_t bytes) {
@@ -85,32 +76,25 @@ void PrefaultPages(void* data, size_t bytes) {
   const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
   if (end <= begin) return;
   const size_t span = end - begin;
-  ParallelFor(Pieces(span), [&](size_t piece) {
-    const size_t offset = piece * kPieceBytes;  // a multiple of the page size
+  ParallelChunks(span, [begin](size_t offset, size_t stop) {  // offsets: multiples of the page size
     // An error (an old kernel, memory the kernel will not populate) leaves the faults to the writes.
-    (void)madvise(reinterpret_cast<void*>(begin + offset), std::min(kPieceBytes, span - offset), MADV_POPULATE_WRITE);
+    (void)madvise(reinterpret_cast<void*>(begin + offset), stop - offset, MADV_POPULATE_WRITE);
   });
 }
 
 size_t ParallelFirstDifference(const void* a, const void* b, size_t bytes) {
   const auto* left = static_cast<const unsigned char*>(a);
   const auto* right = static_cast<const unsigned char*>(b);
-  const auto first_in = [&](size_t begin, size_t end) {
-    if (std::memcmp(left + begin, right + begin, end - begin) == 0) return end;
+  std::atomic<size_t> first{bytes};
+  ParallelChunks(bytes, [&](size_t begin, size_t end) {
+    if (std::memcmp(left + begin, right + begin, end - begin) == 0) return;
     size_t i = begin;
     while (left[i] == right[i]) ++i;
-    return i;
-  };
-  if (bytes < kParallelMinBytes) return bytes == 0 ? 0 : first_in(0, bytes);
-  const size_t pieces = Pieces(bytes);
-  std::vector<size_t> first(pieces);
-  ParallelFor(pieces, [&](size_t piece) {
-    const size_t begin = piece * kPieceBytes;
-    const size_t end = std::min(bytes, begin + kPieceBytes);
-    const size_t found = first_in(begin, end);
-    first[piece] = found == end ? bytes : found;
+    // The earliest of the pieces' first differences, whichever thread finds its own first.
+    for (size_t seen = first.load(); i < seen && !first.compare_exchange_weak(seen, i);) {
+    }
   });
-  return *std::min_element(first.begin(), first.end());
+  return first.load();
 }
 
 }  // namespace ksmith

@@ -24,9 +24,10 @@ void ParallelFor(size_t tasks, const std::function<void(size_t task)>& body);
 /// memcpy, spread over threads when `bytes` is large.
 void ParallelCopy(void* destination, const void* source, size_t bytes);
 
-/// `size` bytes of `data` filled with the 4-byte `pattern` repeated (as FillPattern does), spread
-/// over threads when `size` is large.
-void ParallelFillPattern(unsigned char* data, size_t size, uint32_t pattern);
+/// Runs body(begin, end) over [0, bytes) in pieces of 16 MiB (each begins at a multiple of 16 MiB,
+/// so a 4-byte pattern written per piece lines up), spread over threads when `bytes` is large and
+/// in one call on this thread otherwise; nothing for 0 bytes.
+void ParallelChunks(size_t bytes, const std::function<void(size_t begin, size_t end)>& body);
 
 /// Asks the kernel for the pages of [data, data + bytes) now, on several threads: memory fresh
 /// from the allocator otherwise faults in page by page on the one thread that first writes it

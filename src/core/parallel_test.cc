@@ -37,17 +37,19 @@ TEST(ParallelCopy, CopiesEveryByteOfALargeAndASmallBuffer) {
   }
 }
 
-TEST(ParallelFillPattern, RepeatsThePatternToTheLastByte) {
-  const uint32_t pattern = 0x7fc0dead;
-  unsigned char bytes[4];
-  std::memcpy(bytes, &pattern, 4);
-  for (const size_t size : {size_t{7}, kParallelMinBytes * 2 + 3}) {
-    std::vector<unsigned char> data(size + 1, 0);
-    ParallelFillPattern(data.data(), size, pattern);
-    size_t wrong = 0;
-    for (size_t i = 0; i < size; ++i) wrong += data[i] != bytes[i % 4];
-    EXPECT_EQ(wrong, 0u) << size;
-    EXPECT_EQ(data[size], 0) << "wrote past the end at " << size;
+TEST(ParallelChunks, CoversEveryByteOnceInPiecesThatKeepAFourBytePatternAligned) {
+  for (const size_t bytes : {size_t{0}, size_t{7}, kParallelMinBytes * 2 + 3}) {
+    std::vector<std::atomic<int>> covered((bytes + 4095) / 4096 + 1);
+    std::atomic<size_t> total{0};
+    std::atomic<int> misaligned{0};
+    ParallelChunks(bytes, [&](size_t begin, size_t end) {
+      misaligned += begin % 4 != 0;
+      total += end - begin;
+      for (size_t page = begin / 4096; page * 4096 < end; ++page) ++covered[page];
+    });
+    EXPECT_EQ(total.load(), bytes);
+    EXPECT_EQ(misaligned.load(), 0);
+    for (size_t page = 0; page * 4096 < bytes; ++page) EXPECT_EQ(covered[page].load(), 1) << page << " of " << bytes;
   }
 }
 

@@ -153,7 +153,9 @@ Status GuardedArena::Prepare(std::string_view inputs, uint64_t guard_key) {
     guards.Fill(region + layout_.guard_bytes + slot.bytes, layout_.guard_bytes, i, GuardSide::kAfter);
     unsigned char* data = region + layout_.guard_bytes;
     if (slot.output) {
-      ParallelFillPattern(data, slot.bytes, DTypePoisonPattern(slot.dtype));
+      ParallelChunks(slot.bytes, [data, pattern = DTypePoisonPattern(slot.dtype)](size_t begin, size_t end) {
+        FillPattern(data + begin, end - begin, pattern);
+      });
     } else {
       if (inputs.size() - consumed < slot.bytes) {
         return MakeError(ErrorKind::kProtocol, "input data shorter than the layout");

@@ -38,6 +38,25 @@ TEST(FillPattern, RepeatsTheFourBytePatternIncludingAPartialTail) {
             std::string_view::npos);
 }
 
+TEST(GuardedArena, ALargeCaseIsCopiedAndPoisonedWholeAcrossThreads) {
+  // Past 32 MiB a tensor is copied and poisoned in pieces on several threads: every byte of the
+  // inputs arrives, every byte of the output holds the poison, and the snapshot is the arena.
+  const size_t n = (size_t{40} << 20) / 4 + 3;  // not a whole number of pieces
+  const CaseLayout layout = VectorAddLayout(n);
+  std::string inputs(2 * n * 4, '\0');
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = static_cast<char>((i * 131) ^ (i >> 13));
+  GuardedArena arena(layout);
+  ASSERT_TRUE(arena.Prepare(inputs, kGuardKey).ok());
+  EXPECT_EQ(std::memcmp(arena.pointers()[0], inputs.data(), n * 4), 0);
+  EXPECT_EQ(std::memcmp(arena.pointers()[1], inputs.data() + n * 4, n * 4), 0);
+  const std::string_view output(static_cast<const char*>(arena.pointers()[2]), n * 4);
+  EXPECT_EQ(FindPatternBreak(output, kPoisonBits), std::string_view::npos);
+  std::string snapshot;
+  arena.SnapshotInto(snapshot);
+  ASSERT_EQ(snapshot.size(), layout.SnapshotBytes());
+  EXPECT_EQ(snapshot.compare(layout.guard_bytes, n * 4, inputs, 0, n * 4), 0);
+}
+
 TEST(FindPatternBreak, ReturnsTheFirstDifferingByte) {
   std::string data(64, '\0');
   FillPattern(reinterpret_cast<unsigned char*>(data.data()), data.size(), kCanary);
