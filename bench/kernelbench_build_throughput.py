@@ -87,6 +87,32 @@ def build_seconds(verdict):
     return None
 
 
+def run_batch(args, samples, scratch, environment, result):
+    """The batch through `kernelbench run`, then KernelBench's procedure on its first samples."""
+    batch = os.path.join(scratch, "batch")
+    write_folder(batch, samples)
+    wall, done, verdicts = kernelbench_run(args, batch, environment)
+    print(done.stderr[-1500:], flush=True)
+    result["batch"] = {
+        "wall_s": wall, "exit": done.returncode, "stderr_tail": done.stderr[-3000:],
+        "verdicts": [{"candidate": os.path.basename(v.get("candidate", "")), "status": v.get("status"),
+                      "build_s": build_seconds(v), "total_s": v.get("total_s"),
+                      "speedup": (v.get("timing") or {}).get("speedup", {}).get("median")} for v in verdicts],
+        "full": verdicts}
+    print(f"batch: {len(samples)} new candidates in {wall:.1f} s (exit {done.returncode})", flush=True)
+
+    procedure = []
+    for sample in samples[:args.kernelbench_procedure]:
+        fresh = dict(sample, text=sample["text"].replace("ksmith bench sample", "kernelbench procedure sample"))
+        write_folder(os.path.join(scratch, "procedure"), [fresh])
+        extensions = tempfile.mkdtemp(prefix="kb-ext-", dir=scratch)
+        row, wall = run_kernelbench(problem_path(args, sample), fresh["path"], extensions)
+        row["seconds"] = wall
+        procedure.append(row)
+        print(f"KernelBench's procedure, {os.path.basename(sample['source'])}: {row.get('seconds', 0):.1f} s", flush=True)
+    result["kernelbench_procedure"] = procedure
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("candidates", nargs="+")
@@ -113,7 +139,7 @@ def main():
             # The unchanged model (ModelNew = Model) of each problem: no compiler, so what it costs is
             # what the task needs once per cache.
             warm = {}
-            for sample in samples:
+            for sample in samples + (samples_from(args.alone, len(args.alone)) if args.alone else []):
                 key = (sample["level"], sample["problem"])
                 if key not in warm:
                     text = open(problem_path(args, sample)).read() + "\nModelNew = Model\n"
@@ -145,33 +171,15 @@ def main():
             print(f"alone: {os.path.basename(path)}: {verdict.get('status')} in {wall:.1f} s "
                   f"(build {build_seconds(verdict)})", flush=True)
 
-        batch = os.path.join(scratch, "batch")
-        write_folder(batch, samples)
-        wall, done, verdicts = kernelbench_run(args, batch, environment)
-        print(done.stderr[-1500:], flush=True)
-        result["batch"] = {
-            "wall_s": wall, "exit": done.returncode, "stderr_tail": done.stderr[-3000:],
-            "verdicts": [{"candidate": os.path.basename(v.get("candidate", "")), "status": v.get("status"),
-                          "build_s": build_seconds(v), "total_s": v.get("total_s"),
-                          "speedup": (v.get("timing") or {}).get("speedup", {}).get("median")} for v in verdicts],
-            "full": verdicts}
-        print(f"batch: {len(samples)} new candidates in {wall:.1f} s (exit {done.returncode})", flush=True)
-
-        procedure = []
-        for sample in samples[:args.kernelbench_procedure]:
-            fresh = dict(sample, text=sample["text"].replace("ksmith bench sample", "kernelbench procedure sample"))
-            write_folder(os.path.join(scratch, "procedure"), [fresh])
-            extensions = tempfile.mkdtemp(prefix="kb-ext-", dir=scratch)
-            row, wall = run_kernelbench(problem_path(args, sample), fresh["path"], extensions)
-            row["seconds"] = wall
-            procedure.append(row)
-            print(f"KernelBench's procedure, {os.path.basename(sample['source'])}: {row.get('seconds', 0):.1f} s", flush=True)
-        result["kernelbench_procedure"] = procedure
+        if samples:  # --count 0: the alone verdicts only
+            run_batch(args, samples, scratch, environment, result)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if args.out:
         with open(args.out, "w") as out:
             json.dump(result, out, indent=1)
+    if "batch" not in result:
+        return
     verdicts = result["batch"]["verdicts"]
     passed = sum(1 for v in verdicts if v["status"] == "passed")
     builds = sorted(v["build_s"] for v in verdicts if v["build_s"] is not None)

@@ -80,11 +80,13 @@ Result<LandlockRuleset> BuildSandboxRuleset(const json& analysis, const fs::path
   return LandlockRuleset::Create(readable, executable, writable);
 }
 
-ChildLimits BuildSandboxLimits(const BuildLimits& limits) {
+size_t BuildSandboxSlots(bool cuda) { return cuda ? 1 : 2; }
+
+ChildLimits BuildSandboxLimits(const BuildLimits& limits, bool cuda) {
   // No address-space limit: python may start the CUDA runtime, which reserves far more, and the
   // OpenMP threads of a CPU extension each reserve a malloc arena.
   ChildLimits child = limits.ForChild(/*address_space=*/false);
-  child.tree_memory_bytes = kBuildSandboxSlots * limits.memory_bytes;
+  child.tree_memory_bytes = cuda ? limits.memory_bytes + limits.memory_bytes / 2 : 2 * limits.memory_bytes;
   return child;
 }
 

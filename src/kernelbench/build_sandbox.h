@@ -22,11 +22,12 @@ namespace ksmith {
 inline constexpr size_t kBuildSandboxCompilers = 2;
 
 /// The limits of a build sandbox's processes: each as any build's, and all of them together
-/// (python, ninja and the compilers) within twice the build's memory limit: python may hold the
-/// problem's inputs at its own sizes (6.4 GB for 4096 x 393216 floats) up to its own limit, and
-/// its compilers another limit's worth. The compile pool counts a build sandbox as this many builds.
-inline constexpr size_t kBuildSandboxSlots = 2;
-ChildLimits BuildSandboxLimits(const BuildLimits& limits);
+/// (python, ninja and the compilers) within more than one build's limit, since python holds torch
+/// beside its compilers. On the CPU python also holds the problem's inputs at its own sizes (6.4 GB
+/// for 4096 x 393216 floats) up to its own limit: twice the limit, and the compile pool counts the
+/// sandbox as two builds. On the GPU build.py draws them there: one and a half, counted as one.
+size_t BuildSandboxSlots(bool cuda);
+ChildLimits BuildSandboxLimits(const BuildLimits& limits, bool cuda);
 
 /// The python3 that imported the task (its analysis's "python").
 std::string KernelBenchPython(const nlohmann::json& analysis);

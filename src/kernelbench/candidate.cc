@@ -2,14 +2,21 @@
 
 #include <fmt/format.h>
 
+#include "core/files.h"
 #include "kernelbench/shim.h"
 
 namespace ksmith {
 
-Result<std::string> RenderKernelBenchCandidate(const nlohmann::json& analysis, std::string_view python_source,
-                                               std::string_view candidate_name, bool cuda,
-                                               const std::filesystem::path& build_directory,
-                                               const nlohmann::json& manifest) {
+Result<std::string> RenderKernelBenchCandidateShim(const nlohmann::json& analysis, bool cuda) {
+  auto shim = KernelBenchShimSpec(analysis, cuda ? "cuda_candidate" : "candidate");
+  if (!shim.ok()) return shim.error();
+  return RenderShim(*shim);
+}
+
+Result<std::string> KernelBenchCandidateSpec(const nlohmann::json& analysis, std::string_view python_source,
+                                             std::string_view candidate_name, bool cuda,
+                                             const std::filesystem::path& build_directory,
+                                             const nlohmann::json& manifest) {
   auto shim = KernelBenchShimSpec(analysis, cuda ? "cuda_candidate" : "candidate");
   if (!shim.ok()) return shim.error();
   auto spec = nlohmann::json::parse(shim->spec_json);
@@ -19,8 +26,28 @@ Result<std::string> RenderKernelBenchCandidate(const nlohmann::json& analysis, s
                    {"triton_directory", (build_directory / "triton").string()},
                    {"extensions", manifest.value("extensions", nlohmann::json::array())},
                    {"programs", manifest.value("programs", nlohmann::json::array())}};
-  shim->spec_json = spec.dump();
-  return RenderShim(*shim);
+  return spec.dump();
+}
+
+Result<std::filesystem::path> WriteKernelBenchCandidate(const std::filesystem::path& shared_object,
+                                                        const std::string& spec_json,
+                                                        const std::filesystem::path& build_directory) {
+  namespace fs = std::filesystem;
+  if (auto status = WriteFileAtomic(build_directory / kCandidateSpecFile, spec_json); !status.ok()) {
+    return status.error();
+  }
+  // A copy, not a link: the loader keeps one handle per file, and each copy must find its own spec.
+  const fs::path copy = build_directory / ("modelnew_shim" + shared_object.extension().string());
+  const fs::path partial = copy.string() + ".partial";
+  std::error_code error;
+  fs::copy_file(shared_object, partial, fs::copy_options::overwrite_existing, error);
+  if (!error) fs::rename(partial, copy, error);
+  if (error) {
+    fs::remove(partial, error);
+    return MakeError(ErrorKind::kIo, "cannot place ksmith's shim {} in the candidate's build folder {}: {}",
+                     shared_object.string(), build_directory.string(), error.message());
+  }
+  return copy;
 }
 
 std::string ProblemSizesWhereReduced(const nlohmann::json& analysis, const DimValues& shape) {

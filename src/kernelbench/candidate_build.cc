@@ -119,7 +119,7 @@ Result<CandidateBuild> BuildCandidate(const CandidateBuildPlan& plan, const json
   build.sandboxed = ruleset.ok();
   build.command = fmt::format("{} -I build.py spec.json (build sandbox{})", options.argv[0],
                               build.sandboxed ? "" : ", without Landlock");
-  options.limits = BuildSandboxLimits(limits);
+  options.limits = BuildSandboxLimits(limits, cuda);
   auto limited = RunBuildCommand(options, limits, kBuildTimeout, work.path(), "the build sandbox");
   if (!limited.ok()) return limited.error();
   const ProcessExit& run = limited->exit;

@@ -29,8 +29,13 @@ struct ShimSpec {
   std::string python_home;     // that python3's sys.prefix
   std::vector<std::string> package_modules;  // the ksmith_kb modules it embeds (scripts.h), by name
   std::string package_hash;    // of those modules' texts and the loader's: names the package in Python
-  std::string spec_json;       // what runner.Runner reads
+  std::string spec_json;       // what runner.Runner reads; a candidate's is not in the shim
 };
+
+/// A candidate's spec (the task's, with its source and its build) lives in this file beside the
+/// candidate's copy of the shim, which reads it when first called: the shim's text is then the
+/// task's alone, so that it is compiled once per task rather than once per candidate.
+inline constexpr const char* kCandidateSpecFile = "ksmith_candidate.json";
 
 /// The shim of `role` ("reference", "baseline", "candidate", or "cuda_" and one of them) for a
 /// problem as ksmith_kb/importer.py analysed it (the task folder's kernelbench.json). A candidate's
@@ -39,7 +44,8 @@ Result<ShimSpec> KernelBenchShimSpec(const nlohmann::json& analysis, std::string
 
 /// The shim's C++ source. Fails only where a text would break the generated quoting. A reference
 /// has no ksmith_finish; a baseline's and a candidate's copy their outputs there, after the timed
-/// call (the worker calls a candidate's only where ksmith generated the candidate's shim).
+/// call (the worker calls a candidate's only where ksmith generated the candidate's shim). A
+/// candidate's embeds no spec: it reads kCandidateSpecFile beside the file it was loaded from.
 Result<std::string> RenderShim(const ShimSpec& spec);
 
 }  // namespace ksmith

@@ -66,6 +66,21 @@ def _to_device(value, torch, cuda):
     return value.cuda() if cuda and isinstance(value, torch.Tensor) else value
 
 
+def draw_inputs(get_inputs, torch, cuda):
+    """The problem's inputs, on the GPU where `cuda`: drawn there where get_inputs makes them with
+    torch's factories (4096 x 393216 floats take seconds on one host thread, and 6.4 GB of the
+    build's memory), else drawn on the host and moved. The build only needs a call to happen:
+    the values are not ksmith's inputs, and which RNG drew them does not matter."""
+    if cuda:
+        try:
+            with torch.device("cuda"):
+                return [_to_device(value, torch, cuda) for value in get_inputs()], ""
+        except Exception as error:  # a get_inputs the device context breaks (numpy, a cpu-only op)
+            fallback = f"get_inputs() failed with the GPU as torch's default device ({type(error).__name__}: {error}); drawn on the host"
+            return [_to_device(value, torch, cuda) for value in get_inputs()], fallback
+    return list(get_inputs()), ""
+
+
 def main(argv):
     spec_path = argv[0]
     with open(spec_path) as spec_file:
@@ -131,7 +146,9 @@ def main(argv):
             if cuda:
                 model = model.cuda()
             if index == 0 or cuda:
-                inputs = [_to_device(value, torch, cuda) for value in problem["get_inputs"]()]
+                inputs, fallback = draw_inputs(problem["get_inputs"], torch, cuda)
+                if fallback:
+                    warnings.append(f"at {where}: {fallback}")
                 signal.alarm(WARM_CALL_LIMIT_S)  # a call that hangs is the worker's to judge
                 try:
                     with torch.no_grad():
