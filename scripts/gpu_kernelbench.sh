@@ -7,7 +7,8 @@
 # prints each verdict beside the status its header names.
 #   scripts/gpu_kernelbench.sh [problems] [filter]   problems: --problems list (default below);
 #                                                    filter: a regex on candidate file names
-# Writes $OUT/kernelbench.md (the table), $OUT/verdicts.jsonl and $OUT/import.json.
+# Writes $OUT/kernelbench.md (the table), $OUT/verdicts.jsonl, $OUT/import.json and $OUT/pytest.txt
+# (the package's pytest tests, the GPU's among them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
@@ -26,6 +27,8 @@ verdicts=/tmp/ksmith-kb-verdicts
 rm -rf "$verdicts"
 mkdir -p "$verdicts"
 start=$(date +%s)
+# The package's pytest tests, here where those that need the GPU run (python3: the one with torch).
+python3 -B -m pytest -q -p no:cacheprovider tests/python > "$out/pytest.txt" 2>&1
 if [[ ! -f "$tasks_dir/imported" ]]; then
   # KB_GPU_BENCH_BYTES: the import's --gpu-bench-bytes (0: the problem's own sizes where they fit a
   # tenth of the GPU). Tasks judged at once on one GPU need smaller shapes than one judged alone.

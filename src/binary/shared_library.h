@@ -24,6 +24,11 @@ inline constexpr const char* kKernelEntrySymbol = "ksmith_entry";
 /// is looked up only where ksmith generated the candidate's shim (EvalOptions::candidate_finish).
 using KernelFinish = void (*)(void* stream);
 inline constexpr const char* kKernelFinishSymbol = "ksmith_finish";
+/// Optional in a generated Python shim (a KernelBench baseline's): starts its interpreter and
+/// imports torch, launching nothing. The CUDA worker calls it before its walls go up, while the
+/// candidate builds, so that the first timed or checked call of either side does not pay it.
+using KernelWarm = void (*)();
+inline constexpr const char* kKernelWarmSymbol = "ksmith_warm";
 /// A generated KernelBench candidate shim's report, valid until the next call: JSON
 /// {"changes": [...], "restored": [...], "calls": n, "calls_without_custom_code": k}, the
 /// process-wide state its Python changed (each undone after the change; "restored": settings only

@@ -62,7 +62,8 @@ class VerificationSession {
  public:
   virtual ~VerificationSession() = default;
   /// (optional) The task's trusted kernels are built, while the candidate may still compile:
-  /// work that does not depend on the candidate (its inputs, the reference's answers) can start.
+  /// work that does not depend on the candidate (its inputs, the reference's answers, starting the
+  /// baseline's runtime) can start.
   /// Called at most once, before Run.
   virtual void TrustedReady(const TrustedBuild& trusted) { (void)trusted; }
   /// Runs every stage in order into the verdict the session was opened with; sets the status

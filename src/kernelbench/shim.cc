@@ -310,6 +310,12 @@ void CallByKey(Object& function, const char* module_name, const char* name, void
   if (!ok) Fail(what, " (its traceback is above)");
 }
 
+// torch imported (shim.py's ksmith_warm), before any call: see kKernelWarmSymbol.
+void WarmCall() {
+  static Object warm = nullptr;
+  CallByKey(warm, "shim", "ksmith_warm", nullptr, "starting Python and importing torch failed");
+}
+
 // The outputs into ksmith's buffers, after the timed call (runner.py's finish()).
 void FinishCall(void* stream) {
   static Object finish = nullptr;
@@ -461,6 +467,9 @@ Result<std::string> RenderShim(const ShimSpec& spec) {
                                "// outside the time measured (kKernelFinishSymbol).\n"
                                "extern \"C\" __attribute__((visibility(\"default\"))) void ksmith_finish(void* stream) {\n"
                                "  FinishCall(stream);\n}\n"
+                               "\n// Called by the CUDA worker before its walls go up (kKernelWarmSymbol).\n"
+                               "extern \"C\" __attribute__((visibility(\"default\"))) void ksmith_warm() {\n"
+                               "  WarmCall();\n}\n"
                              : ""),
       fmt::arg("state_report", candidate ? kStateReport : ""));
 }

@@ -56,6 +56,10 @@ TEST(RenderShim, DefinesTheTaskFunctionAndPassesEveryBufferAndDim) {
   auto reference_source = RenderShim(reference);
   ASSERT_TRUE(reference_source.ok());
   EXPECT_EQ(reference_source->find("void ksmith_finish(void* stream)"), std::string::npos);
+  // The CUDA worker warms the baseline's Python before its walls go up; the reference has its own
+  // worker, whose first call is made while the candidate builds.
+  EXPECT_NE(source->find("void ksmith_warm() {"), std::string::npos);
+  EXPECT_EQ(reference_source->find("void ksmith_warm() {"), std::string::npos);
   // The reference, called from the evaluator's short-lived threads, runs Python on one thread of its
   // own; a timed role runs on its caller's thread.
   EXPECT_NE(reference_source->find("kOnPythonThread = true"), std::string::npos);

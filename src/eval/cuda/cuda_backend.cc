@@ -44,6 +44,7 @@ class CudaSessionHolder : public VerificationSession {
   void TrustedReady(const TrustedBuild& trusted) override {
     // A large verification's cases start in its turn (Run), not while its candidate compiles.
     if (!large_) session_->StartCases(trusted.reference);
+    session_->WarmCandidateWorker(trusted.baseline);
   }
 
   void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) override {

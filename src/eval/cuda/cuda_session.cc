@@ -122,6 +122,15 @@ void CudaSession::StartCases(const std::filesystem::path& reference) {
       kCasesAheadBytes);
 }
 
+void CudaSession::WarmCandidateWorker(const std::filesystem::path& baseline) {
+  if (!workers_.start_error.empty() || !workers_.candidate) return;
+  Message warm;
+  warm.header = {{"type", "warm"}, {"library", baseline.string()}};
+  const auto start = Clock::now();
+  auto reply = workers_.candidate->Request(warm, "warmed", kCudaSetupTimeout, "warming the baseline");
+  if (reply && reply->header.value("warmed", false)) warm_s_ = SecondsSince(start);
+}
+
 bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
                       const std::filesystem::path& reference) {
   if (!feed_) StartCases(reference);
@@ -229,6 +238,9 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   verdict_.provenance["gpu"] = device;
   const auto protections = Protections::FromJson(reply->header["protections"]);
   stage.details.summary = device.value("name", std::string("GPU")) + ": " + protections.Summary();
+  if (warm_s_ >= 0) {
+    stage.details.summary += fmt::format("; the baseline's Python started while the candidate built ({:.2f} s)", warm_s_);
+  }
   return true;
 }
 

@@ -35,6 +35,16 @@ def _raised(key, error, doing):
     raise error
 
 
+def ksmith_warm(key, stream=0):
+    """What every role's first call pays once per process, paid before it: torch's import and, on
+    the GPU, its CUDA state. Launches no kernel (the worker attributes every launch it sees to a
+    call) and makes no runner."""
+    import torch
+    if role_of(key).startswith("cuda_"):
+        torch.cuda.init()
+    return None
+
+
 def ksmith_finish(key, stream=0):
     runner = runners.get(key)
     try:
