@@ -131,7 +131,8 @@ def main():
     args = parser.parse_args()
     environment = dict(os.environ, KSMITH_TASKS_PATH=args.tasks_path)
     alone = {os.path.abspath(path) for path in args.alone}
-    samples = samples_from([path for path in args.candidates if os.path.abspath(path) not in alone], args.count)
+    samples = samples_from([path for path in args.candidates if os.path.abspath(path) not in alone],
+                           args.count) if args.count else []
     scratch = tempfile.mkdtemp(prefix="kb-throughput-")
     result = {"count": args.count, "jobs": args.jobs, "nproc": os.cpu_count()}
     try:

@@ -310,10 +310,26 @@ void CallByKey(Object& function, const char* module_name, const char* name, void
   if (!ok) Fail(what, " (its traceback is above)");
 }
 
-// torch imported (shim.py's ksmith_warm), before any call: see kKernelWarmSymbol.
+// torch imported (shim.py's ksmith_warm), before any call: see kKernelWarmSymbol. Only a head
+// start: what fails here is cleared, and the first call meets it again and reports it.
 void WarmCall() {
-  static Object warm = nullptr;
-  CallByKey(warm, "shim", "ksmith_warm", nullptr, "starting Python and importing torch failed");
+  const Python& api = Api();
+  const int state = api.GILStateEnsure();
+  Object module = PackageModule(api, "shim");
+  Object warm = module != nullptr ? api.ObjectGetAttrString(module, "ksmith_warm") : nullptr;
+  if (module != nullptr) api.DecRef(module);
+  if (warm != nullptr) {
+    Object arguments = api.TupleNew(2);
+    api.TupleSetItem(arguments, 0, api.UnicodeFromString(kRunnerKey));
+    // A candidate's spec is read at its first call, not here (the worker warms baselines only).
+    api.TupleSetItem(arguments, 1, api.UnicodeFromString(kCandidate ? "{}" : kSpec));
+    Object result = api.ObjectCallObject(warm, arguments);
+    api.DecRef(arguments);
+    if (result != nullptr) api.DecRef(result);
+    api.DecRef(warm);
+  }
+  api.ErrClear();
+  api.GILStateRelease(state);
 }
 
 // The outputs into ksmith's buffers, after the timed call (runner.py's finish()).

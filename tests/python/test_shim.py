@@ -1,5 +1,6 @@
 # shim.py's entries as the generated C++ calls them: the warm entry the CUDA worker calls before its
 # walls go up imports torch and makes no runner (the first call still makes the role's own).
+import json
 import sys
 
 import pytest
@@ -8,11 +9,18 @@ import torch
 from ksmith_kb import shim
 
 
-def test_warm_imports_torch_and_makes_no_runner():
+def test_warm_imports_torch_from_the_specs_search_path_and_makes_no_runner(tmp_path):
     before = dict(shim.runners)
-    assert shim.ksmith_warm("kb_l1_019_relu/baseline") is None
+    spec = json.dumps({"sys_path": [str(tmp_path)]})
+    assert shim.ksmith_warm("kb_l1_019_relu/baseline", spec) is None
     assert "torch" in sys.modules
+    assert str(tmp_path) in sys.path
     assert shim.runners == before
+    sys.path.remove(str(tmp_path))
+
+
+def test_warm_raises_nothing_the_first_call_would_meet_again():
+    assert shim.ksmith_warm("kb_l1_019_relu/baseline", "not json") is None
 
 
 def test_roles_are_read_from_the_key():
@@ -22,5 +30,5 @@ def test_roles_are_read_from_the_key():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU here: the GPU machine runs it (scripts/gpu_kernelbench.sh)")
 def test_warm_of_a_gpu_role_starts_torchs_cuda_state():
-    shim.ksmith_warm("kb_l1_019_relu/cuda_baseline")
+    shim.ksmith_warm("kb_l1_019_relu/cuda_baseline", "{}")
     assert torch.cuda.is_initialized()

@@ -128,7 +128,12 @@ void CudaSession::WarmCandidateWorker(const std::filesystem::path& baseline) {
   warm.header = {{"type", "warm"}, {"library", baseline.string()}};
   const auto start = Clock::now();
   auto reply = workers_.candidate->Request(warm, "warmed", kCudaSetupTimeout, "warming the baseline");
-  if (reply && reply->header.value("warmed", false)) warm_s_ = SecondsSince(start);
+  if (!reply && workers_.candidate->failure()) {
+    // Nothing of the candidate's had run: the trusted baseline took the worker down.
+    warm_failure_ = workers_.candidate->failure()->description;
+  } else if (reply && reply->header.value("warmed", false)) {
+    warm_s_ = SecondsSince(start);
+  }
 }
 
 bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
@@ -200,6 +205,10 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   const auto start = Clock::now();
   auto& stage = Stage("sandbox");
   if (!workers_.start_error.empty()) return Finish(stage, VerdictStatus::kInfraError, workers_.start_error);
+  if (!warm_failure_.empty()) {
+    return Finish(stage, VerdictStatus::kInfraError, "the baseline failed before the candidate was loaded: " + warm_failure_,
+                  FailureKind::kInfrastructure);
+  }
   Message setup;
   std::vector<std::string> readable = CandidateReadable(candidate, baseline);
   if (!second_.library.empty()) {

@@ -140,7 +140,8 @@ class CudaSession {
   CudaWorkers workers_;
   LaunchedKernels launched_;  // the checked runs' kernels, by launching library
   SecondBaseline second_;     // the format's (torch.compile), where asked for
-  double warm_s_ = -1;  // how long the baseline's warm entry took, where it ran
+  double warm_s_ = -1;       // how long the baseline's warm entry took, where it ran
+  std::string warm_failure_;  // how the worker ended while the baseline warmed, where it did
   uint64_t guard_key_ = 0;  // keys the guard zones' bytes (GuardPattern); secret, as the inputs' seeds are
   std::string snapshot_;  // the latest case's judged copy; its memory serves every case
   size_t l2_bytes_ = 0;

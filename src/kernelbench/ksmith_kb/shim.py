@@ -35,14 +35,31 @@ def _raised(key, error, doing):
     raise error
 
 
-def ksmith_warm(key, stream=0):
-    """What every role's first call pays once per process, paid before it: torch's import and, on
-    the GPU, its CUDA state. Launches no kernel (the worker attributes every launch it sees to a
-    call) and makes no runner."""
-    import torch
-    if role_of(key).startswith("cuda_"):
-        torch.cuda.init()
+def ksmith_warm(key, spec_json):
+    """What every role's first call pays once per process, paid before it: torch's import (from the
+    importing python's search path, as the first call adds it) and, on the GPU, its CUDA state.
+    Launches no kernel (the worker attributes every launch it sees to a call) and makes no runner.
+    Only a head start: whatever fails here is left for the first call to meet and report."""
+    try:
+        _add_search_path(spec_json)
+        import torch
+        if role_of(key).startswith("cuda_"):
+            torch.cuda.init()
+    except BaseException:  # noqa: BLE001 (the first call raises it again, where it is reported)
+        pass
     return None
+
+
+def _add_search_path(spec_json):
+    """The importing python's search path (a virtual environment's site-packages, say): the
+    embedded interpreter starts from the base installation's."""
+    import json
+    import sys
+    spec = json.loads(spec_json)
+    for entry in reversed(spec.get("sys_path", [])):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    return spec
 
 
 def ksmith_finish(key, stream=0):
@@ -68,14 +85,8 @@ def ksmith_call(key, spec_json, role, input_addresses, output_addresses, dim_val
 def _call_runner(key, spec_json, role, input_addresses, output_addresses, dim_values, stream):
     runner = runners.get(key)
     if runner is None:
-        import json
         import sys
-        spec = json.loads(spec_json)
-        # The importing python's search path (a virtual environment's site-packages, say): the
-        # embedded interpreter starts from the base installation's.
-        for entry in reversed(spec.get("sys_path", [])):
-            if entry not in sys.path:
-                sys.path.insert(0, entry)
+        spec = _add_search_path(spec_json)
         if not getattr(sys, "argv", None):
             sys.argv = ["ksmith"]
         runner = make_runner(spec, role)
