@@ -17,6 +17,7 @@
 
 #include <csignal>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/files.h"
@@ -190,6 +191,38 @@ TEST_F(CpuPipelineTest, WrongResultIsAWrongOutput) {
   ASSERT_TRUE(read.ok());
   ASSERT_NE(read->FailedStage(), nullptr);
   EXPECT_EQ(read->FailedStage()->details.ToJson(), failed->details.ToJson());
+}
+
+// A wrong output no longer ends the stage: every case is judged and counted, and the verdict is
+// still the first wrong case's.
+TEST_F(CpuPipelineTest, AKernelWrongEverywhereHasEveryCaseCounted) {
+  const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];"));
+  ASSERT_EQ(verdict.status, VerdictStatus::kWrongOutput) << Describe(verdict);
+  const StageRecord* failed = verdict.FailedStage();
+  ASSERT_NE(failed, nullptr);
+  ASSERT_TRUE(failed->details.check && failed->details.check->tally) << failed->details.ToJson().dump();
+  const CaseTally& tally = *failed->details.check->tally;
+  EXPECT_GT(tally.planned, 8) << "4 eval shapes x 2 distributions, random shapes, the bench shape";
+  EXPECT_EQ(tally.judged, tally.planned);
+  EXPECT_EQ(tally.failed, tally.judged);
+  EXPECT_EQ(tally.stopped, "");
+  EXPECT_EQ(failed->details.failure->at->label, verdict.reason.substr(16, failed->details.failure->at->label.size()))
+      << "the first case, named at the start of the reason: " << verdict.reason;
+  EXPECT_NE(verdict.reason.find(fmt::format("; wrong on {} of {} cases", tally.failed, tally.judged)), std::string::npos)
+      << verdict.reason;
+}
+
+TEST_F(CpuPipelineTest, AKernelWrongOnlyOnTinyShapesHasTheRestCountedAsPassing) {
+  const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = n < 8 ? 0.0f : a[i] + b[i];"));
+  ASSERT_EQ(verdict.status, VerdictStatus::kWrongOutput) << Describe(verdict);
+  const auto& tally = verdict.FailedStage()->details.check->tally;
+  ASSERT_TRUE(tally.has_value());
+  EXPECT_EQ(tally->judged, tally->planned);
+  EXPECT_GT(tally->failed, 0);
+  EXPECT_LT(tally->failed, tally->judged);
+  for (const CaseGroup& group : tally->groups) {
+    EXPECT_EQ(group.failed > 0, group.smallest_dim < 8) << group.ToJson().dump();
+  }
 }
 
 TEST_F(CpuPipelineTest, WritingOutOfBoundsIsAnIntegrityViolation) {
