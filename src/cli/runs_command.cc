@@ -2,7 +2,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -125,9 +127,18 @@ int ShowRun(const RunsFlags& flags) {
   if (flags.json) {
     nlohmann::json json = RunJson(*run);
     json["model_call_retries"] = retries;
+    // "candidate" and "parent" are the numbers in the run that the summary, report.md and the text
+    // form give; "candidate_id" and "parent_id" are the store's ids, unique across its runs.
+    const std::map<int64_t, int64_t> number_of = CandidateNumbers(*candidates);
+    const auto number = [&number_of](std::optional<int64_t> id) {
+      const auto found = id ? number_of.find(*id) : number_of.end();
+      return found != number_of.end() ? nlohmann::json(found->second) : nlohmann::json();
+    };
+    json["best_candidate"] = number(run->best_candidate_id);
     json["candidates_list"] = nlohmann::json::array();
     for (const auto& candidate : *candidates) {
-      nlohmann::json item = {{"candidate_id", candidate.id}, {"sequence", candidate.sequence},
+      nlohmann::json item = {{"candidate", candidate.number()}, {"parent", number(candidate.parent_id)},
+                             {"candidate_id", candidate.id}, {"sequence", candidate.sequence},
                              {"origin", candidate.origin},   {"role", candidate.role},
                              {"status", candidate.status},   {"knobs", candidate.knobs},
                              {"extraction_error", candidate.extraction_error}, {"explanation", candidate.explanation}};
@@ -150,7 +161,7 @@ int ShowRun(const RunsFlags& flags) {
   for (const auto& candidate : *candidates) {
     std::string outcome = candidate.extraction_error.empty() ? "" : FirstLine(candidate.extraction_error, 80);
     if (candidate.verdict) outcome = FirstLine(candidate.verdict->value("reason", std::string()), 80);
-    std::printf("  #%-4lld %-5s %-20s %-22s  %s%s\n", static_cast<long long>(candidate.sequence + 1),
+    std::printf("  #%-4lld %-5s %-20s %-22s  %s%s\n", static_cast<long long>(candidate.number()),
                 candidate.origin.c_str(), candidate.status.c_str(), SpeedupCell(candidate).c_str(),
                 candidate.knobs.empty() ? "" : (candidate.knobs.dump() + " ").c_str(), outcome.c_str());
   }
