@@ -168,19 +168,35 @@ TEST(Feedback, OnlyTinyShapesFailingGivesTheTinyShapeHint) {
                                                          {"n=1000", "large", 1000, 2, 0}}),
                                               "");
   EXPECT_TRUE(Contains(feedback, "Wrong on 5 of 10 cases: 2 of 3 shapes, under both input distributions.\n"));
-  EXPECT_TRUE(Contains(feedback, "It fails only on tiny shapes"));
-  EXPECT_TRUE(Contains(feedback, "Some draws of one shape and distribution fail")) << "n=5 failed once of twice";
+  EXPECT_TRUE(Contains(feedback, "It fails only on tiny shapes (a dimension below 8), whatever the inputs"));
+  EXPECT_EQ(feedback.find("Some draws"), std::string::npos) << "n=5 failing once of twice is its shape's doing";
   EXPECT_EQ(feedback.find("fails only under inputs"), std::string::npos) << feedback;
 }
 
+TEST(Feedback, DrawsFailingAloneWhereShapesAndInputsDoNotExplainItSaySo) {
+  const std::string feedback = RenderFeedback(WithTally({{"n=1", "normal", 1, 2, 1},
+                                                         {"n=1", "large", 1, 2, 1},
+                                                         {"n=1000", "normal", 1000, 2, 1},
+                                                         {"n=1000", "large", 1000, 2, 1}}),
+                                              "");
+  EXPECT_TRUE(Contains(feedback, "Wrong on 4 of 8 cases: every one of the 2 shapes, under both input distributions."));
+  EXPECT_TRUE(Contains(feedback, "Some draws of one shape and distribution fail and others pass"));
+  EXPECT_EQ(feedback.find("tiny"), std::string::npos) << feedback;
+}
+
+// Softmax without subtracting the maximum: large inputs overflow on most shapes, and a shape
+// whose draw happened not to overflow passes. The shapes single nothing out.
 TEST(Feedback, OnlyOneDistributionFailingNamesItWithItsAdvice) {
   const std::string feedback = RenderFeedback(WithTally({{"n=1", "normal", 1, 2, 0},
                                                          {"n=1", "large", 1, 2, 2},
+                                                         {"n=50", "normal", 50, 1, 0},
+                                                         {"n=50", "large", 50, 1, 0},
                                                          {"n=1000", "normal", 1000, 2, 0},
                                                          {"n=1000", "large", 1000, 2, 2}}),
                                               "");
-  EXPECT_TRUE(Contains(feedback, "Wrong on 4 of 8 cases: every one of the 2 shapes, under large inputs only (1 of 2 "
+  EXPECT_TRUE(Contains(feedback, "Wrong on 4 of 10 cases: 2 of 3 shapes, under large inputs only (1 of 2 "
                                  "distributions).\n"));
+  EXPECT_EQ(feedback.find("it depends on the sizes"), std::string::npos) << feedback;
   EXPECT_TRUE(Contains(feedback, "It fails only under inputs large: normal values scaled by 1000"));
   EXPECT_TRUE(Contains(feedback, "check for overflow and cancellation"));
   EXPECT_EQ(feedback.find("tiny"), std::string::npos) << feedback;
@@ -193,7 +209,8 @@ TEST(Feedback, LargerShapesFailingUnderEveryInputPointAtSizes) {
                                                          {"n=1000", "normal", 1000, 1, 1},
                                                          {"n=1000", "large", 1000, 1, 1}}),
                                               "");
-  EXPECT_TRUE(Contains(feedback, "It fails on 1 of 2 shapes and passes on the others: it depends on the sizes"));
+  EXPECT_TRUE(Contains(feedback, "It fails on 1 of 2 shapes, whatever the inputs, and passes on the others: it "
+                                 "depends on the sizes"));
   EXPECT_EQ(feedback.find("tiny"), std::string::npos) << feedback;
   EXPECT_EQ(feedback.find("fails only under inputs"), std::string::npos) << feedback;
 }
