@@ -130,6 +130,23 @@ FailingCasesText DescribeFailingCases(const CaseTally& tally) {
   return text;
 }
 
+FailingCasesText DescribeCasesBeforeFailure(const CaseTally& tally, const CaseRef& at) {
+  FailingCasesText text;
+  text.coverage = tally.judged == 0 ? std::string("It failed on the first case.\n")
+                                    : fmt::format("The {} case{} before it passed.\n", tally.judged,
+                                                  tally.judged == 1 ? "" : "s");
+  bool larger_passed = false;
+  for (const CaseGroup& group : tally.groups) {
+    larger_passed = larger_passed || (group.failed == 0 && group.smallest_dim >= kTinyDim);
+  }
+  if (at.smallest_dim > 0 && at.smallest_dim < kTinyDim && larger_passed) {
+    text.hints.push_back(
+        "It happened on a tiny shape (a dimension below 8) after larger shapes passed: sizes smaller than your "
+        "block, tile or vector width must work too.");
+  }
+  return text;
+}
+
 std::string FailingCasesCount(const CaseTally& tally) {
   return tally.stopped.empty() ? fmt::format("{} of {} cases", tally.failed, tally.judged)
                                : fmt::format("{} of {} cases judged", tally.failed, tally.judged);

@@ -32,4 +32,10 @@ FailingCasesText DescribeFailingCases(const CaseTally& tally);
 /// "185 of 185 cases", or "3 of 10 cases judged" when the count stopped early.
 std::string FailingCasesCount(const CaseTally& tally);
 
+/// For a failure that ended the correctness stage at case `at` (a crash, a hang), where `tally`
+/// holds the cases that passed before it: how many passed, and a hint that the shape is the cause
+/// only where `at` is tiny and larger cases passed. A kernel that crashes on every case crashes on
+/// the first, and the first case is tiny: that singles nothing out.
+FailingCasesText DescribeCasesBeforeFailure(const CaseTally& tally, const CaseRef& at);
+
 }  // namespace ksmith

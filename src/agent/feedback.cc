@@ -329,10 +329,15 @@ std::string CrashBody(const Verdict& verdict) {
     text += "The kernel's output (last lines):\n```\n" +
             Capped(Tail(Trim(output), kMaxProgramOutputBytes), kMaxProgramOutputBytes) + "```\n";
   }
+  // What passed before it, when it ended the correctness stage; without that (a verdict written
+  // before it was kept, a later stage) its case alone singles nothing out.
+  const std::optional<CaseTally> tally = TallyOf(verdict);
+  const bool in_correctness = verdict.FailedStage() != nullptr && verdict.FailedStage()->name == "correctness";
+  const FailingCasesText before =
+      tally && in_correctness && failure.at ? DescribeCasesBeforeFailure(*tally, *failure.at) : FailingCasesText{};
+  text += before.coverage;
   if (const std::string hint = CrashHint(failure); !hint.empty()) text += "Hint: " + hint + "\n";
-  if (failure.at && failure.at->smallest_dim > 0 && failure.at->smallest_dim < 8) {
-    text += "Hint: It happened on a tiny shape: sizes smaller than your block, tile or vector width must work too.\n";
-  }
+  for (const auto& hint : before.hints) text += "Hint: " + hint + "\n";
   return text;
 }
 

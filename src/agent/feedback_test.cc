@@ -273,6 +273,31 @@ TEST(Feedback, CrashNamesTheSignalTheCaseAndTheLikelyCause) {
   EXPECT_TRUE(Contains(feedback, "Failing case: shape n=1, inputs normal: standard normal values, seed #1."));
 }
 
+// A kernel that crashes on every case crashes on the first, a tiny one: that singles out nothing.
+// Only larger cases passing before it do.
+TEST(Feedback, ACrashOnATinyShapeBlamesTheShapeOnlyWhereLargerOnesPassedBeforeIt) {
+  nlohmann::json verdict = Verdict("cpu_segv.json");
+  EXPECT_EQ(RenderFeedback(verdict, "").find("tiny shape"), std::string::npos) << "no record of what passed before";
+  auto with_before = [&verdict](const std::vector<CaseGroup>& passed) {
+    CaseTally tally{.planned = 30, .stopped = "runtime_error: killed"};
+    for (const CaseGroup& group : passed) {
+      tally.groups.push_back(group);
+      tally.judged += group.cases;
+    }
+    nlohmann::json copy = verdict;
+    for (auto& stage : copy["stages"]) {
+      if (stage["name"] == "correctness") stage["details"]["case_tally"] = tally.ToJson();
+    }
+    return RenderFeedback(copy, "");
+  };
+  const std::string first = with_before({});
+  EXPECT_TRUE(Contains(first, "It failed on the first case.\n"));
+  EXPECT_EQ(first.find("tiny shape"), std::string::npos) << first;
+  const std::string after_larger = with_before({{"n=1000", "normal", 1000, 2, 0}, {"n=33", "normal", 33, 1, 0}});
+  EXPECT_TRUE(Contains(after_larger, "The 3 cases before it passed.\n"));
+  EXPECT_TRUE(Contains(after_larger, "It happened on a tiny shape (a dimension below 8) after larger shapes passed"));
+}
+
 TEST(Feedback, TimeoutSuggestsWhatHangs) {
   const std::string feedback = RenderFeedback(Verdict("cpu_hang.json"), "");
   EXPECT_TRUE(Contains(feedback, "Verdict: timeout"));

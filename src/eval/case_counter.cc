@@ -27,8 +27,16 @@ bool CaseCounter::Record(const CaseRef& at, bool passed) {
 }
 
 bool CaseCounter::Finish(bool completed) {
-  if (!first_) return completed;  // every case passed, or the first failure ended the stage itself
-  if (!completed && !stopped_) Stop();
+  if (!completed) Stop();
+  if (!first_) {
+    // A first failure that was not a wrong output ended the stage. What passed before it still
+    // says whether its case stands out (a crash on a tiny shape after larger ones passed).
+    if (!completed) {
+      tally_.planned = planned_;
+      stage_.details.MutableCheck().tally = std::move(tally_);
+    }
+    return completed;
+  }
   Restore();
   tally_.planned = planned_;
   std::string count = tally_.stopped.empty()
@@ -60,12 +68,12 @@ void CaseCounter::Count(const CaseRef& at, bool failed) {
 }
 
 void CaseCounter::Stop() {
+  if (stopped_) return;
   stopped_ = true;
-  if (!first_) return;
   const Verdict& verdict = recorder_.verdict();
   // A stop that left the first wrong output as the verdict (an error path that recorded nothing)
   // still says that it stopped.
-  tally_.stopped = verdict.reason == first_->reason
+  tally_.stopped = first_ && verdict.reason == first_->reason
                        ? std::string(VerdictStatusName(verdict.status)) + ": a later case could not be judged"
                        : fmt::format("{}: {}", VerdictStatusName(verdict.status), verdict.reason);
 }

@@ -6,7 +6,9 @@
 // distribution (CaseTally, eval/stage_details.h). A wrong kernel then costs what a correct one
 // does. The verdict stays the first failure's, as before: the first wrong case, its numbers and
 // its reason (with the count added). A later case that fails otherwise (a crash, a hang, a breach
-// of the contract, a cancellation) ends the count, and the tally says what stopped it.
+// of the contract, a cancellation) ends the count, and the tally says what stopped it. A first
+// failure of that kind ends the stage at once, as it always did; its tally then holds the cases
+// that passed before it.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +36,9 @@ class CaseCounter {
   /// Ends the stage's count. `completed`: every case was passed to Record (false: the stage broke
   /// off for a failure Record did not see, such as a worker that died running a case). Where a
   /// case gave a wrong output, the first one is put back as the verdict, with the count in its
-  /// reason and the tally in the stage's check facts. Returns whether every case passed.
+  /// reason and the tally in the stage's check facts. Where another failure ended the stage
+  /// first, the tally holds the cases that passed before it, and the verdict is left as it is.
+  /// Returns whether every case passed.
   bool Finish(bool completed);
 
  private:

@@ -112,14 +112,24 @@ TEST_F(CaseCounterTest, AFailureOutsideRecordStopsTheCountAtFinish) {
   EXPECT_EQ(stage_.details.check->tally->stopped, "timeout: a call did not finish");
 }
 
+// Given a crash after two passing cases, then the verdict is the crash's as it was, and the tally
+// holds the cases that passed before it.
 TEST_F(CaseCounterTest, AFirstFailureThatIsNotAWrongOutputIsLeftAsItIs) {
-  CaseCounter counter(recorder_, stage_, 3);
+  CaseCounter counter(recorder_, stage_, 5);
+  EXPECT_TRUE(counter.Record(Case("n=1000", "normal", 1000), true));
+  EXPECT_TRUE(counter.Record(Case("n=2000", "normal", 2000), true));
   const bool crashed = recorder_.Finish(stage_, VerdictStatus::kRuntimeError, "killed", FailureKind::kWorkerCrashed);
   EXPECT_FALSE(counter.Record(Case("n=1", "normal", 1), crashed));
   EXPECT_FALSE(counter.Finish(false));
   EXPECT_EQ(verdict_.status, VerdictStatus::kRuntimeError);
   EXPECT_EQ(verdict_.reason, "killed");
-  EXPECT_FALSE(stage_.details.check && stage_.details.check->tally);
+  ASSERT_TRUE(stage_.details.check && stage_.details.check->tally);
+  const CaseTally& tally = *stage_.details.check->tally;
+  EXPECT_EQ(tally.planned, 5);
+  EXPECT_EQ(tally.judged, 2);
+  EXPECT_EQ(tally.failed, 0);
+  EXPECT_EQ(tally.groups.size(), 2u);
+  EXPECT_EQ(tally.stopped, "runtime_error: killed");
 }
 
 }  // namespace

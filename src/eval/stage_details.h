@@ -144,7 +144,8 @@ struct CaseGroup {
 
 /// How widely a wrong kernel fails. Once a case's output is wrong, the correctness stage judges
 /// the rest of its cases too and counts them, so that feedback can say whether one shape or
-/// distribution is singled out or everything fails (the first case alone said neither).
+/// distribution is singled out or everything fails (the first case alone said neither). After a
+/// first failure of another kind (a crash), which ends the stage, the cases that passed before it.
 struct CaseTally {
   int64_t planned = 0;  // the stage's cases
   int64_t judged = 0;   // of them, judged: all unless `stopped`
@@ -164,7 +165,7 @@ struct CheckFacts {
   std::optional<int64_t> cases;
   std::optional<int64_t> extra_calls;
   std::optional<bool> bitwise_identical;
-  std::optional<CaseTally> tally;  // correctness, after a wrong output
+  std::optional<CaseTally> tally;  // correctness, once a case failed
 };
 
 /// Per-request instrumentation of the GPU sessions [ms, running totals].

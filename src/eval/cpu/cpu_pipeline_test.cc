@@ -258,6 +258,13 @@ TEST_F(CpuPipelineTest, CrashingKernelIsARuntimeError) {
   EXPECT_EQ(failure->signal, SIGSEGV);
   ASSERT_TRUE(failure->at.has_value()) << "the case the worker was running";
   EXPECT_GT(failure->at->smallest_dim, 5);
+  // The cases before it, all with n <= 5, passed: the tally holds them.
+  const auto& tally = verdict.FailedStage()->details.check->tally;
+  ASSERT_TRUE(tally.has_value());
+  EXPECT_GT(tally->judged, 0);
+  EXPECT_EQ(tally->failed, 0);
+  for (const CaseGroup& group : tally->groups) EXPECT_LE(group.smallest_dim, 5) << group.ToJson().dump();
+  EXPECT_EQ(tally->stopped.rfind("runtime_error: ", 0), 0u) << tally->stopped;
 }
 
 TEST_F(CpuPipelineTest, HangingKernelIsATimeout) {
