@@ -33,7 +33,7 @@ const char* FenceTag(std::string_view source) {
 std::string SummaryLine(size_t index, const Turn& turn) {
   std::string summary = turn.summary.empty() ? FirstLine(turn.feedback, kMaxSummaryLineChars) : turn.summary;
   std::replace(summary.begin(), summary.end(), '\n', ' ');
-  const std::string id = turn.candidate_id != 0 ? fmt::format(" (candidate {})", turn.candidate_id) : "";
+  const std::string id = turn.number != 0 ? fmt::format(" (candidate {})", turn.number) : "";
   return fmt::format("- attempt {}{}: {}\n", index + 1, id, FirstLine(summary, kMaxSummaryLineChars));
 }
 

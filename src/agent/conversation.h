@@ -15,7 +15,8 @@ namespace ksmith {
 
 /// One attempt of the chain: what the model answered and what ksmith said back.
 struct Turn {
-  int64_t candidate_id = 0;
+  int64_t candidate_id = 0;  // the store's id: which candidate this is
+  int64_t number = 0;        // its number in the run, the one people and the model are shown; 0: none
   std::string answer;     // the model's whole answer (assistant message)
   std::string feedback;   // RenderFeedback / RenderExtractionFeedback
   std::string summary;    // SummarizeVerdict, or the extraction error in one line

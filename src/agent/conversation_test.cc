@@ -12,9 +12,12 @@ namespace {
 const std::string kSystem = "SYSTEM: you write kernels. " + std::string(600, 's');
 const std::string kTask = "TASK: vector_add. " + std::string(1200, 't');
 
+// Candidate `id` of its run; the store's id differs (other runs share the store), and the model
+// is shown the number in the run, as the person is.
 Turn MakeTurn(int64_t id, size_t answer_chars, size_t feedback_chars) {
   Turn turn;
-  turn.candidate_id = id;
+  turn.candidate_id = 1000 + id;
+  turn.number = id;
   turn.answer = "ANSWER " + std::to_string(id) + " " + std::string(answer_chars, 'a');
   turn.feedback = "FEEDBACK " + std::to_string(id) + " " + std::string(feedback_chars, 'f');
   turn.summary = "wrong_output: n=" + std::to_string(id) + " normal, max error 0.5 at [3]";

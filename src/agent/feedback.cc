@@ -4,11 +4,13 @@
 #include <cctype>
 #include <cmath>
 #include <csignal>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "agent/failing_cases.h"
 #include "agent/prompt.h"
 #include "core/strings.h"
 #include "backend/diagnostics.h"
@@ -116,8 +118,8 @@ const Failure& FailureOf(const Verdict& verdict) {
   return failed != nullptr && failed->details.failure ? *failed->details.failure : none;
 }
 
-std::string FailingCaseLine(const CaseRef& at) {
-  std::string text = fmt::format("Failing case: shape {}", at.shape.empty() ? "?" : at.shape);
+std::string FailingCaseLine(const CaseRef& at, std::string_view heading = "Failing case") {
+  std::string text = fmt::format("{}: shape {}", heading, at.shape.empty() ? "?" : at.shape);
   if (!at.distribution.empty()) text += ", inputs " + DescribeDistribution(at.distribution);
   // The label's remainder: "seed #2 (random shape)".
   if (const size_t seed = at.label.find("seed #"); seed != std::string::npos) text += ", " + at.label.substr(seed);
@@ -149,10 +151,22 @@ std::vector<std::string> MismatchLines(const OutputMismatch& mismatch) {
   return lines;
 }
 
+// The correctness stage's count of its cases, when a wrong output made it count them.
+std::optional<CaseTally> TallyOf(const Verdict& verdict) {
+  const StageRecord* stage = verdict.FindStage("correctness");
+  if (stage == nullptr || !stage->details.check) return std::nullopt;
+  return stage->details.check->tally;
+}
+
 std::string WrongOutputBody(const Verdict& verdict) {
   const Failure& failure = FailureOf(verdict);
   std::string text = "The kernel ran, but its output does not match the reference.\n";
-  if (failure.at) text += FailingCaseLine(*failure.at);
+  // How widely it fails, and hints only where the failures single something out. Without a count
+  // (verdicts written before it was kept) one case singles nothing out: no hint from the case.
+  const std::optional<CaseTally> tally = TallyOf(verdict);
+  const FailingCasesText cases = tally ? DescribeFailingCases(*tally) : FailingCasesText{};
+  text += cases.coverage;
+  if (failure.at) text += FailingCaseLine(*failure.at, cases.coverage.empty() ? "Failing case" : "First failing case");
   const bool compared = failure.mismatch.has_value();
   if (compared) {
     for (const auto& line : MismatchLines(*failure.mismatch)) text += "- " + line + "\n";
@@ -183,15 +197,7 @@ std::string WrongOutputBody(const Verdict& verdict) {
                 "compensated sums, avoid approximate math functions and lower-precision types.");
     }
   }
-  if (failure.at && failure.at->smallest_dim > 0 && failure.at->smallest_dim < 8) {
-    hints.push_back("It fails on a tiny shape: sizes smaller than your block, tile or vector width must work too.");
-  }
-  const std::string distribution = failure.at ? failure.at->distribution : "";
-  if (distribution == "large") {
-    hints.push_back("It fails on large-magnitude inputs: check for overflow and cancellation.");
-  } else if (distribution == "ties") {
-    hints.push_back("It fails when many inputs are equal: check comparisons and how ties are handled.");
-  }
+  hints.insert(hints.begin(), cases.hints.begin(), cases.hints.end());
   for (const auto& hint : hints) text += "Hint: " + hint + "\n";
   return text;
 }
@@ -323,10 +329,15 @@ std::string CrashBody(const Verdict& verdict) {
     text += "The kernel's output (last lines):\n```\n" +
             Capped(Tail(Trim(output), kMaxProgramOutputBytes), kMaxProgramOutputBytes) + "```\n";
   }
+  // What passed before it, when it ended the correctness stage; without that (a verdict written
+  // before it was kept, a later stage) its case alone singles nothing out.
+  const std::optional<CaseTally> tally = TallyOf(verdict);
+  const bool in_correctness = verdict.FailedStage() != nullptr && verdict.FailedStage()->name == "correctness";
+  const FailingCasesText before =
+      tally && in_correctness && failure.at ? DescribeCasesBeforeFailure(*tally, *failure.at) : FailingCasesText{};
+  text += before.coverage;
   if (const std::string hint = CrashHint(failure); !hint.empty()) text += "Hint: " + hint + "\n";
-  if (failure.at && failure.at->smallest_dim > 0 && failure.at->smallest_dim < 8) {
-    text += "Hint: It happened on a tiny shape: sizes smaller than your block, tile or vector width must work too.\n";
-  }
+  for (const auto& hint : before.hints) text += "Hint: " + hint + "\n";
   return text;
 }
 
@@ -514,7 +525,9 @@ std::string SummaryLine(const Verdict& verdict) {
     }
   } else if (verdict.status == VerdictStatus::kWrongOutput) {
     if (!failure.at) return FirstLine(reason.empty() ? "wrong_output" : "wrong_output: " + reason, kMaxSummaryChars - 3);
-    line = fmt::format("wrong_output: {} {}", failure.at->shape, failure.at->distribution);
+    const std::optional<CaseTally> tally = TallyOf(verdict);
+    line = fmt::format("wrong_output{}: {} {}", tally ? " on " + FailingCasesCount(*tally) : "", failure.at->shape,
+                       failure.at->distribution);
     if (const auto& mismatch = failure.mismatch) {
       if (mismatch->unwritten > 0)
         line += fmt::format(", {} of {} elements never written", mismatch->unwritten, mismatch->count);

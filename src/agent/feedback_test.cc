@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -101,7 +103,8 @@ TEST(Feedback, WrongOutputSaysWhichCaseFailedByHowMuchAndWhere) {
   EXPECT_TRUE(Contains(feedback, "- output 'c': 1 of 1 elements exceed the elementwise bound\n"));
   EXPECT_TRUE(Contains(feedback, "- worst element [0]: got -1.18892324, expected -0.846458077 (|error| 0.342)\n"));
   EXPECT_TRUE(Contains(feedback, "a logic error"));
-  EXPECT_TRUE(Contains(feedback, "tiny shape"));
+  // Written before the cases were counted: one case singles out neither its shape nor its inputs.
+  EXPECT_EQ(feedback.find("tiny shape"), std::string::npos) << feedback;
 }
 
 TEST(Feedback, UnwrittenOutputsAreCalledSo) {
@@ -116,8 +119,112 @@ TEST(Feedback, NanOnLargeInputsPointsAtOverflow) {
   EXPECT_TRUE(Contains(feedback, "shape rows=1, cols=1, inputs large: normal values scaled by 1000"));
   EXPECT_TRUE(Contains(feedback, "1 elements are NaN or Inf"));
   EXPECT_EQ(feedback.find("norm-wise relative error 0 "), std::string::npos) << "a norm that skips NaN says nothing";
-  EXPECT_TRUE(Contains(feedback, "subtracting the maximum"));
-  EXPECT_TRUE(Contains(feedback, "large-magnitude inputs"));
+  EXPECT_TRUE(Contains(feedback, "subtracting the maximum")) << "from the NaN it returned";
+  EXPECT_EQ(feedback.find("fails only under inputs large"), std::string::npos) << "one case singles nothing out";
+}
+
+// cpu_wrong.json (wrong at n=1, normal) with the correctness stage's count of its cases: groups of
+// {shape, distribution, smallest dim, cases, failed}.
+nlohmann::json WithTally(const std::vector<std::tuple<std::string, std::string, int, int, int>>& groups,
+                         const std::string& stopped = "") {
+  nlohmann::json verdict = Verdict("cpu_wrong.json");
+  CaseTally tally;
+  tally.stopped = stopped;
+  for (const auto& [shape, distribution, smallest_dim, cases, failed] : groups) {
+    tally.groups.push_back({shape, distribution, smallest_dim, cases, failed});
+    tally.judged += cases;
+    tally.failed += failed;
+  }
+  tally.planned = tally.judged + (stopped.empty() ? 0 : 5);
+  for (auto& stage : verdict["stages"]) {
+    if (stage["name"] == "correctness") stage["details"]["case_tally"] = tally.ToJson();
+  }
+  return verdict;
+}
+
+// The kernel: wrong on every case. The first case is tiny and a later one large, which
+// used to give "it fails on a tiny shape" and "check for overflow".
+TEST(Feedback, AKernelWrongEverywhereIsToldSoWithoutHintsAboutOneCase) {
+  const nlohmann::json verdict = WithTally({{"n=1", "normal", 1, 2, 2},
+                                            {"n=1", "large", 1, 2, 2},
+                                            {"n=1000", "normal", 1000, 2, 2},
+                                            {"n=1000", "large", 1000, 2, 2},
+                                            {"n=77", "ties", 77, 1, 1}});
+  const std::string feedback = RenderFeedback(verdict, "");
+  EXPECT_TRUE(Contains(feedback, "Wrong on 9 of 9 cases: every one of the 3 shapes, under all 3 input distributions.\n"));
+  EXPECT_TRUE(Contains(feedback, "First failing case: shape n=1, inputs normal"));
+  EXPECT_TRUE(Contains(feedback, "It fails on every case judged"));
+  EXPECT_EQ(feedback.find("tiny"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("overflow"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("ties are handled"), std::string::npos) << feedback;
+  EXPECT_EQ(SummarizeVerdict(verdict), "wrong_output on 9 of 9 cases: n=1 normal, 1 of 1 elements off, max error 0.342 at [0]");
+}
+
+TEST(Feedback, OnlyTinyShapesFailingGivesTheTinyShapeHint) {
+  const std::string feedback = RenderFeedback(WithTally({{"n=1", "normal", 1, 2, 2},
+                                                         {"n=1", "large", 1, 2, 2},
+                                                         {"n=5", "normal", 5, 2, 1},
+                                                         {"n=1000", "normal", 1000, 2, 0},
+                                                         {"n=1000", "large", 1000, 2, 0}}),
+                                              "");
+  EXPECT_TRUE(Contains(feedback, "Wrong on 5 of 10 cases: 2 of 3 shapes, under both input distributions.\n"));
+  EXPECT_TRUE(Contains(feedback, "It fails only on tiny shapes (a dimension below 8), whatever the inputs"));
+  EXPECT_EQ(feedback.find("Some draws"), std::string::npos) << "n=5 failing once of twice is its shape's doing";
+  EXPECT_EQ(feedback.find("fails only under inputs"), std::string::npos) << feedback;
+}
+
+TEST(Feedback, DrawsFailingAloneWhereShapesAndInputsDoNotExplainItSaySo) {
+  const std::string feedback = RenderFeedback(WithTally({{"n=1", "normal", 1, 2, 1},
+                                                         {"n=1", "large", 1, 2, 1},
+                                                         {"n=1000", "normal", 1000, 2, 1},
+                                                         {"n=1000", "large", 1000, 2, 1}}),
+                                              "");
+  EXPECT_TRUE(Contains(feedback, "Wrong on 4 of 8 cases: every one of the 2 shapes, under both input distributions."));
+  EXPECT_TRUE(Contains(feedback, "Some draws of one shape and distribution fail and others pass"));
+  EXPECT_EQ(feedback.find("tiny"), std::string::npos) << feedback;
+}
+
+// Softmax without subtracting the maximum: large inputs overflow on most shapes, and a shape
+// whose draw happened not to overflow passes. The shapes single nothing out.
+TEST(Feedback, OnlyOneDistributionFailingNamesItWithItsAdvice) {
+  const std::string feedback = RenderFeedback(WithTally({{"n=1", "normal", 1, 2, 0},
+                                                         {"n=1", "large", 1, 2, 2},
+                                                         {"n=50", "normal", 50, 1, 0},
+                                                         {"n=50", "large", 50, 1, 0},
+                                                         {"n=1000", "normal", 1000, 2, 0},
+                                                         {"n=1000", "large", 1000, 2, 2}}),
+                                              "");
+  EXPECT_TRUE(Contains(feedback, "Wrong on 4 of 10 cases: 2 of 3 shapes, under large inputs only (1 of 2 "
+                                 "distributions).\n"));
+  EXPECT_EQ(feedback.find("it depends on the sizes"), std::string::npos) << feedback;
+  EXPECT_TRUE(Contains(feedback, "It fails only under inputs large: normal values scaled by 1000"));
+  EXPECT_TRUE(Contains(feedback, "check for overflow and cancellation"));
+  EXPECT_EQ(feedback.find("tiny"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("fails on every case"), std::string::npos) << feedback;
+}
+
+TEST(Feedback, LargerShapesFailingUnderEveryInputPointAtSizes) {
+  const std::string feedback = RenderFeedback(WithTally({{"n=1", "normal", 1, 1, 0},
+                                                         {"n=1", "large", 1, 1, 0},
+                                                         {"n=1000", "normal", 1000, 1, 1},
+                                                         {"n=1000", "large", 1000, 1, 1}}),
+                                              "");
+  EXPECT_TRUE(Contains(feedback, "It fails on 1 of 2 shapes, whatever the inputs, and passes on the others: it "
+                                 "depends on the sizes"));
+  EXPECT_EQ(feedback.find("tiny"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("fails only under inputs"), std::string::npos) << feedback;
+}
+
+TEST(Feedback, ACountThatStoppedEarlySaysWhy) {
+  const nlohmann::json verdict =
+      WithTally({{"n=1", "normal", 1, 1, 1}, {"n=7", "normal", 7, 1, 1}}, "runtime_error: the worker was killed");
+  const std::string feedback = RenderFeedback(verdict, "");
+  EXPECT_TRUE(Contains(feedback, "Wrong on 2 of 2 cases judged: every one of the 2 shapes, under its one input "
+                                 "distribution (normal).\n"));
+  EXPECT_TRUE(Contains(feedback, "Judging stopped there, 5 cases short, when a later case failed otherwise: "
+                                 "runtime_error: the worker was killed\n"));
+  EXPECT_EQ(SummarizeVerdict(verdict).rfind("wrong_output on 2 of 2 cases judged: n=1 normal", 0), 0u)
+      << SummarizeVerdict(verdict);
 }
 
 TEST(Feedback, VersionThreeVerdictsAreReadFromTheirFieldsAlone) {
@@ -129,7 +236,7 @@ TEST(Feedback, VersionThreeVerdictsAreReadFromTheirFieldsAlone) {
   EXPECT_TRUE(Contains(unwritten, "Failing case: shape n=7, inputs normal: standard normal values, seed #1.\n"));
   EXPECT_TRUE(Contains(unwritten, "- output 'y': 3 of 7 output elements were never written\n"));
   EXPECT_TRUE(Contains(unwritten, "Some elements were never written"));
-  EXPECT_TRUE(Contains(unwritten, "tiny shape"));
+  EXPECT_EQ(unwritten.find("tiny shape"), std::string::npos) << "no count of the cases, no hint from one case";
   EXPECT_EQ(unwritten.find("norm-wise relative error 0 "), std::string::npos);
   EXPECT_EQ(SummarizeVerdict(partial), "wrong_output: n=7 normal, 3 of 7 elements never written, max error nan at [4]");
 
@@ -164,6 +271,31 @@ TEST(Feedback, CrashNamesTheSignalTheCaseAndTheLikelyCause) {
   EXPECT_TRUE(Contains(feedback, "killed by SIGSEGV"));
   EXPECT_TRUE(Contains(feedback, "invalid memory access"));
   EXPECT_TRUE(Contains(feedback, "Failing case: shape n=1, inputs normal: standard normal values, seed #1."));
+}
+
+// A kernel that crashes on every case crashes on the first, a tiny one: that singles out nothing.
+// Only larger cases passing before it do.
+TEST(Feedback, ACrashOnATinyShapeBlamesTheShapeOnlyWhereLargerOnesPassedBeforeIt) {
+  nlohmann::json verdict = Verdict("cpu_segv.json");
+  EXPECT_EQ(RenderFeedback(verdict, "").find("tiny shape"), std::string::npos) << "no record of what passed before";
+  auto with_before = [&verdict](const std::vector<CaseGroup>& passed) {
+    CaseTally tally{.planned = 30, .stopped = "runtime_error: killed"};
+    for (const CaseGroup& group : passed) {
+      tally.groups.push_back(group);
+      tally.judged += group.cases;
+    }
+    nlohmann::json copy = verdict;
+    for (auto& stage : copy["stages"]) {
+      if (stage["name"] == "correctness") stage["details"]["case_tally"] = tally.ToJson();
+    }
+    return RenderFeedback(copy, "");
+  };
+  const std::string first = with_before({});
+  EXPECT_TRUE(Contains(first, "It failed on the first case.\n"));
+  EXPECT_EQ(first.find("tiny shape"), std::string::npos) << first;
+  const std::string after_larger = with_before({{"n=1000", "normal", 1000, 2, 0}, {"n=33", "normal", 33, 1, 0}});
+  EXPECT_TRUE(Contains(after_larger, "The 3 cases before it passed.\n"));
+  EXPECT_TRUE(Contains(after_larger, "It happened on a tiny shape (a dimension below 8) after larger shapes passed"));
 }
 
 TEST(Feedback, TimeoutSuggestsWhatHangs) {

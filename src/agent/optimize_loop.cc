@@ -28,7 +28,7 @@ std::string Explanation(const std::string& answer) {
 Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   Attempt attempt;
   attempt.candidate_id = record.id;
-  attempt.number = record.sequence + 1;
+  attempt.number = record.number();
   attempt.parent_id = record.parent_id;
   attempt.origin = record.origin;
   attempt.role = record.role;
@@ -94,8 +94,9 @@ std::future<Verdict> OptimizeLoop::StartEvaluation(size_t index) {
   CandidateSource candidate;
   const CandidateFormat& format = ModelFormatOf(settings_.format).format();
   candidate.format = &format;
-  // The path names the candidate in messages (and a Python one's file in tracebacks).
-  candidate.path = fmt::format("{} candidate {}{}", run_id_, attempt.candidate_id, format.FileExtension());
+  // The path names the candidate in messages (and a Python one's file in tracebacks), by its
+  // number in the run, as everything else a person reads does.
+  candidate.path = fmt::format("{} candidate {}{}", run_id_, attempt.number, format.FileExtension());
   candidate.text = attempt.source;
   candidate.file_bytes = attempt.source.size();
   return evaluator_.Submit(candidate);

@@ -57,6 +57,7 @@ bool InConversation(const Attempt& attempt) { return attempt.origin == "llm" && 
 Turn MakeTurn(const Attempt& attempt) {
   Turn turn;
   turn.candidate_id = attempt.candidate_id;
+  turn.number = attempt.number;
   turn.answer = attempt.answer;
   if (attempt.verdict) {
     turn.feedback = RenderFeedback(*attempt.verdict, attempt.source);

@@ -85,11 +85,18 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
     report += fmt::format("\n```{}\n{}\n```\n\n", TraitsOf(run.backend).fence_language, best->source);
   }
 
-  report += "## Attempts\n\n| # | candidate | parent | origin | status | speedup | outcome |\n|---|---|---|---|---|---|---|\n";
-  for (size_t i = 0; i < state.attempts.size(); ++i) {
-    const Attempt& attempt = state.attempts[i];
-    report += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", i + 1, attempt.candidate_id,
-                          attempt.parent_id ? std::to_string(*attempt.parent_id) : "-",
+  // Candidates by their number in the run, as the summary and `runs show` give them; the store's
+  // ids run across every run in the store and stay internal.
+  std::map<int64_t, int64_t> number_of;  // store id -> number in the run
+  for (const Attempt& attempt : state.attempts) number_of[attempt.candidate_id] = attempt.number;
+  const auto parent_cell = [&number_of](const Attempt& attempt) -> std::string {
+    if (!attempt.parent_id) return "-";
+    const auto found = number_of.find(*attempt.parent_id);
+    return found != number_of.end() ? std::to_string(found->second) : "-";
+  };
+  report += "## Attempts\n\n| candidate | parent | origin | status | speedup | outcome |\n|---|---|---|---|---|---|\n";
+  for (const Attempt& attempt : state.attempts) {
+    report += fmt::format("| {} | {} | {} | {} | {} | {} |\n", attempt.number, parent_cell(attempt),
                           attempt.origin + (attempt.knobs.empty() ? "" : " " + Cell(attempt.knobs.dump(), 60)),
                           attempt.status, attempt.speedup ? fmt::format("{:.2f}x", *attempt.speedup) : "-",
                           Cell(DescribeOutcome(attempt)));

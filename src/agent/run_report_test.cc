@@ -22,14 +22,17 @@ RunRecord SampleRun() {
 
 TEST(RunReport, ShowsTheBestKernelTheModelsWordsAndEveryAttempt) {
   RunState state;
+  // The store's ids run across runs (41, 42); the run numbers its candidates 1, 2.
   Attempt failed;
-  failed.candidate_id = 1;
+  failed.candidate_id = 41;
+  failed.number = 1;
   failed.origin = "llm";
   failed.status = "extraction_failed";
   failed.extraction_error = "the answer has no code | block";
   Attempt best;
-  best.candidate_id = 2;
-  best.parent_id = 1;
+  best.candidate_id = 42;
+  best.number = 2;
+  best.parent_id = 41;
   best.origin = "llm";
   best.status = "passed";
   best.speedup = 2.5;
@@ -44,7 +47,11 @@ TEST(RunReport, ShowsTheBestKernelTheModelsWordsAndEveryAttempt) {
   EXPECT_NE(report.find("Written to `out/best.cc`"), std::string::npos);
   EXPECT_NE(report.find("> Vectorized the exp."), std::string::npos);
   EXPECT_NE(report.find("```cpp\nextern \"C\" void softmax() {}\n```"), std::string::npos);
-  EXPECT_NE(report.find("| 2 | 2 | 1 | llm | passed | 2.50x |"), std::string::npos) << report;
+  EXPECT_NE(report.find("Candidate 2 (llm): "), std::string::npos) << report;
+  EXPECT_NE(report.find("| candidate | parent | origin |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| 1 | - | llm | extraction_failed |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| 2 | 1 | llm | passed | 2.50x |"), std::string::npos) << report;
+  EXPECT_EQ(report.find("42"), std::string::npos) << "no store id: " << report;
   // A pipe inside a cell would break the table.
   EXPECT_NE(report.find("no code / block"), std::string::npos) << report;
 }

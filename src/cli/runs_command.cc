@@ -2,7 +2,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -125,9 +127,18 @@ int ShowRun(const RunsFlags& flags) {
   if (flags.json) {
     nlohmann::json json = RunJson(*run);
     json["model_call_retries"] = retries;
+    // "candidate" and "parent" are the numbers in the run that the summary, report.md and the text
+    // form give; "candidate_id" and "parent_id" are the store's ids, unique across its runs.
+    const std::map<int64_t, int64_t> number_of = CandidateNumbers(*candidates);
+    const auto number = [&number_of](std::optional<int64_t> id) {
+      const auto found = id ? number_of.find(*id) : number_of.end();
+      return found != number_of.end() ? nlohmann::json(found->second) : nlohmann::json();
+    };
+    json["best_candidate"] = number(run->best_candidate_id);
     json["candidates_list"] = nlohmann::json::array();
     for (const auto& candidate : *candidates) {
-      nlohmann::json item = {{"candidate_id", candidate.id}, {"sequence", candidate.sequence},
+      nlohmann::json item = {{"candidate", candidate.number()}, {"parent", number(candidate.parent_id)},
+                             {"candidate_id", candidate.id}, {"sequence", candidate.sequence},
                              {"origin", candidate.origin},   {"role", candidate.role},
                              {"status", candidate.status},   {"knobs", candidate.knobs},
                              {"extraction_error", candidate.extraction_error}, {"explanation", candidate.explanation}};
@@ -150,7 +161,7 @@ int ShowRun(const RunsFlags& flags) {
   for (const auto& candidate : *candidates) {
     std::string outcome = candidate.extraction_error.empty() ? "" : FirstLine(candidate.extraction_error, 80);
     if (candidate.verdict) outcome = FirstLine(candidate.verdict->value("reason", std::string()), 80);
-    std::printf("  #%-4lld %-5s %-20s %-22s  %s%s\n", static_cast<long long>(candidate.sequence + 1),
+    std::printf("  #%-4lld %-5s %-20s %-22s  %s%s\n", static_cast<long long>(candidate.number()),
                 candidate.origin.c_str(), candidate.status.c_str(), SpeedupCell(candidate).c_str(),
                 candidate.knobs.empty() ? "" : (candidate.knobs.dump() + " ").c_str(), outcome.c_str());
   }
@@ -161,6 +172,10 @@ int ExportRunCommand(const RunsFlags& flags) {
   auto format = ParseExportFormat(flags.format);
   if (!format.ok()) {
     PrintError(format.error().message);
+    return kExitUsage;
+  }
+  if (flags.json && flags.output.empty()) {
+    PrintError("--json prints a summary on stdout, where the JSONL would go too: add -o FILE for the JSONL");
     return kExitUsage;
   }
   auto store = OpenStore(flags.db);
@@ -181,13 +196,24 @@ int ExportRunCommand(const RunsFlags& flags) {
     }
   }
   std::ostream& out = flags.output.empty() ? std::cout : file;
-  auto lines = ExportRun(**store, flags.run_id, *format, out);
-  if (!lines.ok()) {
-    PrintError(lines.error().message);
+  auto exported = ExportRun(**store, flags.run_id, *format, out);
+  if (!exported.ok()) {
+    PrintError(exported.error().message);
     return kExitInfra;
   }
   out.flush();
-  if (!flags.output.empty()) std::fprintf(stderr, "ksmith: wrote %zu lines to %s\n", *lines, flags.output.c_str());
+  // A run without an example of the format is an answer, not a failure (exit 0): exporting every
+  // run of a store meets tune runs and runs where nothing passed. It is said, never silent.
+  if (!exported->note.empty()) std::fprintf(stderr, "ksmith: nothing written: %s\n", exported->note.c_str());
+  if (!flags.output.empty()) {
+    std::fprintf(stderr, "ksmith: wrote %zu lines to %s\n", exported->lines, flags.output.c_str());
+  }
+  if (flags.json) {
+    const nlohmann::json summary = {{"run_id", flags.run_id},       {"format", ExportFormatName(*format)},
+                                    {"lines", exported->lines},     {"output", flags.output},
+                                    {"note", exported->note}};
+    std::printf("%s\n", summary.dump(2).c_str());
+  }
   return kExitOk;
 }
 
@@ -213,10 +239,15 @@ CommandHandler AddExportCommand(CLI::App& app) {
   auto flags = std::make_shared<RunsFlags>();
   app.add_option("run_id", flags->run_id, "The run to export (see `ksmith runs list`)")->required();
   app.add_option("--format,-f", flags->format,
-                 "trajectory (every attempt with its prompt, answer and verdict), sft (prompt and answer of passing "
-                 "candidates), pairs (preferred and rejected answers to the same prompt)")
+                 "trajectory (every attempt with its prompt, answer and verdict), sft (each passing answer with "
+                 "its conversation; assistant turns weighted 1 only where they passed), sft-final (the first "
+                 "prompt and the best passing answer, one per run), pairs (preferred and rejected answers to the "
+                 "same prompt); docs/export.md")
       ->capture_default_str();
   app.add_option("--output,-o", flags->output, "Write the JSONL here instead of stdout");
+  app.add_flag("--json", flags->json,
+               "Print one JSON object on stdout (run_id, format, lines, output, note: why nothing was written); "
+               "needs -o");
   app.add_option("--db", flags->db, "The run store (default $KSMITH_DB, else runs.db in the cache folder)");
   return [flags] { return ExportRunCommand(*flags); };
 }

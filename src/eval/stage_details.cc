@@ -109,11 +109,30 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
 }
 
 template <class Self, class Io>
+void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, CaseGroup> {
+  io("shape", self.shape);
+  io("distribution", self.distribution);
+  io("smallest_dim", self.smallest_dim);
+  io("cases", self.cases);
+  io("failed", self.failed);
+}
+
+template <class Self, class Io>
+void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, CaseTally> {
+  io("planned", self.planned);
+  io("judged", self.judged);
+  io("failed", self.failed);
+  io("groups", self.groups);
+  io("stopped", self.stopped);
+}
+
+template <class Self, class Io>
 void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, CheckFacts> {
   io("worst_norm_error", self.worst_norm_error);
   io("cases", self.cases);
   io("extra_calls", self.extra_calls);
   io("bitwise_identical", self.bitwise_identical);
+  io("case_tally", self.tally);
 }
 
 template <class Self, class Io>
@@ -179,7 +198,7 @@ bool IsKnownKey(const std::string& key) {
       "cache_hit", "compile_s", "compiler_sandboxed", "command", "resources", "sass", "shared_object",
       "limit_exceeded", "limit_value",
       // checks and counters
-      "worst_norm_error", "cases", "extra_calls", "bitwise_identical", "evaluator_ms", "worker_phase_ms",
+      "worst_norm_error", "cases", "extra_calls", "bitwise_identical", "case_tally", "evaluator_ms", "worker_phase_ms",
       "unpinned_arenas",
       // timing
       "rounds", "shape", "budget_s", "stopped_by", "mismatch", "attempts", "reuse_pairs", "waited_s", "sets", "set_bytes", "other_load_cores", "steal_cores",
@@ -231,7 +250,7 @@ FailureKind ParseFailureKind(const std::string& name) {
   return FailureKind::kUnspecified;
 }
 
-// --- CaseRef, OutputMismatch, GuardBreach, Failure, SideTiming -------------------------------
+// --- CaseRef, OutputMismatch, GuardBreach, Failure, CaseTally, SideTiming -----------------
 
 Json CaseRef::ToJson() const { return json_fields::ToObject(*this); }
 CaseRef CaseRef::FromJson(const Json& json) { return json_fields::FromObject<CaseRef>(json); }
@@ -292,6 +311,12 @@ Failure Failure::FromJson(const Json& json) {
   reader("cuda_error_name", failure.cuda_error_name);
   return failure;
 }
+
+Json CaseGroup::ToJson() const { return json_fields::ToObject(*this); }
+CaseGroup CaseGroup::FromJson(const Json& json) { return json_fields::FromObject<CaseGroup>(json); }
+
+Json CaseTally::ToJson() const { return json_fields::ToObject(*this); }
+CaseTally CaseTally::FromJson(const Json& json) { return json_fields::FromObject<CaseTally>(json); }
 
 Json SideTiming::ToJson() const { return json_fields::ToObject(*this); }
 SideTiming SideTiming::FromJson(const Json& json) { return json_fields::FromObject<SideTiming>(json); }

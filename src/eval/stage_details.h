@@ -130,12 +130,42 @@ struct BuildFacts {
   std::optional<double> limit_value;
 };
 
+/// The cases of one shape under one distribution (every seed of it) that a correctness stage judged.
+struct CaseGroup {
+  std::string shape;         // as CaseRef::shape
+  std::string distribution;  // as CaseRef::distribution
+  int64_t smallest_dim = 0;  // as CaseRef::smallest_dim
+  int64_t cases = 0;         // judged
+  int64_t failed = 0;        // of them, with a wrong output
+
+  nlohmann::json ToJson() const;
+  static CaseGroup FromJson(const nlohmann::json& json);
+};
+
+/// How widely a wrong kernel fails. Once a case's output is wrong, the correctness stage judges
+/// the rest of its cases too and counts them, so that feedback can say whether one shape or
+/// distribution is singled out or everything fails (the first case alone said neither). After a
+/// first failure of another kind (a crash), which ends the stage, the cases that passed before it.
+struct CaseTally {
+  int64_t planned = 0;  // the stage's cases
+  int64_t judged = 0;   // of them, judged: all unless `stopped`
+  int64_t failed = 0;   // of those, with a wrong output
+  std::vector<CaseGroup> groups;  // every judged case, by shape and distribution, in the order met
+  /// Why judging stopped before every planned case: a later case failed otherwise (a crash, a
+  /// hang, a contract breach), "<status>: <reason>"; "" when every case was judged.
+  std::string stopped;
+
+  nlohmann::json ToJson() const;
+  static CaseTally FromJson(const nlohmann::json& json);
+};
+
 /// Correctness, determinism and the re-check.
 struct CheckFacts {
   std::optional<double> worst_norm_error;
   std::optional<int64_t> cases;
   std::optional<int64_t> extra_calls;
   std::optional<bool> bitwise_identical;
+  std::optional<CaseTally> tally;  // correctness, once a case failed
 };
 
 /// Per-request instrumentation of the GPU sessions [ms, running totals].

@@ -3,8 +3,11 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "eval/verdict.h"
 
@@ -21,6 +24,8 @@ struct RunContents {
   RunRecord run;
   std::vector<CandidateRecord> candidates;
   std::map<int64_t, LlmCallRecord> calls_by_id;
+  std::optional<int64_t> first_call_id;   // the run's first model request
+  std::map<int64_t, int64_t> number_of;   // store id -> number in the run
 };
 
 Result<RunContents> Load(const RunStore& store, const std::string& run_id) {
@@ -33,7 +38,9 @@ Result<RunContents> Load(const RunStore& store, const std::string& run_id) {
   contents.candidates = std::move(candidates).value();
   auto calls = store.LlmCalls(run_id);
   if (!calls.ok()) return calls.error();
+  if (!calls->empty()) contents.first_call_id = calls->front().id;  // LlmCalls are in sequence order
   for (auto& call : *calls) contents.calls_by_id.emplace(call.id, std::move(call));
+  contents.number_of = CandidateNumbers(contents.candidates);
   return contents;
 }
 
@@ -60,6 +67,13 @@ const LlmCallRecord* AnsweringCall(const RunContents& contents, const CandidateR
 }
 
 json OptionalJson(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }
+
+// A parent by its number in the run; null when there is none.
+json ParentNumber(const RunContents& contents, const CandidateRecord& candidate) {
+  if (!candidate.parent_id) return nullptr;
+  const auto found = contents.number_of.find(*candidate.parent_id);
+  return found != contents.number_of.end() ? json(found->second) : json(nullptr);
+}
 
 bool Passed(const CandidateRecord& candidate) {
   return candidate.status == VerdictStatusName(VerdictStatus::kPassed);
@@ -105,6 +119,8 @@ void WriteTrajectory(const RunContents& contents, LineWriter& writer) {
                   {"task", contents.run.task},
                   {"backend", contents.run.backend},
                   {"sequence", candidate.sequence},
+                  {"candidate", candidate.number()},
+                  {"parent", ParentNumber(contents, candidate)},
                   {"candidate_id", candidate.id},
                   {"parent_id", candidate.parent_id ? json(*candidate.parent_id) : json(nullptr)},
                   {"origin", candidate.origin},
@@ -119,18 +135,96 @@ void WriteTrajectory(const RunContents& contents, LineWriter& writer) {
   }
 }
 
+// The exact texts of the run's answers that passed: an assistant message of a later prompt with one
+// of them is an answer to learn; any other is context (a wrong answer, or one cut to fit).
+std::set<std::string> PassedAnswers(const RunContents& contents) {
+  std::set<std::string> texts;
+  for (const CandidateRecord& candidate : contents.candidates) {
+    const LlmCallRecord* call = AnsweringCall(contents, candidate);
+    if (call != nullptr && Passed(candidate)) texts.insert(call->call.reply->content);
+  }
+  return texts;
+}
+
+// `prompt` with a weight on each assistant message, then `answer` (which passed), weight 1.
+json WeightedMessages(json prompt, const std::string& answer, const std::set<std::string>& passed_answers) {
+  for (json& message : prompt) {
+    if (message["role"] != "assistant") continue;
+    message["weight"] = passed_answers.count(message["content"].get<std::string>()) > 0 ? 1 : 0;
+  }
+  prompt.push_back({{"role", "assistant"}, {"content", answer}, {"weight", 1}});
+  return prompt;
+}
+
+json SftLine(const RunContents& contents, const CandidateRecord& candidate, json messages) {
+  return {{"messages", std::move(messages)},
+          {"speedup", OptionalJson(candidate.speedup)},
+          {"task", contents.run.task},
+          {"run_id", contents.run.id},
+          {"candidate", candidate.number()},
+          {"candidate_id", candidate.id}};
+}
+
 void WriteSft(const RunContents& contents, LineWriter& writer) {
+  const std::set<std::string> passed_answers = PassedAnswers(contents);
   for (const CandidateRecord& candidate : contents.candidates) {
     const LlmCallRecord* call = AnsweringCall(contents, candidate);
     if (call == nullptr || !Passed(candidate)) continue;
-    json messages = PromptMessages(call->call.request);
-    messages.push_back({{"role", "assistant"}, {"content", call->call.reply->content}});
-    writer.Write({{"messages", messages},
-                  {"speedup", OptionalJson(candidate.speedup)},
-                  {"task", contents.run.task},
-                  {"run_id", contents.run.id},
-                  {"candidate_id", candidate.id}});
+    writer.Write(SftLine(contents, candidate,
+                         WeightedMessages(PromptMessages(call->call.request), call->call.reply->content,
+                                          passed_answers)));
   }
+}
+
+void WriteSftFinal(const RunContents& contents, LineWriter& writer) {
+  const CandidateRecord* best = nullptr;
+  const LlmCallRecord* best_call = nullptr;
+  for (const CandidateRecord& candidate : contents.candidates) {
+    const LlmCallRecord* call = AnsweringCall(contents, candidate);
+    if (call == nullptr || !Passed(candidate)) continue;
+    if (best == nullptr || candidate.speedup.value_or(0) > best->speedup.value_or(0)) {
+      best = &candidate;
+      best_call = call;
+    }
+  }
+  if (best == nullptr || !contents.first_call_id) return;
+  // The first request of a run holds no feedback; were it ever to hold a turn, the prompt still
+  // stops before the first answer.
+  json prompt = json::array();
+  for (const json& message : PromptMessages(contents.calls_by_id.at(*contents.first_call_id).call.request)) {
+    if (message["role"] == "assistant") break;
+    prompt.push_back(message);
+  }
+  writer.Write(SftLine(contents, *best, WeightedMessages(std::move(prompt), best_call->call.reply->content, {})));
+}
+
+// Why a format found nothing to write in the run, and what would export what it has.
+std::string EmptyNote(const RunContents& contents, ExportFormat format) {
+  const std::string& id = contents.run.id;
+  if (contents.candidates.empty()) return fmt::format("run {} has no candidates yet", id);
+  if (format == ExportFormat::kTrajectory) return {};
+  size_t answers = 0, passed = 0;
+  for (const CandidateRecord& candidate : contents.candidates) {
+    if (AnsweringCall(contents, candidate) == nullptr) continue;
+    ++answers;
+    if (Passed(candidate)) ++passed;
+  }
+  if (answers == 0) {
+    return fmt::format(
+        "run {} has no model answers to learn from: its {} candidate{} came from the {} strategy, not from a "
+        "model (`--format trajectory` exports them)",
+        id, contents.candidates.size(), contents.candidates.size() == 1 ? "" : "s", contents.run.strategy);
+  }
+  if (passed == 0) {
+    return fmt::format(
+        "none of the {} model answer{} of run {} passed, and an SFT example or a preference pair needs one that "
+        "did (`--format trajectory` exports the failures)",
+        answers, answers == 1 ? "" : "s", id);
+  }
+  return fmt::format(
+      "run {} has no preference pair: a pair is a passing answer and a failed or clearly slower one to the same "
+      "prompt (`--format sft` exports the passing answers)",
+      id);
 }
 
 struct Answer {
@@ -178,16 +272,19 @@ void WritePairs(const RunContents& contents, LineWriter& writer) {
 }  // namespace
 
 Result<ExportFormat> ParseExportFormat(std::string_view name) {
-  for (ExportFormat format : {ExportFormat::kTrajectory, ExportFormat::kSft, ExportFormat::kPairs}) {
+  for (ExportFormat format :
+       {ExportFormat::kTrajectory, ExportFormat::kSft, ExportFormat::kSftFinal, ExportFormat::kPairs}) {
     if (name == ExportFormatName(format)) return format;
   }
-  return MakeError(ErrorKind::kInvalidArgument, "unknown export format '{}' (valid: trajectory, sft, pairs)", name);
+  return MakeError(ErrorKind::kInvalidArgument,
+                   "unknown export format '{}' (valid: trajectory, sft, sft-final, pairs)", name);
 }
 
 const char* ExportFormatName(ExportFormat format) {
   switch (format) {
     case ExportFormat::kTrajectory: return "trajectory";
     case ExportFormat::kSft: return "sft";
+    case ExportFormat::kSftFinal: return "sft-final";
     case ExportFormat::kPairs: return "pairs";
   }
   return "trajectory";
@@ -212,18 +309,23 @@ json PromptMessages(const json& request_body) {
   return messages;
 }
 
-Result<size_t> ExportRun(const RunStore& store, const std::string& run_id, ExportFormat format, std::ostream& out) {
+Result<ExportResult> ExportRun(const RunStore& store, const std::string& run_id, ExportFormat format,
+                               std::ostream& out) {
   auto contents = Load(store, run_id);
   if (!contents.ok()) return contents.error();
   LineWriter writer(out);
   switch (format) {
     case ExportFormat::kTrajectory: WriteTrajectory(*contents, writer); break;
     case ExportFormat::kSft: WriteSft(*contents, writer); break;
+    case ExportFormat::kSftFinal: WriteSftFinal(*contents, writer); break;
     case ExportFormat::kPairs: WritePairs(*contents, writer); break;
   }
   out.flush();
   if (!out) return MakeError(ErrorKind::kIo, "cannot write the export of run '{}'", run_id);
-  return writer.lines();
+  ExportResult result;
+  result.lines = writer.lines();
+  if (result.lines == 0) result.note = EmptyNote(*contents, format);
+  return result;
 }
 
 }  // namespace ksmith

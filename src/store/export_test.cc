@@ -32,6 +32,9 @@ class ExportTest : public ::testing::Test {
   void SetUp() override {
     store_ = folder_.Open();
     ASSERT_NE(store_, nullptr);
+    // An earlier run in the same store: run-x's store ids are not its candidates' numbers.
+    ASSERT_TRUE(store_->CreateRun(SampleRun("run-0"), testing::kSampleTaskToml).ok());
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(store_->AddCandidate(SampleCandidate("run-0")).ok());
     ASSERT_TRUE(store_->CreateRun(SampleRun("run-x"), testing::kSampleTaskToml).ok());
     seed_ = Add(std::nullopt, std::nullopt, "passed", 1.0);
     fast_ = Add(seed_, "A", "passed", 2.0);
@@ -80,12 +83,16 @@ class ExportTest : public ::testing::Test {
     return id;
   }
 
-  std::vector<json> Export(ExportFormat format) {
+  std::vector<json> Export(ExportFormat format, const std::string& run_id = "run-x", std::string* note = nullptr) {
     std::ostringstream out;
-    auto lines = ExportRun(*store_, "run-x", format, out);
-    EXPECT_TRUE(lines.ok()) << lines.error().message;
+    auto exported = ExportRun(*store_, run_id, format, out);
+    EXPECT_TRUE(exported.ok()) << exported.error().message;
     auto parsed = ParseLines(out.str());
-    EXPECT_EQ(lines.ok() ? *lines : 0, parsed.size());
+    EXPECT_EQ(exported.ok() ? exported->lines : 0, parsed.size());
+    if (exported.ok()) {
+      EXPECT_EQ(exported->note.empty(), !parsed.empty()) << "a note exactly when nothing was written: " << exported->note;
+      if (note != nullptr) *note = exported->note;
+    }
     return parsed;
   }
 
@@ -109,7 +116,10 @@ TEST_F(ExportTest, TrajectoryHasEveryCandidateInOrder) {
   }
   const json& seed = lines[0];
   EXPECT_EQ(seed["candidate_id"], seed_);
+  EXPECT_EQ(seed["candidate"], 1) << "its number in the run, not the store's id " << seed_;
+  EXPECT_NE(seed_, 1);
   EXPECT_TRUE(seed["parent_id"].is_null());
+  EXPECT_TRUE(seed["parent"].is_null());
   EXPECT_EQ(seed["origin"], "seed");
   EXPECT_EQ(seed["messages"], json::array());
   EXPECT_TRUE(seed["response"].is_null());
@@ -118,6 +128,8 @@ TEST_F(ExportTest, TrajectoryHasEveryCandidateInOrder) {
 
   const json& fast = lines[1];
   EXPECT_EQ(fast["parent_id"], seed_);
+  EXPECT_EQ(fast["candidate"], 2);
+  EXPECT_EQ(fast["parent"], 1);
   EXPECT_EQ(fast["origin"], "llm");
   EXPECT_EQ(fast["role"], "coder");
   EXPECT_EQ(fast["messages"], kOpenAiPrompt);
@@ -128,6 +140,7 @@ TEST_F(ExportTest, TrajectoryHasEveryCandidateInOrder) {
 
   const json& child = lines[5];
   EXPECT_EQ(child["parent_id"], fast_);
+  EXPECT_EQ(child["parent"], 2);
   EXPECT_EQ(child["messages"], json::array({{{"role", "system"}, {"content", "You write kernels."}},
                                             {{"role", "user"}, {"content", "Improve this."}}}));
   EXPECT_EQ(child["status"], "compile_error");
@@ -147,12 +160,23 @@ TEST_F(ExportTest, SftHasPassedLlmAnswersWithThePromptAndTheReply) {
   const std::vector<std::pair<int64_t, std::string>> expected = {{fast_, "A"}, {slow_, "C"}, {almost_, "D"}};
   for (size_t i = 0; i < lines.size(); ++i) {
     json messages = kOpenAiPrompt;
-    messages.push_back({{"role", "assistant"}, {"content", expected[i].second}});
+    messages.push_back({{"role", "assistant"}, {"content", expected[i].second}, {"weight", 1}});
     EXPECT_EQ(lines[i]["messages"], messages);
     EXPECT_EQ(lines[i]["candidate_id"], expected[i].first);
     EXPECT_EQ(lines[i]["task"], "vector_add");
     EXPECT_EQ(lines[i]["run_id"], "run-x");
   }
+  EXPECT_EQ(lines[0]["speedup"], 2.0);
+  EXPECT_EQ(lines[0]["candidate"], 2);
+}
+
+TEST_F(ExportTest, SftFinalIsTheFirstPromptWithTheFastestPassingAnswer) {
+  const auto lines = Export(ExportFormat::kSftFinal);
+  ASSERT_EQ(lines.size(), 1u);
+  json messages = kOpenAiPrompt;
+  messages.push_back({{"role", "assistant"}, {"content", "A"}, {"weight", 1}});
+  EXPECT_EQ(lines[0]["messages"], messages);
+  EXPECT_EQ(lines[0]["candidate_id"], fast_);
   EXPECT_EQ(lines[0]["speedup"], 2.0);
 }
 
@@ -180,6 +204,90 @@ TEST_F(ExportTest, PairsPreferPassedOverFailedAndClearlyFasterOverSlower) {
   EXPECT_EQ(lines[2]["rejected_status"], "extraction_failed");
 }
 
+// A refine run as the store keeps it: each request carries the conversation so far. The model's
+// wrong first answer is in the prompt of the passing one, and a fine-tune must not learn it.
+class RefineExportTest : public ExportTest {
+ protected:
+  // A call whose request is the system prompt, the task, then (answer, feedback) turns.
+  int64_t AddTurn(const std::vector<std::string>& earlier_answers, const std::string& reply, const std::string& status,
+                  std::optional<int64_t> parent) {
+    LlmCall call = SampleCall(reply);
+    json messages = kOpenAiPrompt;
+    for (const auto& answer : earlier_answers) {
+      messages.push_back({{"role", "assistant"}, {"content", answer}});
+      messages.push_back({{"role", "user"}, {"content", "Verdict: ..."}});
+    }
+    call.request["messages"] = messages;
+    const auto call_id = store_->AddLlmCall("run-r", call).value();
+    CandidateRecord candidate = SampleCandidate("run-r", call_id, parent);
+    const int64_t id = store_->AddCandidate(candidate).value();
+    EXPECT_TRUE(store_->AddVerdict(id, SampleVerdict(status, status == "passed" ? std::optional(1.5) : std::nullopt)).ok());
+    return id;
+  }
+};
+
+TEST_F(RefineExportTest, SftWeightsOnlyTheAnswersThatPassed) {
+  ASSERT_TRUE(store_->CreateRun(SampleRun("run-r"), testing::kSampleTaskToml).ok());
+  const int64_t wrong = AddTurn({}, "WRONG", "wrong_output", std::nullopt);
+  const int64_t right = AddTurn({"WRONG"}, "RIGHT", "passed", wrong);
+  AddTurn({"WRONG", "RIGHT"}, "FASTER?", "compile_error", right);
+  const int64_t faster = AddTurn({"WRONG", "RIGHT", "FASTER?"}, "FASTER", "passed", right);
+
+  const auto lines = Export(ExportFormat::kSft, "run-r");
+  ASSERT_EQ(lines.size(), 2u);
+  auto weights = [](const json& line) {
+    std::vector<std::pair<std::string, int>> found;
+    for (const auto& message : line["messages"]) {
+      if (message["role"] == "assistant") found.emplace_back(message["content"], message.value("weight", -1));
+      else EXPECT_FALSE(message.contains("weight")) << message.dump();
+    }
+    return found;
+  };
+  EXPECT_EQ(weights(lines[0]), (std::vector<std::pair<std::string, int>>{{"WRONG", 0}, {"RIGHT", 1}}));
+  EXPECT_EQ(weights(lines[1]),
+            (std::vector<std::pair<std::string, int>>{{"WRONG", 0}, {"RIGHT", 1}, {"FASTER?", 0}, {"FASTER", 1}}));
+  EXPECT_EQ(lines[1]["candidate"], 4);
+
+  // Final answers only: the first prompt, before any feedback, and the best passing answer.
+  const auto finals = Export(ExportFormat::kSftFinal, "run-r");
+  ASSERT_EQ(finals.size(), 1u);
+  json messages = kOpenAiPrompt;
+  messages.push_back({{"role", "assistant"}, {"content", "RIGHT"}, {"weight", 1}});
+  EXPECT_EQ(finals[0]["messages"], messages) << "both passed at 1.5x: the earlier one";
+  EXPECT_NE(finals[0]["candidate_id"], faster);
+}
+
+TEST_F(ExportTest, ARunWithoutModelAnswersWritesNothingAndSaysWhy) {
+  RunRecord tune = SampleRun("run-t");
+  tune.strategy = "tune";
+  tune.provider = "";
+  ASSERT_TRUE(store_->CreateRun(tune, testing::kSampleTaskToml).ok());
+  for (int i = 0; i < 3; ++i) {
+    CandidateRecord candidate = SampleCandidate("run-t");
+    candidate.origin = "tune";
+    const int64_t id = store_->AddCandidate(candidate).value();
+    ASSERT_TRUE(store_->AddVerdict(id, SampleVerdict("passed", 1.2)).ok());
+  }
+  for (ExportFormat format : {ExportFormat::kSft, ExportFormat::kSftFinal, ExportFormat::kPairs}) {
+    std::string note;
+    EXPECT_TRUE(Export(format, "run-t", &note).empty());
+    EXPECT_EQ(note, "run run-t has no model answers to learn from: its 3 candidates came from the tune strategy, "
+                    "not from a model (`--format trajectory` exports them)")
+        << ExportFormatName(format);
+  }
+  EXPECT_EQ(Export(ExportFormat::kTrajectory, "run-t").size(), 3u);
+}
+
+TEST_F(ExportTest, ARunWhereNoAnswerPassedSaysSoForSft) {
+  ASSERT_TRUE(store_->CreateRun(SampleRun("run-f"), testing::kSampleTaskToml).ok());
+  const int64_t call = store_->AddLlmCall("run-f", SampleCall("WRONG")).value();
+  const int64_t id = store_->AddCandidate(SampleCandidate("run-f", call)).value();
+  ASSERT_TRUE(store_->AddVerdict(id, SampleVerdict("wrong_output", std::nullopt)).ok());
+  std::string note;
+  EXPECT_TRUE(Export(ExportFormat::kSft, "run-f", &note).empty());
+  EXPECT_NE(note.find("none of the 1 model answer of run run-f passed"), std::string::npos) << note;
+}
+
 TEST_F(ExportTest, UnknownRunIsNotFound) {
   std::ostringstream out;
   auto lines = ExportRun(*store_, "nope", ExportFormat::kSft, out);
@@ -191,13 +299,15 @@ TEST_F(ExportTest, UnknownRunIsNotFound) {
 TEST(ExportFormatNames, ParseKnownNamesAndListThemOnError) {
   EXPECT_EQ(ParseExportFormat("trajectory").value(), ExportFormat::kTrajectory);
   EXPECT_EQ(ParseExportFormat("sft").value(), ExportFormat::kSft);
+  EXPECT_EQ(ParseExportFormat("sft-final").value(), ExportFormat::kSftFinal);
   EXPECT_EQ(ParseExportFormat("pairs").value(), ExportFormat::kPairs);
   auto unknown = ParseExportFormat("dpo");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().kind, ErrorKind::kInvalidArgument);
-  EXPECT_NE(unknown.error().message.find("'dpo' (valid: trajectory, sft, pairs)"), std::string::npos)
+  EXPECT_NE(unknown.error().message.find("'dpo' (valid: trajectory, sft, sft-final, pairs)"), std::string::npos)
       << unknown.error().message;
-  for (ExportFormat format : {ExportFormat::kTrajectory, ExportFormat::kSft, ExportFormat::kPairs}) {
+  for (ExportFormat format :
+       {ExportFormat::kTrajectory, ExportFormat::kSft, ExportFormat::kSftFinal, ExportFormat::kPairs}) {
     EXPECT_EQ(ParseExportFormat(ExportFormatName(format)).value(), format);
   }
 }

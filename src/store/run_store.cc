@@ -566,6 +566,12 @@ Result<fs::path> StorePathFromFlag(const std::string& db_flag) {
   return path;
 }
 
+std::map<int64_t, int64_t> CandidateNumbers(const std::vector<CandidateRecord>& candidates) {
+  std::map<int64_t, int64_t> numbers;
+  for (const CandidateRecord& candidate : candidates) numbers[candidate.id] = candidate.number();
+  return numbers;
+}
+
 std::string DisplayStatus(const RunRecord& run) {
   if (run.status == "running" && run.owner.Check() == RunOwner::Liveness::kGone) return "interrupted";
   return run.status;

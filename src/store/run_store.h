@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,7 +70,15 @@ struct CandidateRecord {
   std::optional<nlohmann::json> verdict;  // exactly what `ksmith eval --json` prints
   std::string status;                     // the verdict's status, "extraction_failed", or "pending"
   std::optional<double> speedup;          // the verdict's median speedup when timed
+
+  /// 1, 2, 3... within the run: the one number people see for a candidate (progress, summary,
+  /// report.md, `runs show`, export). `id` runs across every run in the store and stays internal.
+  int64_t number() const { return sequence + 1; }
 };
+
+/// Each candidate's store id mapped to its number in the run (CandidateRecord::number), to show a
+/// parent by its number.
+std::map<int64_t, int64_t> CandidateNumbers(const std::vector<CandidateRecord>& candidates);
 
 /// Thread-safe: calls are serialized on one connection. Several processes may open the same file
 /// (a running optimize and `ksmith runs list`): WAL lets readers read while one writes, and a

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -355,6 +356,107 @@ TEST_F(Optimize, WithoutAProviderItTunesTheSeedKernelAndSaysSo) {
   EXPECT_NE(second.err.find("candidate 2: "), std::string::npos) << second.err;
   EXPECT_EQ(second.err.find("candidate 4: "), std::string::npos) << second.err;
   EXPECT_LE(second.Json()["best"].value("candidate", 0), 2) << second.out;
+}
+
+std::vector<nlohmann::json> JsonLines(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line, nullptr, false));
+  return lines;
+}
+
+// Issue 28: a tune run first, so that the store's ids are not the refine run's numbers; then a
+// refine run whose first answer is wrong everywhere and whose second passes. The model is told how
+// widely the first failed (no hint about one case), every place names the candidates alike, and
+// the SFT export does not teach the wrong answer.
+TEST_F(Optimize, OneNumberingEverywhereAndTrainingDataLearnsOnlyPassingAnswers) {
+  const std::vector<std::string> no_keys = {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="};
+  const CliResult tune = RunKsmith(Flags({"--max-candidates", "2"}, "tune"), no_keys);
+  ASSERT_EQ(tune.exit_code, 0) << tune.Describe();
+  const std::string tune_id = tune.Json()["run_id"];
+  // A tune run has no model turns: export says so instead of writing nothing silently.
+  const CliResult tune_sft = RunKsmith({"export", tune_id, "--format", "sft", "--db", Db()});
+  EXPECT_EQ(tune_sft.exit_code, 0) << tune_sft.Describe();
+  EXPECT_EQ(tune_sft.out, "");
+  EXPECT_NE(tune_sft.err.find("ksmith: nothing written: run " + tune_id + " has no model answers to learn from"),
+            std::string::npos)
+      << tune_sft.err;
+  EXPECT_NE(tune_sft.err.find("the tune strategy"), std::string::npos) << tune_sft.err;
+  const CliResult tune_json =
+      RunKsmith({"export", tune_id, "--format", "sft", "--db", Db(), "--json", "-o", Out("tune.jsonl")});
+  EXPECT_EQ(tune_json.exit_code, 0) << tune_json.Describe();
+  EXPECT_EQ(tune_json.Json()["lines"], 0) << tune_json.Describe();
+  EXPECT_NE(tune_json.Json().value("note", "").find("no model answers"), std::string::npos) << tune_json.Describe();
+  EXPECT_EQ(RunKsmith({"export", tune_id, "--format", "sft", "--db", Db(), "--json"}).exit_code, 2)
+      << "--json without -o: the summary and the lines would share stdout";
+
+  auto server = Serve(nlohmann::json::array({
+      {{"content", Answer("Subtract.", kWrong)}},
+      {{"content", Answer("Add.", kCorrect)}},
+  }));
+  ASSERT_NE(server, nullptr);
+  const CliResult run = RunKsmith(Flags({"--provider", "openai", "--base-url", server->base_url(), "--model",
+                                         "scripted", "--max-candidates", "2"}),
+                                  {std::string("OPENAI_API_KEY=") + kKey});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const auto summary = run.Json();
+  const std::string run_id = summary["run_id"];
+
+  // The feedback on the wrong answer says how widely it failed, with no hint about one case.
+  const auto requests = server->requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const std::string feedback = requests[1]["body"]["messages"].back()["content"];
+  EXPECT_NE(feedback.find("It fails on every case judged"), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("every one of the"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("tiny shape"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("overflow"), std::string::npos) << feedback;
+
+  // One numbering: the progress, the summary, report.md, runs show and export.
+  EXPECT_NE(run.err.find("candidate 2: passed"), std::string::npos) << run.err;
+  EXPECT_EQ(summary["best"]["candidate"], 2) << run.Describe();
+  EXPECT_NE(summary["best"]["candidate_id"], 2) << "the store's id, after the tune run's";
+  std::ifstream report_file(summary["report"].get<std::string>());
+  std::stringstream report;
+  report << report_file.rdbuf();
+  EXPECT_NE(report.str().find("Candidate 2 (llm): passed"), std::string::npos) << report.str();
+  EXPECT_NE(report.str().find("| 1 | - | llm | wrong_output |"), std::string::npos) << report.str();
+  EXPECT_NE(report.str().find("| 2 | 1 | llm | passed |"), std::string::npos) << report.str();
+  const auto shown = ShowRun(run_id);
+  EXPECT_EQ(shown["best_candidate"], 2);
+  ASSERT_EQ(shown["candidates_list"].size(), 2u);
+  EXPECT_EQ(shown["candidates_list"][1]["candidate"], 2);
+  EXPECT_EQ(shown["candidates_list"][1]["parent"], 1);
+  EXPECT_EQ(shown["candidates_list"][1]["candidate_id"], summary["best"]["candidate_id"]);
+  const CliResult trajectory = RunKsmith({"export", run_id, "--format", "trajectory", "--db", Db()});
+  ASSERT_EQ(trajectory.exit_code, 0) << trajectory.Describe();
+  const auto steps = JsonLines(trajectory.out);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[1]["candidate"], 2);
+  EXPECT_EQ(steps[1]["parent"], 1);
+
+  // SFT: the wrong first answer is in the conversation, weighted 0; the passing answer 1.
+  const CliResult sft = RunKsmith({"export", run_id, "--format", "sft", "--db", Db()});
+  ASSERT_EQ(sft.exit_code, 0) << sft.Describe();
+  const auto examples = JsonLines(sft.out);
+  ASSERT_EQ(examples.size(), 1u) << sft.out;
+  std::vector<std::pair<bool, int>> assistant;  // (is the wrong answer, weight)
+  for (const auto& message : examples[0]["messages"]) {
+    if (message["role"] != "assistant") continue;
+    assistant.emplace_back(message["content"].get<std::string>().find("a[i] - b[i]") != std::string::npos,
+                           message.value("weight", -1));
+  }
+  EXPECT_EQ(assistant, (std::vector<std::pair<bool, int>>{{true, 0}, {false, 1}})) << sft.out;
+  const CliResult final_only = RunKsmith({"export", run_id, "--format", "sft-final", "--db", Db()});
+  ASSERT_EQ(final_only.exit_code, 0) << final_only.Describe();
+  const auto finals = JsonLines(final_only.out);
+  ASSERT_EQ(finals.size(), 1u) << final_only.out;
+  const auto& messages = finals[0]["messages"];
+  ASSERT_EQ(messages.size(), 3u) << final_only.out;
+  EXPECT_EQ(messages[0]["role"], "system");
+  EXPECT_EQ(messages[1]["role"], "user");
+  EXPECT_EQ(messages[2]["weight"], 1);
+  EXPECT_NE(messages[2]["content"].get<std::string>().find("a[i] + b[i]"), std::string::npos);
+  EXPECT_EQ(finals[0]["candidate"], 2);
 }
 
 // Starts `ksmith args...` in the background; stdout and stderr go to files.

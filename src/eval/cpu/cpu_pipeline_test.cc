@@ -17,6 +17,7 @@
 
 #include <csignal>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/files.h"
@@ -192,6 +193,38 @@ TEST_F(CpuPipelineTest, WrongResultIsAWrongOutput) {
   EXPECT_EQ(read->FailedStage()->details.ToJson(), failed->details.ToJson());
 }
 
+// A wrong output no longer ends the stage: every case is judged and counted, and the verdict is
+// still the first wrong case's.
+TEST_F(CpuPipelineTest, AKernelWrongEverywhereHasEveryCaseCounted) {
+  const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];"));
+  ASSERT_EQ(verdict.status, VerdictStatus::kWrongOutput) << Describe(verdict);
+  const StageRecord* failed = verdict.FailedStage();
+  ASSERT_NE(failed, nullptr);
+  ASSERT_TRUE(failed->details.check && failed->details.check->tally) << failed->details.ToJson().dump();
+  const CaseTally& tally = *failed->details.check->tally;
+  EXPECT_GT(tally.planned, 8) << "4 eval shapes x 2 distributions, random shapes, the bench shape";
+  EXPECT_EQ(tally.judged, tally.planned);
+  EXPECT_EQ(tally.failed, tally.judged);
+  EXPECT_EQ(tally.stopped, "");
+  EXPECT_EQ(failed->details.failure->at->label, verdict.reason.substr(16, failed->details.failure->at->label.size()))
+      << "the first case, named at the start of the reason: " << verdict.reason;
+  EXPECT_NE(verdict.reason.find(fmt::format("; wrong on {} of {} cases", tally.failed, tally.judged)), std::string::npos)
+      << verdict.reason;
+}
+
+TEST_F(CpuPipelineTest, AKernelWrongOnlyOnTinyShapesHasTheRestCountedAsPassing) {
+  const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = n < 8 ? 0.0f : a[i] + b[i];"));
+  ASSERT_EQ(verdict.status, VerdictStatus::kWrongOutput) << Describe(verdict);
+  const auto& tally = verdict.FailedStage()->details.check->tally;
+  ASSERT_TRUE(tally.has_value());
+  EXPECT_EQ(tally->judged, tally->planned);
+  EXPECT_GT(tally->failed, 0);
+  EXPECT_LT(tally->failed, tally->judged);
+  for (const CaseGroup& group : tally->groups) {
+    EXPECT_EQ(group.failed > 0, group.smallest_dim < 8) << group.ToJson().dump();
+  }
+}
+
 TEST_F(CpuPipelineTest, WritingOutOfBoundsIsAnIntegrityViolation) {
   const Verdict verdict = Evaluate(Kernel("for (int64_t i = 0; i <= n; ++i) c[i] = a[i] + b[i];"));
   EXPECT_EQ(verdict.status, VerdictStatus::kIntegrityViolation) << Describe(verdict);
@@ -225,6 +258,13 @@ TEST_F(CpuPipelineTest, CrashingKernelIsARuntimeError) {
   EXPECT_EQ(failure->signal, SIGSEGV);
   ASSERT_TRUE(failure->at.has_value()) << "the case the worker was running";
   EXPECT_GT(failure->at->smallest_dim, 5);
+  // The cases before it, all with n <= 5, passed: the tally holds them.
+  const auto& tally = verdict.FailedStage()->details.check->tally;
+  ASSERT_TRUE(tally.has_value());
+  EXPECT_GT(tally->judged, 0);
+  EXPECT_EQ(tally->failed, 0);
+  for (const CaseGroup& group : tally->groups) EXPECT_LE(group.smallest_dim, 5) << group.ToJson().dump();
+  EXPECT_EQ(tally->stopped.rfind("runtime_error: ", 0), 0u) << tally->stopped;
 }
 
 TEST_F(CpuPipelineTest, HangingKernelIsATimeout) {

@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "core/cpu_usage.h"
 #include "core/files.h"
+#include "eval/case_counter.h"
 #include "eval/pipeline_steps.h"
 #include "tensor/random.h"
 
@@ -209,7 +210,10 @@ bool WorkerSession::Correctness() {
       }));
     }
   };
-  for (size_t i = 0; i < cases_.size(); ++i) {
+  // After a wrong output the rest of the cases run too, counted (eval/case_counter.h).
+  CaseCounter counter(recorder_, stage, cases_.size());
+  bool completed = true;
+  for (size_t i = 0; i < cases_.size() && completed; ++i) {
     if (options_.progress && (i % 8 == 0 || i + 1 == cases_.size())) {
       options_.progress(fmt::format("correctness {}/{}", i + 1, cases_.size()));
     }
@@ -218,12 +222,11 @@ bool WorkerSession::Correctness() {
     ahead.pop_front();
     prepare_ahead();
     std::string* keep = i == determinism_case_ ? &determinism_snapshot_ : nullptr;
-    if (!RunCase(stage, cases_[i], prepared, false, keep)) {
-      stage.seconds = SecondsSince(start);
-      return false;
-    }
+    completed = counter.Record(CaseRefFor(task_, cases_[i]), RunCase(stage, cases_[i], prepared, false, keep));
   }
+  const bool passed = counter.Finish(completed);
   stage.seconds = SecondsSince(start);
+  if (!passed) return false;
   stage.details.MutableCheck().cases = static_cast<int64_t>(cases_.size());
   const auto random_shapes = std::count_if(cases_.begin(), cases_.end(), [](const CaseSpec& spec) {
     return spec.label.find("random shape") != std::string::npos;

@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "core/parallel.h"
+#include "eval/case_counter.h"
 #include "eval/cuda/gpu_reference.h"
 #include "eval/gpu_gate.h"
 #include "eval/pipeline_steps.h"
@@ -443,14 +444,17 @@ bool CudaSession::Correctness() {
   };
   std::unique_ptr<PendingCheck> pending;
   std::string spare_snapshot;  // the snapshot buffer not in use by the pending check
+  // After a wrong output the rest of the cases run too, counted (eval/case_counter.h).
+  CaseCounter counter(recorder_, stage, cases_.size());
   const auto settle = [&]() -> bool {
     if (!pending) return true;
     const CaseCheck check = pending->check.get();
     AddMilliseconds(counters.evaluator_ms, "check", pending->check_ms);
     const bool passed = RecordCheck(stage, pending->spec, check, false, pending->launch);
+    const CaseRef at = CaseRefFor(task_, pending->spec);
     spare_snapshot = std::move(pending->snapshot);
     pending.reset();
-    return passed;
+    return counter.Record(at, passed);
   };
   bool judged = true;
   for (size_t i = 0; i < cases_.size() && judged; ++i) {
@@ -483,7 +487,7 @@ bool CudaSession::Correctness() {
   }
   if (judged) judged = settle();
   stage.seconds = SecondsSince(start);
-  if (!judged) {
+  if (!counter.Finish(judged)) {
     pending.reset();  // waits for a check still running: it hands its case back to the feed
     feed_.reset();
     return false;
