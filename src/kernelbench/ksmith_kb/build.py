@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import sys
+import time
 import traceback
 
 from .extensions import ExtensionRecorder, ProgramRecorder, pin_platform_architecture, register_source
@@ -82,6 +83,10 @@ def draw_inputs(get_inputs, torch, cuda):
 
 
 def main(argv):
+    # Where the sandbox's seconds go, in its manifest (docs/benchmarks.md reads them): torch's
+    # import, the candidate's import (where load_inline compiles, mostly), each size's calls.
+    started = time.monotonic()
+    phases = {}
     spec_path = argv[0]
     with open(spec_path) as spec_file:
         spec = json.load(spec_file)
@@ -90,6 +95,7 @@ def main(argv):
             sys.path.insert(0, entry)
     import torch
     import torch.utils.cpp_extension as cpp_extension
+    phases["import_torch_s"] = time.monotonic() - started
     # The calls here only make lazy builds happen. One thread keeps python within the build's
     # CPU time limit, which counts every thread of the process.
     torch.set_num_threads(1)
@@ -104,6 +110,7 @@ def main(argv):
     candidate = {"__name__": "kernelbench_candidate", "__file__": spec["candidate_file"]}
     warnings = []
     findings = static_findings(spec["candidate_source"])
+    importing = time.monotonic()
     try:
         register_source(spec["candidate_file"], spec["candidate_source"])
         code = compile(spec["candidate_source"], spec["candidate_file"], "exec")
@@ -113,6 +120,8 @@ def main(argv):
     except BaseException:
         traceback.print_exc()
         _fail("importing the candidate failed (above)")
+    phases["import_candidate_s"] = time.monotonic() - importing
+    phases["sizes"] = []
     model_class = candidate.get("ModelNew")
     if model_class is None:
         _fail("the candidate defines no ModelNew (KernelBench's format: class ModelNew(nn.Module))")
@@ -124,7 +133,7 @@ def main(argv):
         relocate_triton_groups(os.path.join(directory, "triton"), directory, spec["final_directory"])
         with open(manifest_path + ".tmp", "w") as out:
             json.dump({"extensions": recorder.records, "programs": programs.records, "warnings": warnings,
-                       "isolation": _isolation(), "static_findings": findings}, out)
+                       "isolation": _isolation(), "static_findings": findings, "phases": phases}, out)
         os.replace(manifest_path + ".tmp", manifest_path)
     write_manifest()
     # The problem's own sizes first, then the task's: extensions built lazily, in __init__ or in a
@@ -139,6 +148,7 @@ def main(argv):
             continue
         seen.append(constants)
         where = "the problem's sizes" if index == 0 else f"sizes {constants}"
+        calling = time.monotonic()
         try:
             problem = load_problem(problem_code, constants)
             torch.manual_seed(0)
@@ -163,4 +173,5 @@ def main(argv):
                 print(recorder.failed, file=sys.stderr)
                 _fail(f"an extension the candidate builds at {where} does not compile (above)")
             warnings.append(f"at {where}: {type(error).__name__}: {error}")
+        phases["sizes"].append({"at": where, "seconds": time.monotonic() - calling})
         write_manifest()
