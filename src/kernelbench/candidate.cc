@@ -37,15 +37,15 @@ Result<std::filesystem::path> WriteKernelBenchCandidate(const std::filesystem::p
     return status.error();
   }
   // A copy, not a link: the loader keeps one handle per file, and each copy must find its own spec.
+  // Written as a fresh file and renamed into place (WriteFileAtomic): the candidate's build
+  // sandbox wrote this folder, and a name it left there (a link to a file of the user's, say) must
+  // be replaced, never written through.
   const fs::path copy = build_directory / ("modelnew_shim" + shared_object.extension().string());
-  const fs::path partial = copy.string() + ".partial";
-  std::error_code error;
-  fs::copy_file(shared_object, partial, fs::copy_options::overwrite_existing, error);
-  if (!error) fs::rename(partial, copy, error);
-  if (error) {
-    fs::remove(partial, error);
+  auto bytes = ReadFile(shared_object);
+  if (!bytes.ok()) return bytes.error();
+  if (auto status = WriteFileAtomic(copy, *bytes); !status.ok()) {
     return MakeError(ErrorKind::kIo, "cannot place ksmith's shim {} in the candidate's build folder {}: {}",
-                     shared_object.string(), build_directory.string(), error.message());
+                     shared_object.string(), build_directory.string(), status.error().message);
   }
   return copy;
 }

@@ -91,10 +91,22 @@ TEST(KernelBenchCandidateShim, EachCandidateGetsItsOwnCopyBesideItsSpec) {
   ASSERT_EQ(::stat(first->c_str(), &one), 0);
   ASSERT_EQ(::stat(second->c_str(), &two), 0);
   EXPECT_NE(one.st_ino, two.st_ino);
-  EXPECT_FALSE(std::filesystem::exists(first->string() + ".partial"));
   // Written again (the same candidate judged again from its cached build): replaced whole.
   EXPECT_TRUE(WriteKernelBenchCandidate(compiled, R"({"candidate_file": "a2.py"})", temp->path() / "a").ok());
   EXPECT_EQ(Read(temp->path() / "a" / kCandidateSpecFile), R"({"candidate_file": "a2.py"})");
+  // Links the build sandbox left under those names (to a file of the user's) are replaced, never
+  // written through.
+  const std::filesystem::path victim = temp->path() / "victim";
+  { std::ofstream(victim) << "the user's"; }
+  std::filesystem::create_directories(temp->path() / "c");
+  std::filesystem::create_symlink(victim, temp->path() / "c" / "modelnew_shim.so");
+  std::filesystem::create_symlink(victim, temp->path() / "c" / kCandidateSpecFile);
+  std::filesystem::create_symlink(victim, temp->path() / "c" / "modelnew_shim.so.partial");
+  ASSERT_TRUE(WriteKernelBenchCandidate(compiled, "{}", temp->path() / "c").ok());
+  EXPECT_EQ(Read(victim), "the user's");
+  EXPECT_FALSE(std::filesystem::is_symlink(temp->path() / "c" / "modelnew_shim.so"));
+  EXPECT_FALSE(std::filesystem::is_symlink(temp->path() / "c" / kCandidateSpecFile));
+  EXPECT_EQ(Read(temp->path() / "c" / "modelnew_shim.so"), "ELF bytes");
   // A folder it cannot write (here a file stands where it should be) is an error that names it.
   { std::ofstream(temp->path() / "gone") << "a file"; }
   auto missing = WriteKernelBenchCandidate(compiled, "{}", temp->path() / "gone");
