@@ -104,9 +104,10 @@ std::optional<BuildLimitHit> FindBuildLimitHit(const ProcessExit& exit, const Bu
 }
 
 size_t BuildMemorySlots(const BuildLimits& limits, uint64_t machine_bytes) {
-  if (limits.memory_bytes == 0) return 1;
-  return std::max<size_t>(1, static_cast<size_t>(0.75 * static_cast<double>(machine_bytes) /
-                                                 static_cast<double>(limits.memory_bytes)));
+  if (limits.memory_bytes == 0) return kMemorySlotsPerBuild;
+  const double half_limit = static_cast<double>(limits.memory_bytes) / kMemorySlotsPerBuild;
+  return std::max<size_t>(kMemorySlotsPerBuild,
+                          static_cast<size_t>(0.75 * static_cast<double>(machine_bytes) / half_limit));
 }
 
 uint64_t PhysicalMemoryBytes() {

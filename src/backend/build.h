@@ -56,8 +56,12 @@ std::optional<BuildLimitHit> FindBuildLimitHit(const ProcessExit& exit, const Bu
 /// "8 GiB", "512 MiB".
 std::string FormatMemory(uint64_t bytes);
 
-/// How many builds at the memory limit fit in `machine_bytes` at once: three quarters of it, the
-/// rest left to the evaluator, its workers and the system; at least 1.
+/// The compile pool's memory slots are half a build's memory limit each: a build of one process
+/// takes two, a KernelBench build sandbox three or four (kernelbench/build_sandbox.h).
+inline constexpr size_t kMemorySlotsPerBuild = 2;
+
+/// How many memory slots (half limits) fit in `machine_bytes` at once: three quarters of it, the
+/// rest left to the evaluator, its workers and the system; at least one build's.
 size_t BuildMemorySlots(const BuildLimits& limits, uint64_t machine_bytes);
 
 /// This machine's physical memory [bytes].

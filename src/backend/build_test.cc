@@ -116,10 +116,12 @@ TEST(BuildLimits, EachProcessGetsTheMemoryAsDataAndAQuarterAsStack) {
 }
 
 TEST(BuildLimits, AsManyBuildsAtOnceAsThreeQuartersOfTheMemoryHolds) {
-  EXPECT_EQ(BuildMemorySlots(BuildLimits{}, 24 * kGiB), 2u);     // 18 GiB / 8 GiB
-  EXPECT_EQ(BuildMemorySlots(BuildLimits{}, 512 * kGiB), 48u);
-  EXPECT_EQ(BuildMemorySlots(BuildLimits{}, 8 * kGiB), 1u);      // never none
-  EXPECT_EQ(BuildMemorySlots({.memory_bytes = kGiB / 2, .cpu_s = 120}, 24 * kGiB), 36u);
+  // Half limits: a build of one process takes kMemorySlotsPerBuild of them.
+  EXPECT_EQ(BuildMemorySlots(BuildLimits{}, 24 * kGiB), 4u);     // 18 GiB / 4 GiB
+  EXPECT_EQ(BuildMemorySlots(BuildLimits{}, 125 * kGiB), 23u);   // the H200 host: 7 GPU build sandboxes of 3
+  EXPECT_EQ(BuildMemorySlots(BuildLimits{}, 512 * kGiB), 96u);
+  EXPECT_EQ(BuildMemorySlots(BuildLimits{}, 8 * kGiB), 2u);      // never less than one build
+  EXPECT_EQ(BuildMemorySlots({.memory_bytes = kGiB / 2, .cpu_s = 120}, 24 * kGiB), 72u);
   EXPECT_GT(PhysicalMemoryBytes(), 0u);
 }
 

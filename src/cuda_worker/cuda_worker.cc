@@ -204,7 +204,7 @@ Message HandleWarm(const Message& request, WorkerState& state, const Result<nloh
   }
   state.warmed = std::move(library.value());
   if (auto error = cudaGetLastError(); error != cudaSuccess) {
-    return Reply("warmed", {{"warmed", false}, {"message", CudaText(error)}});
+    return Reply("warmed", {{"warmed", false}, {"cuda_error", true}, {"message", CudaText(error)}});
   }
   return Reply("warmed", {{"warmed", true}});
 }

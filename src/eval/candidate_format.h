@@ -47,7 +47,7 @@ class CandidateBuildJob {
  public:
   virtual ~CandidateBuildJob() = default;
   /// Compile-pool slots the build holds while it runs (CompilePool::Submit).
-  virtual size_t slots() const { return 1; }
+  virtual size_t slots() const { return kMemorySlotsPerBuild; }
   /// Builds the candidate, on a compile-pool thread. A candidate that does not build is a
   /// BuildOutput with compiled == false; an Error means the build could not run at all.
   virtual Result<BuildOutput> Run(const EvalBackend& backend, const Task& view) const = 0;

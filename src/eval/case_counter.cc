@@ -14,6 +14,9 @@ bool CaseCounter::Record(const CaseRef& at, bool passed) {
     return true;
   }
   if (recorder_.verdict().status != VerdictStatus::kWrongOutput) {
+    // A breach of the contract decides over an earlier wrong output: a kernel that fails a case
+    // on purpose must not probe the walls in the cases after it unseen.
+    breach_after_wrong_ = first_.has_value() && recorder_.verdict().status == VerdictStatus::kIntegrityViolation;
     Stop();
     return false;
   }
@@ -37,8 +40,15 @@ bool CaseCounter::Finish(bool completed) {
     }
     return completed;
   }
-  Restore();
   tally_.planned = planned_;
+  if (breach_after_wrong_) {
+    Verdict& verdict = recorder_.verdict();
+    verdict.reason += fmt::format("; before it, wrong on {} of {} cases", tally_.failed, tally_.judged);
+    stage_.details.summary = verdict.reason;
+    stage_.details.MutableCheck().tally = std::move(tally_);
+    return false;
+  }
+  Restore();
   std::string count = tally_.stopped.empty()
                           ? fmt::format("; wrong on {} of {} cases", tally_.failed, tally_.judged)
                           : fmt::format("; wrong on {} of the {} cases judged (of {}) before a later case ended "

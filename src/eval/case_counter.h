@@ -6,7 +6,9 @@
 // distribution (CaseTally, eval/stage_details.h). A wrong kernel then costs what a correct one
 // does. The verdict stays the first failure's, as before: the first wrong case, its numbers and
 // its reason (with the count added). A later case that fails otherwise (a crash, a hang, a breach
-// of the contract, a cancellation) ends the count, and the tally says what stopped it. A first
+// of the contract, a cancellation) ends the count, and the tally says what stopped it; a breach
+// (integrity_violation) then is the verdict, so that a kernel cannot fail a case on purpose and
+// probe the walls in the cases after it unseen. A first
 // failure of that kind ends the stage at once, as it always did; its tally then holds the cases
 // that passed before it.
 #pragma once
@@ -61,6 +63,7 @@ class CaseCounter {
   CaseTally tally_;
   std::optional<FirstFailure> first_;
   bool stopped_ = false;
+  bool breach_after_wrong_ = false;  // an integrity violation ended the count: it is the verdict
 };
 
 }  // namespace ksmith

@@ -101,6 +101,24 @@ TEST_F(CaseCounterTest, ALaterCrashStopsTheCountAndIsNamed) {
       << verdict_.reason;
 }
 
+// A breach of the contract after a wrong output is the verdict: a kernel that fails a case on
+// purpose cannot probe the walls in the cases after it and be reported as merely wrong.
+TEST_F(CaseCounterTest, ALaterIntegrityViolationIsTheVerdict) {
+  CaseCounter counter(recorder_, stage_, 4);
+  const CaseRef first = Case("n=1", "normal", 1);
+  EXPECT_TRUE(counter.Record(first, FailWrong(recorder_, stage_, first)));
+  const bool breached = recorder_.Finish(stage_, VerdictStatus::kIntegrityViolation,
+                                         "forbidden call: fork() at n=7", FailureKind::kForbiddenCall);
+  EXPECT_FALSE(counter.Record(Case("n=7", "normal", 7), breached));
+  EXPECT_FALSE(counter.Finish(true));
+  EXPECT_EQ(verdict_.status, VerdictStatus::kIntegrityViolation);
+  EXPECT_EQ(stage_.details.failure->kind, FailureKind::kForbiddenCall);
+  EXPECT_EQ(verdict_.reason, "forbidden call: fork() at n=7; before it, wrong on 1 of 1 cases");
+  ASSERT_TRUE(stage_.details.check && stage_.details.check->tally);
+  EXPECT_EQ(stage_.details.check->tally->failed, 1);
+  EXPECT_EQ(stage_.details.check->tally->stopped, "integrity_violation: forbidden call: fork() at n=7");
+}
+
 // A failure that never reached Record (the worker died while a case ran) also ends the count.
 TEST_F(CaseCounterTest, AFailureOutsideRecordStopsTheCountAtFinish) {
   CaseCounter counter(recorder_, stage_, 3);

@@ -8,7 +8,7 @@ namespace ksmith {
 
 CompilePool::CompilePool(size_t threads, size_t memory_slots) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  memory_slots_ = memory_slots == 0 ? threads : memory_slots;
+  memory_slots_ = memory_slots == 0 ? kMemorySlotsPerBuild * threads : memory_slots;
   threads_.reserve(threads);
   for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
 }

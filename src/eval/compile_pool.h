@@ -21,19 +21,21 @@ namespace ksmith {
 
 class CompilePool {
  public:
-  /// `threads` == 0: one per hardware thread (at least one). `memory_slots`: builds at the memory
-  /// limit that fit in memory at once (BuildMemorySlots); 0: as many as threads.
+  /// `threads` == 0: one per hardware thread (at least one). `memory_slots`: half build-memory
+  /// limits that fit in memory at once (BuildMemorySlots); 0: a build's for every thread.
   explicit CompilePool(size_t threads = 0, size_t memory_slots = 0);
   /// Drains: every build already submitted runs to completion before the threads stop.
   ~CompilePool();
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
 
-  /// Queues `build`, which takes `slots` of the memory slots (a build of several processes that
-  /// may each reach the limit takes one each; never more than all). Builds start in the order
+  /// Queues `build`, which takes `slots` of the memory slots (kMemorySlotsPerBuild for a build of
+  /// one process at the limit, more for one whose processes together may hold more; never more
+  /// than all). Builds start in the order
   /// queued, each once its slots are free. The future holds what it returned, or a kInternal
   /// Error if it threw.
-  std::future<Result<BuildOutput>> Submit(std::function<Result<BuildOutput>()> build, size_t slots = 1);
+  std::future<Result<BuildOutput>> Submit(std::function<Result<BuildOutput>()> build,
+                                          size_t slots = kMemorySlotsPerBuild);
 
   size_t threads() const { return threads_.size(); }
   size_t memory_slots() const { return memory_slots_; }

@@ -132,7 +132,7 @@ TEST(CompilePoolSlots, NoMoreBuildsRunAtOnceThanTheMemoryHolds) {
   EXPECT_EQ(pool.memory_slots(), 2u);
   SlotMeter meter;
   std::vector<std::future<Result<BuildOutput>>> builds;
-  for (int i = 0; i < 8; ++i) builds.push_back(pool.Submit(meter.Build(1)));
+  for (int i = 0; i < 8; ++i) builds.push_back(pool.Submit(meter.Build(1), 1));
   for (auto& build : builds) ASSERT_TRUE(build.get().ok());
   EXPECT_EQ(meter.most.load(), 2);
 }
@@ -143,9 +143,9 @@ TEST(CompilePoolSlots, ABuildOfSeveralProcessesTakesTheirSlotsAndNeverMoreThanAl
   CompilePool pool(4, 3);
   SlotMeter meter;
   std::vector<std::future<Result<BuildOutput>>> builds;
-  builds.push_back(pool.Submit(meter.Build(1)));
+  builds.push_back(pool.Submit(meter.Build(1), 1));
   builds.push_back(pool.Submit(meter.Build(3), 3));
-  builds.push_back(pool.Submit(meter.Build(1)));
+  builds.push_back(pool.Submit(meter.Build(1), 1));
   builds.push_back(pool.Submit(meter.Build(3), 10));
   for (auto& build : builds) {
     ASSERT_EQ(build.wait_for(std::chrono::seconds(10)), std::future_status::ready);
@@ -156,7 +156,12 @@ TEST(CompilePoolSlots, ABuildOfSeveralProcessesTakesTheirSlotsAndNeverMoreThanAl
 
 TEST(CompilePoolSlots, WithoutAMemoryBoundEveryThreadBuilds) {
   CompilePool pool(3);
-  EXPECT_EQ(pool.memory_slots(), 3u);
+  EXPECT_EQ(pool.memory_slots(), 3 * kMemorySlotsPerBuild);
+  SlotMeter meter;
+  std::vector<std::future<Result<BuildOutput>>> builds;
+  for (int i = 0; i < 6; ++i) builds.push_back(pool.Submit(meter.Build(kMemorySlotsPerBuild)));
+  for (auto& build : builds) ASSERT_TRUE(build.get().ok());
+  EXPECT_EQ(meter.most.load(), static_cast<int>(3 * kMemorySlotsPerBuild));
 }
 
 }  // namespace

@@ -62,6 +62,10 @@ struct EvalOptions {
   /// (`kernel<<<grid, block>>>`). ksmith's own contract keeps the stream argument. Set by the
   /// pipeline only.
   bool default_stream_ordered = false;
+  /// On the GPU, the candidate's worker calls the baseline's warm entry (kKernelWarmSymbol)
+  /// before its walls go up, while the candidate builds: where the candidate runs in the
+  /// interpreter the baseline starts (a KernelBench-format candidate). Set by the pipeline only.
+  bool warm_baseline = false;
   /// Folders the candidate's worker may read besides its build's: a KernelBench-format
   /// candidate's build sandbox output. Set by the pipeline only.
   std::vector<std::filesystem::path> candidate_readable;

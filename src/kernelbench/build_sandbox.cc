@@ -80,7 +80,7 @@ Result<LandlockRuleset> BuildSandboxRuleset(const json& analysis, const fs::path
   return LandlockRuleset::Create(readable, executable, writable);
 }
 
-size_t BuildSandboxSlots(bool cuda) { return cuda ? 1 : 2; }
+size_t BuildSandboxSlots(bool cuda) { return cuda ? 3 : 4; }  // half limits, as its tree's limit
 
 ChildLimits BuildSandboxLimits(const BuildLimits& limits, bool cuda) {
   // No address-space limit: python may start the CUDA runtime, which reserves far more, and the

@@ -24,8 +24,9 @@ inline constexpr size_t kBuildSandboxCompilers = 2;
 /// The limits of a build sandbox's processes: each as any build's, and all of them together
 /// (python, ninja and the compilers) within more than one build's limit, since python holds torch
 /// beside its compilers. On the CPU python also holds the problem's inputs at its own sizes (6.4 GB
-/// for 4096 x 393216 floats) up to its own limit: twice the limit, and the compile pool counts the
-/// sandbox as two builds. On the GPU build.py draws them there: one and a half, counted as one.
+/// for 4096 x 393216 floats) up to its own limit: twice the limit. On the GPU build.py draws them
+/// there: one and a half. The compile pool counts it so (memory slots are half limits), since a
+/// candidate's code in the sandbox may hold its tree's limit on purpose.
 size_t BuildSandboxSlots(bool cuda);
 ChildLimits BuildSandboxLimits(const BuildLimits& limits, bool cuda);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/files.h"
+#include "core/hash.h"
 #include "kernelbench/shim.h"
 
 namespace ksmith {
@@ -33,19 +34,33 @@ Result<std::filesystem::path> WriteKernelBenchCandidate(const std::filesystem::p
                                                         const std::string& spec_json,
                                                         const std::filesystem::path& build_directory) {
   namespace fs = std::filesystem;
-  if (auto status = WriteFileAtomic(build_directory / kCandidateSpecFile, spec_json); !status.ok()) {
-    return status.error();
-  }
-  // A copy, not a link: the loader keeps one handle per file, and each copy must find its own spec.
-  // Written as a fresh file and renamed into place (WriteFileAtomic): the candidate's build
-  // sandbox wrote this folder, and a name it left there (a link to a file of the user's, say) must
-  // be replaced, never written through.
-  const fs::path copy = build_directory / ("modelnew_shim" + shared_object.extension().string());
+  // A folder of the spec's own (judgements of one source under two names each read theirs), made
+  // by ksmith after the build sandbox ended. What the sandbox left under that name, a file or a
+  // link, is removed; a folder of its making holds nothing ksmith reads before rewriting it.
+  const fs::path folder = build_directory / ("shim-" + Sha256Hex(spec_json).substr(0, 16));
+  std::error_code error;
+  const fs::file_status found = fs::symlink_status(folder, error);
+  if (fs::exists(found) && !fs::is_directory(found)) fs::remove(folder, error);
+  fs::create_directory(folder, error);
+  // A copy, not a link: the loader keeps one handle per file, and each copy must find its own
+  // spec. Each file is written fresh and renamed into place (WriteFileAtomic), so a name left in
+  // the folder is replaced, never written through.
+  const fs::path copy = folder / ("modelnew_shim" + shared_object.extension().string());
   auto bytes = ReadFile(shared_object);
   if (!bytes.ok()) return bytes.error();
-  if (auto status = WriteFileAtomic(copy, *bytes); !status.ok()) {
+  auto place = [&]() -> Status {
+    if (auto status = WriteFileAtomic(folder / kCandidateSpecFile, spec_json); !status.ok()) return status;
+    return WriteFileAtomic(copy, *bytes);
+  };
+  Status placed = place();
+  if (!placed.ok()) {  // a folder in the way of a file: start the folder afresh, once
+    fs::remove_all(folder, error);
+    fs::create_directory(folder, error);
+    placed = place();
+  }
+  if (!placed.ok()) {
     return MakeError(ErrorKind::kIo, "cannot place ksmith's shim {} in the candidate's build folder {}: {}",
-                     shared_object.string(), build_directory.string(), status.error().message);
+                     shared_object.string(), build_directory.string(), placed.error().message);
   }
   return copy;
 }

@@ -28,9 +28,10 @@ Result<std::string> KernelBenchCandidateSpec(const nlohmann::json& analysis, std
                                              const std::filesystem::path& build_directory,
                                              const nlohmann::json& manifest);
 
-/// Places the task's compiled shim (`shared_object`) and the candidate's spec in the candidate's
-/// build folder, each written whole before it is renamed into place, and returns the copy's path:
-/// each candidate's shim is a file of its own, which the worker loads and which finds the spec.
+/// Places the task's compiled shim (`shared_object`) and the candidate's spec in a folder of the
+/// spec's own inside the candidate's build folder, each written whole before it is renamed into
+/// place, and returns the copy's path: each candidate's shim is a file of its own, which the
+/// worker loads and which finds the spec beside it.
 Result<std::filesystem::path> WriteKernelBenchCandidate(const std::filesystem::path& shared_object,
                                                         const std::string& spec_json,
                                                         const std::filesystem::path& build_directory);

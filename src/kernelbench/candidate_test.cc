@@ -71,45 +71,80 @@ TEST(KernelBenchCandidateShim, ItsTextIsTheTasksAloneAndTheSpecCarriesTheCandida
   EXPECT_EQ(shim->find("sample_3.py"), std::string::npos);
 }
 
-// Each candidate loads a copy of its own: one file per candidate (the loader would hand a second
-// candidate the first one's handle for a link), with its spec beside it.
-TEST(KernelBenchCandidateShim, EachCandidateGetsItsOwnCopyBesideItsSpec) {
+// Each candidate loads a copy of its own: one file per spec (the loader would hand a second
+// candidate the first one's handle for a link), with its spec beside it, in a folder named by the
+// spec, so that two judgements of one source under two names each read their own.
+TEST(KernelBenchCandidateShim, EachSpecGetsItsOwnCopyBesideIt) {
   ScopedTempDir folder("kb-candidate");
   ASSERT_TRUE(folder.ok());
-  const ScopedTempDir* temp = &folder;
-  const std::filesystem::path compiled = temp->path() / "shim.so";
+  const std::filesystem::path compiled = folder.path() / "shim.so";
   { std::ofstream(compiled, std::ios::binary) << "ELF bytes"; }
-  for (const char* name : {"a", "b"}) std::filesystem::create_directories(temp->path() / name);
-  auto first = WriteKernelBenchCandidate(compiled, R"({"candidate_file": "a.py"})", temp->path() / "a");
-  auto second = WriteKernelBenchCandidate(compiled, R"({"candidate_file": "b.py"})", temp->path() / "b");
+  const std::filesystem::path build = folder.path() / "build";
+  std::filesystem::create_directories(build);
+  auto first = WriteKernelBenchCandidate(compiled, R"({"candidate_file": "a.py"})", build);
+  auto second = WriteKernelBenchCandidate(compiled, R"({"candidate_file": "b.py"})", build);
   ASSERT_TRUE(first.ok()) << first.error().message;
   ASSERT_TRUE(second.ok()) << second.error().message;
-  EXPECT_EQ(*first, temp->path() / "a" / "modelnew_shim.so");
+  EXPECT_EQ(first->filename(), "modelnew_shim.so");
+  EXPECT_EQ(first->parent_path().parent_path(), build);
+  EXPECT_NE(first->parent_path(), second->parent_path());
   EXPECT_EQ(Read(*first), "ELF bytes");
-  EXPECT_EQ(Read(temp->path() / "b" / kCandidateSpecFile), R"({"candidate_file": "b.py"})");
+  EXPECT_EQ(Read(first->parent_path() / kCandidateSpecFile), R"({"candidate_file": "a.py"})");
+  EXPECT_EQ(Read(second->parent_path() / kCandidateSpecFile), R"({"candidate_file": "b.py"})");
   struct stat one{}, two{};
   ASSERT_EQ(::stat(first->c_str(), &one), 0);
   ASSERT_EQ(::stat(second->c_str(), &two), 0);
   EXPECT_NE(one.st_ino, two.st_ino);
-  // Written again (the same candidate judged again from its cached build): replaced whole.
-  EXPECT_TRUE(WriteKernelBenchCandidate(compiled, R"({"candidate_file": "a2.py"})", temp->path() / "a").ok());
-  EXPECT_EQ(Read(temp->path() / "a" / kCandidateSpecFile), R"({"candidate_file": "a2.py"})");
-  // Links the build sandbox left under those names (to a file of the user's) are replaced, never
-  // written through.
-  const std::filesystem::path victim = temp->path() / "victim";
+  // The same spec again (its build cached): the same place, written afresh.
+  auto again = WriteKernelBenchCandidate(compiled, R"({"candidate_file": "a.py"})", build);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *first);
+}
+
+// What the build sandbox (the candidate's code) left in its folder cannot stop ksmith placing the
+// shim nor be written through: a file or a link where the spec's folder goes, a folder where a
+// file goes, links to a file of the user's.
+TEST(KernelBenchCandidateShim, WhatTheBuildSandboxLeftIsReplacedNeverWrittenThrough) {
+  ScopedTempDir folder("kb-candidate");
+  ASSERT_TRUE(folder.ok());
+  const std::filesystem::path compiled = folder.path() / "shim.so";
+  { std::ofstream(compiled, std::ios::binary) << "ELF bytes"; }
+  const std::filesystem::path victim = folder.path() / "victim";
   { std::ofstream(victim) << "the user's"; }
-  std::filesystem::create_directories(temp->path() / "c");
-  std::filesystem::create_symlink(victim, temp->path() / "c" / "modelnew_shim.so");
-  std::filesystem::create_symlink(victim, temp->path() / "c" / kCandidateSpecFile);
-  std::filesystem::create_symlink(victim, temp->path() / "c" / "modelnew_shim.so.partial");
-  ASSERT_TRUE(WriteKernelBenchCandidate(compiled, "{}", temp->path() / "c").ok());
+  const std::string spec = R"({"candidate_file": "a.py"})";
+  // Where the spec's folder will be, learnt from a first placement elsewhere.
+  const std::filesystem::path probe = folder.path() / "probe";
+  std::filesystem::create_directories(probe);
+  const std::string name = WriteKernelBenchCandidate(compiled, spec, probe)->parent_path().filename().string();
+
+  const std::filesystem::path linked = folder.path() / "linked";
+  std::filesystem::create_directories(linked / name);
+  for (const char* entry : {"modelnew_shim.so", "ksmith_candidate.json", "modelnew_shim.so.partial"}) {
+    std::filesystem::create_symlink(victim, linked / name / entry);
+  }
+  auto placed = WriteKernelBenchCandidate(compiled, spec, linked);
+  ASSERT_TRUE(placed.ok()) << placed.error().message;
   EXPECT_EQ(Read(victim), "the user's");
-  EXPECT_FALSE(std::filesystem::is_symlink(temp->path() / "c" / "modelnew_shim.so"));
-  EXPECT_FALSE(std::filesystem::is_symlink(temp->path() / "c" / kCandidateSpecFile));
-  EXPECT_EQ(Read(temp->path() / "c" / "modelnew_shim.so"), "ELF bytes");
-  // A folder it cannot write (here a file stands where it should be) is an error that names it.
-  { std::ofstream(temp->path() / "gone") << "a file"; }
-  auto missing = WriteKernelBenchCandidate(compiled, "{}", temp->path() / "gone");
+  EXPECT_FALSE(std::filesystem::is_symlink(*placed));
+  EXPECT_EQ(Read(*placed), "ELF bytes");
+
+  const std::filesystem::path blocked = folder.path() / "blocked";
+  std::filesystem::create_directories(blocked / name / kCandidateSpecFile);  // a folder where a file goes
+  placed = WriteKernelBenchCandidate(compiled, spec, blocked);
+  ASSERT_TRUE(placed.ok()) << placed.error().message;
+  EXPECT_EQ(Read(placed->parent_path() / kCandidateSpecFile), spec);
+
+  const std::filesystem::path filed = folder.path() / "filed";
+  std::filesystem::create_directories(filed);
+  std::filesystem::create_symlink(victim, filed / name);  // a link where the folder goes
+  placed = WriteKernelBenchCandidate(compiled, spec, filed);
+  ASSERT_TRUE(placed.ok()) << placed.error().message;
+  EXPECT_FALSE(std::filesystem::is_symlink(filed / name));
+  EXPECT_EQ(Read(victim), "the user's");
+
+  // A build folder ksmith cannot write (a file stands where it should be): an error naming it.
+  { std::ofstream(folder.path() / "gone") << "a file"; }
+  auto missing = WriteKernelBenchCandidate(compiled, "{}", folder.path() / "gone");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("gone"), std::string::npos) << missing.error().message;
 }

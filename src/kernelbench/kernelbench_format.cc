@@ -164,11 +164,13 @@ class KernelBenchBuildJob final : public CandidateBuildJob {
   }
 
   // The shim calls ModelNew's finish, launches where KernelBench's forward does (the legacy
-  // default stream), and reads its build sandbox's output. KernelBench's problems are fixed-shape:
+  // default stream), runs in the interpreter the baseline's warm-up starts, and reads its build
+  // sandbox's output. KernelBench's problems are fixed-shape:
   // their hidden shapes are a property of the candidate.
   void SetRunOptions(EvalOptions& options) const override {
     options.candidate_finish = true;
     options.default_stream_ordered = true;
+    options.warm_baseline = true;
     options.candidate_readable.push_back(plan_.directory);
     options.hidden_shapes_decide = false;
   }

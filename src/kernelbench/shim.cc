@@ -139,7 +139,10 @@ const char* SpecText() {
     if (::dladdr(reinterpret_cast<void*>(&SpecText), &self) == 0 || self.dli_fname == nullptr) {
       Fail("finding its own file ", "(dladdr)");
     }
-    std::string path = self.dli_fname;
+    // Through a link to it (a profile's replay folder), to the file the shim was placed as.
+    char* real = ::realpath(self.dli_fname, nullptr);
+    std::string path = real != nullptr ? real : self.dli_fname;
+    std::free(real);
     path = path.substr(0, path.rfind('/') + 1) + kCandidateSpecFile;
     std::FILE* file = std::fopen(path.c_str(), "rb");
     if (file == nullptr) Fail("reading the candidate's spec ", path.c_str());

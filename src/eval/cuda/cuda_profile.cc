@@ -21,7 +21,7 @@ std::string SharedObjectOf(const Verdict& verdict) {
   return build->details.build->shared_object.value_or(std::string());
 }
 
-// The replay folder: kernel.so, layout.json and arena.bin of the bench case.
+// The replay folder: kernel.so (a link to the candidate's), layout.json and arena.bin of the bench case.
 Status WriteReplay(const Task& task, const std::filesystem::path& shared_object,
                    const std::filesystem::path& directory) {
   const Task view = CudaView(task);
@@ -31,9 +31,11 @@ Status WriteReplay(const Task& task, const std::filesystem::path& shared_object,
   if (!memory.ok()) return memory.error();
   GuardedArena arena(prepared.layout, (*memory)->data());
   if (auto status = arena.Prepare(prepared.inputs, kReplayCanary); !status.ok()) return status;
+  // A link, not a copy: a generated shim finds what it reads beside the file it was built as
+  // (a KernelBench candidate's spec), through the link.
   std::error_code error;
-  std::filesystem::copy_file(shared_object, directory / "kernel.so", error);
-  if (error) return MakeError(ErrorKind::kIo, "cannot copy {}: {}", shared_object.string(), error.message());
+  std::filesystem::create_symlink(std::filesystem::absolute(shared_object), directory / "kernel.so", error);
+  if (error) return MakeError(ErrorKind::kIo, "cannot link {}: {}", shared_object.string(), error.message());
   if (auto status = WriteFileAtomic(directory / "layout.json", prepared.layout.ToJson().dump()); !status.ok()) {
     return status;
   }

@@ -124,7 +124,7 @@ void CudaSession::StartCases(const std::filesystem::path& reference) {
 }
 
 void CudaSession::WarmCandidateWorker(const std::filesystem::path& baseline) {
-  if (!workers_.start_error.empty() || !workers_.candidate) return;
+  if (!options_.warm_baseline || !workers_.start_error.empty() || !workers_.candidate) return;
   Message warm;
   warm.header = {{"type", "warm"}, {"library", baseline.string()}};
   const auto start = Clock::now();
@@ -132,8 +132,12 @@ void CudaSession::WarmCandidateWorker(const std::filesystem::path& baseline) {
   if (!reply && workers_.candidate->failure()) {
     // Nothing of the candidate's had run: the trusted baseline took the worker down.
     warm_failure_ = workers_.candidate->failure()->description;
+  } else if (reply && reply->header.value("cuda_error", false)) {
+    warm_failure_ = "a CUDA error after its warm-up: " + reply->header.value("message", std::string("?"));
   } else if (reply && reply->header.value("warmed", false)) {
     warm_s_ = SecondsSince(start);
+  } else if (reply) {
+    warm_note_ = reply->header.value("message", std::string("the baseline has no warm entry"));
   }
 }
 
@@ -250,6 +254,8 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
   stage.details.summary = device.value("name", std::string("GPU")) + ": " + protections.Summary();
   if (warm_s_ >= 0) {
     stage.details.summary += fmt::format("; the baseline's Python started while the candidate built ({:.2f} s)", warm_s_);
+  } else if (!warm_note_.empty()) {
+    stage.details.summary += "; the baseline was not warmed: " + warm_note_;
   }
   return true;
 }

@@ -61,9 +61,10 @@ class CudaSession {
   /// built reference.cu) on the reference worker. Nothing of it depends on the candidate, so it
   /// runs while the candidate compiles. Run starts it if this was not called.
   void StartCases(const std::filesystem::path& reference);
-  /// Has the candidate's worker load the baseline and call its warm entry where it has one
-  /// (kKernelWarmSymbol: a KernelBench baseline's shim starts Python and imports torch), before
-  /// the walls go up and while the candidate compiles. Its failure is Setup's to report.
+  /// Where EvalOptions::warm_baseline: has the candidate's worker load the baseline and call its
+  /// warm entry (kKernelWarmSymbol: a KernelBench baseline's shim starts Python and imports
+  /// torch), before the walls go up and while the candidate compiles. Its failure is Setup's to
+  /// report.
   void WarmCandidateWorker(const std::filesystem::path& baseline);
 
   /// Runs every stage; sets the verdict's status (passed when all pass). cuda_timing_stage.cc
@@ -142,6 +143,7 @@ class CudaSession {
   SecondBaseline second_;     // the format's (torch.compile), where asked for
   double warm_s_ = -1;       // how long the baseline's warm entry took, where it ran
   std::string warm_failure_;  // how the worker ended while the baseline warmed, where it did
+  std::string warm_note_;     // why the baseline was not warmed, where the worker said
   uint64_t guard_key_ = 0;  // keys the guard zones' bytes (GuardPattern); secret, as the inputs' seeds are
   std::string snapshot_;  // the latest case's judged copy; its memory serves every case
   size_t l2_bytes_ = 0;
