@@ -153,6 +153,21 @@ inline CliResult RunKsmith(const std::vector<std::string>& args,
   return result;
 }
 
+/// The error object that `--json` prints on stdout for a command that failed: {"error": {kind,
+/// exit_code, message}} (README, "Exit codes and errors"); null when stdout is not exactly that.
+inline nlohmann::json ErrorObject(const CliResult& run) {
+  const auto json = run.Json();
+  if (!json.is_object() || json.size() != 1 || !json.contains("error") || !json["error"].is_object()) return nullptr;
+  return json["error"];
+}
+
+/// Whether stdout is the usage error's object (exit 2) for a command run with --json.
+inline bool PrintedUsageErrorJson(const CliResult& run) {
+  const auto error = ErrorObject(run);
+  return error.is_object() && error.value("kind", std::string()) == "usage" && error.value("exit_code", 0) == 2 &&
+         !error.value("message", std::string()).empty();
+}
+
 /// Makes sure the machine's facts (bandwidth, FLOP rate) are measured before any evaluation, once
 /// per build folder and again when older than an hour. ctest -j runs tests side by side, and a
 /// peak measured while another test (or anything else) loads the cores is too low: honest kernels
