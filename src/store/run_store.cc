@@ -231,7 +231,7 @@ Status RunStore::CreateRun(const RunRecord& run, const std::string& task_toml) {
     return MakeError(ErrorKind::kInvalidArgument, "run '{}' already exists in {}", run.id, database.path().string());
   }
   const std::string now = NowUtcIso8601();
-  const RunOwner owner = RunOwner::Current();
+  const ProcessOwner owner = ProcessOwner::Current();
   const std::string task_hash = Sha256Hex(task_toml);
   if (Status task = database.Execute(
           "INSERT OR IGNORE INTO tasks (name, toml, toml_sha256, created_at) VALUES (?, ?, ?, ?)",
@@ -288,21 +288,21 @@ Status RunStore::ReopenRun(const std::string& run_id) {
   if (!transaction.ok()) return transaction.error();
   auto run = ReadRun(run_id);
   if (!run.ok()) return run.error();
-  const RunOwner self = RunOwner::Current();
+  const ProcessOwner self = ProcessOwner::Current();
   if (run->status == "running" && !(run->owner == self)) {
     switch (run->owner.Check()) {
-      case RunOwner::Liveness::kAlive:
+      case ProcessOwner::Liveness::kAlive:
         return MakeError(ErrorKind::kInvalidArgument,
                          "run {} is being run by {} (since {}); wait for it to end, or stop it (kill {}) and resume "
                          "again",
                          run_id, run->owner.Describe(), run->created_at, run->owner.pid);
-      case RunOwner::Liveness::kElsewhere:
+      case ProcessOwner::Liveness::kElsewhere:
         return MakeError(ErrorKind::kInvalidArgument,
                          "run {} is marked running by {}, which cannot be checked from here; resume it on that host, "
                          "or once that process is surely gone",
                          run_id, run->owner.Describe());
-      case RunOwner::Liveness::kGone:
-      case RunOwner::Liveness::kUnknown:
+      case ProcessOwner::Liveness::kGone:
+      case ProcessOwner::Liveness::kUnknown:
         break;  // killed, or from before owners were recorded: taken over
     }
   }
@@ -567,7 +567,7 @@ Result<fs::path> StorePathFromFlag(const std::string& db_flag) {
 }
 
 std::string DisplayStatus(const RunRecord& run) {
-  if (run.status == "running" && run.owner.Check() == RunOwner::Liveness::kGone) return "interrupted";
+  if (run.status == "running" && run.owner.Check() == ProcessOwner::Liveness::kGone) return "interrupted";
   return run.status;
 }
 

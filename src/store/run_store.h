@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
-#include "store/run_owner.h"
+#include "core/process_owner.h"
 #include "llm/provider.h"
 
 namespace ksmith {
@@ -34,7 +34,7 @@ struct RunRecord {
   std::string created_at;          // ISO 8601, UTC
   std::string finished_at;
   std::optional<int64_t> best_candidate_id;
-  RunOwner owner;  // the process that created or last resumed it (set by the store)
+  ProcessOwner owner;  // the process that created or last resumed it (set by the store)
   // Totals, computed by the store from the run's rows (read-only):
   int64_t candidates = 0;       // candidates with a verdict
   int64_t passed = 0;
