@@ -53,6 +53,16 @@ nlohmann::json ErrorJson(const std::string& kind, int exit_code, const std::stri
   return {{"error", {{"kind", kind}, {"exit_code", exit_code}, {"message", message}}}};
 }
 
+int StoreExitCode(const Error& error) {
+  switch (error.kind) {
+    case ErrorKind::kInvalidArgument:
+    case ErrorKind::kNotFound:
+    case ErrorKind::kDamaged:
+    case ErrorKind::kUnsupported: return kExitUsage;
+    default: return kExitInfra;
+  }
+}
+
 bool WantsJson(const std::vector<std::string>& args) {
   for (const auto& arg : args) {
     if (arg == "--") return false;

@@ -171,12 +171,14 @@ int RunBench(const BenchFlags& flags) {
   auto db = StorePathFromFlag(flags.db);
   if (!db.ok()) {
     PrintError(db.error().message);
-    return db.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    return StoreExitCode(db.error());
   }
   // Created (or migrated) here, once, rather than by the first tasks side by side.
-  if (auto store = RunStore::Open(*db); !store.ok()) {
-    PrintError(store.error().message);
-    return kExitInfra;
+  auto store = RunStore::Open(*db);
+  if (!store.ok() || !(*store)->CheckWritable().ok()) {
+    const Error error = !store.ok() ? store.error() : (*store)->CheckWritable().error();
+    PrintError(error.message);
+    return StoreExitCode(error);
   }
   const std::filesystem::path report_dir =
       flags.report_dir.empty() ? std::filesystem::path("ksmith-bench") / RunStore::NewRunId()

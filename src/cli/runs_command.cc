@@ -74,17 +74,18 @@ int ListRuns(const RunsFlags& flags) {
   auto store = OpenStore(flags.db);
   if (!store.ok()) {
     PrintError(store.error().message);
-    return store.error().kind == ErrorKind::kNotFound || store.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    return StoreExitCode(store.error());
   }
   auto runs = (*store)->ListRuns();
   if (!runs.ok()) {
     PrintError(runs.error().message);
-    return kExitInfra;
+    return StoreExitCode(runs.error());
   }
   if (flags.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& run : *runs) list.push_back(RunJson(run));
-    std::printf("%s\n", list.dump(2).c_str());
+    // Replace, not throw on, bytes that are not UTF-8: a damaged text column must not end the listing.
+    std::printf("%s\n", list.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
   if (runs->empty()) {
@@ -108,20 +109,24 @@ int ShowRun(const RunsFlags& flags) {
   auto store = OpenStore(flags.db);
   if (!store.ok()) {
     PrintError(store.error().message);
-    return store.error().kind == ErrorKind::kNotFound || store.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    return StoreExitCode(store.error());
   }
   auto run = (*store)->GetRun(flags.run_id);
   if (!run.ok()) {
     PrintError(run.error().message);
-    return run.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+    return StoreExitCode(run.error());
   }
   auto candidates = (*store)->Candidates(flags.run_id);
   if (!candidates.ok()) {
     PrintError(candidates.error().message);
-    return kExitInfra;
+    return StoreExitCode(candidates.error());
   }
   auto calls = (*store)->LlmCalls(flags.run_id);
-  const std::string retries = calls.ok() ? RetrySummary(*calls) : "";
+  if (!calls.ok()) {
+    PrintError(calls.error().message);
+    return StoreExitCode(calls.error());
+  }
+  const std::string retries = RetrySummary(*calls);
   if (flags.json) {
     nlohmann::json json = RunJson(*run);
     json["model_call_retries"] = retries;
@@ -136,7 +141,7 @@ int ShowRun(const RunsFlags& flags) {
       item["verdict"] = candidate.verdict ? *candidate.verdict : nlohmann::json();
       json["candidates_list"].push_back(std::move(item));
     }
-    std::printf("%s\n", json.dump(2).c_str());
+    std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
   std::printf("run %s: %s on %s, strategy %s%s\n", run->id.c_str(), run->task.c_str(), run->backend.c_str(),
@@ -166,11 +171,11 @@ int ExportRunCommand(const RunsFlags& flags) {
   auto store = OpenStore(flags.db);
   if (!store.ok()) {
     PrintError(store.error().message);
-    return store.error().kind == ErrorKind::kNotFound || store.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    return StoreExitCode(store.error());
   }
   if (auto run = (*store)->GetRun(flags.run_id); !run.ok()) {
     PrintError(run.error().message);
-    return run.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+    return StoreExitCode(run.error());
   }
   std::ofstream file;
   if (!flags.output.empty()) {
@@ -184,7 +189,7 @@ int ExportRunCommand(const RunsFlags& flags) {
   auto lines = ExportRun(**store, flags.run_id, *format, out);
   if (!lines.ok()) {
     PrintError(lines.error().message);
-    return kExitInfra;
+    return StoreExitCode(lines.error());
   }
   out.flush();
   if (!flags.output.empty()) std::fprintf(stderr, "ksmith: wrote %zu lines to %s\n", *lines, flags.output.c_str());

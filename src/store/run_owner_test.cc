@@ -65,6 +65,13 @@ TEST(ProcessOwner, ASecondResumeOfARunningRunIsRefusedNamingTheOwner) {
   EXPECT_NE(refused.error().message.find(fmt::format("run r1 is being run by pid {} on host {}", parent, live.host)),
             std::string::npos)
       << refused.error().message;
+  // Since when the owner has had it (its process's start), not since the run was created: the
+  // run was created by this test moments ago, its owner started before.
+  ASSERT_FALSE(live.StartedAt().empty());
+  EXPECT_NE(refused.error().message.find("a process running since " + live.StartedAt()), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(refused.error().message.find(store->GetRun("r1")->created_at), std::string::npos)
+      << refused.error().message;
   EXPECT_EQ(store->GetRun("r1")->owner, live) << "a refused resume claims nothing";
 
   SetOwner(folder.db_path(), "r1", {"another-host", 77, 1});
