@@ -125,8 +125,14 @@ Result<fs::path> CacheDirectory() {
   std::error_code error;
   fs::create_directories(directory, error);
   if (error) {
-    return MakeError(ErrorKind::kIo, "cannot create the cache directory {}: {}", directory.string(),
-                     error.message());
+    return MakeError(ErrorKind::kIo, "cannot create the cache directory {}: {}; set KSMITH_CACHE_DIR to a folder you "
+                     "can write", directory.string(), error.message());
+  }
+  // Every command that needs the cache writes to it (builds, measurements, the default run store):
+  // a read-only one is said here, with the folder and the cause, before any work is done.
+  if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+    return MakeError(ErrorKind::kIo, "the cache directory {} cannot be written: {}; make it writable, or set "
+                     "KSMITH_CACHE_DIR to a folder you can write", directory.string(), std::strerror(errno));
   }
   return directory;
 }
