@@ -3,6 +3,8 @@
 #include "cli/app.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <optional>
 #include <sstream>
@@ -253,6 +255,27 @@ TEST_F(CliTest, UnderJsonAMissingRunStoreIsAnErrorObject) {
   ASSERT_TRUE(error.is_object()) << Describe(run);
   EXPECT_NE(error.value("message", std::string()).find("/nonexistent-ksmith-folder"), std::string::npos)
       << Describe(run);
+}
+
+// eval read no settings file, though the README shows ksmith.toml's [eval] table: the same file,
+// by the same rules as optimize, under the flags.
+TEST_F(CliTest, EvalReadsKsmithTomlsEvalTableAndChecksItAsOptimizeDoes) {
+  ScopedTempDir folder("ksmith-cli-config");
+  std::ofstream(folder.path() / "ksmith.toml") << "[eval]\nseeds = 0\n";
+  const std::filesystem::path previous = std::filesystem::current_path();
+  std::filesystem::current_path(folder.path());
+  const CliRun run = RunKsmith({"eval", "--task", "vector_add", "kernel.cpp"});
+  std::filesystem::current_path(previous);
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_NE(run.err.find("ksmith: error: ksmith.toml: [eval] seeds must be an integer from 1 to 100, got 0"),
+            std::string::npos)
+      << Describe(run);
+  // --config names another file, as for optimize.
+  const std::string config = (folder.path() / "other.toml").string();
+  std::ofstream(config) << "[eval]\ntimeout_ms = 5\n";
+  const CliRun other = RunKsmith({"eval", "--task", "vector_add", "--config", config.c_str(), "kernel.cpp"});
+  EXPECT_EQ(other.exit_code, kExitUsage) << Describe(other);
+  EXPECT_NE(other.err.find(config + ": [eval] timeout_ms must be an integer"), std::string::npos) << Describe(other);
 }
 
 TEST_F(CliTest, TaskColumnsStayApartForLongNames) {

@@ -136,9 +136,7 @@ class OptimizeRun {
 };
 
 std::optional<Failure> OptimizeRun::ResolveSettings() {
-  std::filesystem::path config = flags_.config;
-  std::error_code error;
-  if (config.empty() && std::filesystem::exists("ksmith.toml", error)) config = "ksmith.toml";
+  const std::filesystem::path config = ConfigFilePath(flags_.config);
   if (!config.empty()) {
     if (auto status = ApplyConfigFile(config, settings_); !status.ok()) return Usage(status.error().message);
   }

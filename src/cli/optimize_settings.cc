@@ -174,6 +174,12 @@ bool LooksLikeKey(const std::string& key) {
 
 }  // namespace
 
+std::filesystem::path ConfigFilePath(const std::string& config_flag) {
+  if (!config_flag.empty()) return config_flag;
+  std::error_code error;
+  return std::filesystem::exists("ksmith.toml", error) ? std::filesystem::path("ksmith.toml") : std::filesystem::path();
+}
+
 Status ApplyConfigFile(const std::filesystem::path& path, OptimizeSettings& settings) {
   toml::table table;
   try {

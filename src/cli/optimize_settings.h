@@ -51,6 +51,10 @@ struct OptimizeSettings {
   static Result<OptimizeSettings> FromJson(const nlohmann::json& json);
 };
 
+/// The settings file a command reads: `config_flag` (--config) when given, else ./ksmith.toml when
+/// present; empty when there is none.
+std::filesystem::path ConfigFilePath(const std::string& config_flag);
+
 /// Applies a ksmith.toml to `settings`: tables [llm], [optimize], [budget], [eval]. An unknown
 /// key, a wrong type or an API key in the file is an error naming the file and the key.
 Status ApplyConfigFile(const std::filesystem::path& path, OptimizeSettings& settings);
