@@ -192,6 +192,14 @@ int RunEval(const EvalFlags& flags) {
     PrintError(found.error().message);
     return found.error().kind == ErrorKind::kParse ? kExitInfra : kExitUsage;
   }
+  // Found now, not once the first verdict is written.
+  if (!flags.output_path.empty()) {
+    if (Status writable = CheckWritableFile(flags.output_path); !writable.ok()) {
+      PrintError(fmt::format("--output {}: cannot write it ({}); name a file you can write", flags.output_path,
+                             writable.error().message));
+      return kExitUsage;
+    }
+  }
   const auto task = std::make_shared<const Task>(std::move(found.value()));
   std::vector<CandidateSource> candidates;
   for (const auto& path : flags.candidates) {

@@ -101,6 +101,10 @@ class OptimizeRun {
     if (auto failure = Prepare()) return {failure->exit_code, failure->message, {}, {}};
     return Execute();
   }
+  OptimizeOutcome Check() {
+    if (auto failure = Prepare()) return {failure->exit_code, failure->message, {}, {}};
+    return {};
+  }
 
  private:
   std::optional<Failure> Prepare();
@@ -247,6 +251,16 @@ std::optional<Failure> OptimizeRun::Prepare() {
   auto toml = ReadFile(task_->toml_path, size_t{1} << 20);
   if (!toml.ok()) return Infra(toml.error().message);
   task_toml_ = std::move(toml.value());
+
+  // Where the kernel and report.md go is checked now, not when they are written at the run's end.
+  const std::filesystem::path output = flags_.output_dir.empty() ? std::filesystem::path("ksmith-runs")
+                                                                 : std::filesystem::path(flags_.output_dir);
+  if (Status writable = CheckWritableFolder(output); !writable.ok()) {
+    return Usage(fmt::format("{} {}: cannot write there ({}); {}", flags_.output_dir.empty() ? "the output folder" :
+                             "--output-dir", output.string(), writable.error().message,
+                             flags_.output_dir.empty() ? "give --output-dir with a folder you can write"
+                                                       : "name a folder you can write"));
+  }
 
   nlohmann::json device_facts;
   if (auto failure = PrepareEvaluator(device_facts)) return failure;
@@ -465,6 +479,11 @@ OptimizeOutcome OptimizeRun::Execute() {
 
 OptimizeOutcome RunOptimize(const OptimizeFlags& flags, const OptimizeEnvironment& environment) {
   return OptimizeRun(flags, environment).Main();
+}
+
+OptimizeOutcome CheckOptimize(const OptimizeFlags& flags, const OptimizeEnvironment& environment) {
+  if (environment.client == nullptr) return {kExitInfra, "CheckOptimize needs the caller's evaluation service", {}, {}};
+  return OptimizeRun(flags, environment).Check();
 }
 
 }  // namespace ksmith

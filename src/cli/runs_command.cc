@@ -1,5 +1,7 @@
 // `ksmith runs list|show` and `ksmith export`: reading the run store.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -8,6 +10,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "core/files.h"
 #include "core/strings.h"
 #include "agent/run_report.h"
 #include "store/export.h"
@@ -179,9 +182,14 @@ int ExportRunCommand(const RunsFlags& flags) {
   }
   std::ofstream file;
   if (!flags.output.empty()) {
+    if (Status writable = CheckWritableFile(flags.output); !writable.ok()) {
+      PrintError(fmt::format("--output {}: cannot write it ({}); name a file you can write", flags.output,
+                             writable.error().message));
+      return kExitUsage;
+    }
     file.open(flags.output, std::ios::binary | std::ios::trunc);
     if (!file) {
-      PrintError("cannot write " + flags.output);
+      PrintError(fmt::format("cannot write {}: {}", flags.output, std::strerror(errno)));
       return kExitInfra;
     }
   }
