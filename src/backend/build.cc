@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "core/work_folders.h"
+
 namespace ksmith {
 namespace {
 
@@ -66,6 +68,10 @@ ChildLimits BuildLimits::ForChild(bool address_space) const {
 std::chrono::milliseconds BuildLimits::WallTimeout(std::chrono::seconds at_least) const {
   const auto cpu = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(1.5 * cpu_s * 1000)));
   return std::max<std::chrono::milliseconds>(at_least, cpu);
+}
+
+void RemoveStaleBuildFolders(const std::filesystem::path& cache_directory) {
+  for (const char* folder : {"tmp", "scratch"}) RemoveStaleWorkFolders(cache_directory / folder);
 }
 
 std::string FormatMemory(uint64_t bytes) {

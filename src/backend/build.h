@@ -53,6 +53,12 @@ struct BuildLimitHit {
 std::optional<BuildLimitHit> FindBuildLimitHit(const ProcessExit& exit, const BuildLimits& limits,
                                                std::chrono::milliseconds wall_timeout, const std::string& compiler);
 
+/// Removes what builds and evaluations killed mid-way left in the cache: the folders under
+/// `cache_directory`/tmp (the compilers' work folders) and /scratch (the workers') whose owner is
+/// gone, and unmarked ones past kStaleWorkFolderAge (core/work_folders.h). A backend calls it once
+/// as it is made, before its first build; folders of running processes are never touched.
+void RemoveStaleBuildFolders(const std::filesystem::path& cache_directory);
+
 /// "8 GiB", "512 MiB".
 std::string FormatMemory(uint64_t bytes);
 

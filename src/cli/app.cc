@@ -1,16 +1,80 @@
 #include "cli/app.h"
 
 #include <cstdio>
+#include <exception>
 #include <map>
+#include <mutex>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/parse_errors.h"
 
 namespace ksmith {
+namespace {
 
-void PrintError(const std::string& message) { std::fprintf(stderr, "ksmith: error: %s\n", message.c_str()); }
+// One line of JSON; bytes that are not UTF-8 (a message may quote a damaged file) are replaced,
+// not thrown on.
+void PrintErrorJson(const std::string& kind, int exit_code, const std::string& message) {
+  const nlohmann::json json = ErrorJson(kind, exit_code, message);
+  std::printf("%s\n", json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::fflush(stdout);
+}
+
+// The last message PrintError printed: under --json, RunCli repeats it as the command's error
+// object. Commands print errors from worker threads too (bench), hence the lock.
+std::mutex g_error_mutex;
+std::string g_last_error;  // guarded by g_error_mutex
+
+std::string TakeLastError() {
+  std::lock_guard lock(g_error_mutex);
+  return std::exchange(g_last_error, std::string());
+}
+
+// The one place an error reaches a script: with --json, a command that fails with a message says
+// so on stdout too, as one line after whatever it printed before failing. A command that fails
+// without a message (optimize's "failed" run, whose summary says why) prints no error object.
+int Finish(int exit_code, bool json) {
+  const std::string message = TakeLastError();
+  if (json && !message.empty() && (exit_code == kExitUsage || exit_code == kExitInfra)) {
+    PrintErrorJson(exit_code == kExitUsage ? "usage" : "infrastructure", exit_code, message);
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void PrintError(const std::string& message) {
+  std::lock_guard lock(g_error_mutex);
+  std::fprintf(stderr, "ksmith: error: %s\n", message.c_str());
+  g_last_error = message;
+}
+
+nlohmann::json ErrorJson(const std::string& kind, int exit_code, const std::string& message) {
+  return {{"error", {{"kind", kind}, {"exit_code", exit_code}, {"message", message}}}};
+}
+
+int StoreExitCode(const Error& error) {
+  switch (error.kind) {
+    case ErrorKind::kInvalidArgument:
+    case ErrorKind::kNotFound:
+    case ErrorKind::kDamaged:
+    case ErrorKind::kUnsupported: return kExitUsage;
+    default: return kExitInfra;
+  }
+}
+
+bool WantsJson(const std::vector<std::string>& args) {
+  for (const auto& arg : args) {
+    if (arg == "--") return false;
+    if (arg == "--json") return true;
+  }
+  return false;
+}
 
 int RunCli(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const bool json = WantsJson(args);
+  TakeLastError();  // nothing from an earlier call (the unit tests run several in one process)
   CLI::App app{"ksmith: verified, measured kernels. Builds a candidate kernel, checks it on hidden "
                "inputs in a sandbox, and times it against what you would otherwise call."};
   app.set_version_flag("--version", KSMITH_VERSION);
@@ -43,13 +107,21 @@ int RunCli(int argc, char** argv) {
   } catch (const CLI::Success& success) {
     return app.exit(success);
   } catch (const CLI::ParseError& error) {
-    PrintError(DescribeParseError(app, error, std::vector<std::string>(argv + 1, argv + argc)));
-    return kExitUsage;
+    PrintError(DescribeParseError(app, error, args));
+    return Finish(kExitUsage, json);
   }
   for (auto& [command, handler] : handlers) {
-    if (command->parsed()) return handler();
+    if (!command->parsed()) continue;
+    try {
+      return Finish(handler(), json);
+    } catch (const std::exception& error) {
+      // A bug of ours: said as one, and under --json as an error object all the same.
+      std::fprintf(stderr, "ksmith: internal error: %s\n", error.what());
+      if (json) PrintErrorJson("internal", kExitInfra, error.what());
+      return kExitInfra;
+    }
   }
-  return kExitUsage;
+  return Finish(kExitUsage, json);
 }
 
 }  // namespace ksmith

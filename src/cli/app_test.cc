@@ -3,6 +3,8 @@
 #include "cli/app.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <optional>
 #include <sstream>
@@ -190,6 +192,90 @@ TEST_F(CliTest, AValueOutOfRangeSaysWhichCommandAndWhereToLook) {
   EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
   EXPECT_EQ(run.err.rfind("ksmith: error: --seeds: must be an integer from 1 to 100, got 0", 0), 0u) << Describe(run);
   EXPECT_NE(run.err.find(", in `ksmith eval`; run `ksmith eval --help`"), std::string::npos) << Describe(run);
+}
+
+// With --json a failed command says so on stdout too, as one object (README, "Exit codes and
+// errors"): usage errors printed nothing there, so a script saw an empty document.
+nlohmann::json ErrorObject(const CliRun& run) {
+  const auto json = nlohmann::json::parse(run.out, nullptr, false);
+  if (!json.is_object() || json.size() != 1 || !json.contains("error")) return nullptr;
+  return json["error"];
+}
+
+TEST_F(CliTest, UnderJsonAUsageErrorIsAnErrorObjectOnStdout) {
+  const CliRun run = RunKsmith({"eval", "--json", "--task", "vectr_add", "kernel.cpp"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  const auto error = ErrorObject(run);
+  ASSERT_TRUE(error.is_object()) << Describe(run);
+  EXPECT_EQ(error.value("kind", std::string()), "usage");
+  EXPECT_EQ(error.value("exit_code", 0), kExitUsage);
+  EXPECT_NE(error.value("message", std::string()).find("unknown task 'vectr_add'"), std::string::npos) << Describe(run);
+  // stderr keeps the line a person reads.
+  EXPECT_NE(run.err.find("ksmith: error: unknown task 'vectr_add'"), std::string::npos) << Describe(run);
+  // Without --json, stdout stays empty.
+  EXPECT_TRUE(RunKsmith({"eval", "--task", "vectr_add", "kernel.cpp"}).out.empty());
+}
+
+TEST_F(CliTest, UnderJsonAParseErrorOfEveryCommandIsAnErrorObject) {
+  // One per command that takes --json: CLI11's own errors take the same path as the commands'.
+  for (const auto& args : std::vector<std::vector<const char*>>{
+           {"eval", "--json", "-t", "vector_add", "--seeds", "0", "kernel.cpp"},
+           {"optimize", "--json", "--max-candidate", "3"},
+           {"bench", "--json", "--samples", "0"},
+           {"bench", "compare", "--json", "a"},
+           {"runs", "show", "--json"},
+           {"tasks", "show", "--json", "--nope"},
+           {"doctor", "--json", "--nope"},
+           {"import", "kernelbench", "--json"},
+           {"kernelbench", "run", "--json"}}) {
+    std::vector<std::string> storage = {"ksmith"};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& argument : storage) argv.push_back(argument.data());
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    CliRun run;
+    run.exit_code = RunCli(static_cast<int>(argv.size()), argv.data());
+    run.out = ::testing::internal::GetCapturedStdout();
+    run.err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(run.exit_code, kExitUsage) << args[0] << "\n" << Describe(run);
+    const auto error = ErrorObject(run);
+    ASSERT_TRUE(error.is_object()) << args[0] << "\n" << Describe(run);
+    EXPECT_EQ(error.value("kind", std::string()), "usage") << Describe(run);
+    // The same message as stderr's line, without its prefix.
+    EXPECT_NE(run.err.find("ksmith: error: " + error.value("message", std::string())), std::string::npos)
+        << Describe(run);
+  }
+}
+
+TEST_F(CliTest, UnderJsonAMissingRunStoreIsAnErrorObject) {
+  const CliRun run = RunKsmith({"runs", "list", "--json", "--db", "/nonexistent-ksmith-folder/runs.db"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  const auto error = ErrorObject(run);
+  ASSERT_TRUE(error.is_object()) << Describe(run);
+  EXPECT_NE(error.value("message", std::string()).find("/nonexistent-ksmith-folder"), std::string::npos)
+      << Describe(run);
+}
+
+// eval read no settings file, though the README shows ksmith.toml's [eval] table: the same file,
+// by the same rules as optimize, under the flags.
+TEST_F(CliTest, EvalReadsKsmithTomlsEvalTableAndChecksItAsOptimizeDoes) {
+  ScopedTempDir folder("ksmith-cli-config");
+  std::ofstream(folder.path() / "ksmith.toml") << "[eval]\nseeds = 0\n";
+  const std::filesystem::path previous = std::filesystem::current_path();
+  std::filesystem::current_path(folder.path());
+  const CliRun run = RunKsmith({"eval", "--task", "vector_add", "kernel.cpp"});
+  std::filesystem::current_path(previous);
+  EXPECT_EQ(run.exit_code, kExitUsage) << Describe(run);
+  EXPECT_NE(run.err.find("ksmith: error: ksmith.toml: [eval] seeds must be an integer from 1 to 100, got 0"),
+            std::string::npos)
+      << Describe(run);
+  // --config names another file, as for optimize.
+  const std::string config = (folder.path() / "other.toml").string();
+  std::ofstream(config) << "[eval]\ntimeout_ms = 5\n";
+  const CliRun other = RunKsmith({"eval", "--task", "vector_add", "--config", config.c_str(), "kernel.cpp"});
+  EXPECT_EQ(other.exit_code, kExitUsage) << Describe(other);
+  EXPECT_NE(other.err.find(config + ": [eval] timeout_ms must be an integer"), std::string::npos) << Describe(other);
 }
 
 TEST_F(CliTest, TaskColumnsStayApartForLongNames) {

@@ -77,19 +77,44 @@ OptimizeFlags TaskFlags(const BenchFlags& flags, const std::string& task, const 
   return optimize;
 }
 
+// One task of the bench: its result, and how its optimize ended.
+struct TaskRun {
+  BenchTaskResult result;
+  int exit_code = kExitOk;  // the optimize's
+  size_t verdicts = 0;      // candidates that were evaluated
+};
+
+std::string TaskLabel(const std::string& task) { return std::filesystem::path(task).filename().string(); }
+
+std::filesystem::path TaskOutput(const std::filesystem::path& report_dir, const std::string& task) {
+  return report_dir / "runs" / TaskLabel(task);
+}
+
+// A task whose optimize could not run (refused by the check, or failed before its run began).
+TaskRun NotRun(const std::string& task, const OptimizeOutcome& outcome) {
+  TaskRun run;
+  run.result.task = task;
+  run.result.error = fmt::format("optimize ended with exit code {}: {}", outcome.exit_code, FirstLine(outcome.error, 300));
+  run.exit_code = outcome.exit_code;
+  return run;
+}
+
 // Runs one task's optimize, its candidates evaluated by the bench's service, and reads them
 // back from the store.
-BenchTaskResult RunTask(const BenchFlags& flags, const std::string& task, const std::filesystem::path& db,
-                        const std::filesystem::path& output, EvalClient& client) {
-  BenchTaskResult result;
-  result.task = task;
+TaskRun RunTask(const BenchFlags& flags, const std::string& task, const std::filesystem::path& db,
+                const std::filesystem::path& output, EvalClient& client) {
   const auto start = SteadyClock::now();
   const OptimizeOutcome outcome = RunOptimize(TaskFlags(flags, task, db, output), {&client, false});
-  result.wall_s = SecondsSince(start);
   if (!outcome.summary.is_object() || !outcome.summary.contains("run_id")) {
-    result.error = fmt::format("optimize ended with exit code {}: {}", outcome.exit_code, FirstLine(outcome.error, 300));
-    return result;
+    TaskRun failed = NotRun(task, outcome);
+    failed.result.wall_s = SecondsSince(start);
+    return failed;
   }
+  TaskRun run;
+  run.exit_code = outcome.exit_code;
+  BenchTaskResult& result = run.result;
+  result.task = task;
+  result.wall_s = SecondsSince(start);
   const nlohmann::json& summary = outcome.summary;
   result.run_id = summary["run_id"];
   result.tokens = summary.value("tokens", int64_t{0});
@@ -105,22 +130,23 @@ BenchTaskResult RunTask(const BenchFlags& flags, const std::string& task, const 
   auto store = RunStore::Open(db);
   if (!store.ok()) {
     result.error = store.error().message;
-    return result;
+    run.exit_code = StoreExitCode(store.error());
+    return run;
   }
   auto candidates = (*store)->Candidates(result.run_id);
   if (!candidates.ok()) {
     result.error = candidates.error().message;
-    return result;
+    run.exit_code = StoreExitCode(candidates.error());
+    return run;
   }
   for (const auto& candidate : *candidates) {
     // An answer with no kernel is a sample that failed to compile.
     result.samples.push_back(candidate.verdict ? SampleFromVerdict(*candidate.verdict) : SampleOutcome{});
     if (candidate.verdict) result.device_s += candidate.verdict->value("total_s", 0.0);
+    if (candidate.verdict) ++run.verdicts;
   }
-  return result;
+  return run;
 }
-
-std::string TaskLabel(const std::string& task) { return std::filesystem::path(task).filename().string(); }
 
 std::string ProgressLine(const BenchTaskResult& result) {
   if (!result.error.empty()) return "error: " + result.error;
@@ -131,22 +157,24 @@ std::string ProgressLine(const BenchTaskResult& result) {
 
 // Runs every task's optimize, up to `flags.jobs` at once, all submitting to one evaluation
 // service; the results come back in the order of `tasks`, whatever order the runs finish in.
+// A task the check refused (`checks[i]` failed) is not run again: its refusal is its result.
 // One progress line per finished task.
-std::vector<BenchTaskResult> RunTasks(const BenchFlags& flags, const std::vector<std::string>& tasks,
-                                      const std::filesystem::path& db, const std::filesystem::path& report_dir,
-                                      EvalClient& client) {
-  std::vector<BenchTaskResult> results(tasks.size());
+std::vector<TaskRun> RunTasks(const BenchFlags& flags, const std::vector<std::string>& tasks,
+                              const std::vector<OptimizeOutcome>& checks, const std::filesystem::path& db,
+                              const std::filesystem::path& report_dir, EvalClient& client) {
+  std::vector<TaskRun> results(tasks.size());
   std::atomic<size_t> next{0};
   std::mutex progress_mutex;
   size_t finished = 0;  // guarded by progress_mutex
   auto work = [&] {
     for (size_t i = next++; i < tasks.size(); i = next++) {
-      const std::string label = TaskLabel(tasks[i]);
-      results[i] = RunTask(flags, tasks[i], db, report_dir / "runs" / label, client);
+      results[i] = checks[i].exit_code != kExitOk ? NotRun(tasks[i], checks[i])
+                                                  : RunTask(flags, tasks[i], db, TaskOutput(report_dir, tasks[i]), client);
       std::lock_guard lock(progress_mutex);
       ++finished;
       if (!flags.quiet) {
-        std::fprintf(stderr, "[%zu/%zu] %s: %s\n", finished, tasks.size(), label.c_str(), ProgressLine(results[i]).c_str());
+        std::fprintf(stderr, "[%zu/%zu] %s: %s\n", finished, tasks.size(), TaskLabel(tasks[i]).c_str(),
+                     ProgressLine(results[i].result).c_str());
       }
     }
   };
@@ -155,6 +183,53 @@ std::vector<BenchTaskResult> RunTasks(const BenchFlags& flags, const std::vector
   for (size_t i = 0; i < threads; ++i) workers.emplace_back(work);
   for (auto& worker : workers) worker.join();
   return results;
+}
+
+// Every task's run checked before any starts (ksmith.toml and the settings, the task, its format
+// and seed kernel, the provider and its key), so that a suite whose runs cannot start spends
+// nothing: a typo'd setting or a suite of imported tasks without a model failed every task only
+// after the service started, and the bench exited 0.
+std::vector<OptimizeOutcome> CheckTasks(const BenchFlags& flags, const std::vector<std::string>& tasks,
+                                        const std::filesystem::path& db, const std::filesystem::path& report_dir,
+                                        EvalClient& client) {
+  std::vector<OptimizeOutcome> checks;
+  for (const auto& task : tasks) {
+    checks.push_back(CheckOptimize(TaskFlags(flags, task, db, TaskOutput(report_dir, task)), {&client, false}));
+  }
+  return checks;
+}
+
+// A bench in which nothing could be evaluated exits 2 where every task failed as a usage error (a
+// typo'd setting fails them all alike), else 3.
+int NothingEvaluatedExitCode(const std::vector<int>& exit_codes) {
+  const bool usage = std::all_of(exit_codes.begin(), exit_codes.end(), [](int code) { return code == kExitUsage; });
+  return usage ? kExitUsage : kExitInfra;
+}
+
+// Says which tasks the check refused: all of them is the bench's error; some, a note each, and
+// the rest run. Returns the exit code when none can run, else kExitOk.
+int ReportRefusals(const BenchFlags& flags, const std::vector<std::string>& tasks,
+                   const std::vector<OptimizeOutcome>& checks) {
+  std::vector<size_t> refused;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (checks[i].exit_code != kExitOk) refused.push_back(i);
+  }
+  if (refused.empty()) return kExitOk;
+  const bool all = refused.size() == tasks.size();
+  if (!all && flags.quiet) return kExitOk;
+  for (size_t i : refused) {
+    // One line per distinct reason: a setting that fails every task is said once.
+    if (all && checks[i].error == checks[refused.front()].error) continue;
+    std::fprintf(stderr, "ksmith: %s cannot run%s: %s\n", TaskLabel(tasks[i]).c_str(),
+                 all ? "" : " and is reported as an error", checks[i].error.c_str());
+  }
+  if (!all) return kExitOk;
+  std::vector<int> codes;
+  for (const auto& check : checks) codes.push_back(check.exit_code);
+  PrintError(fmt::format("none of the suite's {} task{} can run, so nothing was run: {}{}", tasks.size(),
+                         tasks.size() == 1 ? "" : "s", tasks.size() == 1 ? "" : TaskLabel(tasks.front()) + ": ",
+                         checks.front().error));
+  return NothingEvaluatedExitCode(codes);
 }
 
 int RunBench(const BenchFlags& flags) {
@@ -171,16 +246,26 @@ int RunBench(const BenchFlags& flags) {
   auto db = StorePathFromFlag(flags.db);
   if (!db.ok()) {
     PrintError(db.error().message);
-    return db.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    return StoreExitCode(db.error());
   }
   // Created (or migrated) here, once, rather than by the first tasks side by side.
-  if (auto store = RunStore::Open(*db); !store.ok()) {
-    PrintError(store.error().message);
-    return kExitInfra;
+  auto store = RunStore::Open(*db);
+  if (!store.ok() || !(*store)->CheckWritable().ok()) {
+    const Error error = !store.ok() ? store.error() : (*store)->CheckWritable().error();
+    PrintError(error.message);
+    return StoreExitCode(error);
   }
   const std::filesystem::path report_dir =
       flags.report_dir.empty() ? std::filesystem::path("ksmith-bench") / RunStore::NewRunId()
                                : std::filesystem::path(flags.report_dir);
+  // Found now, not after the whole run when the report is written.
+  if (Status writable = CheckWritableFolder(report_dir); !writable.ok()) {
+    PrintError(fmt::format("{} {}: cannot write there ({}); {}", flags.report_dir.empty() ? "the report folder" : "--report",
+                           report_dir.string(), writable.error().message,
+                           flags.report_dir.empty() ? "give --report with a folder you can write"
+                                                    : "name a folder you can write"));
+    return kExitUsage;
+  }
   // One service for every task: its device's workers take turns to time, however many tasks run.
   auto service = StartLocalService({flags.backend, "", 0, flags.devices, BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s)});
   if (!service.ok()) {
@@ -190,11 +275,19 @@ int RunBench(const BenchFlags& flags) {
   BenchSettings settings{flags.suite, flags.backend, flags.strategy, flags.samples,
                          flags.jobs, DescribeThisMachine(flags.backend, **service), true};
   EvalClient client(**service);
+  const std::vector<OptimizeOutcome> checks = CheckTasks(flags, *tasks, *db, report_dir, client);
+  if (const int refused = ReportRefusals(flags, *tasks, checks); refused != kExitOk) return refused;
   const auto start = SteadyClock::now();
-  const std::vector<BenchTaskResult> results = RunTasks(flags, *tasks, *db, report_dir, client);
-  // The strategy the runs used (tune without a model, refine with one), not the word "default".
-  for (const auto& result : results) {
-    if (settings.strategy.empty()) settings.strategy = result.strategy;
+  const std::vector<TaskRun> runs = RunTasks(flags, *tasks, checks, *db, report_dir, client);
+  std::vector<BenchTaskResult> results;
+  std::vector<int> exit_codes;
+  size_t verdicts = 0;
+  for (const auto& run : runs) {
+    results.push_back(run.result);
+    exit_codes.push_back(run.exit_code);
+    verdicts += run.verdicts;
+    // The strategy the runs used (tune without a model, refine with one), not the word "default".
+    if (settings.strategy.empty()) settings.strategy = run.result.strategy;
   }
   const nlohmann::json bench = BenchJson(settings, results, SecondsSince(start));
   const std::string markdown = BenchMarkdown(bench);
@@ -215,6 +308,15 @@ int RunBench(const BenchFlags& flags) {
   } else {
     std::fputs(markdown.c_str(), stdout);
     std::printf("\nreport: %s\n", (report_dir / "report.md").c_str());
+  }
+  // Runs that started but in which not one candidate got a verdict (every model call failed, say):
+  // the figures are empty, and the bench says so in its exit code too.
+  if (verdicts == 0) {
+    const auto failed = std::find_if(results.begin(), results.end(), [](const auto& r) { return !r.error.empty(); });
+    PrintError(fmt::format("nothing was evaluated: no candidate of any task got a verdict{}; report: {}",
+                           failed == results.end() ? "" : " (" + failed->task + ": " + failed->error + ")",
+                           (report_dir / "report.md").string()));
+    return NothingEvaluatedExitCode(exit_codes);
   }
   return kExitOk;
 }

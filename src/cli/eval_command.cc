@@ -16,6 +16,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/optimize_settings.h"
 #include "cli/setting_ranges.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
@@ -39,23 +40,39 @@ struct EvalFlags {
   std::vector<std::string> devices;
   bool json = false;
   std::string output_path;
-  int seeds = 3;
-  int timeout_ms = 10'000;
+  // Unset: ksmith.toml's [eval] value, else the default (OptimizeSettings's, shared with optimize).
+  std::optional<int> seeds, timeout_ms;
+  std::optional<double> timing_budget_s, build_memory_gib, build_cpu_s;
+  std::string config;
   bool no_time = false;
-  double timing_budget_s = 1.0;
   int threads = 0;
-  std::optional<double> build_memory_gib, build_cpu_s;
   uint64_t seed = 0;
   bool no_sandbox = false;
   bool quiet = false;
 };
 
-EvalOptions CommonOptions(const EvalFlags& flags) {
+// Defaults, then ksmith.toml's [eval] (or --config's: the file optimize reads, checked whole by the
+// same rules), then the flags. Only the evaluation's settings are taken from it.
+Result<OptimizeSettings> ResolveSettings(const EvalFlags& flags) {
+  OptimizeSettings settings;
+  if (const auto config = ConfigFilePath(flags.config); !config.empty()) {
+    if (auto status = ApplyConfigFile(config, settings); !status.ok()) return status.error();
+  }
+  if (!flags.arch.empty()) settings.arch = flags.arch;
+  if (flags.seeds) settings.seeds = *flags.seeds;
+  if (flags.timeout_ms) settings.eval_timeout_ms = *flags.timeout_ms;
+  if (flags.timing_budget_s) settings.timing_budget_s = *flags.timing_budget_s;
+  if (flags.build_memory_gib) settings.build_memory_gib = *flags.build_memory_gib;
+  if (flags.build_cpu_s) settings.build_cpu_s = *flags.build_cpu_s;
+  return settings;
+}
+
+EvalOptions CommonOptions(const EvalFlags& flags, const OptimizeSettings& settings) {
   EvalOptions options;
-  options.seeds = flags.seeds;
-  options.call_timeout = std::chrono::milliseconds(flags.timeout_ms);
+  options.seeds = settings.seeds;
+  options.call_timeout = std::chrono::milliseconds(settings.eval_timeout_ms);
   options.time = !flags.no_time;
-  options.timing_budget_s = flags.timing_budget_s;
+  options.timing_budget_s = settings.timing_budget_s;
   options.threads = flags.threads;
   options.sandbox = !flags.no_sandbox;
   options.profile = flags.profile;
@@ -146,6 +163,11 @@ std::string CandidateMismatch(const std::string& path, const std::string& backen
 }
 
 int RunEval(const EvalFlags& flags) {
+  auto settings = ResolveSettings(flags);
+  if (!settings.ok()) {
+    PrintError(settings.error().message);
+    return kExitUsage;
+  }
   auto traits = BackendRegistry::Global().Traits(flags.backend);
   if (!traits.ok()) {
     PrintError(traits.error().message);
@@ -170,6 +192,14 @@ int RunEval(const EvalFlags& flags) {
     PrintError(found.error().message);
     return found.error().kind == ErrorKind::kParse ? kExitInfra : kExitUsage;
   }
+  // Found now, not once the first verdict is written.
+  if (!flags.output_path.empty()) {
+    if (Status writable = CheckWritableFile(flags.output_path); !writable.ok()) {
+      PrintError(fmt::format("--output {}: cannot write it ({}); name a file you can write", flags.output_path,
+                             writable.error().message));
+      return kExitUsage;
+    }
+  }
   const auto task = std::make_shared<const Task>(std::move(found.value()));
   std::vector<CandidateSource> candidates;
   for (const auto& path : flags.candidates) {
@@ -190,15 +220,15 @@ int RunEval(const EvalFlags& flags) {
                          : flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
                          : traits->gpu ? std::min(kDefaultGpuJobs, candidates.size())
                                        : DefaultVerificationWorkers(*traits);
-  auto service = StartLocalService({flags.backend, flags.arch, workers, flags.devices,
-                                    BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s)});
+  auto service = StartLocalService({flags.backend, settings->arch, workers, flags.devices,
+                                    BuildLimitsFrom(settings->build_memory_gib, settings->build_cpu_s)});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
   EvalClient client(**service);
   // Every candidate is queued at once: later ones compile while earlier ones are checked.
-  const EvalOptions options = CommonOptions(flags);
+  const EvalOptions options = CommonOptions(flags, *settings);
   std::vector<std::future<Verdict>> verdicts;
   for (const auto& candidate : candidates) {
     auto submitted = client.Submit({"", task, flags.backend, candidate, options});
@@ -247,9 +277,17 @@ CommandHandler AddEvalCommand(CLI::App& app) {
       ->delimiter(',');
   app.add_flag("--json", flags->json, "Print JSON instead of the human-readable verdict (one object per line for several candidates)");
   app.add_option("--output,-o", flags->output_path, "Also write the JSON verdict to this file (one per line for several candidates)");
-  app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution")->check(RangeCheck("seeds"))->capture_default_str();
-  app.add_option("--timeout-ms", flags->timeout_ms, "Limit for one kernel call [ms]")->check(RangeCheck("timeout_ms"))->capture_default_str();
-  app.add_option("--timing-budget", flags->timing_budget_s, "Seconds the timing loop may take")->check(RangeCheck("timing_budget_s"))->capture_default_str();
+  app.add_option("--seeds", flags->seeds, "Seeds per eval shape and distribution (default 3, or [eval] seeds)")
+      ->check(RangeCheck("seeds"));
+  app.add_option("--timeout-ms", flags->timeout_ms, "Limit for one kernel call [ms] (default 10000, or [eval] timeout_ms)")
+      ->check(RangeCheck("timeout_ms"));
+  app.add_option("--timing-budget", flags->timing_budget_s,
+                 "Seconds the timing loop may take (default 1, or [eval] timing_budget_s)")
+      ->check(RangeCheck("timing_budget_s"));
+  app.add_option("--config", flags->config,
+                 "Settings file whose [eval] table sets the evaluation's defaults, under the flags (default "
+                 "./ksmith.toml when present)")
+      ->check(CLI::ExistingFile);
   app.add_flag("--no-time", flags->no_time, "Verify only; skip timing and the physical-limit check");
   AddBuildLimitOptions(app, flags->build_memory_gib, flags->build_cpu_s);
   app.add_option("--threads", flags->threads, "OpenMP threads for candidate and baseline (0: all cores)")->check(RangeCheck("threads"))->capture_default_str();

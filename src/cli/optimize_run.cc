@@ -89,6 +89,8 @@ struct Failure {
 
 Failure Usage(std::string message) { return {kExitUsage, std::move(message)}; }
 Failure Infra(std::string message) { return {kExitInfra, std::move(message)}; }
+// The run store's errors exit alike in every command (cli/app.h).
+Failure StoreFailure(const Error& error) { return {StoreExitCode(error), error.message}; }
 
 class OptimizeRun {
  public:
@@ -98,6 +100,10 @@ class OptimizeRun {
   OptimizeOutcome Main() {
     if (auto failure = Prepare()) return {failure->exit_code, failure->message, {}, {}};
     return Execute();
+  }
+  OptimizeOutcome Check() {
+    if (auto failure = Prepare()) return {failure->exit_code, failure->message, {}, {}};
+    return {};
   }
 
  private:
@@ -134,9 +140,7 @@ class OptimizeRun {
 };
 
 std::optional<Failure> OptimizeRun::ResolveSettings() {
-  std::filesystem::path config = flags_.config;
-  std::error_code error;
-  if (config.empty() && std::filesystem::exists("ksmith.toml", error)) config = "ksmith.toml";
+  const std::filesystem::path config = ConfigFilePath(flags_.config);
   if (!config.empty()) {
     if (auto status = ApplyConfigFile(config, settings_); !status.ok()) return Usage(status.error().message);
   }
@@ -146,23 +150,26 @@ std::optional<Failure> OptimizeRun::ResolveSettings() {
 
 std::optional<Failure> OptimizeRun::Prepare() {
   auto db_path = StorePathFromFlag(flags_.db);
-  if (!db_path.ok()) {
-    return db_path.error().kind == ErrorKind::kInvalidArgument ? Usage(db_path.error().message)
-                                                                : Infra(db_path.error().message);
-  }
+  if (!db_path.ok()) return StoreFailure(db_path.error());
   db_path_ = *db_path;
   auto store = RunStore::Open(db_path_);
-  if (!store.ok()) return Infra(store.error().message);
+  if (!store.ok()) return StoreFailure(store.error());
+  if (Status writable = (*store)->CheckWritable(); !writable.ok()) return StoreFailure(writable.error());
   store_ = std::move(store.value());
 
   std::vector<RecordedCall> replayed;
   if (!flags_.resume.empty()) {
     // A resumed run keeps the settings it started with; only its limits may be raised.
     auto run = store_->GetRun(flags_.resume);
-    if (!run.ok()) return Usage(run.error().message);
+    if (!run.ok()) return StoreFailure(run.error());
     run_ = std::move(run.value());
     resuming_ = true;
-    settings_ = OptimizeSettings::FromJson(run_.config);
+    auto settings = OptimizeSettings::FromJson(run_.config);
+    if (!settings.ok()) {
+      return StoreFailure(DamagedStoreError(db_path_, fmt::format("run {}: its settings (runs.config)", run_.id),
+                                            settings.error().message));
+    }
+    settings_ = std::move(settings).value();
     // What the run is may not change under it: a flag that says otherwise is refused, not ignored.
     const std::pair<const char*, std::pair<const std::optional<std::string>*, const std::string*>> fixed[] = {
         {"--task", {&flags_.task, &settings_.task}},           {"--backend", {&flags_.backend, &settings_.backend}},
@@ -189,16 +196,23 @@ std::optional<Failure> OptimizeRun::Prepare() {
   if (settings_.provider == "replay" || !settings_.replay_run.empty()) {
     if (settings_.replay_run.empty()) return Usage("--provider replay needs --replay-run <run_id>: the run whose answers are replayed");
     auto original = store_->GetRun(settings_.replay_run);
-    if (!original.ok()) return Usage(original.error().message);
+    if (!original.ok()) return StoreFailure(original.error());
     settings_.provider = "replay";
     if (settings_.task.empty()) settings_.task = original->task;
     if (!flags_.backend && !resuming_) settings_.backend = original->backend;
     if (settings_.strategy.empty()) settings_.strategy = original->strategy;
     if (settings_.model.empty()) settings_.model = original->model;
     // The recorded answers are written in the original run's format.
-    if (!flags_.format && !resuming_) settings_.format = original->config.value("format", settings_.format);
+    if (!flags_.format && !resuming_) {
+      auto recorded = OptimizeSettings::FromJson(original->config);
+      if (!recorded.ok()) {
+        return StoreFailure(DamagedStoreError(db_path_, fmt::format("run {}: its settings (runs.config)", original->id),
+                                              recorded.error().message));
+      }
+      settings_.format = recorded->format;
+    }
     auto calls = store_->LlmCalls(settings_.replay_run);
-    if (!calls.ok()) return Infra(calls.error().message);
+    if (!calls.ok()) return StoreFailure(calls.error());
     for (const auto& record : *calls) {
       replayed.push_back({record.call.provider, record.call.http_status, record.call.response_body, record.call.error});
     }
@@ -237,6 +251,16 @@ std::optional<Failure> OptimizeRun::Prepare() {
   auto toml = ReadFile(task_->toml_path, size_t{1} << 20);
   if (!toml.ok()) return Infra(toml.error().message);
   task_toml_ = std::move(toml.value());
+
+  // Where the kernel and report.md go is checked now, not when they are written at the run's end.
+  const std::filesystem::path output = flags_.output_dir.empty() ? std::filesystem::path("ksmith-runs")
+                                                                 : std::filesystem::path(flags_.output_dir);
+  if (Status writable = CheckWritableFolder(output); !writable.ok()) {
+    return Usage(fmt::format("{} {}: cannot write there ({}); {}", flags_.output_dir.empty() ? "the output folder" :
+                             "--output-dir", output.string(), writable.error().message,
+                             flags_.output_dir.empty() ? "give --output-dir with a folder you can write"
+                                                       : "name a folder you can write"));
+  }
 
   nlohmann::json device_facts;
   if (auto failure = PrepareEvaluator(device_facts)) return failure;
@@ -356,8 +380,7 @@ OptimizeOutcome OptimizeRun::Execute() {
   if (resuming_) {
     if (auto status = store_->ReopenRun(run_.id); !status.ok()) {
       // Another process owns it: the user's to sort out, not a failure of ksmith's.
-      const int exit_code = status.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
-      return {exit_code, status.error().message, {}, {}};
+      return {StoreExitCode(status.error()), status.error().message, {}, {}};
     }
     Note(fmt::format("resuming run {} ({} on {}, {})", run_.id, run_.task, run_.backend, run_.strategy));
   } else {
@@ -369,7 +392,7 @@ OptimizeOutcome OptimizeRun::Execute() {
     run_.model = strategy_->needs_model() ? settings_.model : "";
     run_.config = settings_.ToJson();
     if (auto status = store_->CreateRun(run_, task_toml_); !status.ok()) {
-      return {kExitInfra, status.error().message, {}, {}};
+      return {StoreExitCode(status.error()), status.error().message, {}, {}};
     }
     Note(fmt::format("run {}: {} on {}, strategy {}, up to {} candidates; store {}", run_.id, run_.task, run_.backend,
                      run_.strategy, settings_.max_candidates, db_path_.string()));
@@ -386,7 +409,8 @@ OptimizeOutcome OptimizeRun::Execute() {
     auto calls = store_->LlmCalls(run_.id);
     auto candidates = store_->Candidates(run_.id);
     if (!calls.ok() || !candidates.ok()) {
-      return {kExitInfra, !calls.ok() ? calls.error().message : candidates.error().message, {}, {}};
+      const Error& error = !calls.ok() ? calls.error() : candidates.error();
+      return {StoreExitCode(error), error.message, {}, {}};
     }
     for (const auto& record : *calls) {
       if (!record.call.cached) budget.ChargeCall(record.call.input_tokens, record.call.output_tokens);
@@ -427,20 +451,19 @@ OptimizeOutcome OptimizeRun::Execute() {
     return loop.Run();
   }();
   if (!outcome.ok()) {
-    return {kExitInfra,
+    // A store found damaged mid-run exits as it would have at the start; any other failure is ours.
+    return {outcome.error().kind == ErrorKind::kDamaged ? kExitUsage : kExitInfra,
             fmt::format("run {}: {} (what finished is kept; `ksmith optimize --resume {}` continues)", run_.id,
                         outcome.error().message, run_.id),
             {},
             {}};
   }
   auto run = store_->GetRun(run_.id);
-  if (!run.ok()) {
-    return {kExitInfra, run.error().message, {}, {}};
-  }
+  if (!run.ok()) return {StoreExitCode(run.error()), run.error().message, {}, {}};
   const std::filesystem::path directory =
       flags_.output_dir.empty() ? std::filesystem::path("ksmith-runs") / run->id : std::filesystem::path(flags_.output_dir);
   auto calls = store_->LlmCalls(run->id);
-  if (!calls.ok()) return {kExitInfra, calls.error().message, {}, {}};
+  if (!calls.ok()) return {StoreExitCode(calls.error()), calls.error().message, {}, {}};
   auto outputs = WriteRunOutputs(directory, *run, outcome->state, *calls);
   if (!outputs.ok()) {
     return {kExitInfra, outputs.error().message, {}, {}};
@@ -456,6 +479,11 @@ OptimizeOutcome OptimizeRun::Execute() {
 
 OptimizeOutcome RunOptimize(const OptimizeFlags& flags, const OptimizeEnvironment& environment) {
   return OptimizeRun(flags, environment).Main();
+}
+
+OptimizeOutcome CheckOptimize(const OptimizeFlags& flags, const OptimizeEnvironment& environment) {
+  if (environment.client == nullptr) return {kExitInfra, "CheckOptimize needs the caller's evaluation service", {}, {}};
+  return OptimizeRun(flags, environment).Check();
 }
 
 }  // namespace ksmith

@@ -41,4 +41,11 @@ struct OptimizeOutcome {
 /// Runs one optimize. Never prints its outcome (progress lines go to stderr unless quiet).
 OptimizeOutcome RunOptimize(const OptimizeFlags& flags, const OptimizeEnvironment& environment);
 
+/// What RunOptimize checks before a run starts (the store, ksmith.toml and the settings, the task,
+/// its format and starting kernel, the strategy, the provider and its key, the output folder),
+/// without starting it or spending anything: a bench checks every task so before it runs any.
+/// `environment.client` must be set (no service is started here). exit_code 0 when the run could
+/// start; otherwise the error RunOptimize would have given.
+OptimizeOutcome CheckOptimize(const OptimizeFlags& flags, const OptimizeEnvironment& environment);
+
 }  // namespace ksmith

@@ -4,10 +4,23 @@
 
 #include <functional>
 #include <map>
+#include <optional>
+#include <type_traits>
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "core/json_fields.h"
+
 namespace ksmith {
+namespace {
+
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+
+}  // namespace
 
 nlohmann::json OptimizeSettings::ToJson() const {
   nlohmann::json json = {
@@ -26,10 +39,25 @@ nlohmann::json OptimizeSettings::ToJson() const {
   return json;
 }
 
-OptimizeSettings OptimizeSettings::FromJson(const nlohmann::json& json) {
+Result<OptimizeSettings> OptimizeSettings::FromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return MakeError(ErrorKind::kDamaged, "the settings are JSON of type {}, not object", json.type_name());
   OptimizeSettings settings;
-  auto read = [&json](const char* key, auto& field) {
-    if (json.contains(key) && !json[key].is_null()) field = json[key].get<std::decay_t<decltype(field)>>();
+  std::string wrong;  // the first key whose value has another type than its field
+  auto read = [&json, &wrong](const char* key, auto& field) {
+    const auto found = json.find(key);
+    if (found == json.end() || found->is_null()) return;
+    using Field = std::decay_t<decltype(field)>;
+    bool read_ok = false;
+    if constexpr (IsOptional<Field>::value) {
+      typename Field::value_type value{};
+      read_ok = json_fields::FromJsonValue(*found, value);
+      if (read_ok) field = value;
+    } else {
+      read_ok = json_fields::FromJsonValue(*found, field);
+    }
+    if (!read_ok && wrong.empty()) {
+      wrong = fmt::format("'{}' is JSON of type {}", key, found->type_name());
+    }
   };
   read("task", settings.task);
   read("backend", settings.backend);
@@ -56,9 +84,11 @@ OptimizeSettings OptimizeSettings::FromJson(const nlohmann::json& json) {
   read("eval_timeout_ms", settings.eval_timeout_ms);
   read("build_memory_gib", settings.build_memory_gib);
   read("build_cpu_s", settings.build_cpu_s);
-  if (json.contains("budget_tokens") && json["budget_tokens"].is_number()) settings.budget_tokens = json["budget_tokens"].get<int64_t>();
-  if (json.contains("budget_dollars") && json["budget_dollars"].is_number()) settings.budget_dollars = json["budget_dollars"].get<double>();
-  if (json.contains("budget_wall_s") && json["budget_wall_s"].is_number()) settings.budget_wall_s = json["budget_wall_s"].get<double>();
+  read("budget_tokens", settings.budget_tokens);
+  read("budget_dollars", settings.budget_dollars);
+  read("budget_wall_s", settings.budget_wall_s);
+  // A mistyped setting read as its default would change the run under a resume: refused instead.
+  if (!wrong.empty()) return MakeError(ErrorKind::kDamaged, "{}", wrong);
   return settings;
 }
 
@@ -143,6 +173,12 @@ bool LooksLikeKey(const std::string& key) {
 }
 
 }  // namespace
+
+std::filesystem::path ConfigFilePath(const std::string& config_flag) {
+  if (!config_flag.empty()) return config_flag;
+  std::error_code error;
+  return std::filesystem::exists("ksmith.toml", error) ? std::filesystem::path("ksmith.toml") : std::filesystem::path();
+}
 
 Status ApplyConfigFile(const std::filesystem::path& path, OptimizeSettings& settings) {
   toml::table table;

@@ -46,9 +46,14 @@ struct OptimizeSettings {
   double build_cpu_s = 0;       // [s] each build process's CPU time limit; 0: the default
 
   nlohmann::json ToJson() const;
-  /// Reads what ToJson wrote; fields it lacks keep their defaults (older runs).
-  static OptimizeSettings FromJson(const nlohmann::json& json);
+  /// Reads what ToJson wrote; fields it lacks keep their defaults (older runs). A field of another
+  /// type is kDamaged, naming the key: the stored settings were damaged.
+  static Result<OptimizeSettings> FromJson(const nlohmann::json& json);
 };
+
+/// The settings file a command reads: `config_flag` (--config) when given, else ./ksmith.toml when
+/// present; empty when there is none.
+std::filesystem::path ConfigFilePath(const std::string& config_flag);
 
 /// Applies a ksmith.toml to `settings`: tables [llm], [optimize], [budget], [eval]. An unknown
 /// key, a wrong type or an API key in the file is an error naming the file and the key.

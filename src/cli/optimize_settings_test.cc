@@ -71,7 +71,7 @@ build_cpu_s = 90
   EXPECT_DOUBLE_EQ(settings.build_memory_gib, 4);
   EXPECT_DOUBLE_EQ(settings.build_cpu_s, 90);
   // Stored with the run, so that a resumed run builds under the same limits.
-  EXPECT_DOUBLE_EQ(OptimizeSettings::FromJson(settings.ToJson()).build_memory_gib, 4);
+  EXPECT_DOUBLE_EQ(OptimizeSettings::FromJson(settings.ToJson()).value().build_memory_gib, 4);
 }
 
 TEST_F(ConfigFile, RefusesAnApiKeyInTheFile) {
@@ -109,7 +109,7 @@ TEST(OptimizeSettings, JsonRoundTripKeepsEverySetting) {
   settings.budget_dollars = 2.5;
   settings.temperature = 0.1;
   settings.format = "kernelbench";
-  const OptimizeSettings back = OptimizeSettings::FromJson(settings.ToJson());
+  const OptimizeSettings back = OptimizeSettings::FromJson(settings.ToJson()).value();
   EXPECT_EQ(back.ToJson(), settings.ToJson());
   EXPECT_FALSE(back.budget_tokens.has_value());
   EXPECT_EQ(back.budget_dollars, 2.5);
@@ -117,7 +117,21 @@ TEST(OptimizeSettings, JsonRoundTripKeepsEverySetting) {
   // A run stored before the setting existed wrote ksmith's contract.
   nlohmann::json older = settings.ToJson();
   older.erase("format");
-  EXPECT_EQ(OptimizeSettings::FromJson(older).format, "native");
+  EXPECT_EQ(OptimizeSettings::FromJson(older).value().format, "native");
+}
+
+TEST(OptimizeSettings, AStoredSettingOfAnotherTypeIsDamageNamingTheKey) {
+  // Read as its default, a mistyped setting would change a resumed run; get<> threw type_error.302.
+  nlohmann::json stored = OptimizeSettings().ToJson();
+  stored["seeds"] = "three";
+  const auto read = OptimizeSettings::FromJson(stored);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().kind, ErrorKind::kDamaged);
+  EXPECT_NE(read.error().message.find("'seeds' is JSON of type string"), std::string::npos) << read.error().message;
+  stored = OptimizeSettings().ToJson();
+  stored["budget_tokens"] = {1, 2};
+  EXPECT_EQ(OptimizeSettings::FromJson(stored).error().kind, ErrorKind::kDamaged);
+  EXPECT_EQ(OptimizeSettings::FromJson(nlohmann::json("text")).error().kind, ErrorKind::kDamaged);
 }
 
 // One rule and one message for a number, whether a flag or ksmith.toml gives it (issue 13).

@@ -1,5 +1,7 @@
 // `ksmith runs list|show` and `ksmith export`: reading the run store.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -10,6 +12,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "core/files.h"
 #include "core/strings.h"
 #include "agent/run_report.h"
 #include "store/export.h"
@@ -76,17 +79,18 @@ int ListRuns(const RunsFlags& flags) {
   auto store = OpenStore(flags.db);
   if (!store.ok()) {
     PrintError(store.error().message);
-    return store.error().kind == ErrorKind::kNotFound || store.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    return StoreExitCode(store.error());
   }
   auto runs = (*store)->ListRuns();
   if (!runs.ok()) {
     PrintError(runs.error().message);
-    return kExitInfra;
+    return StoreExitCode(runs.error());
   }
   if (flags.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& run : *runs) list.push_back(RunJson(run));
-    std::printf("%s\n", list.dump(2).c_str());
+    // Replace, not throw on, bytes that are not UTF-8: a damaged text column must not end the listing.
+    std::printf("%s\n", list.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
   if (runs->empty()) {
@@ -110,20 +114,24 @@ int ShowRun(const RunsFlags& flags) {
   auto store = OpenStore(flags.db);
   if (!store.ok()) {
     PrintError(store.error().message);
-    return store.error().kind == ErrorKind::kNotFound || store.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    return StoreExitCode(store.error());
   }
   auto run = (*store)->GetRun(flags.run_id);
   if (!run.ok()) {
     PrintError(run.error().message);
-    return run.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+    return StoreExitCode(run.error());
   }
   auto candidates = (*store)->Candidates(flags.run_id);
   if (!candidates.ok()) {
     PrintError(candidates.error().message);
-    return kExitInfra;
+    return StoreExitCode(candidates.error());
   }
   auto calls = (*store)->LlmCalls(flags.run_id);
-  const std::string retries = calls.ok() ? RetrySummary(*calls) : "";
+  if (!calls.ok()) {
+    PrintError(calls.error().message);
+    return StoreExitCode(calls.error());
+  }
+  const std::string retries = RetrySummary(*calls);
   if (flags.json) {
     nlohmann::json json = RunJson(*run);
     json["model_call_retries"] = retries;
@@ -147,7 +155,7 @@ int ShowRun(const RunsFlags& flags) {
       item["verdict"] = candidate.verdict ? *candidate.verdict : nlohmann::json();
       json["candidates_list"].push_back(std::move(item));
     }
-    std::printf("%s\n", json.dump(2).c_str());
+    std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
   std::printf("run %s: %s on %s, strategy %s%s\n", run->id.c_str(), run->task.c_str(), run->backend.c_str(),
@@ -181,17 +189,22 @@ int ExportRunCommand(const RunsFlags& flags) {
   auto store = OpenStore(flags.db);
   if (!store.ok()) {
     PrintError(store.error().message);
-    return store.error().kind == ErrorKind::kNotFound || store.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    return StoreExitCode(store.error());
   }
   if (auto run = (*store)->GetRun(flags.run_id); !run.ok()) {
     PrintError(run.error().message);
-    return run.error().kind == ErrorKind::kNotFound ? kExitUsage : kExitInfra;
+    return StoreExitCode(run.error());
   }
   std::ofstream file;
   if (!flags.output.empty()) {
+    if (Status writable = CheckWritableFile(flags.output); !writable.ok()) {
+      PrintError(fmt::format("--output {}: cannot write it ({}); name a file you can write", flags.output,
+                             writable.error().message));
+      return kExitUsage;
+    }
     file.open(flags.output, std::ios::binary | std::ios::trunc);
     if (!file) {
-      PrintError("cannot write " + flags.output);
+      PrintError(fmt::format("cannot write {}: {}", flags.output, std::strerror(errno)));
       return kExitInfra;
     }
   }
@@ -199,7 +212,7 @@ int ExportRunCommand(const RunsFlags& flags) {
   auto exported = ExportRun(**store, flags.run_id, *format, out);
   if (!exported.ok()) {
     PrintError(exported.error().message);
-    return kExitInfra;
+    return StoreExitCode(exported.error());
   }
   out.flush();
   // A run without an example of the format is an answer, not a failure (exit 0): exporting every

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "core/work_folders.h"
+
 namespace ksmith {
 
 namespace fs = std::filesystem;
@@ -82,6 +84,33 @@ Status WriteFileAtomic(const fs::path& path, std::string_view contents) {
   return {};
 }
 
+Status CheckWritableFolder(const fs::path& path) {
+  std::error_code error;
+  fs::path existing = path.empty() ? fs::path(".") : path;
+  // The nearest part of the path that exists is where the folders would be made.
+  while (!fs::exists(fs::symlink_status(existing, error)) && existing.has_parent_path() &&
+         existing.parent_path() != existing) {
+    existing = existing.parent_path();
+  }
+  if (!fs::exists(existing, error)) existing = ".";  // a relative path with no existing part
+  if (!fs::is_directory(existing, error)) {
+    return MakeError(ErrorKind::kInvalidArgument, "{}: not a folder", existing.string());
+  }
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    return MakeError(ErrorKind::kInvalidArgument, "{}: {}", existing.string(), std::strerror(errno));
+  }
+  return {};
+}
+
+Status CheckWritableFile(const fs::path& path) {
+  std::error_code error;
+  if (fs::is_directory(path, error)) return MakeError(ErrorKind::kInvalidArgument, "{}: a folder, not a file", path.string());
+  if (fs::exists(path, error) && ::access(path.c_str(), W_OK) != 0) {
+    return MakeError(ErrorKind::kInvalidArgument, "{}: {}", path.string(), std::strerror(errno));
+  }
+  return CheckWritableFolder(path.has_parent_path() ? path.parent_path() : fs::path("."));
+}
+
 Result<fs::path> CacheDirectory() {
   fs::path directory;
   if (const char* explicit_dir = std::getenv("KSMITH_CACHE_DIR"); explicit_dir && *explicit_dir) {
@@ -96,24 +125,35 @@ Result<fs::path> CacheDirectory() {
   std::error_code error;
   fs::create_directories(directory, error);
   if (error) {
-    return MakeError(ErrorKind::kIo, "cannot create the cache directory {}: {}", directory.string(),
-                     error.message());
+    return MakeError(ErrorKind::kIo, "cannot create the cache directory {}: {}; set KSMITH_CACHE_DIR to a folder you "
+                     "can write", directory.string(), error.message());
+  }
+  // Every command that needs the cache writes to it (builds, measurements, the default run store):
+  // a read-only one is said here, with the folder and the cause, before any work is done.
+  if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+    return MakeError(ErrorKind::kIo, "the cache directory {} cannot be written: {}; make it writable, or set "
+                     "KSMITH_CACHE_DIR to a folder you can write", directory.string(), std::strerror(errno));
   }
   return directory;
 }
 
-ScopedTempDir::ScopedTempDir(std::string_view prefix, const fs::path& parent) {
+ScopedTempDir::ScopedTempDir(std::string_view prefix, const fs::path& parent, OwnerMark mark) {
   const fs::path base = parent.empty() ? fs::temp_directory_path() : parent;
   std::error_code error;
   fs::create_directories(base, error);
   std::string pattern = (base / (std::string(prefix) + "-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    // mkdtemp's errno says why (a read-only cache: EACCES or EROFS); a missing base says more.
+    const std::string cause = error ? error.message() : std::strerror(errno);
+    error_ = "cannot create a folder under " + base.string() + ": " + cause;
+    return;
+  }
+  path_ = pattern;
+  if (mark == OwnerMark::kMark) MarkWorkFolder(path_);
 }
 
 ScopedTempDir::~ScopedTempDir() {
-  if (path_.empty()) return;
-  std::error_code error;
-  fs::remove_all(path_, error);
+  if (!path_.empty()) RemoveWorkFolder(path_);
 }
 
 }  // namespace ksmith

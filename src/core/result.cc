@@ -12,6 +12,7 @@ const char* ErrorKindName(ErrorKind kind) {
     case ErrorKind::kTimeout: return "timeout";
     case ErrorKind::kProtocol: return "protocol_error";
     case ErrorKind::kInternal: return "internal_error";
+    case ErrorKind::kDamaged: return "damaged";
   }
   return "unknown";
 }

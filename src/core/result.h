@@ -18,6 +18,7 @@ enum class ErrorKind {
   kTimeout,
   kProtocol,  // a peer broke the worker protocol
   kInternal,  // ksmith's own fault
+  kDamaged,   // a file ksmith wrote reads back wrong (a run store's page or column): the user's to move away
 };
 
 const char* ErrorKindName(ErrorKind kind);

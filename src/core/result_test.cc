@@ -111,6 +111,7 @@ TEST(ErrorKindName, NamesEveryKindDistinctly) {
       {ErrorKind::kParse, "parse_error"},               {ErrorKind::kIo, "io_error"},
       {ErrorKind::kUnsupported, "unsupported"},         {ErrorKind::kTimeout, "timeout"},
       {ErrorKind::kProtocol, "protocol_error"},         {ErrorKind::kInternal, "internal_error"},
+      {ErrorKind::kDamaged, "damaged"},
   };
   std::set<std::string> seen;
   for (const auto& [kind, name] : expected) {

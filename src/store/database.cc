@@ -24,10 +24,18 @@ std::string QuoteSql(std::string_view sql) {
   return text;
 }
 
+// A file that cannot be used as it is (read-only, unopenable, denied) is kInvalidArgument and a
+// damaged one kDamaged: both are the user's to fix, and the commands exit 2 for them (cli/app.h,
+// StoreExitCode). A failure of a usable file (disk full, I/O) stays kIo.
 ErrorKind KindOf(int code) {
   switch (code & 0xff) {
     case SQLITE_CONSTRAINT: return ErrorKind::kInvalidArgument;
-    case SQLITE_NOTADB: return ErrorKind::kInvalidArgument;
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_AUTH: return ErrorKind::kInvalidArgument;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return ErrorKind::kDamaged;
     case SQLITE_BUSY:
     case SQLITE_LOCKED: return ErrorKind::kTimeout;
     case SQLITE_MISUSE:
@@ -129,7 +137,8 @@ Result<std::unique_ptr<Database>> Database::Open(const fs::path& path) {
   std::error_code error;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), error);
   if (error) {
-    return MakeError(ErrorKind::kIo, "{}: cannot create its folder: {}", path.string(), error.message());
+    return MakeError(ErrorKind::kInvalidArgument, "the run store {}: cannot create its folder {}: {}; name a store "
+                     "in a folder you can write", path.string(), path.parent_path().string(), error.message());
   }
   sqlite3* connection = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
@@ -234,6 +243,8 @@ Result<std::string> Database::QueryText(std::string_view sql, const std::vector<
 int64_t Database::LastInsertRowId() const { return sqlite3_last_insert_rowid(connection_); }
 
 int64_t Database::Changes() const { return sqlite3_changes64(connection_); }
+
+bool Database::ReadOnly() const { return sqlite3_db_readonly(connection_, "main") == 1; }
 
 Result<Transaction> Transaction::Begin(Database& database) {
   if (Status begun = database.Execute("BEGIN IMMEDIATE"); !begun.ok()) return begun.error();

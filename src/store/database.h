@@ -80,6 +80,8 @@ class Database {
   int64_t LastInsertRowId() const;
   /// Rows changed by the last INSERT, UPDATE or DELETE.
   int64_t Changes() const;
+  /// Whether SQLite opened the file read-only (it does, silently, for a file ksmith may not write).
+  bool ReadOnly() const;
   const std::filesystem::path& path() const { return path_; }
 
   /// "<path>: <what>: <sqlite3_errmsg>", with kIo as the kind unless the error says otherwise.

@@ -2,12 +2,15 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -43,11 +46,71 @@ std::string DumpJson(const nlohmann::json& json) {
   return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// The store wrote these columns itself; should one be damaged, its text is kept as a JSON
-// string rather than failing every read of the run.
-nlohmann::json ParseStoredJson(const std::string& text) {
+Error Damaged(const Database& database, std::string_view what, std::string_view problem) {
+  return DamagedStoreError(database.path(), what, problem);
+}
+
+// The store wrote these columns itself, as JSON of one type. Text that does not parse (bytes that
+// are not UTF-8 included), or parses to another type, is damage: kept as a string, it reached
+// readers that threw nlohmann's type_error.306 (or 316 when dumped) as an internal error.
+Result<nlohmann::json> ParseStoredJson(const Database& database, const std::string& text, std::string_view what,
+                                       nlohmann::json::value_t type) {
   auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return json.is_discarded() ? nlohmann::json(text) : json;
+  if (json.is_discarded()) return Damaged(database, what, "does not parse as JSON");
+  if (json.type() != type) {
+    return Damaged(database, what, fmt::format("is JSON of type {}, not {}", json.type_name(),
+                                               nlohmann::json(type).type_name()));
+  }
+  return json;
+}
+
+// What readers take from a stored verdict without checking each type: the top-level fields of
+// docs/verdict.md, and what Verdict::FromJson reads. Empty when it is sound.
+std::string VerdictProblem(const nlohmann::json& verdict) {
+  using Type = nlohmann::json::value_t;
+  const auto status = verdict.find("status");
+  if (status == verdict.end() || !status->is_string() || !ParseVerdictStatus(status->get<std::string>()).ok()) {
+    return "has no verdict status";
+  }
+  const std::vector<Type> number = {Type::number_float, Type::number_unsigned, Type::number_integer};
+  const std::vector<Type> integer = {Type::number_unsigned, Type::number_integer};
+  const std::pair<const char*, std::vector<Type>> fields[] = {
+      {"schema_version", integer},
+      {"reason", {Type::string}},
+      {"task", {Type::string}},
+      {"backend", {Type::string}},
+      {"candidate", {Type::string}},
+      {"total_s", number},
+      {"speedup", {Type::number_float, Type::number_unsigned, Type::number_integer, Type::null}},
+      {"speedup_ci95", {Type::array}},
+      {"stages", {Type::array}},
+      {"timing", {Type::object}},
+      {"provenance", {Type::object}},
+      {"labels", {Type::array}},
+      {"repeat_of_candidate", integer},
+  };
+  for (const auto& [key, types] : fields) {
+    const auto found = verdict.find(key);
+    if (found == verdict.end()) continue;
+    if (std::find(types.begin(), types.end(), found->type()) == types.end()) {
+      return fmt::format("has '{}' of type {}", key, found->type_name());
+    }
+  }
+  // The typed reading that resume and feedback rely on, nested fields included: nlohmann's
+  // exceptions on a mistyped field become a value here, at the one place stored verdicts enter.
+  try {
+    if (auto read = Verdict::FromJson(verdict); !read.ok()) return read.error().message;
+  } catch (const nlohmann::json::exception& error) {
+    return fmt::format("does not read as a verdict ({})", error.what());
+  }
+  return "";
+}
+
+Result<nlohmann::json> ParseStoredVerdict(const Database& database, const std::string& text, std::string_view what) {
+  auto verdict = ParseStoredJson(database, text, what, nlohmann::json::value_t::object);
+  if (!verdict.ok()) return verdict.error();
+  if (const std::string problem = VerdictProblem(*verdict); !problem.empty()) return Damaged(database, what, problem);
+  return verdict;
 }
 
 const char* PassedStatus() { return VerdictStatusName(VerdictStatus::kPassed); }
@@ -150,7 +213,7 @@ SELECT r.id, t.name, r.backend, r.strategy, r.provider, r.model, r.config, r.sta
 FROM runs r JOIN tasks t ON t.id = r.task_id
 )sql";
 
-RunRecord ReadRunRow(const Statement& row) {
+Result<RunRecord> ReadRunRow(const Database& database, const Statement& row) {
   RunRecord run;
   run.id = row.Text(0);
   run.task = row.Text(1);
@@ -158,7 +221,10 @@ RunRecord ReadRunRow(const Statement& row) {
   run.strategy = row.Text(3);
   run.provider = row.Text(4);
   run.model = row.Text(5);
-  run.config = ParseStoredJson(row.Text(6));
+  auto config = ParseStoredJson(database, row.Text(6), fmt::format("run {}: its settings (runs.config)", run.id),
+                                nlohmann::json::value_t::object);
+  if (!config.ok()) return config.error();
+  run.config = std::move(config).value();
   run.status = row.Text(7);
   run.stop_reason = row.Text(8);
   run.created_at = row.Text(9);
@@ -219,6 +285,15 @@ std::string RunStore::NewRunId() {
 
 int RunStore::schema_version() const { return schema_version_; }
 
+Status RunStore::CheckWritable() const {
+  std::lock_guard lock(mutex_);
+  if (!database_->ReadOnly()) return {};
+  return MakeError(ErrorKind::kInvalidArgument,
+                   "the run store {}: the file is read-only to ksmith; make both it and its folder writable (chmod "
+                   "u+w), or pass --db with a store in a folder you can write",
+                   database_->path().string());
+}
+
 Status RunStore::CreateRun(const RunRecord& run, const std::string& task_toml) {
   if (run.id.empty()) return MakeError(ErrorKind::kInvalidArgument, "a run needs an id (RunStore::NewRunId)");
   std::lock_guard lock(mutex_);
@@ -231,7 +306,7 @@ Status RunStore::CreateRun(const RunRecord& run, const std::string& task_toml) {
     return MakeError(ErrorKind::kInvalidArgument, "run '{}' already exists in {}", run.id, database.path().string());
   }
   const std::string now = NowUtcIso8601();
-  const RunOwner owner = RunOwner::Current();
+  const ProcessOwner owner = ProcessOwner::Current();
   const std::string task_hash = Sha256Hex(task_toml);
   if (Status task = database.Execute(
           "INSERT OR IGNORE INTO tasks (name, toml, toml_sha256, created_at) VALUES (?, ?, ?, ?)",
@@ -288,21 +363,23 @@ Status RunStore::ReopenRun(const std::string& run_id) {
   if (!transaction.ok()) return transaction.error();
   auto run = ReadRun(run_id);
   if (!run.ok()) return run.error();
-  const RunOwner self = RunOwner::Current();
+  const ProcessOwner self = ProcessOwner::Current();
   if (run->status == "running" && !(run->owner == self)) {
     switch (run->owner.Check()) {
-      case RunOwner::Liveness::kAlive:
+      case ProcessOwner::Liveness::kAlive:
+        // Since when the owner has had the run: its process's start (a resume takes the run over
+        // at once), not the run's creation, which may be days before.
         return MakeError(ErrorKind::kInvalidArgument,
-                         "run {} is being run by {} (since {}); wait for it to end, or stop it (kill {}) and resume "
-                         "again",
-                         run_id, run->owner.Describe(), run->created_at, run->owner.pid);
-      case RunOwner::Liveness::kElsewhere:
+                         "run {} is being run by {}, a process running since {}; wait for it to end, or stop it "
+                         "(kill {}) and resume again",
+                         run_id, run->owner.Describe(), run->owner.StartedAt(), run->owner.pid);
+      case ProcessOwner::Liveness::kElsewhere:
         return MakeError(ErrorKind::kInvalidArgument,
                          "run {} is marked running by {}, which cannot be checked from here; resume it on that host, "
                          "or once that process is surely gone",
                          run_id, run->owner.Describe());
-      case RunOwner::Liveness::kGone:
-      case RunOwner::Liveness::kUnknown:
+      case ProcessOwner::Liveness::kGone:
+      case ProcessOwner::Liveness::kUnknown:
         break;  // killed, or from before owners were recorded: taken over
     }
   }
@@ -425,7 +502,7 @@ Result<RunRecord> RunStore::ReadRun(const std::string& run_id) const {
   auto row = statement->Step();
   if (!row.ok()) return row.error();
   if (!*row) return UnknownRun(*database_, run_id);
-  return ReadRunRow(*statement);
+  return ReadRunRow(*database_, *statement);
 }
 
 Result<std::vector<RunRecord>> RunStore::ListRuns() const {
@@ -439,7 +516,9 @@ Result<std::vector<RunRecord>> RunStore::ListRuns() const {
     auto row = statement->Step();
     if (!row.ok()) return row.error();
     if (!*row) return runs;
-    runs.push_back(ReadRunRow(*statement));
+    auto run = ReadRunRow(*database_, *statement);
+    if (!run.ok()) return run.error();
+    runs.push_back(std::move(run).value());
   }
 }
 
@@ -473,13 +552,18 @@ Result<std::vector<CandidateRecord>> RunStore::Candidates(const std::string& run
     candidate.llm_call_id = r.OptionalInt(6);
     candidate.source = r.Text(7);
     candidate.extraction_error = r.Text(8);
-    candidate.knobs = ParseStoredJson(r.Text(9));
+    const std::string what = fmt::format("candidate {} of run {}", candidate.id, run_id);
+    auto knobs = ParseStoredJson(*database_, r.Text(9), what + ": its knobs", nlohmann::json::value_t::object);
+    if (!knobs.ok()) return knobs.error();
+    candidate.knobs = std::move(knobs).value();
     candidate.explanation = r.Text(10);
     candidate.created_at = r.Text(11);
     if (auto verdict_status = r.OptionalText(12)) {
       candidate.status = *verdict_status;
       candidate.speedup = r.OptionalDouble(13);
-      candidate.verdict = ParseStoredJson(r.Text(14));
+      auto verdict = ParseStoredVerdict(*database_, r.Text(14), what + ": its verdict");
+      if (!verdict.ok()) return verdict.error();
+      candidate.verdict = std::move(verdict).value();
     } else {
       candidate.status = candidate.extraction_error.empty() ? "pending" : "extraction_failed";
     }
@@ -511,7 +595,10 @@ Result<std::vector<LlmCallRecord>> RunStore::LlmCalls(const std::string& run_id)
     call.provider = r.Text(3);
     call.model = r.Text(4);
     call.role = r.Text(5);
-    call.request = ParseStoredJson(r.Text(6));
+    const std::string what = fmt::format("model call {} of run {}", record.id, run_id);
+    auto request = ParseStoredJson(*database_, r.Text(6), what + ": its request", nlohmann::json::value_t::object);
+    if (!request.ok()) return request.error();
+    call.request = std::move(request).value();
     call.response_body = r.Text(7);
     call.http_status = static_cast<int>(r.Int(8));
     call.attempts = static_cast<int>(r.Int(9));
@@ -526,10 +613,11 @@ Result<std::vector<LlmCallRecord>> RunStore::LlmCalls(const std::string& run_id)
     call.output_tokens = r.Int(19);
     call.cost_dollars = r.Double(20);
     record.created_at = r.Text(21);
-    if (const auto reasons = ParseStoredJson(r.Text(22)); reasons.is_array()) {
-      for (const auto& reason : reasons) {
-        if (reason.is_string()) call.retry_reasons.push_back(reason.get<std::string>());
-      }
+    auto reasons =
+        ParseStoredJson(*database_, r.Text(22), what + ": its retry reasons", nlohmann::json::value_t::array);
+    if (!reasons.ok()) return reasons.error();
+    for (const auto& reason : *reasons) {
+      if (reason.is_string()) call.retry_reasons.push_back(reason.get<std::string>());
     }
     calls.push_back(std::move(record));
   }
@@ -541,6 +629,13 @@ Result<std::string> RunStore::TaskToml(const std::string& run_id) const {
                                    {run_id});
   if (!toml.ok() && toml.error().kind == ErrorKind::kNotFound) return UnknownRun(*database_, run_id);
   return toml;
+}
+
+Error DamagedStoreError(const fs::path& path, std::string_view what, std::string_view problem) {
+  return MakeError(ErrorKind::kDamaged,
+                   "the run store {} is damaged: {} {}; move the file aside (ksmith starts a new store in its place) "
+                   "or pass --db with another file",
+                   path.string(), what, problem);
 }
 
 Result<fs::path> DefaultStorePath() {
@@ -563,6 +658,14 @@ Result<fs::path> StorePathFromFlag(const std::string& db_flag) {
                      "existing folder",
                      db_flag, folder.string(), folder.string());
   }
+  // WAL needs its -wal and -shm files beside the store, readers too: a folder ksmith cannot write
+  // is said here, with the cause, rather than as SQLite's "unable to open database file".
+  if (Status writable = CheckWritableFolder(folder); !writable.ok()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--db {}: the folder {} cannot be written ({}); make it writable (chmod u+w {}) or name a store "
+                     "in a folder you can write",
+                     db_flag, folder.string(), writable.error().message, folder.string());
+  }
   return path;
 }
 
@@ -573,7 +676,7 @@ std::map<int64_t, int64_t> CandidateNumbers(const std::vector<CandidateRecord>& 
 }
 
 std::string DisplayStatus(const RunRecord& run) {
-  if (run.status == "running" && run.owner.Check() == RunOwner::Liveness::kGone) return "interrupted";
+  if (run.status == "running" && run.owner.Check() == ProcessOwner::Liveness::kGone) return "interrupted";
   return run.status;
 }
 

@@ -10,12 +10,13 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
-#include "store/run_owner.h"
+#include "core/process_owner.h"
 #include "llm/provider.h"
 
 namespace ksmith {
@@ -35,7 +36,7 @@ struct RunRecord {
   std::string created_at;          // ISO 8601, UTC
   std::string finished_at;
   std::optional<int64_t> best_candidate_id;
-  RunOwner owner;  // the process that created or last resumed it (set by the store)
+  ProcessOwner owner;  // the process that created or last resumed it (set by the store)
   // Totals, computed by the store from the run's rows (read-only):
   int64_t candidates = 0;       // candidates with a verdict
   int64_t passed = 0;
@@ -97,6 +98,10 @@ class RunStore {
   static std::string NewRunId();
   /// The file's PRAGMA user_version after migrating: the number of schema steps applied.
   int schema_version() const;
+  /// For a command that will write (optimize, bench), before it starts: a file SQLite opened
+  /// read-only (it does so silently, and only the first write would fail) is kInvalidArgument,
+  /// naming the file and the fix. Readers (runs, export) need no write.
+  Status CheckWritable() const;
 
   /// Records the run and the task's definition (task.toml's text) it ran on; identical task
   /// texts are stored once. `run.id` must be new (kInvalidArgument otherwise); an empty
@@ -139,6 +144,13 @@ class RunStore {
   int schema_version_ = 0;
 };
 
+/// A record the store wrote that reads back wrong (JSON that does not parse or has another type):
+/// the file was damaged (a disk fault, a hand edit, a tool that rewrote it). kDamaged, naming the
+/// file, the record (`what`, e.g. "candidate 7 of run R: its verdict"), the `problem` and the fix,
+/// wherever it is found, so that every command exits alike for it (2: cli/app.h, StoreExitCode).
+/// Every reader of the store returns it for a JSON column it cannot read as written.
+Error DamagedStoreError(const std::filesystem::path& path, std::string_view what, std::string_view problem);
+
 /// The status to show: "interrupted" for a run still marked "running" whose owner is gone.
 std::string DisplayStatus(const RunRecord& run);
 
@@ -146,8 +158,9 @@ std::string DisplayStatus(const RunRecord& run);
 Result<std::filesystem::path> DefaultStorePath();
 
 /// The store a `--db` flag names, or DefaultStorePath() when it is empty. A path given by the
-/// user must be in a folder that exists (a typo is not silently made into folders);
-/// kInvalidArgument says which folder and what to do.
+/// user must be in a folder that exists (a typo is not silently made into folders) and that
+/// ksmith may write (WAL keeps files beside the store, for readers too); kInvalidArgument says
+/// which folder, why and what to do.
 Result<std::filesystem::path> StorePathFromFlag(const std::string& db_flag);
 
 }  // namespace ksmith

@@ -55,7 +55,9 @@ TEST(BadInput, MalformedTaskTomlNamesTheFileAndLine) {
   EXPECT_NE(run.err.find("task.toml"), std::string::npos) << run.Describe();
   EXPECT_NE(run.err.find("task.toml:" + std::to_string(broken_line)), std::string::npos)
       << "stderr does not name line " << broken_line << "\n" << run.Describe();
-  EXPECT_FALSE(run.Json().is_object()) << "no verdict may be printed for a broken task\n" << run.Describe();
+  // No verdict may be printed for a broken task: --json gets the error object instead.
+  EXPECT_FALSE(run.Json().contains("status")) << run.Describe();
+  EXPECT_TRUE(ErrorObject(run).is_object()) << run.Describe();
 }
 
 TEST(BadInput, TaskTomlWithAWrongValueNamesTheLine) {
@@ -87,7 +89,7 @@ TEST(BadInput, UnknownTaskSuggestsTheNearestName) {
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_NE(run.err.find("did you mean"), std::string::npos) << run.Describe();
   EXPECT_NE(run.err.find("softmax"), std::string::npos) << run.Describe();
-  EXPECT_TRUE(run.out.empty()) << run.Describe();
+  EXPECT_TRUE(PrintedUsageErrorJson(run)) << "--json: the error object on stdout\n" << run.Describe();
 
   const CliResult other = Eval("vectoradd", HonestKernel("vector_add_fast"));
   EXPECT_EQ(other.exit_code, 2) << other.Describe();
@@ -108,7 +110,7 @@ TEST(BadInput, MissingCandidateFileIsAUsageError) {
   EXPECT_NE(run.err.find(missing.string()), std::string::npos) << "stderr must name the file\n"
                                                                << run.Describe();
   EXPECT_NE(Lower(run.err).find("no such file"), std::string::npos) << run.Describe();
-  EXPECT_TRUE(run.out.empty()) << run.Describe();
+  EXPECT_TRUE(PrintedUsageErrorJson(run)) << "--json: the error object on stdout\n" << run.Describe();
 }
 
 TEST(BadInput, EmptyCandidateIsACompileError) {
@@ -227,7 +229,7 @@ TEST(BadInput, DirectoryAsCandidateIsAUsageError) {
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_NE(run.err.find(candidate.string()), std::string::npos) << run.Describe();
   EXPECT_NE(Lower(run.err).find("directory"), std::string::npos) << run.Describe();
-  EXPECT_TRUE(run.out.empty()) << run.Describe();
+  EXPECT_TRUE(PrintedUsageErrorJson(run)) << "--json: the error object on stdout\n" << run.Describe();
 }
 
 TEST(BadInput, UnreadableDirectoryAsCandidateIsAUsageError) {
@@ -239,7 +241,7 @@ TEST(BadInput, UnreadableDirectoryAsCandidateIsAUsageError) {
   ::chmod(candidate.c_str(), 0755);
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_NE(run.err.find(candidate.string()), std::string::npos) << run.Describe();
-  EXPECT_TRUE(run.out.empty()) << run.Describe();
+  EXPECT_TRUE(PrintedUsageErrorJson(run)) << "--json: the error object on stdout\n" << run.Describe();
 }
 
 TEST(BadInput, UnknownOptionIsAUsageError) {

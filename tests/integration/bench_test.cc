@@ -165,5 +165,90 @@ TEST(BenchCli, AnUnknownSuiteIsAUsageError) {
   EXPECT_NE(level.err.find("no task is at level 9"), std::string::npos) << level.err;
 }
 
+// What can be checked is checked before anything runs, and a bench in which nothing could be
+// evaluated exits non-zero: a typo'd setting failed every task with a usage error, after the
+// service started, and the bench exited 0; a --report folder it could not write was found only
+// after the whole run.
+class BenchChecks : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(dir_.path().empty()); }
+  std::string Db() const { return (dir_.path() / "runs.db").string(); }
+  // Runs ksmith in dir_ (where ksmith.toml, which every task's run reads, is dir_'s).
+  CliResult RunHere(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    const fs::path previous = fs::current_path();
+    fs::current_path(dir_.path());
+    const CliResult run = RunKsmith(args, env);
+    fs::current_path(previous);
+    return run;
+  }
+  TempDir dir_{"bench-checks"};
+};
+
+TEST_F(BenchChecks, ASettingThatFailsEveryTaskIsRefusedOnceBeforeAnythingRuns) {
+  std::ofstream(dir_.path() / "ksmith.toml") << "[llm]\nmodle = \"gpt-x\"\n";
+  const CliResult run = RunHere({"bench", "--suite", "vector_add,relu", "--db", Db(), "--report",
+                                 (dir_.path() / "report").string(), "--json"});
+  EXPECT_EQ(run.exit_code, 2) << run.Describe();
+  EXPECT_NE(run.err.find("ksmith: error: none of the suite's 2 tasks can run, so nothing was run: relu: ksmith.toml: "
+                         "[llm] has no key 'modle'"),
+            std::string::npos)
+      << run.Describe();
+  EXPECT_EQ(run.err.find("vector_add cannot run"), std::string::npos) << "the same reason twice\n" << run.Describe();
+  EXPECT_TRUE(PrintedUsageErrorJson(run)) << run.Describe();
+  EXPECT_FALSE(fs::exists(dir_.path() / "report")) << "a report of nothing was written";
+  EXPECT_EQ(RunKsmith({"runs", "list", "--db", Db()}).out, "no runs yet\n");
+  // A provider whose key is missing: the same, with the provider's own words.
+  fs::remove(dir_.path() / "ksmith.toml");
+  const CliResult keyless = RunHere({"bench", "--suite", "vector_add", "--provider", "openai", "--model", "m",
+                                     "--db", Db(), "--report", (dir_.path() / "report").string()},
+                                    {"OPENAI_API_KEY="});
+  EXPECT_EQ(keyless.exit_code, 2) << keyless.Describe();
+  EXPECT_NE(keyless.err.find("none of the suite's 1 task can run, so nothing was run: OPENAI_API_KEY is not set"),
+            std::string::npos)
+      << keyless.Describe();
+}
+
+TEST_F(BenchChecks, RunsThatStartButEvaluateNothingExitNonZero) {
+  // A dead server: each run starts, every model call fails, no candidate gets a verdict.
+  std::ofstream(dir_.path() / "ksmith.toml") << "[llm]\nrequest_attempts = 1\n";
+  const CliResult run = RunHere({"bench", "--suite", "vector_add", "--provider", "openai", "--base-url",
+                                 "http://127.0.0.1:9/v1", "--model", "m", "--samples", "3", "--db", Db(), "--report",
+                                 (dir_.path() / "report").string()},
+                                {"OPENAI_API_KEY="});
+  EXPECT_EQ(run.exit_code, 3) << run.Describe();
+  EXPECT_NE(run.err.find("ksmith: error: nothing was evaluated: no candidate of any task got a verdict"),
+            std::string::npos)
+      << run.Describe();
+  EXPECT_TRUE(fs::exists(dir_.path() / "report" / "report.md")) << "the report says what happened";
+}
+
+TEST_F(BenchChecks, AnOutputFolderThatCannotBeWrittenIsFoundBeforeTheRun) {
+  const fs::path file = dir_.path() / "a-file";
+  std::ofstream(file) << "not a folder\n";
+  const CliResult bench = RunKsmith({"bench", "--suite", "vector_add", "--db", Db(), "--report",
+                                     (file / "report").string()});
+  EXPECT_EQ(bench.exit_code, 2) << bench.Describe();
+  EXPECT_NE(bench.err.find("ksmith: error: --report " + (file / "report").string() + ": cannot write there (" +
+                           file.string() + ": not a folder); name a folder you can write"),
+            std::string::npos)
+      << bench.Describe();
+  const CliResult optimize = RunKsmith({"optimize", "--task", "vector_add", "--db", Db(), "-o", (file / "out").string()});
+  EXPECT_EQ(optimize.exit_code, 2) << optimize.Describe();
+  EXPECT_NE(optimize.err.find("ksmith: error: --output-dir " + (file / "out").string() + ": cannot write there (" +
+                              file.string() + ": not a folder)"),
+            std::string::npos)
+      << optimize.Describe();
+  // Nothing ran: no run is recorded.
+  EXPECT_EQ(RunKsmith({"runs", "list", "--db", Db()}).out, "no runs yet\n");
+  // eval's --output likewise, before anything is built.
+  const CliResult eval = RunKsmith({"eval", "--task", "vector_add", "-o", (file / "verdict.json").string(),
+                                    (HonestDir() / "vector_add_fast.cpp").string()});
+  EXPECT_EQ(eval.exit_code, 2) << eval.Describe();
+  EXPECT_NE(eval.err.find("ksmith: error: --output " + (file / "verdict.json").string() + ": cannot write it ("),
+            std::string::npos)
+      << eval.Describe();
+  EXPECT_TRUE(eval.out.empty()) << "a verdict was printed: it ran\n" << eval.Describe();
+}
+
 }  // namespace
 }  // namespace ksmith::it

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,10 +70,22 @@ struct CliResult {
   }
 };
 
+/// In a child about to exec: root, too, is held to files' mode bits from now on (the capabilities
+/// that override them leave the bounding set, which an exec of root's re-derives its own from), so
+/// that a test can make a folder read-only for ksmith. Best effort: without CAP_SETPCAP nothing
+/// changes (PermissionsHoldInChildren says whether they do).
+inline void HoldToModeBits() {
+  for (const int capability : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER}) {
+    ::prctl(PR_CAPBSET_DROP, capability, 0, 0, 0);
+  }
+}
+
 /// Runs `ksmith <args...>` with the test environment (KSMITH_CACHE_DIR set) plus `extra_env`
-/// ("NAME=value"; "NAME=" removes NAME). Kills it after `timeout_s`.
+/// ("NAME=value"; "NAME=" removes NAME). Kills it after `timeout_s`. With `mode_bits`, the
+/// process is held to files' mode bits even as root (HoldToModeBits).
 inline CliResult RunKsmith(const std::vector<std::string>& args,
-                           const std::vector<std::string>& extra_env = {}, int timeout_s = 600) {
+                           const std::vector<std::string>& extra_env = {}, int timeout_s = 600,
+                           bool mode_bits = false) {
   CliResult result;
   std::map<std::string, std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
@@ -108,6 +123,7 @@ inline CliResult RunKsmith(const std::vector<std::string>& args,
     ::dup2(err_pipe[1], STDERR_FILENO);
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    if (mode_bits) HoldToModeBits();
     ::execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
@@ -151,6 +167,43 @@ inline CliResult RunKsmith(const std::vector<std::string>& args,
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   return result;
+}
+
+/// The error object that `--json` prints on stdout for a command that failed: {"error": {kind,
+/// exit_code, message}} (README, "Exit codes and errors"); null when stdout is not exactly that.
+inline nlohmann::json ErrorObject(const CliResult& run) {
+  const auto json = run.Json();
+  if (!json.is_object() || json.size() != 1 || !json.contains("error") || !json["error"].is_object()) return nullptr;
+  return json["error"];
+}
+
+/// Whether stdout is the usage error's object (exit 2) for a command run with --json.
+inline bool PrintedUsageErrorJson(const CliResult& run) {
+  const auto error = ErrorObject(run);
+  return error.is_object() && error.value("kind", std::string()) == "usage" && error.value("exit_code", 0) == 2 &&
+         !error.value("message", std::string()).empty();
+}
+
+/// Whether a child that HoldToModeBits() cannot write into a folder of mode 0555: false where the
+/// tests run as root without the right to drop those capabilities (the read-only tests skip then).
+inline bool PermissionsHoldInChildren() {
+  char pattern[] = "/tmp/ksmith-mode-bits-XXXXXX";
+  if (::mkdtemp(pattern) == nullptr) return false;
+  ::chmod(pattern, 0555);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // Through an exec, as ksmith is run: the bounding set holds only what a later exec gets.
+    HoldToModeBits();
+    const std::string file = std::string(pattern) + "/probe";
+    ::execl("/bin/sh", "sh", "-c", "exec 2>/dev/null; : > \"$0\"", file.c_str(), static_cast<char*>(nullptr));
+    _exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::chmod(pattern, 0755);
+  std::error_code error;
+  fs::remove_all(pattern, error);
+  return WIFEXITED(status) && WEXITSTATUS(status) != 0;
 }
 
 /// Makes sure the machine's facts (bandwidth, FLOP rate) are measured before any evaluation, once

@@ -132,8 +132,13 @@ Result<BuildOutput> CpuCompiler::Compile(const std::string& key_prefix,
     return output;
   }
 
-  ScopedTempDir work("build", cache_directory_ / "tmp");
-  if (!work.ok()) return MakeError(ErrorKind::kIo, "cannot create a temporary build folder");
+  // Marked with this process: a build killed mid-way leaves the folder, which a later run
+  // removes (RemoveStaleBuildFolders).
+  ScopedTempDir work("build", cache_directory_ / "tmp", OwnerMark::kMark);
+  if (!work.ok()) {
+    return MakeError(ErrorKind::kIo, "the build's temporary folder: {}; the cache directory {} must be writable (or "
+                     "set KSMITH_CACHE_DIR to a folder you can write)", work.error(), cache_directory_.string());
+  }
   // The kernel sits in its own folder under its bare name: no name can clash with the wrapper
   // or point outside the build folder.
   const fs::path kernel_path = work.path() / "src" / fs::path(display_name).filename();

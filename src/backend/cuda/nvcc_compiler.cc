@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <regex>
 
@@ -14,6 +16,7 @@
 #include "core/landlock.h"
 #include "core/strings.h"
 #include "core/subprocess.h"
+#include "core/work_folders.h"
 
 namespace ksmith {
 
@@ -321,10 +324,10 @@ Result<BuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
                         nlohmann::json({{"command", output->command}, {"sandboxed", output->sandboxed}}).dump());
   std::error_code error;
   fs::rename(output->shared_object, stored, error);
+  RemoveWorkFolder(output->shared_object.parent_path());
   if (error) {
     return MakeError(ErrorKind::kIo, "cannot store {}: {}", stored.string(), error.message());
   }
-  fs::remove_all(output->shared_object.parent_path(), error);
   output->shared_object = stored;
   output->pending_sass = ReadSassAside(stored, sass_path);
   return output;
@@ -342,15 +345,20 @@ Result<BuildOutput> NvccCompiler::RunNvcc(const std::string& kernel_source,
   fs::create_directories(parent, error);
   std::string pattern = (parent / "nvcc-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    return MakeError(ErrorKind::kIo, "cannot create a build folder under {}", parent.string());
+    const std::string cause = error ? error.message() : std::strerror(errno);
+    return MakeError(ErrorKind::kIo, "the build's temporary folder: cannot create a folder under {}: {}; the cache "
+                     "directory {} must be writable (or set KSMITH_CACHE_DIR to a folder you can write)",
+                     parent.string(), cause, cache_directory_.string());
   }
   const fs::path work = pattern;
+  // Marked with this process: a build killed mid-way leaves the folder, which a later run removes
+  // (RemoveStaleBuildFolders).
+  MarkWorkFolder(work);
   struct Cleanup {
     fs::path path;
     bool keep = false;
     ~Cleanup() {
-      std::error_code ignored;
-      if (!keep) fs::remove_all(path, ignored);
+      if (!keep) RemoveWorkFolder(path);
     }
   } cleanup{work};
 
@@ -413,8 +421,7 @@ bool NvccCompiler::SandboxWorks() const {
     auto probe = RunNvcc(kSandboxProbe, "ksmith_probe.cu", "#include \"@KERNEL@\"\n", {}, true);
     sandbox_->works = probe.ok() && probe->compiled;
     if (probe.ok() && probe->compiled) {
-      std::error_code ignored;
-      fs::remove_all(probe->shared_object.parent_path(), ignored);
+      RemoveWorkFolder(probe->shared_object.parent_path());
     }
   }
   return *sandbox_->works;

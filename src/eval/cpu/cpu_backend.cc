@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "backend/build.h"
 #include "backend/cpu/compiler.h"
 #include "backend/cpu/machine.h"
 #include "binary/shared_library.h"
@@ -127,6 +128,7 @@ const BackendTraits& CpuBackendTraits() {
 }
 
 Result<std::unique_ptr<EvalBackend>> MakeCpuBackend(const BackendConfig& config) {
+  RemoveStaleBuildFolders(config.cache_directory);
   auto compiler = CpuCompiler::Create(config.cache_directory, config.build_limits);
   if (!compiler.ok()) return compiler.error();
   auto machine = config.measure_facts ? LoadMachineFacts(*compiler, config.cache_directory, config.refresh_facts)

@@ -90,9 +90,12 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
                           const std::filesystem::path& baseline) {
   const auto start = Clock::now();
   auto& stage = Stage("sandbox");
-  scratch_ = std::make_unique<ScopedTempDir>("worker", options_.scratch_parent);
+  // Marked with this process: a worker killed with its evaluation leaves the folder, which a later
+  // run removes (RemoveStaleBuildFolders).
+  scratch_ = std::make_unique<ScopedTempDir>("worker", options_.scratch_parent, OwnerMark::kMark);
   if (!scratch_->ok()) {
-    return Finish(stage, VerdictStatus::kInfraError, "cannot create a scratch folder", FailureKind::kInfrastructure);
+    return Finish(stage, VerdictStatus::kInfraError, "the worker's scratch folder: " + scratch_->error(),
+                  FailureKind::kInfrastructure);
   }
   auto worker = WorkerProcess::Start({options_.worker_executable, scratch_->path(), options_.threads, {}, options_.cancel});
   if (!worker.ok()) return Finish(stage, VerdictStatus::kInfraError, worker.error().message, FailureKind::kInfrastructure);

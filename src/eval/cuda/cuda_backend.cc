@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "backend/build.h"
 #include "backend/cuda/gpu_facts.h"
 #include "backend/cuda/nvcc_compiler.h"
 #include "core/strings.h"
@@ -170,6 +171,7 @@ Result<std::unique_ptr<EvalBackend>> MakeCudaBackend(const BackendConfig& config
   }
   auto target = ResolveCudaTarget(config.arch.empty() ? std::nullopt : std::optional<std::string>(config.arch));
   if (!target.ok()) return Error{ErrorKind::kInvalidArgument, target.error().message};
+  RemoveStaleBuildFolders(config.cache_directory);
   auto compiler = NvccCompiler::Create(config.cache_directory, *target, config.build_limits);
   if (!compiler.ok()) return compiler.error();
   // Measured once per GPU and cached; measured in the background while the first candidates build.

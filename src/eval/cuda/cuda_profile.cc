@@ -60,8 +60,8 @@ void AttachCudaProfile(Verdict& verdict, const Task& task, const std::filesystem
   if (verdict.status != VerdictStatus::kPassed || shared_object.empty()) {
     return note("not profiled: only a candidate that passed verification is replayed under ncu");
   }
-  ScopedTempDir directory("profile", scratch_parent);
-  if (!directory.ok()) return note("not profiled: cannot create a scratch folder");
+  ScopedTempDir directory("profile", scratch_parent, OwnerMark::kMark);
+  if (!directory.ok()) return note("not profiled: " + directory.error());
   if (auto status = WriteReplay(task, shared_object, directory.path()); !status.ok()) {
     return note("not profiled: " + status.error().message);
   }

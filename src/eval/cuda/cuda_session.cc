@@ -63,9 +63,10 @@ void AddMilliseconds(std::map<std::string, double>& totals, const std::string& k
 
 CudaWorkers CudaWorkers::Start(const EvalOptions& options) {
   CudaWorkers workers;
-  workers.scratch = std::make_unique<ScopedTempDir>("cuda-worker", options.scratch_parent);
+  // Marked: a later run removes it should this process be killed (RemoveStaleBuildFolders).
+  workers.scratch = std::make_unique<ScopedTempDir>("cuda-worker", options.scratch_parent, OwnerMark::kMark);
   if (!workers.scratch->ok()) {
-    workers.start_error = "cannot create a scratch folder";
+    workers.start_error = "the worker's scratch folder: " + workers.scratch->error();
     return workers;
   }
   WorkerOptions worker_options{options.worker_executable, workers.scratch->path(), 1, WorkerEnvironment(options),

@@ -62,8 +62,8 @@ Result<std::vector<std::vector<double>>> RunGpuReference(const fs::path& worker,
   GuardedArena arena(layout, (*memory)->data());
   if (auto status = arena.Prepare(prepared.inputs, kReplayCanary); !status.ok()) return status.error();
   // The replay folder: kernel.so, layout.json and arena.bin in; result.bin (the arena after the call) out.
-  ScopedTempDir directory("gpu-reference", scratch_parent);
-  if (!directory.ok()) return MakeError(ErrorKind::kIo, "cannot create a scratch folder under {}", scratch_parent.string());
+  ScopedTempDir directory("gpu-reference", scratch_parent, OwnerMark::kMark);
+  if (!directory.ok()) return MakeError(ErrorKind::kIo, "the GPU reference's scratch folder: {}", directory.error());
   std::error_code error;
   fs::copy_file(reference_object, directory.path() / "kernel.so", error);
   if (error) return MakeError(ErrorKind::kIo, "cannot copy {}: {}", reference_object.string(), error.message());
