@@ -25,6 +25,7 @@
 #include "formats/format_registry.h"
 #include "llm/http_provider.h"
 #include "service/service_setup.h"
+#include "store/stored_json.h"
 #include "task/registry.h"
 
 namespace ksmith {

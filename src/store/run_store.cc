@@ -19,6 +19,7 @@
 #include "eval/verdict.h"
 #include "store/database.h"
 #include "store/migrations.h"
+#include "store/stored_json.h"
 
 namespace ksmith {
 namespace {
@@ -44,73 +45,6 @@ std::string NowUtcIso8601() {
 // not lose the record, so it is replaced instead of throwing.
 std::string DumpJson(const nlohmann::json& json) {
   return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-Error Damaged(const Database& database, std::string_view what, std::string_view problem) {
-  return DamagedStoreError(database.path(), what, problem);
-}
-
-// The store wrote these columns itself, as JSON of one type. Text that does not parse (bytes that
-// are not UTF-8 included), or parses to another type, is damage: kept as a string, it reached
-// readers that threw nlohmann's type_error.306 (or 316 when dumped) as an internal error.
-Result<nlohmann::json> ParseStoredJson(const Database& database, const std::string& text, std::string_view what,
-                                       nlohmann::json::value_t type) {
-  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return Damaged(database, what, "does not parse as JSON");
-  if (json.type() != type) {
-    return Damaged(database, what, fmt::format("is JSON of type {}, not {}", json.type_name(),
-                                               nlohmann::json(type).type_name()));
-  }
-  return json;
-}
-
-// What readers take from a stored verdict without checking each type: the top-level fields of
-// docs/verdict.md, and what Verdict::FromJson reads. Empty when it is sound.
-std::string VerdictProblem(const nlohmann::json& verdict) {
-  using Type = nlohmann::json::value_t;
-  const auto status = verdict.find("status");
-  if (status == verdict.end() || !status->is_string() || !ParseVerdictStatus(status->get<std::string>()).ok()) {
-    return "has no verdict status";
-  }
-  const std::vector<Type> number = {Type::number_float, Type::number_unsigned, Type::number_integer};
-  const std::vector<Type> integer = {Type::number_unsigned, Type::number_integer};
-  const std::pair<const char*, std::vector<Type>> fields[] = {
-      {"schema_version", integer},
-      {"reason", {Type::string}},
-      {"task", {Type::string}},
-      {"backend", {Type::string}},
-      {"candidate", {Type::string}},
-      {"total_s", number},
-      {"speedup", {Type::number_float, Type::number_unsigned, Type::number_integer, Type::null}},
-      {"speedup_ci95", {Type::array}},
-      {"stages", {Type::array}},
-      {"timing", {Type::object}},
-      {"provenance", {Type::object}},
-      {"labels", {Type::array}},
-      {"repeat_of_candidate", integer},
-  };
-  for (const auto& [key, types] : fields) {
-    const auto found = verdict.find(key);
-    if (found == verdict.end()) continue;
-    if (std::find(types.begin(), types.end(), found->type()) == types.end()) {
-      return fmt::format("has '{}' of type {}", key, found->type_name());
-    }
-  }
-  // The typed reading that resume and feedback rely on, nested fields included: nlohmann's
-  // exceptions on a mistyped field become a value here, at the one place stored verdicts enter.
-  try {
-    if (auto read = Verdict::FromJson(verdict); !read.ok()) return read.error().message;
-  } catch (const nlohmann::json::exception& error) {
-    return fmt::format("does not read as a verdict ({})", error.what());
-  }
-  return "";
-}
-
-Result<nlohmann::json> ParseStoredVerdict(const Database& database, const std::string& text, std::string_view what) {
-  auto verdict = ParseStoredJson(database, text, what, nlohmann::json::value_t::object);
-  if (!verdict.ok()) return verdict.error();
-  if (const std::string problem = VerdictProblem(*verdict); !problem.empty()) return Damaged(database, what, problem);
-  return verdict;
 }
 
 const char* PassedStatus() { return VerdictStatusName(VerdictStatus::kPassed); }
@@ -221,7 +155,7 @@ Result<RunRecord> ReadRunRow(const Database& database, const Statement& row) {
   run.strategy = row.Text(3);
   run.provider = row.Text(4);
   run.model = row.Text(5);
-  auto config = ParseStoredJson(database, row.Text(6), fmt::format("run {}: its settings (runs.config)", run.id),
+  auto config = ParseStoredJson(database.path(), row.Text(6), fmt::format("run {}: its settings (runs.config)", run.id),
                                 nlohmann::json::value_t::object);
   if (!config.ok()) return config.error();
   run.config = std::move(config).value();
@@ -553,7 +487,7 @@ Result<std::vector<CandidateRecord>> RunStore::Candidates(const std::string& run
     candidate.source = r.Text(7);
     candidate.extraction_error = r.Text(8);
     const std::string what = fmt::format("candidate {} of run {}", candidate.id, run_id);
-    auto knobs = ParseStoredJson(*database_, r.Text(9), what + ": its knobs", nlohmann::json::value_t::object);
+    auto knobs = ParseStoredJson(database_->path(), r.Text(9), what + ": its knobs", nlohmann::json::value_t::object);
     if (!knobs.ok()) return knobs.error();
     candidate.knobs = std::move(knobs).value();
     candidate.explanation = r.Text(10);
@@ -561,7 +495,7 @@ Result<std::vector<CandidateRecord>> RunStore::Candidates(const std::string& run
     if (auto verdict_status = r.OptionalText(12)) {
       candidate.status = *verdict_status;
       candidate.speedup = r.OptionalDouble(13);
-      auto verdict = ParseStoredVerdict(*database_, r.Text(14), what + ": its verdict");
+      auto verdict = ParseStoredVerdict(database_->path(), r.Text(14), what + ": its verdict");
       if (!verdict.ok()) return verdict.error();
       candidate.verdict = std::move(verdict).value();
     } else {
@@ -596,7 +530,7 @@ Result<std::vector<LlmCallRecord>> RunStore::LlmCalls(const std::string& run_id)
     call.model = r.Text(4);
     call.role = r.Text(5);
     const std::string what = fmt::format("model call {} of run {}", record.id, run_id);
-    auto request = ParseStoredJson(*database_, r.Text(6), what + ": its request", nlohmann::json::value_t::object);
+    auto request = ParseStoredJson(database_->path(), r.Text(6), what + ": its request", nlohmann::json::value_t::object);
     if (!request.ok()) return request.error();
     call.request = std::move(request).value();
     call.response_body = r.Text(7);
@@ -614,7 +548,7 @@ Result<std::vector<LlmCallRecord>> RunStore::LlmCalls(const std::string& run_id)
     call.cost_dollars = r.Double(20);
     record.created_at = r.Text(21);
     auto reasons =
-        ParseStoredJson(*database_, r.Text(22), what + ": its retry reasons", nlohmann::json::value_t::array);
+        ParseStoredJson(database_->path(), r.Text(22), what + ": its retry reasons", nlohmann::json::value_t::array);
     if (!reasons.ok()) return reasons.error();
     for (const auto& reason : *reasons) {
       if (reason.is_string()) call.retry_reasons.push_back(reason.get<std::string>());
@@ -629,13 +563,6 @@ Result<std::string> RunStore::TaskToml(const std::string& run_id) const {
                                    {run_id});
   if (!toml.ok() && toml.error().kind == ErrorKind::kNotFound) return UnknownRun(*database_, run_id);
   return toml;
-}
-
-Error DamagedStoreError(const fs::path& path, std::string_view what, std::string_view problem) {
-  return MakeError(ErrorKind::kDamaged,
-                   "the run store {} is damaged: {} {}; move the file aside (ksmith starts a new store in its place) "
-                   "or pass --db with another file",
-                   path.string(), what, problem);
 }
 
 Result<fs::path> DefaultStorePath() {

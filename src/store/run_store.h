@@ -10,7 +10,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -143,13 +142,6 @@ class RunStore {
   std::unique_ptr<Database> database_;  // guarded by mutex_
   int schema_version_ = 0;
 };
-
-/// A record the store wrote that reads back wrong (JSON that does not parse or has another type):
-/// the file was damaged (a disk fault, a hand edit, a tool that rewrote it). kDamaged, naming the
-/// file, the record (`what`, e.g. "candidate 7 of run R: its verdict"), the `problem` and the fix,
-/// wherever it is found, so that every command exits alike for it (2: cli/app.h, StoreExitCode).
-/// Every reader of the store returns it for a JSON column it cannot read as written.
-Error DamagedStoreError(const std::filesystem::path& path, std::string_view what, std::string_view problem);
 
 /// The status to show: "interrupted" for a run still marked "running" whose owner is gone.
 std::string DisplayStatus(const RunRecord& run);
