@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kernelbench/analysis_test_support.h"
+
 #include "core/files.h"
 #include "kernelbench/shim.h"
 
@@ -31,17 +33,7 @@ TEST(ProblemSizesWhereReduced, IgnoresWhatTheAnalysisDoesNotSay) {
   EXPECT_EQ(ProblemSizesWhereReduced(kAnalysis, {{"x_d2", 7}}), "");
 }
 
-nlohmann::json Relu() {
-  return nlohmann::json::parse(R"({
-    "name": "kb_l1_019_relu", "file": "/kb/level1/19_ReLU.py",
-    "source": "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n",
-    "inputs": [{"name": "x", "dtype": "fp32", "shape": ["batch_size", "dim"], "kind": "input", "index": 0}],
-    "outputs": [{"name": "y", "dtype": "fp32", "shape": ["batch_size", "dim"]}],
-    "dims": ["batch_size", "dim"], "constant_dims": {"batch_size": "batch_size", "dim": "dim"},
-    "scalars": [], "reference_dtype": "float64",
-    "python": {"sys_path": [], "libpython": "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", "home": "/usr"}
-  })");
-}
+nlohmann::json Relu() { return testing::ReluAnalysis(); }
 
 std::string Read(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

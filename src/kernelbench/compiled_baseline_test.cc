@@ -4,23 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include "kernelbench/analysis_test_support.h"
+
 #include "kernelbench/scripts.h"
 #include "kernelbench/shim.h"
 
 namespace ksmith {
 namespace {
 
-nlohmann::json Relu() {
-  return nlohmann::json::parse(R"({
-    "name": "kb_l1_019_relu", "file": "/kb/level1/19_ReLU.py",
-    "source": "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n",
-    "inputs": [{"name": "x", "dtype": "fp32", "shape": ["batch_size", "dim"], "kind": "input", "index": 0}],
-    "outputs": [{"name": "y", "dtype": "fp32", "shape": ["batch_size", "dim"]}],
-    "dims": ["batch_size", "dim"], "constant_dims": {"batch_size": "batch_size", "dim": "dim"},
-    "scalars": [], "reference_dtype": "float64",
-    "python": {"sys_path": [], "libpython": "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", "home": "/usr"}
-  })");
-}
+nlohmann::json Relu() { return testing::ReluAnalysis(); }
 
 Task View(int64_t dim) {
   Task task;
