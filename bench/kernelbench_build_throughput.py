@@ -68,6 +68,8 @@ def kernelbench_run(args, folder, environment):
     command = [args.ksmith, "kernelbench", "run", folder, "--backend", "cuda", "--quiet"]
     if args.jobs:
         command += ["--jobs", str(args.jobs)]
+    if args.build_memory_gib:
+        command += ["--build-memory-gib", str(args.build_memory_gib)]
     started = time.perf_counter()
     done = subprocess.run(command, env=environment, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -121,6 +123,8 @@ def main():
     parser.add_argument("--kernelbench", default="tests/data/kernelbench", help="KernelBench's levels (problem files)")
     parser.add_argument("--count", type=int, default=16)
     parser.add_argument("--jobs", type=int, default=0, help="kernelbench run --jobs (0: its default)")
+    parser.add_argument("--build-memory-gib", type=float, default=0,
+                        help="kernelbench run --build-memory-gib (0: its default); the pool fits more builds under a smaller limit")
     parser.add_argument("--kernelbench-procedure", type=int, default=0,
                         help="how many of the samples KernelBench's procedure also judges, one after another")
     parser.add_argument("--alone", action="append", default=[],
@@ -134,7 +138,7 @@ def main():
     samples = samples_from([path for path in args.candidates if os.path.abspath(path) not in alone],
                            args.count) if args.count else []
     scratch = tempfile.mkdtemp(prefix="kb-throughput-")
-    result = {"count": args.count, "jobs": args.jobs, "nproc": os.cpu_count()}
+    result = {"count": args.count, "jobs": args.jobs, "build_memory_gib": args.build_memory_gib, "nproc": os.cpu_count()}
     try:
         if not args.no_warm_up:
             # The unchanged model (ModelNew = Model) of each problem: no compiler, so what it costs is
