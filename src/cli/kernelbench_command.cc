@@ -147,6 +147,8 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   const auto started = SteadyClock::now();
   // Read before any verdict starts, as `ksmith bench` does: the verdicts then find it cached.
   const json machine = DescribeThisMachine(flags.backend, **service);
+  const KernelBenchHardware where{machine.value(traits->gpu ? "gpu" : "cpu", std::string()),
+                                  traits->gpu ? "cuda:0" : "cpu"};
   EvalClient client(**service);
   EvalOptions options;
   options.timing_budget_s = flags.timing_budget_s;
@@ -167,6 +169,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   }
   // Written after every verdict, so that an interrupted run keeps what it finished.
   std::map<int, json> results;
+  KernelBenchBaselineTimes baseline_times;  // KernelBench's baseline timing files, for its analysis
   std::map<std::string, BenchTaskResult> per_task;  // for bench's metrics: pass@k, fast_p, geomean
   std::string verdict_lines;
   RunTally tally;
@@ -175,7 +178,12 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   for (size_t i = 0; i < planned.size(); ++i) {
     const Verdict verdict = verdicts[i].get();
     const KernelBenchSample& sample = planned[i].sample;
-    json entry = KernelBenchResultEntry(verdict, sample.sample);
+    json entry = KernelBenchResultEntry(verdict, sample.sample, where);
+    if (auto problem_file = KernelBenchProblemFile(planned[i].task->directory); problem_file.ok()) {
+      baseline_times.Add(sample.level, *problem_file, sample.sample, verdict, where);
+    } else {
+      PrintError(problem_file.error().message + "; its problem is left out of the baseline timing file");
+    }
     tally.Add(entry);
     AddKernelBenchResult(results[sample.level], sample.problem, std::move(entry));
     json line = verdict.ToJson();
@@ -204,6 +212,16 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   std::vector<std::string> files;
   for (int level : levels) files.push_back((out / ResultsFileName(level, levels.size() > 1)).string());
   files.push_back((out / "ksmith_verdicts.jsonl").string());
+  // Named as KernelBench's results/timing/<hardware>/ names them; its analysis takes `baseline_file=`.
+  for (const auto& [name, times] : {std::pair{"baseline_time_torch.json", baseline_times.Eager()},
+                                    std::pair{"baseline_time_torch_compile_inductor_default.json", baseline_times.Compiled()}}) {
+    if (times.empty()) continue;
+    if (auto status = WriteFileAtomic(out / name, times.dump(4)); !status.ok()) {
+      PrintError(status.error().message);
+      return kExitInfra;
+    }
+    files.push_back((out / name).string());
+  }
   json missing_json = json::array();
   for (const auto& [level, problem] : missing) missing_json.push_back({{"level", level}, {"problem_id", problem}});
   // The same figures as `ksmith bench`, over the judged problems (one task each).
@@ -255,7 +273,8 @@ CommandHandler AddKernelBenchCommand(CLI::App& app) {
       "Judge a folder of candidates named the way KernelBench's scripts name them "
       "(level_<L>_problem_<P>_sample_<S>_kernel.py, each a .py defining ModelNew) on their imported tasks "
       "(`ksmith import kernelbench`), and write KernelBench's eval_results.json (compiled, correctness, runtime, "
-      "runtime_stats, plus ref_runtime and speedup; ksmith's status, reason and labels in metadata) and "
+      "runtime_stats, plus ref_runtime and speedup; ksmith's status, reason and labels in metadata), KernelBench's baseline timing file "
+      "(baseline_time_torch.json, for its analysis script's baseline_file=) and "
       "ksmith_verdicts.jsonl, each updated as a verdict arrives");
   run->add_option("folder", flags->folder, "The folder of candidates (KernelBench's runs/<run_name>)")->required();
   run->add_option("--backend,-b", flags->backend, "Where the candidates run")

@@ -12,7 +12,9 @@ constexpr size_t kMinSamplesForInterval = 6;
 }  // namespace
 
 nlohmann::json Estimate::ToJson() const {
-  return {{"median", median}, {"ci95", {low, high}}, {"samples", samples}};
+  nlohmann::json json = {{"median", median}, {"ci95", {low, high}}, {"samples", samples}};
+  if (samples > 0) json.update({{"mean", mean}, {"std", stddev}, {"min", min}, {"max", max}});
+  return json;
 }
 
 Estimate Estimate::FromJson(const nlohmann::json& json) {
@@ -27,6 +29,11 @@ Estimate Estimate::FromJson(const nlohmann::json& json) {
   if (const auto samples = json.value("samples", nlohmann::json()); samples.is_number_unsigned()) {
     estimate.samples = samples.get<size_t>();
   }
+  // Missing in verdicts written before they were recorded: 0, like every other missing field.
+  estimate.mean = number(json.value("mean", nlohmann::json()));
+  estimate.stddev = number(json.value("std", nlohmann::json()));
+  estimate.min = number(json.value("min", nlohmann::json()));
+  estimate.max = number(json.value("max", nlohmann::json()));
   return estimate;
 }
 
@@ -36,6 +43,14 @@ Estimate MedianWithInterval(std::vector<double> samples) {
   if (samples.empty()) return estimate;
   std::sort(samples.begin(), samples.end());
   const size_t n = samples.size();
+  double sum = 0;
+  for (double sample : samples) sum += sample;
+  estimate.mean = sum / static_cast<double>(n);
+  double squares = 0;
+  for (double sample : samples) squares += (sample - estimate.mean) * (sample - estimate.mean);
+  estimate.stddev = std::sqrt(squares / static_cast<double>(n));
+  estimate.min = samples.front();
+  estimate.max = samples.back();
   estimate.median = n % 2 == 1 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
   if (n < kMinSamplesForInterval) {
     estimate.low = samples.front();

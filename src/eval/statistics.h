@@ -12,6 +12,12 @@ struct Estimate {
   double low = 0;   // 95% confidence interval of the median
   double high = 0;
   size_t samples = 0;
+  // What KernelBench's runtime_stats report (get_timing_stats: mean, std, min, max of its trials),
+  // so its analysis can read ksmith's; the verdict rests on the median and its interval.
+  double mean = 0;
+  double stddev = 0;  // the population standard deviation, numpy's default, as KernelBench's
+  double min = 0;
+  double max = 0;
 
   nlohmann::json ToJson() const;
   /// As ToJson wrote it; a missing or null field reads as 0 (NaN is stored as null).
@@ -19,7 +25,8 @@ struct Estimate {
 };
 
 /// Median and its 95% interval from order statistics (normal approximation to the binomial);
-/// with fewer than 6 samples the interval is the sample range.
+/// with fewer than 6 samples the interval is the sample range. Also the samples' mean, standard
+/// deviation and range.
 Estimate MedianWithInterval(std::vector<double> samples);
 
 /// Candidate and baseline were timed in pairs, one pair per round: the speedup is the median of

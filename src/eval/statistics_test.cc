@@ -137,5 +137,22 @@ TEST(Estimate, ToJsonHasMedianIntervalAndCount) {
   EXPECT_EQ(json.at("samples"), 100);
 }
 
+TEST(Estimate, AlsoHasTheMeanStdAndRangeKernelBenchReports) {
+  // numpy's mean, std (population, ddof=0), min and max of {2, 4, 4, 4, 5, 5, 7, 9}: 5, 2, 2, 9.
+  const Estimate estimate = MedianWithInterval({9, 4, 2, 4, 5, 7, 4, 5});
+  EXPECT_DOUBLE_EQ(estimate.mean, 5.0);
+  EXPECT_DOUBLE_EQ(estimate.stddev, 2.0);
+  EXPECT_DOUBLE_EQ(estimate.min, 2.0);
+  EXPECT_DOUBLE_EQ(estimate.max, 9.0);
+  const Estimate read = Estimate::FromJson(estimate.ToJson());
+  EXPECT_DOUBLE_EQ(read.mean, 5.0);
+  EXPECT_DOUBLE_EQ(read.stddev, 2.0);
+  EXPECT_DOUBLE_EQ(read.min, 2.0);
+  EXPECT_DOUBLE_EQ(read.max, 9.0);
+  // A verdict written before they were recorded reads them as 0, and an empty estimate writes none.
+  EXPECT_DOUBLE_EQ(Estimate::FromJson({{"median", 3.0}, {"ci95", {2.0, 4.0}}, {"samples", 5}}).mean, 0.0);
+  EXPECT_FALSE(Estimate{}.ToJson().contains("mean"));
+}
+
 }  // namespace
 }  // namespace ksmith

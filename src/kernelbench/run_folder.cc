@@ -1,6 +1,7 @@
 #include "kernelbench/run_folder.h"
 
 #include <algorithm>
+#include <fstream>
 #include <regex>
 #include <tuple>
 
@@ -14,13 +15,26 @@ using nlohmann::json;
 
 constexpr double kMicrosecondsPerMillisecond = 1000.0;
 
-json RuntimeStats(const Estimate& estimate, const std::string& hardware) {
-  return {{"median", estimate.median / kMicrosecondsPerMillisecond},
+// KernelBench's get_timing_stats fields, then ksmith's median and interval.
+json RuntimeStats(const Estimate& estimate, const KernelBenchHardware& where) {
+  return {{"mean", estimate.mean / kMicrosecondsPerMillisecond},
+          {"std", estimate.stddev / kMicrosecondsPerMillisecond},
+          {"min", estimate.min / kMicrosecondsPerMillisecond},
+          {"max", estimate.max / kMicrosecondsPerMillisecond},
+          {"num_trials", estimate.samples},
+          {"hardware", where.hardware},
+          {"device", where.device},
+          {"median", estimate.median / kMicrosecondsPerMillisecond},
           {"ci95_low", estimate.low / kMicrosecondsPerMillisecond},
           {"ci95_high", estimate.high / kMicrosecondsPerMillisecond},
-          {"num_trials", estimate.samples},
-          {"hardware", hardware},
           {"unit", "ms"}};
+}
+
+// KernelBench's baseline record: its get_timing_stats fields only.
+json BaselineRecord(const Estimate& estimate, const KernelBenchHardware& where) {
+  json record = RuntimeStats(estimate, where);
+  for (const char* ksmith_only : {"median", "ci95_low", "ci95_high", "unit"}) record.erase(ksmith_only);
+  return record;
 }
 
 }  // namespace
@@ -58,7 +72,7 @@ Result<KernelBenchFolder> FindKernelBenchSamples(const fs::path& folder) {
 
 std::string KernelBenchTaskPrefix(int level, int problem) { return fmt::format("kb_l{}_{:03d}_", level, problem); }
 
-json KernelBenchResultEntry(const Verdict& verdict, int sample) {
+json KernelBenchResultEntry(const Verdict& verdict, int sample, const KernelBenchHardware& where) {
   const bool compiled = verdict.status != VerdictStatus::kCompileError && verdict.status != VerdictStatus::kInfraError;
   const bool correct = verdict.status == VerdictStatus::kPassed;
   json metadata = {{"ksmith_status", VerdictStatusName(verdict.status)},
@@ -81,7 +95,7 @@ json KernelBenchResultEntry(const Verdict& verdict, int sample) {
     entry["runtime"] = timing.candidate_us.median / kMicrosecondsPerMillisecond;
     entry["ref_runtime"] = timing.baseline_us.median / kMicrosecondsPerMillisecond;
     entry["speedup"] = timing.speedup.median;
-    entry["runtime_stats"] = RuntimeStats(timing.candidate_us, verdict.backend);
+    entry["runtime_stats"] = RuntimeStats(timing.candidate_us, where);
     metadata["ksmith_comparison"] = timing.comparison;  // faster, slower or tie: what fast_p should count
     metadata["ksmith_speedup_ci95"] = {timing.speedup.low, timing.speedup.high};
     metadata["ksmith_baseline"] = timing.baseline;
@@ -97,6 +111,51 @@ json KernelBenchResultEntry(const Verdict& verdict, int sample) {
   entry["metadata"] = std::move(metadata);
   return entry;
 }
+
+Result<std::string> KernelBenchProblemFile(const fs::path& task_directory) {
+  const fs::path spec_path = task_directory / "kernelbench.json";
+  std::ifstream in(spec_path);
+  const json spec = in ? json::parse(in, nullptr, false) : json();
+  if (!spec.is_object() || !spec.value("file", json()).is_string()) {
+    return MakeError(ErrorKind::kParse, "{} does not name the problem's file (\"file\"): re-import the task with "
+                     "`ksmith import kernelbench`", spec_path.string());
+  }
+  return fs::path(spec.at("file").get<std::string>()).filename().string();
+}
+
+void KernelBenchBaselineTimes::Add(int level, const std::string& problem_file, int sample, const Verdict& verdict,
+                                   const KernelBenchHardware& where) {
+  auto [found, inserted] = by_problem_.try_emplace({level, problem_file});
+  Times& times = found->second;
+  if (inserted) {
+    // Every judged problem has an entry, or KernelBench's analysis would skip the problem and count
+    // fast_p over fewer problems than were judged; it divides by the baseline only where the sample
+    // was correct, so a problem none of whose samples passed keeps KernelBench's own "not timed": -1.
+    json untimed = {{"mean", -1.0}, {"std", -1.0}, {"min", -1.0}, {"max", -1.0}, {"num_trials", 0},
+                    {"hardware", where.hardware}, {"device", where.device},
+                    {"ksmith_note", "not timed: no sample of this problem passed"}};
+    times.eager = untimed;
+  }
+  // Only a passed verdict's baseline times are trusted: a candidate that failed may have slowed it.
+  if (verdict.status != VerdictStatus::kPassed || !verdict.timing) return;
+  if (times.timed && times.sample <= sample) return;
+  times.timed = true;
+  times.sample = sample;
+  times.eager = BaselineRecord(verdict.timing->baseline_us, where);
+  times.compiled = verdict.extensions.second_timing
+                       ? BaselineRecord(verdict.extensions.second_timing->baseline_us, where) : json();
+}
+
+json KernelBenchBaselineTimes::Collect(json Times::*field) const {
+  json file = json::object();
+  for (const auto& [key, times] : by_problem_) {
+    if (!(times.*field).is_null()) file[fmt::format("level{}", key.first)][key.second] = times.*field;
+  }
+  return file;
+}
+
+json KernelBenchBaselineTimes::Eager() const { return Collect(&Times::eager); }
+json KernelBenchBaselineTimes::Compiled() const { return Collect(&Times::compiled); }
 
 void AddKernelBenchResult(json& results, int problem, json entry) {
   if (!results.is_object()) results = json::object();

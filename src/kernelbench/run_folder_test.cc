@@ -122,5 +122,60 @@ TEST(AddKernelBenchResult, ListsEntriesUnderTheProblemIdAndReplacesARepeatedSamp
   EXPECT_EQ(results.at("23").size(), 1u);
 }
 
+TEST(KernelBenchResultEntry, RuntimeStatsHaveKernelBenchsFieldsOfTheSamplesInMilliseconds) {
+  const auto stats = KernelBenchResultEntry(PassedVerdict(), 0, {"NVIDIA H200", "cuda:0"}).at("runtime_stats");
+  // The candidate's samples {10, 11, 12, 10, 11} us: KernelBench's get_timing_stats fields.
+  EXPECT_NEAR(stats.at("mean").get<double>(), 0.0108, 1e-12);
+  EXPECT_NEAR(stats.at("std").get<double>(), 0.000748331, 1e-9);  // numpy.std, ddof 0
+  EXPECT_DOUBLE_EQ(stats.at("min").get<double>(), 0.010);
+  EXPECT_DOUBLE_EQ(stats.at("max").get<double>(), 0.012);
+  EXPECT_EQ(stats.at("num_trials"), 5);
+  EXPECT_EQ(stats.at("hardware"), "NVIDIA H200");
+  EXPECT_EQ(stats.at("device"), "cuda:0");
+  EXPECT_DOUBLE_EQ(stats.at("median").get<double>(), 0.011);
+}
+
+TEST(KernelBenchBaselineTimes, EachProblemHasItsLowestPassedSamplesBaselineUnderItsFileName) {
+  KernelBenchBaselineTimes times;
+  const KernelBenchHardware where{"NVIDIA H200", "cuda:0"};
+  Verdict slower = PassedVerdict();
+  slower.timing = MakeTiming({10, 10, 10}, {40, 40, 40}, "torch eager");
+  times.Add(1, "19_ReLU.py", 3, slower, where);
+  times.Add(1, "19_ReLU.py", 1, PassedVerdict(), where);  // baseline {20, 22, 24, 20, 22}
+  Verdict wrong = PassedVerdict();
+  wrong.status = VerdictStatus::kIntegrityViolation;  // timed, but its baseline is not to be trusted
+  wrong.timing = MakeTiming({1, 1, 1}, {99, 99, 99}, "torch eager");
+  times.Add(1, "19_ReLU.py", 0, wrong, where);
+  times.Add(1, "23_Softmax.py", 0, wrong, where);
+  times.Add(2, "1_Conv2D_ReLU_BiasAdd.py", 0, slower, where);
+  const nlohmann::json eager = times.Eager();
+  const nlohmann::json& relu = eager.at("level1").at("19_ReLU.py");
+  EXPECT_NEAR(relu.at("mean").get<double>(), 0.0216, 1e-12);
+  EXPECT_DOUBLE_EQ(relu.at("min").get<double>(), 0.020);
+  EXPECT_DOUBLE_EQ(relu.at("max").get<double>(), 0.024);
+  EXPECT_EQ(relu.at("num_trials"), 5);
+  EXPECT_EQ(relu.at("hardware"), "NVIDIA H200");
+  EXPECT_FALSE(relu.contains("median")) << "KernelBench's record has get_timing_stats' fields only";
+  // A problem none of whose samples passed still has its entry, KernelBench's "not timed".
+  EXPECT_EQ(eager.at("level1").at("23_Softmax.py").at("mean"), -1.0);
+  EXPECT_DOUBLE_EQ(eager.at("level2").at("1_Conv2D_ReLU_BiasAdd.py").at("mean").get<double>(), 0.040);
+  EXPECT_TRUE(times.Compiled().empty()) << "no verdict timed torch.compile";
+  Verdict compiled = PassedVerdict();
+  compiled.extensions.second_timing = MakeTiming({10, 11, 12, 10, 11}, {5, 5, 6, 5, 6}, "torch.compile");
+  times.Add(1, "19_ReLU.py", 0, compiled, where);
+  EXPECT_NEAR(times.Compiled().at("level1").at("19_ReLU.py").at("mean").get<double>(), 0.0054, 1e-12);
+}
+
+TEST(KernelBenchProblemFile, IsTheFileTheImportNamedInTheTasksFolder) {
+  ScopedTempDir task("kb-task");
+  ASSERT_TRUE(task.ok());
+  EXPECT_FALSE(KernelBenchProblemFile(task.path()).ok());
+  ASSERT_TRUE(WriteFileAtomic(task.path() / "kernelbench.json",
+                              R"({"file": "/data/KernelBench/level1/19_ReLU.py", "level": 1})").ok());
+  auto file = KernelBenchProblemFile(task.path());
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  EXPECT_EQ(*file, "19_ReLU.py");
+}
+
 }  // namespace
 }  // namespace ksmith

@@ -13,6 +13,7 @@
 
 #include "kernelbench_import.h"
 #include "core/files.h"
+#include "core/subprocess.h"
 #include "task/task_loader.h"
 
 namespace ksmith::it {
@@ -233,6 +234,44 @@ TEST(KernelBenchRun, AFolderNamedTheKernelBenchWayGetsItsResultFormatBesideKsmit
     EXPECT_EQ(json::parse(line).at("kernelbench").value("problem_id", 0), 1);
   }
   EXPECT_EQ(count, 2);
+
+  // KernelBench's runtime_stats fields, and its baseline timing file under the problem's file name.
+  const json& stats = samples.at(0).at("runtime_stats");
+  for (const char* field : {"mean", "std", "min", "max", "num_trials", "hardware", "device"}) {
+    EXPECT_TRUE(stats.contains(field)) << field << " in " << stats.dump();
+  }
+  EXPECT_GT(stats.value("mean", 0.0), 0.0) << stats.dump();
+  EXPECT_EQ(stats.value("device", ""), "cpu");
+  EXPECT_EQ(stats.value("hardware", ""), machine.value("cpu", std::string("?")));
+  const json baseline = json::parse(Slurp(run.path() / "baseline_time_torch.json"), nullptr, false);
+  ASSERT_TRUE(baseline.is_object()) << Slurp(run.path() / "baseline_time_torch.json");
+  const json& linear = baseline.at("level0").at("1_Linear_Scale.py");
+  EXPECT_GT(linear.value("mean", 0.0), 0.0) << linear.dump();
+  EXPECT_GT(linear.value("num_trials", 0), 0) << linear.dump();
+  EXPECT_FALSE(fs::exists(run.path() / "baseline_time_torch_compile_inductor_default.json"))
+      << "no --compiled-baseline: no torch.compile timings";
+
+  // KernelBench's analysis (benchmark_eval_analysis.py, read the way it reads) on those two files:
+  // it runs without a missing key, aligns problem 1 and divides its baseline's mean by the runtime.
+  SpawnOptions analysis;
+  analysis.argv = {TorchPython(), (ProblemsDir() / "scripts" / "kernelbench_analysis.py").string(),
+                   "--level-dir", (ProblemsDir() / "problems").string(), "--level", "0",
+                   "--eval-results", (run.path() / "eval_results.json").string(),
+                   "--baseline-file", (run.path() / "baseline_time_torch.json").string()};
+  analysis.inherit_environment = true;
+  auto analysed = RunCommand(analysis, std::chrono::seconds(60), size_t{1} << 20);
+  ASSERT_TRUE(analysed.ok()) << analysed.error().message;
+  ASSERT_TRUE(analysed->succeeded()) << analysed->Describe() << analysed->output;
+  const json report = json::parse(analysed->output, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << analysed->output;
+  EXPECT_EQ(report.value("correct_count", -1), 1) << report.dump();
+  EXPECT_EQ(report.value("aligned", -1), 1) << "only problem 1 was judged: " << report.dump();
+  for (const auto& warning : report.at("warnings")) {
+    EXPECT_EQ(warning.get<std::string>().find("1_Linear_Scale.py"), std::string::npos) << warning;
+  }
+  EXPECT_NEAR(report.value("geo_mean_speedup", 0.0), linear.at("mean").get<double>() / samples.at(0).at("runtime").get<double>(),
+              1e-9);
+  EXPECT_DOUBLE_EQ(report.at("fast_p").value("0.0", -1.0), 1.0);
 }
 
 TEST(KernelBenchImport, ImportedTasksAreListedAndPassTasksCheck) {
