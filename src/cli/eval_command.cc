@@ -16,6 +16,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/eval_sweep.h"
 #include "cli/optimize_settings.h"
 #include "cli/setting_ranges.h"
 #include "core/files.h"
@@ -49,6 +50,8 @@ struct EvalFlags {
   uint64_t seed = 0;
   bool no_sandbox = false;
   bool quiet = false;
+  std::vector<std::string> sweep;  // "dim=v1,v2,...": judge and time the one candidate at each size
+  std::string csv_path;            // the sweep's table as CSV
 };
 
 // Defaults, then ksmith.toml's [eval] (or --config's: the file optimize reads, checked whole by the
@@ -162,6 +165,43 @@ std::string CandidateMismatch(const std::string& path, const std::string& backen
   return {};
 }
 
+// The one candidate judged at every point of the sweep, all queued at once (builds are shared: the
+// source is the same); a line on stderr per point as it ends, then the table, or JSON.
+int RunSweep(const EvalFlags& flags, const std::shared_ptr<const Task>& task, const std::vector<DimValues>& sweep,
+             const CandidateSource& candidate, const EvalOptions& options, EvalClient& client, EvalService& service) {
+  std::vector<std::future<Verdict>> verdicts;
+  for (const auto& shape : sweep) {
+    auto submitted = client.Submit({"", std::make_shared<const Task>(TaskAtBenchShape(*task, shape)), flags.backend,
+                                    candidate, options});
+    if (!submitted.ok()) {
+      PrintError(submitted.error().message);
+      return submitted.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
+    }
+    verdicts.push_back(std::move(submitted.value()));
+  }
+  std::vector<SweepRow> rows;
+  bool infra = false;
+  for (size_t i = 0; i < sweep.size(); ++i) {
+    rows.push_back({sweep[i], verdicts[i].get()});
+    infra = infra || rows.back().verdict.status == VerdictStatus::kInfraError;
+    if (!flags.quiet) {
+      std::fprintf(stderr, "  [%zu/%zu] %s: %s\n", i + 1, sweep.size(), task->FormatShape(sweep[i]).c_str(),
+                   VerdictStatusName(rows.back().verdict.status));
+    }
+  }
+  const nlohmann::json json = SweepJson(*task, rows);
+  for (const auto& [path, text] : {std::pair{flags.csv_path, SweepCsv(*task, rows)}, std::pair{flags.output_path, json.dump(2)}}) {
+    if (path.empty()) continue;
+    if (auto status = WriteFileAtomic(path, text); !status.ok()) {
+      PrintError(status.error().message);
+      service.Shutdown();
+      return kExitInfra;
+    }
+  }
+  std::fputs(flags.json ? (json.dump(2) + "\n").c_str() : SweepTable(*task, rows).c_str(), stdout);
+  return infra ? kExitInfra : kExitOk;
+}
+
 int RunEval(const EvalFlags& flags) {
   auto settings = ResolveSettings(flags);
   if (!settings.ok()) {
@@ -201,6 +241,27 @@ int RunEval(const EvalFlags& flags) {
     }
   }
   const auto task = std::make_shared<const Task>(std::move(found.value()));
+  std::vector<DimValues> sweep;
+  if (!flags.sweep.empty() || !flags.csv_path.empty()) {
+    if (flags.sweep.empty() || flags.candidates.size() != 1 || flags.profile || flags.no_time) {
+      PrintError("--sweep times one candidate at each size (and --csv writes that table): give one candidate, "
+                 "--sweep DIM=V1,V2,... and neither --profile nor --no-time");
+      return kExitUsage;
+    }
+    auto planned = PlanSweep(*task, flags.sweep, traits->gpu);
+    if (!planned.ok()) {
+      PrintError(planned.error().message);
+      return kExitUsage;
+    }
+    sweep = std::move(planned.value());
+    if (!flags.csv_path.empty()) {
+      if (Status writable = CheckWritableFile(flags.csv_path); !writable.ok()) {
+        PrintError(fmt::format("--csv {}: cannot write it ({}); name a file you can write", flags.csv_path,
+                               writable.error().message));
+        return kExitUsage;
+      }
+    }
+  }
   std::vector<CandidateSource> candidates;
   for (const auto& path : flags.candidates) {
     auto candidate = ReadCandidateFile(path);
@@ -238,6 +299,7 @@ int RunEval(const EvalFlags& flags) {
     }
     verdicts.push_back(std::move(submitted.value()));
   }
+  if (!sweep.empty()) return RunSweep(flags, task, sweep, candidates.front(), options, client, **service);
   // Printed in the order given, each as soon as it and all before it are done.
   VerdictPrinter printer(flags);
   for (auto& verdict : verdicts) {
@@ -294,6 +356,12 @@ CommandHandler AddEvalCommand(CLI::App& app) {
   app.add_option("--seed", flags->seed, "Fix the input seed to reproduce a verdict (default: secret and random)");
   app.add_flag("--no-sandbox", flags->no_sandbox, "Run the candidate without seccomp/Landlock/rlimits (debugging only)");
   app.add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
+  app.add_option("--sweep", flags->sweep,
+                 "Judge and time the one candidate at each size: DIM=V1,V2,... (repeat for more dims: every "
+                 "combination, up to 64), each a whole verdict with that size as the timed shape; prints time, "
+                 "GB/s and GFLOP/s of candidate and baseline per size")
+      ->take_all();
+  app.add_option("--csv", flags->csv_path, "With --sweep: also write the table as CSV to this file");
   return [flags] { return RunEval(*flags); };
 }
 
