@@ -80,4 +80,19 @@ inline std::optional<PngPixels> ReadPng(const std::string& file, std::string* wh
   return png;
 }
 
+/// Whether `png` has a solid `width` x `height` patch of `rgb`: a drawn shape, where a pixel or a
+/// few of that colour can come from a text's anti-aliased edge.
+inline bool HasPatch(const PngPixels& png, uint32_t rgb, uint32_t width, uint32_t height) {
+  for (uint32_t y = 0; y + height <= png.height; ++y) {
+    for (uint32_t x = 0; x + width <= png.width; ++x) {
+      bool solid = true;
+      for (uint32_t dy = 0; dy < height && solid; ++dy) {
+        for (uint32_t dx = 0; dx < width && solid; ++dx) solid = png.rgb[size_t{y + dy} * png.width + x + dx] == rgb;
+      }
+      if (solid) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace ksmith::it
