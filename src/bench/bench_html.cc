@@ -23,8 +23,11 @@ constexpr const char* kStyle =
     ".value-label.failed,.value-label.no-interval{fill:#777;font-style:italic}"
     ".axis{stroke:#444}.grid{stroke:#e4e4e4}.unit{stroke:#555;stroke-dasharray:4 3}"
     ".line{fill:none;stroke:#4a5d8c;stroke-width:2}.point{fill:#4a5d8c}"
-    ".faster{fill:#1b9e77}.tie{fill:#a3a3a3}.slower{fill:#d95f02}"
-    ".no-interval{fill:#fff;stroke:#555}.failed{fill:#f0f0f0;stroke:#aaa;stroke-dasharray:3 2}"
+    // Only marks take a comparison's colour: a row's group and its texts carry the class too, and
+    // a stroke there would outline the text.
+    ".bar.faster,.point.faster{fill:#1b9e77}.bar.tie,.point.tie{fill:#a3a3a3}.bar.slower,.point.slower{fill:#d95f02}"
+    ".bar.no-interval,.band.no-interval,.point.no-interval{fill:#fff;stroke:#555}"
+    ".bar.failed,.band.failed{fill:#f0f0f0;stroke:#aaa;stroke-dasharray:3 2}.task-row.failed .task-label{fill:#777}"
     ".whisker{fill:none;stroke:#111;stroke-width:1.5}"
     ".legend{list-style:none;padding:0;margin:0 0 8px;display:flex;flex-wrap:wrap;gap:4px 20px;font-size:13px}"
     ".legend li{white-space:nowrap}.swatch{vertical-align:-1px}"
