@@ -35,6 +35,14 @@ constexpr double kXTickDropPx = 19;
 
 double Number(const nlohmann::json& value, double fallback = 0) { return value.is_number() ? value.get<double>() : fallback; }
 
+// `task[key]`, or null where a file written by another version lacks it (a const json's [] on a
+// missing key is undefined).
+const nlohmann::json& Field(const nlohmann::json& task, const char* key) {
+  static const nlohmann::json kNull;
+  const auto found = task.find(key);
+  return found == task.end() ? kNull : *found;
+}
+
 // The svg element and its visible title; the <title> child is what screen readers announce.
 std::string Open(const std::string& id, double width_px, double height_px, const std::string& title) {
   return fmt::format("<svg id=\"{0}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{1:g}\" "
@@ -93,7 +101,7 @@ std::string SpeedupRow(const Row& row, const LogAxis& axis, double center_y) {
   const auto name_chars = static_cast<size_t>((kNameColumnPx - 12) / TextWidthPx("x", kNameFontPx));
   svg += Text(kNameColumnPx - 8, center_y + 4, "task-label", "end", Shorten(name, name_chars));
   const double value_x = axis.end_px + 12;
-  if (!task["best_speedup"].is_number()) {
+  if (!Field(task, "best_speedup").is_number()) {
     // No bar to draw: a band across the plot says so, in the row's own colour.
     svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:g}\" class=\"band {}\"/>",
                        axis.start_px, center_y - kBarPx / 2, axis.end_px - axis.start_px, kBarPx, css);
@@ -103,7 +111,7 @@ std::string SpeedupRow(const Row& row, const LogAxis& axis, double center_y) {
     return svg + Text(value_x, center_y + 4, "value-label " + css, "start", words) + "</g>";
   }
   std::optional<double> low, high;
-  if (const auto& interval = task["best_speedup_ci95"]; interval.is_array() && interval.size() == 2 &&
+  if (const auto& interval = Field(task, "best_speedup_ci95"); interval.is_array() && interval.size() == 2 &&
                                                          interval[0].is_number() && interval[1].is_number()) {
     low = interval[0].get<double>();
     high = interval[1].get<double>();
@@ -141,9 +149,9 @@ std::string SpeedupChart(const nlohmann::json& tasks) {
   std::vector<Row> rows;
   std::vector<double> extent;  // every estimate and interval end, so that each whisker fits
   for (const auto& task : tasks) {
-    rows.push_back({&task, CompareWithBaseline(task), Number(task["best_speedup"])});
-    if (task["best_speedup"].is_number()) extent.push_back(rows.back().speedup);
-    if (const auto& interval = task["best_speedup_ci95"]; interval.is_array()) {
+    rows.push_back({&task, CompareWithBaseline(task), Number(Field(task, "best_speedup"))});
+    if (Field(task, "best_speedup").is_number()) extent.push_back(rows.back().speedup);
+    if (const auto& interval = Field(task, "best_speedup_ci95"); interval.is_array()) {
       for (const auto& end : interval) extent.push_back(Number(end));
     }
   }
@@ -215,8 +223,8 @@ std::string RooflineChart(const nlohmann::json& tasks) {
   std::vector<double> speedups;
   double top = 1;
   for (const auto& task : tasks) {
-    if (!task["best_speedup"].is_number() || !task["best_roofline_fraction"].is_number()) continue;
-    points.emplace_back(task["best_speedup"].get<double>(), task["best_roofline_fraction"].get<double>(),
+    if (!Field(task, "best_speedup").is_number() || !Field(task, "best_roofline_fraction").is_number()) continue;
+    points.emplace_back(Field(task, "best_speedup").get<double>(), Field(task, "best_roofline_fraction").get<double>(),
                         task.value("task", std::string()), CompareWithBaseline(task));
     speedups.push_back(std::get<0>(points.back()));
     top = std::max(top, std::get<1>(points.back()));
