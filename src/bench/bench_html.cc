@@ -2,169 +2,57 @@
 
 #include <filesystem>
 
-#include <algorithm>
-#include <cmath>
-#include <vector>
-
 #include <fmt/format.h>
 
+#include "bench/bench_html_charts.h"
+#include "bench/bench_html_layout.h"
 #include "bench/bench_summary.h"
 
 namespace ksmith {
 namespace {
 
-constexpr int kWidth = 520;
-constexpr int kHeight = 300;
-constexpr int kMargin = 48;
-
-std::string Escape(const std::string& text) {
-  std::string escaped;
-  for (char c : text) {
-    switch (c) {
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '&': escaped += "&amp;"; break;
-      case '"': escaped += "&quot;"; break;
-      default: escaped += c;
-    }
-  }
-  return escaped;
-}
+// The comparison colours are a colour-blind-safe pair (Dark2's green and orange) with grey for a
+// tie; the words beside each bar and in the table say the same, for anyone who cannot tell them.
+constexpr const char* kStyle =
+    "body{font-family:sans-serif;max-width:1120px;margin:1.5em auto;padding:0 16px;color:#222;line-height:1.4}"
+    "h1{font-size:1.6em}h2{margin-top:1.6em}figure{margin:0 0 1em}"
+    "figcaption{font-size:13px;color:#555;max-width:1080px}.charts{display:flex;flex-wrap:wrap;gap:20px}"
+    ".charts figcaption{max-width:530px}svg.chart{display:block;max-width:100%;height:auto}"
+    ".chart-title{font-size:15px;font-weight:bold;fill:#222}.axis-title{font-size:12px;fill:#333}"
+    ".tick{font-size:11px;fill:#444}.task-label{font-size:12px;fill:#222}.value-label{font-size:11px;fill:#333}"
+    ".value-label.failed,.value-label.no-interval{fill:#777;font-style:italic}"
+    ".axis{stroke:#444}.grid{stroke:#e4e4e4}.unit{stroke:#555;stroke-dasharray:4 3}"
+    ".line{fill:none;stroke:#4a5d8c;stroke-width:2}.point{fill:#4a5d8c}"
+    // Only marks take a comparison's colour: a row's group and its texts carry the class too, and
+    // a stroke there would outline the text.
+    ".bar.faster,.point.faster{fill:#1b9e77}.bar.tie,.point.tie{fill:#a3a3a3}.bar.slower,.point.slower{fill:#d95f02}"
+    ".bar.no-interval,.band.no-interval,.point.no-interval{fill:#fff;stroke:#555}"
+    ".bar.failed,.band.failed{fill:#f0f0f0;stroke:#aaa;stroke-dasharray:3 2}.task-row.failed .task-label{fill:#777}"
+    ".whisker{fill:none;stroke:#111;stroke-width:1.5}"
+    ".legend{list-style:none;padding:0;margin:0 0 8px;display:flex;flex-wrap:wrap;gap:4px 20px;font-size:13px}"
+    ".legend li{white-space:nowrap}.swatch{vertical-align:-1px}"
+    "table{border-collapse:collapse;width:100%;font-size:13px}"
+    "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;vertical-align:top}th{background:#f4f4f4}"
+    "th:first-child,th.words{text-align:left}td{white-space:nowrap}td.task,td.words{text-align:left;white-space:normal}"
+    // The two columns of words share what the figures leave of 1280 px: a task's name keeps 11em
+    // (about 20 characters) and breaks beyond; knobs' JSON has no spaces, so it breaks anywhere.
+    "td.task{overflow-wrap:anywhere;min-width:11em}td.words{overflow-wrap:anywhere;min-width:14em}td.run code{font-size:13px}"
+    "span.tag{padding:0 5px;border-radius:3px;color:#fff}span.tag.tie{color:#222}"
+    "span.tag.faster{background:#1b9e77}span.tag.tie{background:#d6d6d6}span.tag.slower{background:#d95f02}"
+    "span.tag.no-interval,span.tag.failed{color:#555;font-style:italic}";
 
 double Number(const nlohmann::json& value, double fallback = 0) { return value.is_number() ? value.get<double>() : fallback; }
-
-// Axes and a title; the plot area is [kMargin, kWidth - 16] x [16, kHeight - kMargin].
-std::string Frame(const std::string& id, const std::string& title, const std::string& x_label, const std::string& y_label) {
-  return fmt::format(
-      "<svg id=\"{0}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{1}\" height=\"{2}\" "
-      "viewBox=\"0 0 {1} {2}\" role=\"img\" aria-label=\"{3}\"><title>{3}</title>"
-      "<line x1=\"{4}\" y1=\"{5}\" x2=\"{6}\" y2=\"{5}\" class=\"axis\"/>"
-      "<line x1=\"{4}\" y1=\"16\" x2=\"{4}\" y2=\"{5}\" class=\"axis\"/>"
-      "<text x=\"{7}\" y=\"{8}\" class=\"label\" text-anchor=\"middle\">{9}</text>"
-      "<text x=\"14\" y=\"{10}\" class=\"label\" text-anchor=\"middle\" transform=\"rotate(-90 14 {10})\">{11}</text>",
-      id, kWidth, kHeight, Escape(title), kMargin, kHeight - kMargin, kWidth - 16, (kWidth + kMargin) / 2, kHeight - 8,
-      Escape(x_label), (kHeight - kMargin + 16) / 2, Escape(y_label));
-}
-
-double PlotX(double fraction) { return kMargin + fraction * (kWidth - 16 - kMargin); }
-double PlotY(double fraction) { return (kHeight - kMargin) - fraction * (kHeight - kMargin - 16); }
-
-std::string FastPChart(const nlohmann::json& fast_p) {
-  std::vector<std::pair<double, double>> points;
-  for (const auto& [p, value] : fast_p.items()) points.emplace_back(std::stod(p), Number(value));
-  std::sort(points.begin(), points.end());
-  const double max_p = points.empty() ? 1 : std::max(points.back().first, 1e-9);
-  std::string svg = Frame("fast-p", "fast_p: share of tasks faster than p x the baseline", "p", "fast_p");
-  std::string polyline;
-  for (const auto& [p, value] : points) {
-    const double x = PlotX(p / max_p), y = PlotY(value);
-    polyline += fmt::format("{:.1f},{:.1f} ", x, y);
-    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" class=\"point\"><title>fast_{:g} = {:.0f}%</title></circle>"
-                       "<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{:g}</text>",
-                       x, y, p, 100 * value, x, kHeight - kMargin + 16, p);
-  }
-  for (double tick : {0.0, 0.5, 1.0}) {
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{:.0f}%</text>", kMargin - 4,
-                       PlotY(tick) + 4, 100 * tick);
-  }
-  svg += fmt::format("<polyline points=\"{}\" class=\"line\"/></svg>", polyline);
-  return svg;
-}
-
-// Best speedup per task as bars on a log scale, sorted, with the 1x line.
-std::string SpeedupChart(const nlohmann::json& tasks) {
-  std::vector<std::pair<double, std::string>> bars;
-  for (const auto& task : tasks) {
-    if (task["best_speedup"].is_number()) bars.emplace_back(task["best_speedup"].get<double>(), task["task"].get<std::string>());
-  }
-  std::sort(bars.begin(), bars.end());
-  double low = 0.5, high = 2;
-  for (const auto& [speedup, name] : bars) {
-    low = std::min(low, speedup);
-    high = std::max(high, speedup);
-  }
-  const double log_low = std::log10(low) - 0.05, log_high = std::log10(high) + 0.05;
-  auto y_of = [&](double value) { return PlotY((std::log10(value) - log_low) / (log_high - log_low)); };
-  std::string svg = Frame("speedups", "Best speedup per task (log scale)", "tasks, sorted", "speedup");
-  const double width = bars.empty() ? 0 : (kWidth - 16 - kMargin) / static_cast<double>(bars.size());
-  for (size_t i = 0; i < bars.size(); ++i) {
-    const double top = y_of(bars[i].first), base = y_of(1.0);
-    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" class=\"{}\">"
-                       "<title>{}: {:.2f}x</title></rect>",
-                       kMargin + i * width + 1, std::min(top, base), std::max(1.0, width - 2), std::abs(base - top),
-                       bars[i].first >= 1 ? "bar" : "bar slower", Escape(bars[i].second), bars[i].first);
-    // The task's name under its bar, slanted so that long names of neighbours do not overlap.
-    const double center = kMargin + (i + 0.5) * width;
-    svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1}\" class=\"tick task-label\" text-anchor=\"end\" "
-                       "transform=\"rotate(-30 {0:.1f} {1})\">{2}</text>",
-                       center, kHeight - kMargin + 12, Escape(bars[i].second));
-  }
-  svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"unit\"/>", kMargin, y_of(1.0),
-                     kWidth - 16, y_of(1.0));
-  for (double tick : {low, 1.0, high}) {
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{:.2g}x</text>", kMargin - 4,
-                       y_of(tick) + 4, tick);
-  }
-  return svg + "</svg>";
-}
-
-// Each task's best kernel: speedup (log) against the fraction of the roofline it reaches.
-std::string RooflineChart(const nlohmann::json& tasks) {
-  std::vector<std::tuple<double, double, std::string>> points;
-  double low = 0.5, high = 2, top = 1;
-  for (const auto& task : tasks) {
-    if (!task["best_speedup"].is_number() || !task["best_roofline_fraction"].is_number()) continue;
-    points.emplace_back(task["best_speedup"].get<double>(), task["best_roofline_fraction"].get<double>(),
-                        task["task"].get<std::string>());
-    low = std::min(low, std::get<0>(points.back()));
-    high = std::max(high, std::get<0>(points.back()));
-    top = std::max(top, std::get<1>(points.back()));
-  }
-  const double log_low = std::log10(low) - 0.05, log_high = std::log10(high) + 0.05;
-  std::string svg = Frame("roofline", "Best kernels against the measured roofline", "speedup (log scale)",
-                          "fraction of roofline");
-  svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"unit\"/>", kMargin, PlotY(1 / top),
-                     kWidth - 16, PlotY(1 / top));
-  for (const auto& [speedup, fraction, name] : points) {
-    const double x = PlotX((std::log10(speedup) - log_low) / (log_high - log_low)), y = PlotY(fraction / top);
-    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" class=\"point\"><title>{}: {:.2f}x, {:.0f}% of the "
-                       "roofline</title></circle><text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\">{}</text>",
-                       x, y, Escape(name), speedup, 100 * fraction, x + 7, y - 6, Escape(name));
-  }
-  // Values on both axes: the speedups at the ends and 1x, the fractions 0%, 50% and 100%.
-  for (double tick : {low, 1.0, high}) {
-    const double x = PlotX((std::log10(tick) - log_low) / (log_high - log_low));
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick axis-value\" text-anchor=\"middle\">{:.2g}x</text>", x,
-                       kHeight - kMargin + 16, tick);
-  }
-  for (double fraction : {0.0, 0.5, 1.0}) {
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick axis-value\" text-anchor=\"end\">{:.0f}%</text>",
-                       kMargin - 4, PlotY(fraction / top) + 4, 100 * fraction);
-  }
-  return svg + "</svg>";
-}
 
 std::string Percent(const nlohmann::json& value) {
   return value.is_number() ? fmt::format("{:.0f}%", 100 * value.get<double>()) : "-";
 }
 
-}  // namespace
+nlohmann::json First(const nlohmann::json& list) { return list.is_array() && !list.empty() ? list[0] : nlohmann::json(); }
 
-std::string BenchHtml(const nlohmann::json& bench) {
-  const auto& settings = bench["settings"];
-  const auto& summary = bench["summary"];
-  const std::string title = fmt::format("ksmith bench: {} on {}, {} strategy", settings.value("suite", ""),
-                                        settings.value("backend", ""), settings.value("strategy", ""));
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + Escape(title) +
-                     "</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-                     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-                     "th:first-child,td:first-child,td.words{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:16px}"
-                     ".axis{stroke:#444}.unit{stroke:#999;stroke-dasharray:4 3}.line{fill:none;stroke:#2563eb;stroke-width:2}"
-                     ".point{fill:#2563eb}.bar{fill:#16a34a}.bar.slower{fill:#dc2626}.label{font-size:12px}"
-                     ".tick{font-size:10px;fill:#444}</style></head><body>\n";
-  html += "<h1>" + Escape(title) + "</h1>\n<ul>";
+std::string Summary(const nlohmann::json& settings, const nlohmann::json& summary) {
+  std::string html = "<ul>";
   if (const std::string machine = DescribeMachine(settings.value("machine", nlohmann::json())); !machine.empty()) {
-    html += "<li>machine: " + Escape(machine) + "</li>";
+    html += "<li>machine: " + HtmlEscape(machine) + "</li>";
   }
   html += fmt::format("<li>tasks: {}, candidates: {}, samples per task: {}</li>", summary["tasks"].dump(),
                       summary["candidates"].dump(), settings["samples"].dump());
@@ -176,36 +64,80 @@ std::string BenchHtml(const nlohmann::json& bench) {
                         Number(summary["geomean_speedup_ci95"][1]), summary["geomean_tasks"].dump());
   }
   html += fmt::format("<li>fast_1: {} (a speedup counts only when its 95% interval clears p)</li>", Percent(summary["fast_1"]));
-  html += fmt::format("<li>tokens {}, cost ${:.4f}, evaluator time {:.1f} s, wall time {:.1f} s</li></ul>\n",
-                      summary["tokens"].dump(), Number(summary["cost"]), Number(summary["device_s"]),
-                      Number(summary["wall_s"]));
-  html += "<div class=\"charts\">" + FastPChart(summary["fast_p"]) + SpeedupChart(bench["tasks"]) +
-          RooflineChart(bench["tasks"]) + "</div>\n";
-  html += "<h2>Tasks</h2><table><tr><th>task</th><th>samples</th><th>correct</th><th>pass@1</th>"
-          "<th>best speedup [95% interval]</th><th>speedup@1</th><th>efficiency@1</th><th>best kernel</th><th>run</th></tr>\n";
-  for (const auto& task : bench["tasks"]) {
-    auto first = [](const nlohmann::json& list) { return list.empty() ? nlohmann::json() : list[0]; };
-    const std::string error = task.value("error", std::string());
-    const std::string kernel = task.value("best_kernel", std::string());
-    std::string best = "-";
-    if (!kernel.empty()) {
-      best = fmt::format("<a class=\"best-kernel\" href=\"{}\">{}</a>", Escape(kernel),
-                         Escape(std::filesystem::path(kernel).filename().string()));
-      if (const auto knobs = task.value("best_knobs", nlohmann::json::object()); !knobs.empty()) {
-        best += " <code>" + Escape(knobs.dump()) + "</code>";
-      }
-      if (const std::string words = task.value("best_explanation", std::string()); !words.empty()) {
-        best += "<br><small>" + Escape(words) + "</small>";
-      }
-    }
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"best-speedup\">{}</td><td>{}</td><td>{}</td><td class=\"words\">{}</td><td>{}</td></tr>\n",
-                        Escape(task.value("task", std::string())), task["samples"].dump(), Percent(task["correct_rate"]),
-                        Percent(first(task["pass_at_k"])), SpeedupWithInterval(task),
-                        first(task["speedup_at_k"]).is_number() ? fmt::format("{:.2f}x", first(task["speedup_at_k"]).get<double>()) : "-",
-                        Percent(first(task["efficiency_at_k"])), best,
-                        Escape(error.empty() ? task.value("run_id", std::string()) : "error: " + error));
+  return html + fmt::format("<li>tokens {}, cost ${:.4f}, evaluator time {:.1f} s, wall time {:.1f} s</li></ul>\n",
+                            summary["tokens"].dump(), Number(summary["cost"]), Number(summary["device_s"]),
+                            Number(summary["wall_s"]));
+}
+
+std::string Figure(const std::string& chart, const std::string& caption) {
+  return "<figure>" + chart + "<figcaption>" + caption + "</figcaption></figure>\n";
+}
+
+// The best kernel's file, knobs and explanation, or why the task has none.
+std::string BestKernelCell(const nlohmann::json& task) {
+  if (const std::string error = task.value("error", std::string()); !error.empty()) return HtmlEscape("error: " + error);
+  const std::string kernel = task.value("best_kernel", std::string());
+  if (kernel.empty()) return "-";
+  std::string cell = fmt::format("<a class=\"best-kernel\" href=\"{}\">{}</a>", HtmlEscape(kernel),
+                                 HtmlEscape(std::filesystem::path(kernel).filename().string()));
+  if (const auto knobs = task.value("best_knobs", nlohmann::json::object()); !knobs.empty()) {
+    cell += " <code>" + HtmlEscape(knobs.dump()) + "</code>";
   }
-  return html + "</table></body></html>\n";
+  if (const std::string words = task.value("best_explanation", std::string()); !words.empty()) {
+    cell += "<br><small>" + HtmlEscape(words) + "</small>";
+  }
+  return cell;
+}
+
+std::string TaskTable(const nlohmann::json& tasks) {
+  std::string html = "<table><tr><th>task</th><th>samples</th><th>correct</th><th>pass@1</th>"
+                     "<th>best speedup [95% interval]</th><th>vs baseline</th><th>speedup@1</th>"
+                     "<th>efficiency@1</th><th class=\"words\">best kernel</th><th>run</th></tr>\n";
+  for (const auto& task : tasks) {
+    const SpeedupComparison comparison = CompareWithBaseline(task);
+    const std::string run_id = task.value("run_id", std::string());
+    // Run ids are long and alike: the part that differs is shown, the whole id is its title.
+    const std::string run = run_id.empty() ? "-"
+                                           : fmt::format("<code title=\"{}\">{}</code>", HtmlEscape(run_id),
+                                                         HtmlEscape(ShortRunId(run_id)));
+    const auto speedup_at_1 = First(task["speedup_at_k"]);
+    html += fmt::format(
+        "<tr><td class=\"task\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"best-speedup\">{}</td>"
+        "<td class=\"comparison\"><span class=\"tag {}\">{}</span></td><td>{}</td><td>{}</td>"
+        "<td class=\"words\">{}</td><td class=\"run\">{}</td></tr>\n",
+        HtmlEscape(task.value("task", std::string())), task["samples"].dump(), Percent(task["correct_rate"]),
+        Percent(First(task["pass_at_k"])), SpeedupWithInterval(task), ComparisonClass(comparison),
+        ComparisonWords(comparison), speedup_at_1.is_number() ? fmt::format("{:.2f}x", speedup_at_1.get<double>()) : "-",
+        Percent(First(task["efficiency_at_k"])), BestKernelCell(task), run);
+  }
+  return html + "</table>\n";
+}
+
+}  // namespace
+
+std::string BenchHtml(const nlohmann::json& bench) {
+  const auto& settings = bench["settings"];
+  const auto& summary = bench["summary"];
+  const std::string title = fmt::format("ksmith bench: {} on {}, {} strategy", settings.value("suite", ""),
+                                        settings.value("backend", ""), settings.value("strategy", ""));
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + HtmlEscape(title) +
+                     "</title><style>" + kStyle + "</style></head><body>\n";
+  html += "<h1>" + HtmlEscape(title) + "</h1>\n" + Summary(settings, summary);
+  html += "<h2>Speedups</h2>\n" + ComparisonLegend() + "\n";
+  html += Figure(SpeedupChart(bench["tasks"]),
+                 "Each bar runs from 1x (the baseline's speed) to the best correct kernel's median speedup, and its "
+                 "whisker is that speedup's 95% interval. The colour says where the interval lies against 1x, not "
+                 "where the median falls: a bar whose whisker crosses the 1x line is a tie.");
+  html += "<div class=\"charts\">";
+  html += Figure(FastPChart(summary["fast_p"]),
+                 "The share of tasks whose best kernel's 95% interval lies above p times the baseline's speed: "
+                 "fast_1 is the share reliably faster than the baseline, fast_0 the share with any correct kernel.");
+  html += Figure(RooflineChart(bench["tasks"]),
+                 "Each task's best kernel: its speedup against the fraction of the device's measured roofline "
+                 "(memory bandwidth and peak FLOP rate) it reaches. Names that would overlap are left out; every "
+                 "point names its task when hovered.");
+  html += "</div>\n<h2>Tasks</h2>\n" + TaskTable(bench["tasks"]);
+  return html + "</body></html>\n";
 }
 
 }  // namespace ksmith
