@@ -136,5 +136,22 @@ TEST(PhysicalLimit, WithoutMeasuredPeaksTheStageIsSkipped) {
   EXPECT_NE(verdict.stages.back().details.summary.find("skipped"), std::string::npos);
 }
 
+TEST(PhysicalLimit, FlopsCountedFromTheReferencesOperatorsAreNeverALimit) {
+  // matmul's flops as a minimum bound a kernel at ten times the compute peak; the same count taken
+  // from a reference's operators (an imported model's torch.diag(a) @ b counts a matmul where a
+  // kernel needs a scaling) bounds nothing beyond the bytes.
+  Task task = BuiltIn("gemm", "matmul");
+  const MeasuredPeaks peaks{1e6, 1000, 0};  // bytes are cheap here: compute decides
+  const double compute_us = static_cast<double>(task.Flops(task.bench_shape)) / (1000 * 1e3);
+  Verdict verdict;
+  VerdictRecorder recorder(verdict);
+  Timing minimum = Timed(compute_us / 10);
+  EXPECT_FALSE(CheckPhysicalLimit(recorder, minimum, task, task.bench_shape, peaks, "this machine"));
+  task.flops_are_minimum = false;
+  Timing reference = Timed(compute_us / 10);
+  EXPECT_TRUE(CheckPhysicalLimit(recorder, reference, task, task.bench_shape, peaks, "this machine"));
+  EXPECT_EQ(reference.bound_by, "memory");
+}
+
 }  // namespace
 }  // namespace ksmith

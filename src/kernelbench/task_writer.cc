@@ -104,9 +104,11 @@ Result<fs::path> WriteKernelBenchTask(const json& spec, const fs::path& root) {
   task.insert("description", Describe(spec));
   task.insert("pytorch", spec.at("source").get<std::string>());
   task.insert("signature", fmt::format("void {}({})", name, baseline->parameters));
-  // KernelBench gives no flop count: 0 lets the physical limit rest on bytes alone, which can
-  // only make it looser, never reject an honest kernel.
-  task.insert("flops", "0");
+  // The reference's matrix products and convolutions (ksmith_kb/flops.py), "0" where none count or
+  // they follow no dim: reported as GFLOP/s, never a physical limit (the reference's operators may
+  // do more than a kernel needs), so the limit rests on bytes alone and never rejects an honest kernel.
+  task.insert("flops", spec.value("flops", std::string("0")));
+  task.insert("flops_counted", "reference");
   std::string bytes;
   for (const auto* list : {&spec.at("inputs"), &spec.at("outputs")}) {
     for (const auto& tensor : *list) bytes += (bytes.empty() ? "" : " + ") + SizeExpression(tensor);

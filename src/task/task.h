@@ -73,6 +73,10 @@ struct Task {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::string flops_expression;
+  /// Whether `flops_expression` is work every correct kernel must do (a built-in task's count) or
+  /// what the reference's operators do (an imported model's: torch.diag(a) @ b counts a whole
+  /// matmul where a kernel needs a scaling), which is reported but never bounds a time.
+  bool flops_are_minimum = true;
   std::string bytes_expression;
   std::string accumulation_expression = "1";
   std::vector<Distribution> distributions;

@@ -383,6 +383,12 @@ Status TaskReader::Cuda(Task& task) {
 
 Status TaskReader::Expressions(Task& task) {
   task.flops_expression = OptionalString(root_, "flops", "");
+  const std::string counted = OptionalString(root_, "flops_counted", "minimum");
+  if (counted != "minimum" && counted != "reference") {
+    return Fail(root_.get("flops_counted"), "'flops_counted' is \"minimum\" (the work every correct kernel must do) or "
+                "\"reference\" (counted from the reference's operators: reported, never a limit), not \"{}\"", counted);
+  }
+  task.flops_are_minimum = counted == "minimum";
   task.bytes_expression = OptionalString(root_, "bytes", "");
   task.accumulation_expression = OptionalString(root_, "accumulation", "1");
   for (const auto& [key, text] : {std::pair{"flops", task.flops_expression},

@@ -66,6 +66,12 @@ TEST(KernelBenchImport, ParametersBecomeInputsAndSizesBecomeDimsThatTheHiddenSha
   // nn.Linear draws U(-1/sqrt(in_features), 1/sqrt(in_features)): 1/16 at the problem's 256.
   EXPECT_NEAR(linear.inputs[1].draw.scale, 1.0 / 16, 0.005);
   EXPECT_FALSE(linear.random_shapes);
+  // Its flops are the reference's matrix product over the dims (reported, never a limit); a model
+  // with no product counts none.
+  EXPECT_EQ(linear.flops_expression, "2*batch_size*in_features*out_features");
+  EXPECT_FALSE(linear.flops_are_minimum);
+  EXPECT_EQ(linear.Flops({{"batch_size", 4}, {"in_features", 8}, {"out_features", 16}}), 2 * 4 * 8 * 16);
+  EXPECT_EQ(LoadImported(imported, "kb_l0_006_log_of_positive").flops_expression, "0");
 
   EXPECT_EQ(LoadImported(imported, "kb_l0_002_sum_and_max").outputs.size(), 2u);
 

@@ -14,6 +14,7 @@ import sys
 import time
 import traceback
 
+from .flops import flops_expression
 from .runner import as_tuple, load_problem, rewrite_constants
 
 # Constants whose name says they are a hyperparameter, not a size: they keep their value.
@@ -614,6 +615,7 @@ def analyse(path, level, default_threads):
     resolve_integer_ranges(tensors, varying, list(zip(all_shapes, all_records)))
     dims, constant_dims, shape_values = assign_dims(varying, tensors, outputs, all_shapes, all_records)
     cpu_values = shape_values[:len(records) + 1]
+    flops, flops_note = flops_expression(torch, [record for _, record in records], dims, shape_values[:len(records)])
     return {
         "name": name, "level": level, "problem_id": problem_id, "title": title,
         "file": os.path.abspath(path), "source": problem.source,
@@ -625,7 +627,7 @@ def analyse(path, level, default_threads):
            if gpu is not None else {}),
         "gpu_constants": {n: problem.defaults[n] for n in varying},
         "reference_dtype": reference_dtype, "reference_note": reference_note,
-        "distributions": distributions, "accumulation": 2,
+        "distributions": distributions, "accumulation": 2, "flops": flops, "flops_note": flops_note,
         # torch's own choice, read before the importer narrowed it for its children: the
         # baseline in the worker runs with it.
         "torch": {"version": torch.__version__, "threads": default_threads},
