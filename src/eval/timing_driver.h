@@ -57,6 +57,7 @@ struct TimingOutcome {
   std::vector<double> baseline_pair_reused_us;   // [us]
   std::optional<std::string> mismatch;     // a timed output that disagreed with the baseline
   std::optional<std::string> tampering;    // the clocks disagree for the candidate only
+  double clock_gap_excess_us = 0;          // [µs] how much more the candidate's clocks disagree than the baseline's
   // What a KernelBench candidate's Python raised in a call of the loop (a reply's "candidate_raised");
   // the loop stopped there and nothing above is complete.
   std::optional<nlohmann::json> candidate_raised;
