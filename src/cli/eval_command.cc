@@ -16,6 +16,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/dump_failure.h"
 #include "cli/optimize_settings.h"
 #include "cli/setting_ranges.h"
 #include "core/files.h"
@@ -49,6 +50,7 @@ struct EvalFlags {
   uint64_t seed = 0;
   bool no_sandbox = false;
   bool quiet = false;
+  std::string dump_failure;  // --dump-failure DIR; empty: none
 };
 
 // Defaults, then ksmith.toml's [eval] (or --config's: the file optimize reads, checked whole by the
@@ -162,6 +164,22 @@ std::string CandidateMismatch(const std::string& path, const std::string& backen
   return {};
 }
 
+// The start of the command that replays an evaluation (eval/failure_dump.h): this executable and
+// the flags that choose the task, the backend and the build; the seed and the candidate follow.
+std::vector<std::string> RerunPrefix(const EvalFlags& flags) {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  error.clear();
+  // A task given as a folder is named absolutely, so that the command runs from anywhere.
+  const bool folder = flags.task.find('/') != std::string::npos && std::filesystem::is_directory(flags.task, error);
+  const std::string task = folder ? std::filesystem::absolute(flags.task).lexically_normal().string() : flags.task;
+  std::vector<std::string> prefix = {self.empty() ? std::string("ksmith") : self.string(), "eval", "--task", task,
+                                     "--backend", flags.backend};
+  if (!flags.arch.empty()) prefix.insert(prefix.end(), {"--arch", flags.arch});
+  if (!flags.config.empty()) prefix.insert(prefix.end(), {"--config", std::filesystem::absolute(flags.config).string()});
+  return prefix;
+}
+
 int RunEval(const EvalFlags& flags) {
   auto settings = ResolveSettings(flags);
   if (!settings.ok()) {
@@ -200,6 +218,19 @@ int RunEval(const EvalFlags& flags) {
       return kExitUsage;
     }
   }
+  std::shared_ptr<DumpFailureRequest> dump;
+  if (!flags.dump_failure.empty()) {
+    if (flags.candidates.size() != 1) {
+      PrintError("--dump-failure writes one candidate's failing case: evaluate one candidate at a time with it");
+      return kExitUsage;
+    }
+    auto request = DumpFailureRequest::Create(flags.dump_failure, RerunPrefix(flags));
+    if (!request.ok()) {
+      PrintError(request.error().message);
+      return kExitUsage;
+    }
+    dump = std::move(request.value());
+  }
   const auto task = std::make_shared<const Task>(std::move(found.value()));
   std::vector<CandidateSource> candidates;
   for (const auto& path : flags.candidates) {
@@ -228,7 +259,8 @@ int RunEval(const EvalFlags& flags) {
   }
   EvalClient client(**service);
   // Every candidate is queued at once: later ones compile while earlier ones are checked.
-  const EvalOptions options = CommonOptions(flags, *settings);
+  EvalOptions options = CommonOptions(flags, *settings);
+  if (dump) options.failed_case_sink = dump->Sink();
   std::vector<std::future<Verdict>> verdicts;
   for (const auto& candidate : candidates) {
     auto submitted = client.Submit({"", task, flags.backend, candidate, options});
@@ -240,11 +272,13 @@ int RunEval(const EvalFlags& flags) {
   }
   // Printed in the order given, each as soon as it and all before it are done.
   VerdictPrinter printer(flags);
-  for (auto& verdict : verdicts) {
-    if (!printer.Print(verdict.get())) {
+  for (auto& pending : verdicts) {
+    const Verdict verdict = pending.get();
+    if (!printer.Print(verdict)) {
       (*service)->Shutdown();  // the rest stop at once: nothing more can be written
       return kExitInfra;
     }
+    if (dump && !dump->Finish(verdict)) return kExitInfra;
   }
   printer.PrintSummary();
   return printer.ExitCode();
@@ -294,6 +328,10 @@ CommandHandler AddEvalCommand(CLI::App& app) {
   app.add_option("--seed", flags->seed, "Fix the input seed to reproduce a verdict (default: secret and random)");
   app.add_flag("--no-sandbox", flags->no_sandbox, "Run the candidate without seccomp/Landlock/rlimits (debugging only)");
   app.add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
+  app.add_option("--dump-failure", flags->dump_failure,
+                 "On a wrong_output verdict, write its first failing case to this new or empty folder: the inputs, "
+                 "the reference's and the candidate's outputs as .npy, case.json, README.md and rerun.sh (the "
+                 "command that replays the evaluation with its seed). A passing verdict writes nothing");
   return [flags] { return RunEval(*flags); };
 }
 
