@@ -68,7 +68,9 @@ TEST(BuildReport, AVerdictWhoseBuildStageSucceededIsBuiltWithEachKernelsResource
 TEST(BuildReport, SaysWhyThereIsNoSassAndThatTheCpuReportsNoKernels) {
   Verdict verdict = BuiltVerdict();
   BuildFacts& facts = *verdict.stages.back().details.build;
-  facts.sass = SassSummary{{}, {}, "cuobjdump is not installed beside nvcc or on PATH"};
+  SassSummary none;
+  none.error = "cuobjdump is not installed beside nvcc or on PATH";
+  facts.sass = none;
   EXPECT_EQ(BuildReportJson(verdict)["sass_error"], "cuobjdump is not installed beside nvcc or on PATH");
   EXPECT_EQ(BuildReportJson(verdict)["kernels"][0]["sass"], nullptr);
   EXPECT_NE(RenderBuildReport(verdict).find("no SASS summary: cuobjdump is not installed"), std::string::npos);

@@ -59,10 +59,12 @@ TEST(BuildCommand, ACompileErrorIsSaidAsEvalSaysItAndExitsOne) {
   fs::remove(broken);
   EXPECT_EQ(run.exit_code, 1) << run.Describe();
   const auto report = run.Json();
+  ASSERT_TRUE(report.is_object()) << run.Describe();
   EXPECT_EQ(report.value("status", ""), "compile_error") << run.Describe();
   EXPECT_FALSE(report.value("built", true));
   const nlohmann::json* build = nullptr;
-  for (const auto& stage : report.value("stages", nlohmann::json::array())) {
+  ASSERT_TRUE(report.contains("stages")) << run.Describe();
+  for (const auto& stage : report.at("stages")) {
     if (stage.value("name", "") == "build") build = &stage;
   }
   ASSERT_NE(build, nullptr) << run.Describe();
