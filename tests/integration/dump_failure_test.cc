@@ -5,12 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "cli_runner.h"
+#include "dump_check.h"
 
 namespace ksmith::it {
 namespace {
-
-constexpr const char* kPython = "/usr/bin/python3";
 
 // A relu that returns its input: wrong exactly where x < 0.
 constexpr const char* kIdentityRelu = R"(#include <cstdint>
@@ -19,36 +17,8 @@ extern "C" void relu(const float* x, float* y, int64_t n) {
 }
 )";
 
-struct Folder {
-  fs::path path;
-  explicit Folder(const std::string& name) : path(fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Folder() { fs::remove_all(path); }
-};
-
-// Runs `script` under /usr/bin/python3 with numpy; its stdout. Sets `missing` when numpy is not there.
-std::string RunPython(const std::string& script, bool& missing) {
-  missing = std::system((std::string(kPython) + " -c 'import numpy' >/dev/null 2>&1").c_str()) != 0;
-  if (missing) return {};
-  const std::string command = std::string(kPython) + " - <<'PY'\n" + script + "\nPY\n";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {};
-  std::string out;
-  char buffer[4096];
-  while (size_t count = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, count);
-  ::pclose(pipe);
-  return out;
-}
-
-std::string FailedCaseLabel(const nlohmann::json& verdict) {
-  const nlohmann::json* stage = FailedStage(verdict);
-  return stage ? stage->at("details").value("failed_case", std::string()) : std::string();
-}
-
 TEST(DumpFailure, AWrongKernelsCaseComesBackAsNpyAndItsRerunFailsTheSameWay) {
-  Folder work("ksmith-dump");
+  ScratchFolder work("ksmith-dump");
   const fs::path candidate = work.path / "identity_relu.cc";
   {
     std::ofstream(candidate) << kIdentityRelu;
@@ -117,7 +87,7 @@ TEST(DumpFailure, AWrongKernelsCaseComesBackAsNpyAndItsRerunFailsTheSameWay) {
 }
 
 TEST(DumpFailure, APassingKernelWritesNothing) {
-  Folder work("ksmith-dump-pass");
+  ScratchFolder work("ksmith-dump-pass");
   const fs::path dump = work.path / "case";
   const CliResult run = RunKsmith({"eval", "--task", "relu", "--json", "--quiet", "--no-time", "--seeds", "1",
                                    "--dump-failure", dump.string(), (HonestDir() / "relu_slow.cpp").string()});
@@ -128,7 +98,7 @@ TEST(DumpFailure, APassingKernelWritesNothing) {
 }
 
 TEST(DumpFailure, AFolderHoldingFilesIsAUsageError) {
-  Folder work("ksmith-dump-full");
+  ScratchFolder work("ksmith-dump-full");
   std::ofstream(work.path / "old.json") << "{}";
   const CliResult run = RunKsmith({"eval", "--task", "relu", "--quiet", "--no-time", "--dump-failure",
                                    work.path.string(), (HonestDir() / "relu_slow.cpp").string()});
