@@ -1,8 +1,13 @@
 #include "cli/build_report.h"
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "eval/backend_registry.h"
 
 namespace ksmith {
 namespace {
@@ -90,10 +95,16 @@ std::string RenderBuildReport(const Verdict& verdict) {
       text += "  SASS: " + CountsLine(found->second->counts) + "\n";
     }
   }
-  if (resources.empty()) {
-    text += verdict.backend == "cuda" ? "no kernels in ptxas's report\n"
-                                      : "no per-kernel resources: the " + verdict.backend +
-                                            " backend's compiler reports none (registers and SASS are for --backend cuda)\n";
+  if (resources.empty() && TraitsOf(verdict.backend).gpu) {
+    text += "no kernels in the device compiler's report\n";
+  } else if (resources.empty()) {
+    std::vector<std::string> gpu_backends;
+    for (const auto& name : BackendRegistry::Global().Names()) {
+      if (TraitsOf(name).gpu) gpu_backends.push_back("--backend " + name);
+    }
+    text += fmt::format("no per-kernel resources: the {} backend's compiler reports none (registers and SASS come "
+                        "from a GPU backend's: {})\n",
+                        verdict.backend, fmt::join(gpu_backends, " or "));
   }
   if (!sass.error.empty()) {
     text += "no SASS summary: " + sass.error + "\n";

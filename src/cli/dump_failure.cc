@@ -22,8 +22,9 @@ Result<std::shared_ptr<DumpFailureRequest>> DumpFailureRequest::Create(const std
                      directory.string());
   }
   if (Status writable = CheckWritableFolder(directory); !writable.ok()) {
-    return MakeError(ErrorKind::kInvalidArgument, "--dump-failure {}: cannot write there ({}); name a folder you can write",
-                     directory.string(), writable.error().message);
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--dump-failure {}: cannot write there ({}); name a folder you can write", directory.string(),
+                     writable.error().message);
   }
   return std::shared_ptr<DumpFailureRequest>(new DumpFailureRequest(directory, std::move(rerun_prefix)));
 }

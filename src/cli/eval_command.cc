@@ -176,7 +176,9 @@ std::vector<std::string> RerunPrefix(const EvalFlags& flags) {
   std::vector<std::string> prefix = {self.empty() ? std::string("ksmith") : self.string(), "eval", "--task", task,
                                      "--backend", flags.backend};
   if (!flags.arch.empty()) prefix.insert(prefix.end(), {"--arch", flags.arch});
-  if (!flags.config.empty()) prefix.insert(prefix.end(), {"--config", std::filesystem::absolute(flags.config).string()});
+  if (!flags.config.empty()) {
+    prefix.insert(prefix.end(), {"--config", std::filesystem::absolute(flags.config).string()});
+  }
   return prefix;
 }
 
