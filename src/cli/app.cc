@@ -87,6 +87,8 @@ int RunCli(int argc, char** argv) {
   };
   add("eval", "Evaluate a candidate kernel: audit, build, verify, time; prints a verdict",
       &AddEvalCommand);
+  add("build", "Build a candidate as eval would (audit, compiler, binary audit) and report each kernel's registers, "
+      "shared, local and constant memory and SASS; --backend cuda needs nvcc, not a GPU", &AddBuildCommand);
   add("optimize", "Search for a faster kernel: a model proposes, ksmith verifies and times, the model refines "
       "(or, with no model, tune the seed kernel's knobs); every attempt is kept in the run store",
       &AddOptimizeCommand);

@@ -11,6 +11,7 @@ namespace ksmith {
 using CommandHandler = std::function<int()>;
 
 CommandHandler AddEvalCommand(CLI::App& app);
+CommandHandler AddBuildCommand(CLI::App& app);
 CommandHandler AddTasksCommand(CLI::App& app);
 CommandHandler AddDoctorCommand(CLI::App& app);
 CommandHandler AddOptimizeCommand(CLI::App& app);

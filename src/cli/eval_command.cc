@@ -17,6 +17,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/eval_sweep.h"
+#include "cli/dump_failure.h"
 #include "cli/optimize_settings.h"
 #include "cli/setting_ranges.h"
 #include "core/files.h"
@@ -52,6 +53,7 @@ struct EvalFlags {
   bool quiet = false;
   std::vector<std::string> sweep;  // "dim=v1,v2,...": judge and time the one candidate at each size
   std::string csv_path;            // the sweep's table as CSV
+  std::string dump_failure;  // --dump-failure DIR; empty: none
 };
 
 // Defaults, then ksmith.toml's [eval] (or --config's: the file optimize reads, checked whole by the
@@ -202,6 +204,24 @@ int RunSweep(const EvalFlags& flags, const std::shared_ptr<const Task>& task, co
   return infra ? kExitInfra : kExitOk;
 }
 
+// The start of the command that replays an evaluation (eval/failure_dump.h): this executable and
+// the flags that choose the task, the backend and the build; the seed and the candidate follow.
+std::vector<std::string> RerunPrefix(const EvalFlags& flags) {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  error.clear();
+  // A task given as a folder is named absolutely, so that the command runs from anywhere.
+  const bool folder = flags.task.find('/') != std::string::npos && std::filesystem::is_directory(flags.task, error);
+  const std::string task = folder ? std::filesystem::absolute(flags.task).lexically_normal().string() : flags.task;
+  std::vector<std::string> prefix = {self.empty() ? std::string("ksmith") : self.string(), "eval", "--task", task,
+                                     "--backend", flags.backend};
+  if (!flags.arch.empty()) prefix.insert(prefix.end(), {"--arch", flags.arch});
+  if (!flags.config.empty()) {
+    prefix.insert(prefix.end(), {"--config", std::filesystem::absolute(flags.config).string()});
+  }
+  return prefix;
+}
+
 int RunEval(const EvalFlags& flags) {
   auto settings = ResolveSettings(flags);
   if (!settings.ok()) {
@@ -240,12 +260,25 @@ int RunEval(const EvalFlags& flags) {
       return kExitUsage;
     }
   }
+  std::shared_ptr<DumpFailureRequest> dump;
+  if (!flags.dump_failure.empty()) {
+    if (flags.candidates.size() != 1) {
+      PrintError("--dump-failure writes one candidate's failing case: evaluate one candidate at a time with it");
+      return kExitUsage;
+    }
+    auto request = DumpFailureRequest::Create(flags.dump_failure, RerunPrefix(flags));
+    if (!request.ok()) {
+      PrintError(request.error().message);
+      return kExitUsage;
+    }
+    dump = std::move(request.value());
+  }
   const auto task = std::make_shared<const Task>(std::move(found.value()));
   std::vector<DimValues> sweep;
   if (!flags.sweep.empty() || !flags.csv_path.empty()) {
-    if (flags.sweep.empty() || flags.candidates.size() != 1 || flags.profile || flags.no_time) {
+    if (flags.sweep.empty() || flags.candidates.size() != 1 || flags.profile || flags.no_time || dump) {
       PrintError("--sweep times one candidate at each size (and --csv writes that table): give one candidate, "
-                 "--sweep DIM=V1,V2,... and neither --profile nor --no-time");
+                 "--sweep DIM=V1,V2,... and none of --profile, --no-time, --dump-failure");
       return kExitUsage;
     }
     auto planned = PlanSweep(*task, flags.sweep, traits->gpu);
@@ -289,7 +322,9 @@ int RunEval(const EvalFlags& flags) {
   }
   EvalClient client(**service);
   // Every candidate is queued at once: later ones compile while earlier ones are checked.
-  const EvalOptions options = CommonOptions(flags, *settings);
+  EvalOptions options = CommonOptions(flags, *settings);
+  if (dump) options.failed_case_sink = dump->Sink();
+  if (!sweep.empty()) return RunSweep(flags, task, sweep, candidates.front(), options, client, **service);
   std::vector<std::future<Verdict>> verdicts;
   for (const auto& candidate : candidates) {
     auto submitted = client.Submit({"", task, flags.backend, candidate, options});
@@ -299,14 +334,15 @@ int RunEval(const EvalFlags& flags) {
     }
     verdicts.push_back(std::move(submitted.value()));
   }
-  if (!sweep.empty()) return RunSweep(flags, task, sweep, candidates.front(), options, client, **service);
   // Printed in the order given, each as soon as it and all before it are done.
   VerdictPrinter printer(flags);
-  for (auto& verdict : verdicts) {
-    if (!printer.Print(verdict.get())) {
+  for (auto& pending : verdicts) {
+    const Verdict verdict = pending.get();
+    if (!printer.Print(verdict)) {
       (*service)->Shutdown();  // the rest stop at once: nothing more can be written
       return kExitInfra;
     }
+    if (dump && !dump->Finish(verdict)) return kExitInfra;
   }
   printer.PrintSummary();
   return printer.ExitCode();
@@ -362,6 +398,10 @@ CommandHandler AddEvalCommand(CLI::App& app) {
                  "GB/s and GFLOP/s of candidate and baseline per size")
       ->take_all();
   app.add_option("--csv", flags->csv_path, "With --sweep: also write the table as CSV to this file");
+  app.add_option("--dump-failure", flags->dump_failure,
+                 "On a wrong_output verdict, write its first failing case to this new or empty folder: the inputs, "
+                 "the reference's and the candidate's outputs as .npy, case.json, README.md and rerun.sh (the "
+                 "command that replays the evaluation with its seed). A passing verdict writes nothing");
   return [flags] { return RunEval(*flags); };
 }
 

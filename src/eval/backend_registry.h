@@ -23,6 +23,9 @@ struct BackendConfig {
   std::string device;                     // gpu backends: which device ("0", "1"); empty: the default one
   bool refresh_facts = false;             // measure the device's facts again instead of reading the cache
   bool measure_facts = true;              // false: only what is read without measuring (fast; for tests)
+  /// Only the audits and the build will be asked for (`ksmith build`): a gpu backend then needs
+  /// neither its worker nor a device, only its compiler, so that it runs where only the toolkit is.
+  bool build_only = false;
   std::filesystem::path worker_executable;  // empty: the backend's worker beside this executable
   BuildLimits build_limits;                 // what each build may use (memory, CPU time)
   /// Where a backend reports trouble that does not stop it (facts it could not measure).

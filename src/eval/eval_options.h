@@ -16,6 +16,7 @@
 namespace ksmith {
 
 class CandidateFormat;  // eval/candidate_format.h
+struct FailedCase;      // eval/failed_case.h
 class GpuGate;
 
 /// What a caller asks of the candidate's format beyond ksmith's own contract
@@ -38,6 +39,15 @@ struct EvalOptions {
   bool profile = false;           // add the backend's profile of a passing candidate (slow)
   FormatOptions format_options;   // what the candidate's format is asked for
   std::optional<uint64_t> fixed_seed;  // for reproducing a run; otherwise secret and random
+  /// Given the first wrong case (its inputs, the reference's and the candidate's outputs) once
+  /// the verdict ended as wrong_output, on the session's thread; never for any other verdict.
+  /// Null: no case is kept (`ksmith eval --dump-failure` sets it: eval/failure_dump.h).
+  std::function<void(const FailedCase&)> failed_case_sink;
+  /// Stop after the build and the binary audit (`ksmith build`): no trusted build, no worker, no
+  /// device. The verdict then ends with no status of its own when the build succeeded (its build
+  /// stage holds the resources and the SASS summary); a failed audit or build sets the status as
+  /// in any evaluation. Never set for an evaluation that is reported as a verdict.
+  bool build_only = false;
   /// Progress lines ("correctness 12/40"); may be empty.
   std::function<void(const std::string&)> progress;
   /// Set by whoever may stop the evaluation (Ctrl-C, a service shutting down); null: never.

@@ -129,13 +129,17 @@ class PipelineRun {
       } else if (!build.valid()) {  // StartBuild was not asked
         build = SubmitCandidateBuild(pool_, backend_, view_, *job_, BuildGate(backend_, options_.gpu_gate));
       }
-      if (build.valid()) session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
+      if (build.valid() && !options_.build_only) session = backend_.OpenSession(view_, options_, verdict_, secret_seed_);
     }
     if (!Audit()) return;
     if (unbuildable) {
       auto& stage = recorder_.Stage("build");
       stage.details.summary = unbuildable->message;
       Finish(stage, VerdictStatus::kCompileError, unbuildable->message, FailureKind::kUnusableSource);
+      return;
+    }
+    if (options_.build_only) {
+      Build(build);  // what it found is in the build stage; the status is set only by a failure
       return;
     }
     StartTrustedBuilds(session.get());

@@ -8,6 +8,10 @@
 // NvccCompiler tests read a real cuobjdump's output wherever one is installed.
 #include "backend/cuda/cuda_resources.h"
 
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace ksmith {
@@ -349,6 +353,56 @@ TEST(DemangleSymbol, DemanglesItaniumNamesAndKeepsOthers) {
   EXPECT_EQ(DemangleSymbol("_Z10add_kernelPKfS0_Pfl"), "add_kernel(float const*, float const*, float*, long)");
   EXPECT_EQ(DemangleSymbol("vector_add"), "vector_add");
   EXPECT_EQ(DemangleSymbol("_Znot_a_real_mangling"), "_Znot_a_real_mangling");
+}
+
+}  // namespace
+}  // namespace ksmith
+
+// Whole logs of this toolchain, kept as files (testdata/README.md says how each was made).
+namespace ksmith {
+namespace {
+
+std::string Captured(const std::string& name) {
+  std::ifstream file(std::string(KSMITH_SOURCE_DIR) + "/src/backend/cuda/testdata/" + name);
+  EXPECT_TRUE(file.good()) << name;
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+TEST(ParsePtxasInfo, ReadsTheHonestMatmulAsNvcc13BuiltIt) {
+  const auto kernels = ParsePtxasInfo(Captured("ptxas_nvcc13_matmul_fast_sm90a.log"));
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].arch, "sm_90a");
+  EXPECT_TRUE(kernels[0].is_kernel);
+  EXPECT_NE(kernels[0].name.find("Sgemm"), std::string::npos) << kernels[0].name;
+  EXPECT_EQ(kernels[0].registers, 126);
+  EXPECT_EQ(kernels[0].barriers, 1);
+  EXPECT_EQ(kernels[0].shared_memory_bytes, 8320);  // (8 x 132 + 8 x 128) floats
+  EXPECT_EQ(kernels[0].stack_frame_bytes, 0);
+  EXPECT_EQ(kernels[0].spill_store_bytes, 0);
+}
+
+TEST(ParsePtxasInfo, ReadsSpillsStacksAndConstantBanksFromTwoArchitecturesInOneLog) {
+  const auto kernels = ParsePtxasInfo(Captured("ptxas_nvcc13_spill_sm90a_sm80.log"));
+  // Two kernels per arch; the non-inlined Helper has no stack or spills, so it is not listed.
+  ASSERT_EQ(kernels.size(), 4u);
+  EXPECT_EQ(Find(kernels, "_Z6HelperPKfi"), nullptr);
+  const KernelResources& spill = kernels[1];
+  EXPECT_EQ(spill.mangled_name, "_Z5SpillPKfPfii");
+  EXPECT_EQ(spill.arch, "sm_90a");
+  EXPECT_EQ(spill.registers, 24);  // -maxrregcount=16 raised to sm_90a's lower bound
+  EXPECT_EQ(spill.stack_frame_bytes, 960);
+  EXPECT_EQ(spill.spill_store_bytes, 1104);
+  EXPECT_EQ(spill.spill_load_bytes, 1112);
+  EXPECT_EQ(spill.cumulative_stack_bytes, 960);
+  EXPECT_EQ(spill.constant_memory_bytes, 0);  // nvcc 13 lists no banks for sm_90a
+  EXPECT_EQ(kernels[0].cumulative_stack_bytes, 64);  // CallsHelper: Helper's stack array
+  EXPECT_EQ(kernels[2].arch, "sm_80");
+  EXPECT_EQ(kernels[2].registers, 32);
+  EXPECT_EQ(kernels[2].constant_memory_bytes, 372);
+  EXPECT_EQ(kernels[3].registers, 64);
+  EXPECT_EQ(kernels[3].stack_frame_bytes, 192);
+  EXPECT_EQ(kernels[3].spill_store_bytes, 0);
+  EXPECT_EQ(kernels[3].constant_memory_bytes, 376);
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ Result<std::unique_ptr<EvalBackend>> MakeCpuBackend(const BackendConfig& config)
   RemoveStaleBuildFolders(config.cache_directory);
   auto compiler = CpuCompiler::Create(config.cache_directory, config.build_limits);
   if (!compiler.ok()) return compiler.error();
-  auto machine = config.measure_facts ? LoadMachineFacts(*compiler, config.cache_directory, config.refresh_facts)
+  auto machine = config.measure_facts && !config.build_only ? LoadMachineFacts(*compiler, config.cache_directory, config.refresh_facts)
                                       : Result<MachineFacts>(ProbeMachine());
   if (!machine.ok()) return machine.error();
   const auto worker =

@@ -55,6 +55,12 @@ bool WorkerSession::Run(const std::filesystem::path& candidate,
                         const std::filesystem::path& baseline, KernelEntry reference) {
   reference_ = reference;
   guard_key_ = GuardKey(secret_seed_);
+  const bool passed = RunStages(candidate, baseline);
+  failed_case_.Deliver(verdict_, secret_seed_);
+  return passed;
+}
+
+bool WorkerSession::RunStages(const std::filesystem::path& candidate, const std::filesystem::path& baseline) {
   ShareCores();
   if (!Start(candidate, baseline) || !Correctness() || !Determinism() || !IdleCheck()) return false;
   if (options_.time) {
@@ -176,6 +182,7 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   auto& worst = stage.details.MutableCheck().worst_norm_error;
   worst = std::max(worst.value_or(0.0), check.worst_norm_error);
   if (check.problem != CaseProblem::kNone) {
+    if (!after_timing) failed_case_.Keep(task_, spec, prepared, snapshot_, check);
     return FinishCaseProblem(recorder_, stage, task_, spec, check, after_timing);
   }
   if (snapshot_out != nullptr) *snapshot_out = snapshot_;

@@ -16,6 +16,7 @@
 #include "binary/shared_library.h"
 #include "core/files.h"
 #include "eval/cases.h"
+#include "eval/failed_case.h"
 #include "eval/eval_options.h"
 #include "eval/gpu_gate.h"
 #include "eval/physical_limit.h"
@@ -45,6 +46,7 @@ class WorkerSession {
            KernelEntry reference);
 
  private:
+  bool RunStages(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
   StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }
   bool Finish(StageRecord& stage, VerdictStatus status, std::string reason,
               FailureKind kind = FailureKind::kUnspecified) {
@@ -85,6 +87,7 @@ class WorkerSession {
   Verdict& verdict_;
   VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_;
+  FailedCaseKeeper failed_case_{options_.failed_case_sink, options_.seeds};  // for --dump-failure
   std::function<MeasuredPeaks()> remeasure_;
   bool timing_disturbed_ = false;  // other work ran while the chosen timing attempt ran
   std::optional<GpuGate::Shared> cores_shared_;    // one of the two at most: the gate's hold

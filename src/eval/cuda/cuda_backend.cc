@@ -141,6 +141,22 @@ class CudaBackend : public EvalBackend {
   const std::string device_;
 };
 
+// Audits and builds only: nvcc and cuobjdump, with no worker and no GPU (a machine with the
+// toolkit alone). Its facts are none, and it is never asked for a session.
+Result<std::unique_ptr<EvalBackend>> MakeCudaBuildBackend(const BackendConfig& config,
+                                                          const std::filesystem::path& worker) {
+  auto target = ResolveCudaTarget(config.arch.empty() ? std::nullopt : std::optional<std::string>(config.arch));
+  if (!target.ok()) return Error{ErrorKind::kInvalidArgument, target.error().message};
+  RemoveStaleBuildFolders(config.cache_directory);
+  auto compiler = NvccCompiler::Create(config.cache_directory, *target, config.build_limits);
+  if (!compiler.ok()) return compiler.error();
+  std::promise<std::optional<GpuFacts>> none;
+  none.set_value(std::nullopt);
+  return std::unique_ptr<EvalBackend>(std::make_unique<CudaBackend>(std::move(compiler.value()), none.get_future().share(),
+                                                                    worker, config.cache_directory / "scratch",
+                                                                    config.device));
+}
+
 }  // namespace
 
 Task CudaView(const Task& task) {
@@ -159,6 +175,7 @@ const BackendTraits& CudaBackendTraits() {
 
 Result<std::unique_ptr<EvalBackend>> MakeCudaBackend(const BackendConfig& config) {
   const auto worker = config.worker_executable.empty() ? DefaultCudaWorkerExecutable() : config.worker_executable;
+  if (config.build_only) return MakeCudaBuildBackend(config, worker);
   if (!std::filesystem::exists(worker)) {
     return MakeError(ErrorKind::kNotFound,
                      "the cuda backend is not built here: {} is missing (nvcc was not found when ksmith was configured)",

@@ -145,6 +145,12 @@ void CudaSession::WarmCandidateWorker(const std::filesystem::path& baseline) {
 bool CudaSession::Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
                       const std::filesystem::path& reference) {
   if (!feed_) StartCases(reference);
+  const bool passed = RunStages(candidate, baseline);
+  failed_case_.Deliver(verdict_, secret_seed_);
+  return passed;
+}
+
+bool CudaSession::RunStages(const std::filesystem::path& candidate, const std::filesystem::path& baseline) {
   if (!Setup(candidate, baseline) || !Correctness() || !IdleCheck()) return false;
   if (!options_.time) feed_.reset();  // the last timed call's case is not needed
   if (options_.time && (!Time() || !Recheck() || !PhysicalLimit())) return false;
@@ -432,6 +438,7 @@ bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase
   const auto checking = Clock::now();
   const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, guard_key_);
   AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "check", 1000 * SecondsSince(checking));
+  if (!after_timing) failed_case_.Keep(task_, spec, prepared, snapshot_, check);
   return RecordCheck(stage, spec, check, after_timing, launch);
 }
 
@@ -486,6 +493,7 @@ bool CudaSession::Correctness() {
       const auto checking = Clock::now();
       CaseCheck check = CheckSnapshot(task_, judging->prepared, judging->snapshot, guard_key_);
       judging->check_ms = 1000 * SecondsSince(checking);
+      failed_case_.Keep(task_, judging->spec, judging->prepared, judging->snapshot, check);
       // Its memory is the next case's: the feed is reset only once no check is pending.
       feed_->Recycle(std::move(judging->prepared));
       return check;

@@ -22,6 +22,7 @@
 #include "eval/case_feed.h"
 #include "eval/cases.h"
 #include "eval/eval_options.h"
+#include "eval/failed_case.h"
 #include "eval/pipeline_steps.h"
 #include "eval/verdict.h"
 #include "sandbox/layout.h"
@@ -77,6 +78,8 @@ class CudaSession {
 
  private:
   using ArenaMap = std::map<std::string, SharedArena>;
+
+  bool RunStages(const std::filesystem::path& candidate, const std::filesystem::path& baseline);
 
   StageRecord& Stage(const std::string& name) { return recorder_.Stage(name); }
   bool Finish(StageRecord& stage, VerdictStatus status, std::string reason,
@@ -138,6 +141,9 @@ class CudaSession {
   Verdict& verdict_;
   VerdictRecorder recorder_{verdict_};
   uint64_t secret_seed_;
+  /// For --dump-failure. Correctness judges on a thread of its own, one case at a time and in
+  /// order, so Keep is never called from two threads at once.
+  FailedCaseKeeper failed_case_{options_.failed_case_sink, options_.seeds};
   CudaWorkers workers_;
   LaunchedKernels launched_;  // the checked runs' kernels, by launching library
   SecondBaseline second_;     // the format's (torch.compile), where asked for
