@@ -54,7 +54,7 @@ TEST(CudaDumpFailure, AWrongKernelsCaseComesBackAndItsRerunFailsTheSameWay) {
       "print('relu' if np.array_equal(e, np.maximum(x.astype(np.float64), 0)) else 'not relu',\n"
       "      'differs' if not np.array_equal(a.astype(np.float64), e, equal_nan=True) else 'same')\n",
       missing);
-  if (missing) GTEST_SKIP() << kPython << " has no numpy: the .npy files were written but not read back";
+  if (missing) GTEST_SKIP() << "no python3 with numpy (tried /usr/bin/python3 and the one on PATH): the .npy files were written but not read back";
   EXPECT_EQ(checked, "relu differs\n");
 }
 

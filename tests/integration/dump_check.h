@@ -1,5 +1,6 @@
-// Test support for `ksmith eval --dump-failure` (integration and gpu tests): a scratch folder, numpy through Debian's
-// python3 (the one that has it, where a python3 first on PATH may not), and the failed case's label.
+// Test support for `ksmith eval --dump-failure` (integration and gpu tests): a scratch folder, numpy through the
+// first python3 that has it (Debian's here, where a python3 first on PATH may not; the one on PATH on the GPU
+// machine, whose /usr/bin/python3 has none), and the failed case's label.
 #pragma once
 
 #include <cstdio>
@@ -10,7 +11,16 @@
 
 namespace ksmith::it {
 
-inline constexpr const char* kPython = "/usr/bin/python3";
+// The first of /usr/bin/python3 and the python3 on PATH that imports numpy; empty when neither does.
+inline const std::string& NumpyPython() {
+  static const std::string python = [] {
+    for (const char* candidate : {"/usr/bin/python3", "python3"}) {
+      if (std::system((std::string(candidate) + " -c 'import numpy' >/dev/null 2>&1").c_str()) == 0) return std::string(candidate);
+    }
+    return std::string();
+  }();
+  return python;
+}
 
 struct ScratchFolder {
   fs::path path;
@@ -21,11 +31,11 @@ struct ScratchFolder {
   ~ScratchFolder() { fs::remove_all(path); }
 };
 
-// Runs `script` under /usr/bin/python3 with numpy; its stdout. Sets `missing` when numpy is not there.
+// Runs `script` under a python3 with numpy; its stdout. Sets `missing` when no python3 has numpy.
 inline std::string RunPython(const std::string& script, bool& missing) {
-  missing = std::system((std::string(kPython) + " -c 'import numpy' >/dev/null 2>&1").c_str()) != 0;
+  missing = NumpyPython().empty();
   if (missing) return {};
-  const std::string command = std::string(kPython) + " - <<'PY'\n" + script + "\nPY\n";
+  const std::string command = NumpyPython() + " - <<'PY'\n" + script + "\nPY\n";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return {};
   std::string out;

@@ -54,7 +54,7 @@ TEST(DumpFailure, AWrongKernelsCaseComesBackAsNpyAndItsRerunFailsTheSameWay) {
       "  'first_negative': int(np.argmax(x < 0)), 'first_difference': f['index']}))\n",
       missing);
   if (missing) {
-    GTEST_SKIP() << kPython << " has no numpy: the .npy files were written but not read back";
+    GTEST_SKIP() << "no python3 with numpy (tried /usr/bin/python3 and the one on PATH): the .npy files were written but not read back";
   }
   const auto facts = nlohmann::json::parse(checked, nullptr, false);
   ASSERT_TRUE(facts.is_object()) << checked;
