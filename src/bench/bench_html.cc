@@ -41,6 +41,20 @@ constexpr const char* kStyle =
     "span.tag.faster{background:#1b9e77}span.tag.tie{background:#d6d6d6}span.tag.slower{background:#d95f02}"
     "span.tag.no-interval,span.tag.failed{color:#555;font-style:italic}";
 
+// A field of a bench.json object, null where it is missing (a file written by another version):
+// const json's operator[] on a missing key is undefined.
+const nlohmann::json& Field(const nlohmann::json& object, const char* key) {
+  static const nlohmann::json kNull;
+  if (!object.is_object()) return kNull;
+  const auto found = object.find(key);
+  return found == object.end() ? kNull : *found;
+}
+
+const nlohmann::json& At(const nlohmann::json& list, size_t index) {
+  static const nlohmann::json kNull;
+  return list.is_array() && index < list.size() ? list[index] : kNull;
+}
+
 double Number(const nlohmann::json& value, double fallback = 0) { return value.is_number() ? value.get<double>() : fallback; }
 
 std::string Percent(const nlohmann::json& value) {
@@ -54,19 +68,19 @@ std::string Summary(const nlohmann::json& settings, const nlohmann::json& summar
   if (const std::string machine = DescribeMachine(settings.value("machine", nlohmann::json())); !machine.empty()) {
     html += "<li>machine: " + HtmlEscape(machine) + "</li>";
   }
-  html += fmt::format("<li>tasks: {}, candidates: {}, samples per task: {}</li>", summary["tasks"].dump(),
-                      summary["candidates"].dump(), settings["samples"].dump());
-  html += fmt::format("<li>pass@1: {}; compile rate {}, correct rate {}</li>", Percent(summary["pass_at_1"]),
-                      Percent(summary["compile_rate"]), Percent(summary["correct_rate"]));
-  if (summary["geomean_speedup"].is_number()) {
+  html += fmt::format("<li>tasks: {}, candidates: {}, samples per task: {}</li>", Field(summary, "tasks").dump(),
+                      Field(summary, "candidates").dump(), Field(settings, "samples").dump());
+  html += fmt::format("<li>pass@1: {}; compile rate {}, correct rate {}</li>", Percent(Field(summary, "pass_at_1")),
+                      Percent(Field(summary, "compile_rate")), Percent(Field(summary, "correct_rate")));
+  if (Field(summary, "geomean_speedup").is_number()) {
     html += fmt::format("<li>geometric-mean speedup: {:.2f}x [{:.2f}, {:.2f}] over {} tasks</li>",
-                        Number(summary["geomean_speedup"]), Number(summary["geomean_speedup_ci95"][0]),
-                        Number(summary["geomean_speedup_ci95"][1]), summary["geomean_tasks"].dump());
+                        Number(Field(summary, "geomean_speedup")), Number(At(Field(summary, "geomean_speedup_ci95"), 0)),
+                        Number(At(Field(summary, "geomean_speedup_ci95"), 1)), Field(summary, "geomean_tasks").dump());
   }
-  html += fmt::format("<li>fast_1: {} (a speedup counts only when its 95% interval clears p)</li>", Percent(summary["fast_1"]));
+  html += fmt::format("<li>fast_1: {} (a speedup counts only when its 95% interval clears p)</li>", Percent(Field(summary, "fast_1")));
   return html + fmt::format("<li>tokens {}, cost ${:.4f}, evaluator time {:.1f} s, wall time {:.1f} s</li></ul>\n",
-                            summary["tokens"].dump(), Number(summary["cost"]), Number(summary["device_s"]),
-                            Number(summary["wall_s"]));
+                            Field(summary, "tokens").dump(), Number(Field(summary, "cost")), Number(Field(summary, "device_s")),
+                            Number(Field(summary, "wall_s")));
 }
 
 std::string Figure(const std::string& chart, const std::string& caption) {
@@ -100,15 +114,15 @@ std::string TaskTable(const nlohmann::json& tasks) {
     const std::string run = run_id.empty() ? "-"
                                            : fmt::format("<code title=\"{}\">{}</code>", HtmlEscape(run_id),
                                                          HtmlEscape(ShortRunId(run_id)));
-    const auto speedup_at_1 = First(task["speedup_at_k"]);
+    const auto speedup_at_1 = First(Field(task, "speedup_at_k"));
     html += fmt::format(
         "<tr><td class=\"task\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"best-speedup\">{}</td>"
         "<td class=\"comparison\"><span class=\"tag {}\">{}</span></td><td>{}</td><td>{}</td>"
         "<td class=\"words\">{}</td><td class=\"run\">{}</td></tr>\n",
-        HtmlEscape(task.value("task", std::string())), task["samples"].dump(), Percent(task["correct_rate"]),
-        Percent(First(task["pass_at_k"])), SpeedupWithInterval(task), ComparisonClass(comparison),
+        HtmlEscape(task.value("task", std::string())), Field(task, "samples").dump(), Percent(Field(task, "correct_rate")),
+        Percent(First(Field(task, "pass_at_k"))), SpeedupWithInterval(task), ComparisonClass(comparison),
         ComparisonWords(comparison), speedup_at_1.is_number() ? fmt::format("{:.2f}x", speedup_at_1.get<double>()) : "-",
-        Percent(First(task["efficiency_at_k"])), BestKernelCell(task), run);
+        Percent(First(Field(task, "efficiency_at_k"))), BestKernelCell(task), run);
   }
   return html + "</table>\n";
 }
@@ -116,27 +130,28 @@ std::string TaskTable(const nlohmann::json& tasks) {
 }  // namespace
 
 std::string BenchHtml(const nlohmann::json& bench) {
-  const auto& settings = bench["settings"];
-  const auto& summary = bench["summary"];
+  // Objects, so that .value() reads a default where a file lacks them.
+  const nlohmann::json settings = Field(bench, "settings").is_object() ? Field(bench, "settings") : nlohmann::json::object();
+  const nlohmann::json summary = Field(bench, "summary").is_object() ? Field(bench, "summary") : nlohmann::json::object();
   const std::string title = fmt::format("ksmith bench: {} on {}, {} strategy", settings.value("suite", ""),
                                         settings.value("backend", ""), settings.value("strategy", ""));
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + HtmlEscape(title) +
                      "</title><style>" + kStyle + "</style></head><body>\n";
   html += "<h1>" + HtmlEscape(title) + "</h1>\n" + Summary(settings, summary);
   html += "<h2>Speedups</h2>\n" + ComparisonLegend() + "\n";
-  html += Figure(SpeedupChart(bench["tasks"]),
+  html += Figure(SpeedupChart(Field(bench, "tasks")),
                  "Each bar runs from 1x (the baseline's speed) to the best correct kernel's median speedup, and its "
                  "whisker is that speedup's 95% interval. The colour says where the interval lies against 1x, not "
                  "where the median falls: a bar whose whisker crosses the 1x line is a tie.");
   html += "<div class=\"charts\">";
-  html += Figure(FastPChart(summary["fast_p"]),
+  html += Figure(FastPChart(Field(summary, "fast_p")),
                  "The share of tasks whose best kernel's 95% interval lies above p times the baseline's speed: "
                  "fast_1 is the share reliably faster than the baseline, fast_0 the share with any correct kernel.");
-  html += Figure(RooflineChart(bench["tasks"]),
+  html += Figure(RooflineChart(Field(bench, "tasks")),
                  "Each task's best kernel: its speedup against the fraction of the device's measured roofline "
                  "(memory bandwidth and peak FLOP rate) it reaches. Names that would overlap are left out; every "
                  "point names its task when hovered.");
-  html += "</div>\n<h2>Tasks</h2>\n" + TaskTable(bench["tasks"]);
+  html += "</div>\n<h2>Tasks</h2>\n" + TaskTable(Field(bench, "tasks"));
   return html + "</body></html>\n";
 }
 

@@ -138,5 +138,14 @@ TEST(BenchHtml, LongNamesAndRunIdsAreShortened) {
   EXPECT_EQ(ShortRunId("a-long-id-ending-"), "a-long-id-ending-");
 }
 
+TEST(BenchHtml, AFileMissingItsFieldsStillRendersAPage) {
+  // A bench.json from another version, or cut short: every field the page reads may be missing.
+  const nlohmann::json bare = {{"tasks", {{{"task", "relu"}}}}};
+  const std::string html = BenchHtml(bare);
+  EXPECT_NE(html.find("<h1>"), std::string::npos);
+  EXPECT_NE(html.find("relu"), std::string::npos);
+  EXPECT_NE(BenchHtml(nlohmann::json::object()).find("</html>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ksmith

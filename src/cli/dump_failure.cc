@@ -38,7 +38,9 @@ FailedCaseSink DumpFailureRequest::Sink() {
 
 bool DumpFailureRequest::Finish(const Verdict& verdict) {
   std::lock_guard lock(mutex_);
-  if (!failed_) {
+  // Only a wrong output's case is written: a case kept on the way to another ending (a verdict
+  // cancelled after it, say) stays secret.
+  if (!failed_ || verdict.status != VerdictStatus::kWrongOutput) {
     const std::string why =
         verdict.status == VerdictStatus::kPassed
             ? "the verdict passed (a passing evaluation's cases stay secret)"

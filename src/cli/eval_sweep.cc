@@ -12,6 +12,10 @@ namespace {
 using nlohmann::json;
 
 constexpr double kBytesPerGigabyteTimesSecondsPerMicrosecond = 1e3;  // bytes / µs / 1e3 = GB/s
+// A point may move at most this many times the bench shape's bytes (or kMinSweepMaxBytes): larger
+// sizes than the task was sized for would exhaust the device, or overflow the dims' arithmetic.
+constexpr int64_t kMaxSweepGrowth = 16;
+constexpr int64_t kMinSweepMaxBytes = int64_t{1} << 30;
 
 Result<std::pair<std::string, std::vector<int64_t>>> ParseItem(const Task& task, const std::string& item) {
   const size_t equals = item.find('=');
@@ -53,7 +57,7 @@ struct PointFigures {
 
 PointFigures Figures(const Task& task, const SweepRow& row) {
   PointFigures figures{.status = VerdictStatusName(row.verdict.status), .timing = row.verdict.timing};
-  auto shape = task.WithDerivedDims(row.shape);
+  auto shape = task.WithDerivedDims(row.shape);  // the points hold their derived dims already
   if (!figures.timing || !shape.ok()) return figures;
   const double bytes = static_cast<double>(task.MinimumBytes(*shape));
   const double flops = static_cast<double>(task.Flops(*shape));
@@ -91,6 +95,13 @@ Result<std::vector<DimValues>> PlanSweep(const Task& task, const std::vector<std
       return MakeError(ErrorKind::kInvalidArgument, "--sweep {}: {} is swept twice; give its values once, comma-separated",
                        item, dim);
     }
+    // Each dim grows at most kMaxSweepGrowth-fold over the bench shape's, so that no product of dims
+    // overflows before the bytes' bound below can refuse it.
+    const int64_t largest = kMaxSweepGrowth * std::max<int64_t>(base.contains(dim) ? base.at(dim) : 1, 1);
+    if (const int64_t most = *std::max_element(values.begin(), values.end()); most > largest) {
+      return MakeError(ErrorKind::kInvalidArgument, "--sweep {}: {} is more than {}x the bench shape's {} ({}): sweep smaller sizes",
+                       item, most, kMaxSweepGrowth, dim, largest / kMaxSweepGrowth);
+    }
     if (points.size() * values.size() > kMaxSweepPoints) {
       return MakeError(ErrorKind::kInvalidArgument, "--sweep: {} points is more than {} (each is a whole verdict); sweep fewer sizes",
                        points.size() * values.size(), kMaxSweepPoints);
@@ -105,12 +116,28 @@ Result<std::vector<DimValues>> PlanSweep(const Task& task, const std::vector<std
     }
     points = std::move(grid);
   }
+  // The bench shape holds its derived dims: each point's are computed again from its free dims.
+  const auto base_bytes = EvaluateExpression(task.bytes_expression, base);
+  const int64_t max_bytes = std::max<int64_t>(kMaxSweepGrowth * (base_bytes.ok() ? *base_bytes : 0), kMinSweepMaxBytes);
+  std::vector<DimValues> complete;
   for (const auto& point : points) {
-    if (auto derived = task.WithDerivedDims(point); !derived.ok()) {
-      return MakeError(ErrorKind::kInvalidArgument, "--sweep: at {}: {}", task.FormatShape(point), derived.error().message);
+    DimValues free_dims;
+    for (const auto& [dim, value] : point) {
+      if (!task.IsDerived(dim)) free_dims[dim] = value;
     }
+    auto derived = task.WithDerivedDims(free_dims);
+    if (!derived.ok()) {
+      return MakeError(ErrorKind::kInvalidArgument, "--sweep: at {}: {}", task.FormatShape(free_dims), derived.error().message);
+    }
+    const auto bytes = EvaluateExpression(task.bytes_expression, *derived);
+    if (!bytes.ok() || *bytes > max_bytes) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       "--sweep: {} moves more than {} bytes, {}x the bench shape's (or 1 GiB): sweep smaller sizes",
+                       task.FormatShape(*derived), max_bytes, kMaxSweepGrowth);
+    }
+    complete.push_back(std::move(derived.value()));
   }
-  return points;
+  return complete;
 }
 
 Task TaskAtBenchShape(const Task& task, const DimValues& shape) {

@@ -14,8 +14,9 @@ Task RowsColsTask() {
   task.derived_dims = {{"half", "cols / 2"}};
   task.bytes_expression = "8 * rows * cols";
   task.flops_expression = "2 * rows * cols";
-  task.bench_shape = {{"rows", 1024}, {"cols", 4096}};
-  task.cuda = CudaTaskSpec{.bench_shape = {{"rows", 8192}, {"cols", 8192}}};
+  // As the loader keeps them: with their derived dims.
+  task.bench_shape = {{"rows", 1024}, {"cols", 4096}, {"half", 2048}};
+  task.cuda = CudaTaskSpec{.bench_shape = {{"rows", 8192}, {"cols", 8192}, {"half", 4096}}};
   return task;
 }
 
@@ -24,16 +25,17 @@ TEST(PlanSweep, EveryCombinationOverTheBackendsBenchShapeFirstDimSlowest) {
   auto points = PlanSweep(task, {"rows=1,2", "cols=10,20,30"}, /*gpu=*/false);
   ASSERT_TRUE(points.ok()) << points.error().message;
   ASSERT_EQ(points->size(), 6u);
-  EXPECT_EQ(points->at(0), (DimValues{{"rows", 1}, {"cols", 10}}));
-  EXPECT_EQ(points->at(2), (DimValues{{"rows", 1}, {"cols", 30}}));
-  EXPECT_EQ(points->at(3), (DimValues{{"rows", 2}, {"cols", 10}}));
+  // Each point's derived dim follows its swept dims, not the bench shape's.
+  EXPECT_EQ(points->at(0), (DimValues{{"rows", 1}, {"cols", 10}, {"half", 5}}));
+  EXPECT_EQ(points->at(2), (DimValues{{"rows", 1}, {"cols", 30}, {"half", 15}}));
+  EXPECT_EQ(points->at(3), (DimValues{{"rows", 2}, {"cols", 10}, {"half", 5}}));
   // A dim not swept keeps the bench shape's value, the GPU's on a GPU backend.
   auto gpu = PlanSweep(task, {"rows=7"}, /*gpu=*/true);
   ASSERT_TRUE(gpu.ok());
-  EXPECT_EQ(gpu->at(0), (DimValues{{"rows", 7}, {"cols", 8192}}));
+  EXPECT_EQ(gpu->at(0), (DimValues{{"rows", 7}, {"cols", 8192}, {"half", 4096}}));
   auto cpu = PlanSweep(task, {"rows=7"}, /*gpu=*/false);
   ASSERT_TRUE(cpu.ok());
-  EXPECT_EQ(cpu->at(0), (DimValues{{"rows", 7}, {"cols", 4096}}));
+  EXPECT_EQ(cpu->at(0), (DimValues{{"rows", 7}, {"cols", 4096}, {"half", 2048}}));
 }
 
 TEST(PlanSweep, EachBadItemIsAnErrorThatSaysWhatToWrite) {
@@ -51,6 +53,12 @@ TEST(PlanSweep, EachBadItemIsAnErrorThatSaysWhatToWrite) {
   EXPECT_NE(message({"rows=1", "rows=2"}).find("swept twice"), std::string::npos);
   EXPECT_NE(message({"rows=1,2,3,4,5,6,7,8", "cols=1,2,3,4,5,6,7,8,9"}).find("72 points is more than 64"),
             std::string::npos);
+  // A dim grows at most 16-fold (so no product of dims overflows), and a point moves at most 16x the
+  // bench shape's bytes or 1 GiB, the larger: 16384 x 4096 floats twice is 512 MiB; x 65536 is 8 GiB.
+  EXPECT_EQ(message({"rows=16384"}), "accepted");
+  EXPECT_NE(message({"rows=16384", "cols=65536"}).find("moves more than 1073741824 bytes"), std::string::npos);
+  EXPECT_NE(message({"rows=16385"}).find("16385 is more than 16x the bench shape's rows (1024)"), std::string::npos);
+  EXPECT_NE(message({"rows=4611686018427387904"}).find("sweep smaller sizes"), std::string::npos);
 }
 
 TEST(TaskAtBenchShape, SetsTheTimedShapeOnEveryBackendAndNothingElse) {

@@ -265,7 +265,10 @@ std::vector<DimValues> CheckedShapes(const Task& task, const TaskCheckOptions& o
   std::vector<DimValues> eval = task.eval_shapes;
   if (task.cuda) eval.insert(eval.end(), task.cuda->eval_shapes.begin(), task.cuda->eval_shapes.end());
   for (const auto& shape : eval) {
-    if (LargestTensor(task, shape) > options.max_tensor_elements || task.Flops(shape) > options.max_flops) continue;
+    // A reference's own flop count (an imported model's) bounds no shape: its eval shapes were sized
+    // by their tensors, and leaving its largest out would calibrate the tolerance on small ones only.
+    const bool too_costly = task.flops_are_minimum && task.Flops(shape) > options.max_flops;
+    if (LargestTensor(task, shape) > options.max_tensor_elements || too_costly) continue;
     if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
   }
   return shapes;

@@ -299,6 +299,7 @@ class Driver {
     const double baseline_gap = gaps(outcome.baseline_us, outcome.baseline_inner_us);
     const double allowed = std::max(kTamperAbsoluteUs, kTamperRelative * Median(outcome.candidate_us));
     outcome.clock_gap_excess_us = candidate_gap - baseline_gap;
+    outcome.baseline_clock_gap_us = baseline_gap;
     if (candidate_gap - baseline_gap > allowed) {
       outcome.tampering = fmt::format(
           "the worker's clock saw the candidate take {:.1f} us less than the evaluator's clock did "

@@ -58,6 +58,9 @@ struct TimingOutcome {
   std::optional<std::string> mismatch;     // a timed output that disagreed with the baseline
   std::optional<std::string> tampering;    // the clocks disagree for the candidate only
   double clock_gap_excess_us = 0;          // [µs] how much more the candidate's clocks disagree than the baseline's
+  double baseline_clock_gap_us = 0;        // [µs] the baseline's outer minus inner time (median): below 0, its
+                                           // in-process clock ran long
+  double load_clock_gap_us = 0;            // [µs] a disagreement forgiven as load's (timing_stage.cc); 0: none
   // What a KernelBench candidate's Python raised in a call of the loop (a reply's "candidate_raised");
   // the loop stopped there and nothing above is complete.
   std::optional<nlohmann::json> candidate_raised;

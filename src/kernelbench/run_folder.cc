@@ -92,8 +92,10 @@ json KernelBenchResultEntry(const Verdict& verdict, int sample, const KernelBenc
                 {"runtime_stats", json::object()}, {"ref_runtime", -1.0}, {"speedup", -1.0}};
   if (correct && verdict.timing) {
     const Timing& timing = *verdict.timing;
-    entry["runtime"] = timing.candidate_us.median / kMicrosecondsPerMillisecond;
-    entry["ref_runtime"] = timing.baseline_us.median / kMicrosecondsPerMillisecond;
+    // Means, as KernelBench's runtime is (its analysis divides the baseline file's mean by it);
+    // ksmith's medians, on which the verdict rests, are in runtime_stats and the speedup.
+    entry["runtime"] = timing.candidate_us.mean / kMicrosecondsPerMillisecond;
+    entry["ref_runtime"] = timing.baseline_us.mean / kMicrosecondsPerMillisecond;
     entry["speedup"] = timing.speedup.median;
     entry["runtime_stats"] = RuntimeStats(timing.candidate_us, where);
     metadata["ksmith_comparison"] = timing.comparison;  // faster, slower or tie: what fast_p should count
@@ -103,7 +105,7 @@ json KernelBenchResultEntry(const Verdict& verdict, int sample, const KernelBenc
   if (correct && verdict.extensions.second_timing) {
     // torch.compile beside eager (`--compiled-baseline`), as KernelBench's baseline scripts time both.
     const Timing& compiled_timing = *verdict.extensions.second_timing;
-    entry["ref_runtime_compiled"] = compiled_timing.baseline_us.median / kMicrosecondsPerMillisecond;
+    entry["ref_runtime_compiled"] = compiled_timing.baseline_us.mean / kMicrosecondsPerMillisecond;
     entry["speedup_compiled"] = compiled_timing.speedup.median;
     metadata["ksmith_compiled_comparison"] = compiled_timing.comparison;
     metadata["ksmith_compiled_speedup_ci95"] = {compiled_timing.speedup.low, compiled_timing.speedup.high};
@@ -135,6 +137,7 @@ void KernelBenchBaselineTimes::Add(int level, const std::string& problem_file, i
                     {"hardware", where.hardware}, {"device", where.device},
                     {"ksmith_note", "not timed: no sample of this problem passed"}};
     times.eager = untimed;
+    times.compiled = std::move(untimed);
   }
   // Only a passed verdict's baseline times are trusted: a candidate that failed may have slowed it.
   if (verdict.status != VerdictStatus::kPassed || !verdict.timing) return;
@@ -142,8 +145,10 @@ void KernelBenchBaselineTimes::Add(int level, const std::string& problem_file, i
   times.timed = true;
   times.sample = sample;
   times.eager = BaselineRecord(verdict.timing->baseline_us, where);
-  times.compiled = verdict.extensions.second_timing
-                       ? BaselineRecord(verdict.extensions.second_timing->baseline_us, where) : json();
+  if (verdict.extensions.second_timing) {
+    any_compiled_ = true;
+    times.compiled = BaselineRecord(verdict.extensions.second_timing->baseline_us, where);
+  }
 }
 
 json KernelBenchBaselineTimes::Collect(json Times::*field) const {
@@ -155,7 +160,7 @@ json KernelBenchBaselineTimes::Collect(json Times::*field) const {
 }
 
 json KernelBenchBaselineTimes::Eager() const { return Collect(&Times::eager); }
-json KernelBenchBaselineTimes::Compiled() const { return Collect(&Times::compiled); }
+json KernelBenchBaselineTimes::Compiled() const { return any_compiled_ ? Collect(&Times::compiled) : json::object(); }
 
 void AddKernelBenchResult(json& results, int problem, json entry) {
   if (!results.is_object()) results = json::object();

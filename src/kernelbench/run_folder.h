@@ -47,7 +47,8 @@ struct KernelBenchHardware {
 /// from ksmith's verdict. correctness is true only for `passed`: a candidate that cheated the
 /// timer or ran work the caller never waited for has no trustworthy output either. metadata
 /// carries ksmith's status, reason, labels, comparison and the static findings' check names. Times are
-/// medians (KernelBench's are means of 100 calls); -1 where the candidate was not timed.
+/// means of ksmith's timing samples, as KernelBench's runtime is (its analysis divides its baseline
+/// file's mean by it); -1 where the candidate was not timed. ksmith's speedup is its paired median.
 /// runtime_stats holds KernelBench's fields (mean, std, min, max, num_trials, hardware, device) of
 /// ksmith's timing samples (each a round's time of one call) beside the median and its interval.
 nlohmann::json KernelBenchResultEntry(const Verdict& verdict, int sample, const KernelBenchHardware& where = {});
@@ -81,6 +82,7 @@ class KernelBenchBaselineTimes {
   };
   nlohmann::json Collect(nlohmann::json Times::*field) const;
   std::map<std::pair<int, std::string>, Times> by_problem_;
+  bool any_compiled_ = false;  // some verdict timed torch.compile: its file is written, -1 where untimed
 };
 
 /// Adds `entry` under the problem's id, as KernelBench's add_to_eval_results_file does (a list

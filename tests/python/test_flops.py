@@ -66,3 +66,12 @@ def test_a_matmul_with_a_diagonal_counts_the_whole_product_the_reference_runs():
     shapes = [{"n": 3, "m": 4}, {"n": 5, "m": 4}, {"n": 3, "m": 6}]
     records = [(Diagonal(), (torch.randn(s["n"]), torch.randn(s["n"], s["m"])), None) for s in shapes]
     assert flops_expression(torch, records, ["n", "m"], shapes)[0] == "2*m*n*n"
+
+
+def test_a_forward_that_fails_under_the_counter_counts_nothing_and_says_why():
+    class Fails(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("only outside the counter")
+    expression, note = flops_expression(torch, [(Fails(), (torch.randn(2),), None)], ["n"], [{"n": 2}])
+    assert expression == "0"
+    assert "raised RuntimeError" in note

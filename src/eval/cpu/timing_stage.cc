@@ -167,14 +167,14 @@ bool WorkerSession::TimeAgainstBaseline() {
       disturbance = measured;
       break;
     }
-    if (next->tampering && !quiet && next->clock_gap_excess_us <= kLoadClockGapUs) {
+    if (next->tampering && !quiet && next->clock_gap_excess_us <= kLoadClockGapUs && next->baseline_clock_gap_us >= 0) {
       // A busy machine opens a gap between the two clocks for a parallel kernel (its reply waits
       // for a core behind its own spinning threads), every attempt while the load lasts: a few
-      // ms, seen at 2.2 ms on two cores under four busy processes. The times are the evaluator's
-      // clock's, which the candidate cannot change, so a gap this small under load convicts no one.
-      stage.details.note = fmt::format("the worker's clock saw the candidate {:.0f} us shorter than the evaluator's "
-                                       "while other work ran: within what load causes, not counted as tampering",
-                                       next->clock_gap_excess_us);
+      // ms, seen at 2.2 ms on two cores under four busy processes. Forgiven only where the gap is
+      // on the candidate's side: each time is the larger of the evaluator's clock (less the
+      // request's cost) and the worker's, so a candidate's clock that reads short gains nothing,
+      // while a baseline's that reads long (a baseline gap below 0) would inflate the speedup.
+      next->load_clock_gap_us = next->clock_gap_excess_us;
       next->tampering.reset();
     }
     if (next->tampering) {
@@ -199,6 +199,11 @@ bool WorkerSession::TimeAgainstBaseline() {
   facts.attempts = attempts;
   timing_disturbed_ = disturbance.total() > kDisturbedCores;
   stage.seconds = SecondsSince(start);
+  if (outcome->load_clock_gap_us > 0) {
+    stage.details.note = fmt::format("the worker's clock saw the candidate {:.0f} us shorter than the evaluator's "
+                                     "while other work ran: within what load causes, not counted as tampering",
+                                     outcome->load_clock_gap_us);
+  }
   if (disturbance.total() > kDisturbedCores) {
     stage.details.note += (stage.details.note.empty() ? "" : "; ") + fmt::format(
         "other work used {:.2f} cores while timing ran (in each of {} attempts): the timing did not hold the "
