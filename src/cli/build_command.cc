@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/candidate_check.h"
+#include "formats/format_registry.h"
 #include "cli/build_report.h"
 #include "cli/commands.h"
 #include "cli/setting_ranges.h"
@@ -17,7 +19,6 @@
 #include "eval/backend_registry.h"
 #include "eval/compile_pool.h"
 #include "eval/pipeline.h"
-#include "formats/format_registry.h"
 #include "service/service_setup.h"
 #include "task/registry.h"
 
@@ -49,8 +50,8 @@ int RunBuild(const BuildFlags& flags) {
     PrintError(candidate.error().message);
     return kExitUsage;
   }
-  if (const Status usable = FormatRegistry::Global().ForPath(flags.candidate).CheckTask(*found); !usable.ok()) {
-    PrintError(fmt::format("candidate {}: {}", flags.candidate, usable.error().message));
+  if (const std::string mismatch = CandidateMismatch(flags.candidate, flags.backend, *found); !mismatch.empty()) {
+    PrintError(mismatch);  // as eval says it: a .cu on the cpu backend is told to add --backend cuda
     return kExitUsage;
   }
   auto cache = CacheDirectory();

@@ -15,6 +15,8 @@
 #include <fmt/ranges.h>
 
 #include "cli/app.h"
+#include "cli/candidate_check.h"
+#include "formats/format_registry.h"
 #include "cli/commands.h"
 #include "cli/eval_sweep.h"
 #include "cli/dump_failure.h"
@@ -22,7 +24,6 @@
 #include "cli/setting_ranges.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
-#include "formats/format_registry.h"
 #include "eval/eval_options.h"
 #include "service/eval_client.h"
 #include "service/service_setup.h"
@@ -144,28 +145,6 @@ class VerdictPrinter {
 };
 
 constexpr size_t kDefaultGpuJobs = 3;
-
-// Why the candidate at `path` cannot be judged for `task` on `backend` at all, with the fix; empty
-// when it can. A usage error, found before anything is built, as `optimize` finds it: a
-// KernelBench ModelNew for a task not imported from KernelBench, a GPU backend's source on a
-// backend that is not it (g++ would only say that cuda_runtime.h is missing).
-std::string CandidateMismatch(const std::string& path, const std::string& backend, const Task& task) {
-  if (const Status usable = FormatRegistry::Global().ForPath(path).CheckTask(task); !usable.ok()) {
-    return fmt::format("candidate {}: {}", path, usable.error().message);
-  }
-  const std::string extension = std::filesystem::path(path).extension().string();
-  const BackendTraits own = TraitsOf(backend);
-  if (extension.empty() || own.gpu || extension == own.source_extension) return {};
-  for (const auto& name : BackendRegistry::Global().Names()) {
-    const BackendTraits other = TraitsOf(name);
-    if (other.gpu && other.source_extension == extension) {
-      return fmt::format("candidate {} is {} source for the {} backend ({}), and the {} backend builds C++ with {}: "
-                         "add --backend {}", path, extension, name, other.compiler_name, backend, own.compiler_name,
-                         name);
-    }
-  }
-  return {};
-}
 
 // The one candidate judged at every point of the sweep, all queued at once (builds are shared: the
 // source is the same); a line on stderr per point as it ends, then the table, or JSON.

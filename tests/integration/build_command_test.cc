@@ -81,5 +81,13 @@ TEST(BuildCommand, TheCpuBackendBuildsAndSaysItReportsNoKernels) {
   EXPECT_NE(run.out.find("no per-kernel resources"), std::string::npos) << run.Describe();
 }
 
+TEST(BuildCommand, ACudaSourceOnTheCpuBackendIsAUsageErrorWithTheFix) {
+  // As eval says it, before any compiler runs (g++ would only say that cuda_runtime.h is missing).
+  const fs::path kernel = SourceDir() / "tests" / "kernels" / "cuda" / "honest" / "relu_fast.cu";
+  const CliResult run = RunKsmith({"build", "--backend", "cpu", "--task", "relu", kernel.string()});
+  EXPECT_EQ(run.exit_code, 2) << run.Describe();
+  EXPECT_NE(run.err.find("add --backend cuda"), std::string::npos) << run.err;
+}
+
 }  // namespace
 }  // namespace ksmith::it

@@ -1,0 +1,30 @@
+#include "cli/candidate_check.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "eval/backend_registry.h"
+#include "formats/format_registry.h"
+
+namespace ksmith {
+
+std::string CandidateMismatch(const std::string& path, const std::string& backend, const Task& task) {
+  if (const Status usable = FormatRegistry::Global().ForPath(path).CheckTask(task); !usable.ok()) {
+    return fmt::format("candidate {}: {}", path, usable.error().message);
+  }
+  const std::string extension = std::filesystem::path(path).extension().string();
+  const BackendTraits own = TraitsOf(backend);
+  if (extension.empty() || own.gpu || extension == own.source_extension) return {};
+  for (const auto& name : BackendRegistry::Global().Names()) {
+    const BackendTraits other = TraitsOf(name);
+    if (other.gpu && other.source_extension == extension) {
+      return fmt::format("candidate {} is {} source for the {} backend ({}), and the {} backend builds C++ with {}: "
+                         "add --backend {}", path, extension, name, other.compiler_name, backend, own.compiler_name,
+                         name);
+    }
+  }
+  return {};
+}
+
+}  // namespace ksmith
