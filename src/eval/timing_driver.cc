@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -167,7 +168,7 @@ class Driver {
     }
     if (!outcome.mismatch && Suspect(outcome) && !ConfirmReuse(outcome, round)) return std::nullopt;
     outcome.loop_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
-    CrossCheckClocks(outcome);
+    ksmith::CrossCheckClocks(outcome);
     return outcome;
   }
 
@@ -255,6 +256,7 @@ class Driver {
         case Sample::kTimed:
           (candidate ? outcome.candidate_us : outcome.baseline_us).push_back(time_us);
           (candidate ? outcome.candidate_inner_us : outcome.baseline_inner_us).push_back(call->second);
+          (candidate ? outcome.candidate_outer_us : outcome.baseline_outer_us).push_back(call->first);
           break;
         case Sample::kReused:
           (candidate ? outcome.candidate_reuse_us : outcome.baseline_reuse_us).push_back(time_us);
@@ -286,28 +288,6 @@ class Driver {
     return true;
   }
 
-  // The gap between the two clocks is the request's cost, the same for both sides; a candidate
-  // whose in-process time is much shorter than the evaluator saw has changed the worker's clock.
-  static void CrossCheckClocks(TimingOutcome& outcome) {
-    if (outcome.mismatch || outcome.candidate_us.empty()) return;
-    auto gaps = [](const std::vector<double>& outer, const std::vector<double>& inner) {
-      std::vector<double> gap;
-      for (size_t i = 0; i < outer.size() && i < inner.size(); ++i) gap.push_back(outer[i] - inner[i]);
-      return Median(gap);
-    };
-    const double candidate_gap = gaps(outcome.candidate_us, outcome.candidate_inner_us);
-    const double baseline_gap = gaps(outcome.baseline_us, outcome.baseline_inner_us);
-    const double allowed = std::max(kTamperAbsoluteUs, kTamperRelative * Median(outcome.candidate_us));
-    outcome.clock_gap_excess_us = candidate_gap - baseline_gap;
-    outcome.baseline_clock_gap_us = baseline_gap;
-    if (candidate_gap - baseline_gap > allowed) {
-      outcome.tampering = fmt::format(
-          "the worker's clock saw the candidate take {:.1f} us less than the evaluator's clock did "
-          "(the baseline: {:.1f} us): the candidate changed the in-process timer",
-          candidate_gap, baseline_gap);
-    }
-  }
-
   WorkerProcess& worker_;
   const TimingSettings& settings_;
   std::vector<bool> answered_;  // per set: left as it was by its last round, the baseline's answer in memory
@@ -319,6 +299,41 @@ class Driver {
 };
 
 }  // namespace
+
+void CrossCheckClocks(TimingOutcome& outcome) {
+  if (outcome.mismatch || outcome.candidate_us.empty()) return;
+  auto gaps = [](const std::vector<double>& outer, const std::vector<double>& inner) {
+    std::vector<double> gap;
+    for (size_t i = 0; i < outer.size() && i < inner.size(); ++i) gap.push_back(outer[i] - inner[i]);
+    return Median(gap);
+  };
+  // The request encloses the call: the worker's clock can never see more time than the evaluator's
+  // around it. A side whose median call did is timed by a clock something in the worker moved.
+  for (const auto& [side, outer, inner] : {std::tuple{"candidate", &outcome.candidate_outer_us, &outcome.candidate_inner_us},
+                                           std::tuple{"baseline", &outcome.baseline_outer_us, &outcome.baseline_inner_us}}) {
+    const double long_by = -gaps(*outer, *inner);
+    if (!outer->empty() && long_by > kTamperAbsoluteUs) {
+      outcome.clock_ran_long = true;
+      outcome.tampering = fmt::format(
+          "the worker's clock saw the {} take {:.1f} us more than the whole request around it took on the "
+          "evaluator's clock: the in-process timer was changed",
+          side, long_by);
+      return;
+    }
+  }
+  // The gap between the two clocks is the request's cost, the same for both sides; a candidate
+  // whose in-process time is much shorter than the evaluator saw has changed the worker's clock.
+  const double candidate_gap = gaps(outcome.candidate_us, outcome.candidate_inner_us);
+  const double baseline_gap = gaps(outcome.baseline_us, outcome.baseline_inner_us);
+  const double allowed = std::max(kTamperAbsoluteUs, kTamperRelative * Median(outcome.candidate_us));
+  outcome.clock_gap_excess_us = candidate_gap - baseline_gap;
+  if (candidate_gap - baseline_gap > allowed) {
+    outcome.tampering = fmt::format(
+        "the worker's clock saw the candidate take {:.1f} us less than the evaluator's clock did "
+        "(the baseline: {:.1f} us): the candidate changed the in-process timer",
+        candidate_gap, baseline_gap);
+  }
+}
 
 std::vector<RoundStep> PlanRound(bool candidate_first, bool tweak, bool spare_set, bool evict_between_sides) {
   using enum RoundStep::Kind;

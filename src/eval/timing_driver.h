@@ -43,6 +43,8 @@ struct TimingOutcome {
   std::vector<double> baseline_us;         // [us]
   std::vector<double> candidate_inner_us;  // [us] worker's clock, for the cross-check
   std::vector<double> baseline_inner_us;   // [us]
+  std::vector<double> candidate_outer_us;  // [us] evaluator's clock around each timed request, whole
+  std::vector<double> baseline_outer_us;   // [us]
   double overhead_us = 0;                  // [us] median round trip of an empty request
   double setup_s = 0;                      // [s]
   double loop_s = 0;                       // [s]
@@ -58,13 +60,21 @@ struct TimingOutcome {
   std::optional<std::string> mismatch;     // a timed output that disagreed with the baseline
   std::optional<std::string> tampering;    // the clocks disagree for the candidate only
   double clock_gap_excess_us = 0;          // [µs] how much more the candidate's clocks disagree than the baseline's
-  double baseline_clock_gap_us = 0;        // [µs] the baseline's outer minus inner time (median): below 0, its
-                                           // in-process clock ran long
+  /// The worker's clock saw a call take longer than the evaluator's request around it: impossible
+  /// honestly, under any load (the request encloses the call), so never forgiven as load's.
+  bool clock_ran_long = false;
   double load_clock_gap_us = 0;            // [µs] a disagreement forgiven as load's (timing_stage.cc); 0: none
   // What a KernelBench candidate's Python raised in a call of the loop (a reply's "candidate_raised");
   // the loop stopped there and nothing above is complete.
   std::optional<nlohmann::json> candidate_raised;
 };
+
+/// The two clocks' cross-check over a timing's samples, setting `tampering`, `clock_gap_excess_us`
+/// and `clock_ran_long`: the candidate's in-process times shorter than the evaluator saw by more
+/// than the baseline's are (50 us or a fifth of its time), or either side's in-process time
+/// longer than the whole request around it (which would lengthen that side's time: the baseline's
+/// would inflate the speedup).
+void CrossCheckClocks(TimingOutcome& outcome);
 
 /// One step of a timing round, in the worker, on the round's set or on the spare one.
 struct RoundStep {

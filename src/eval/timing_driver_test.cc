@@ -159,5 +159,54 @@ TEST(PlanRound, EitherSideEndsARoundAsOften) {
   }
 }
 
+// Samples of `rounds` calls each side: the evaluator's request (whole, and less its cost: the
+// sample) around the worker's in-process time.
+TimingOutcome Clocks(double candidate_inner_us, double candidate_outer_us, double baseline_inner_us,
+                     double baseline_outer_us, double overhead_us = 20, int rounds = 9) {
+  TimingOutcome outcome;
+  outcome.overhead_us = overhead_us;
+  for (int i = 0; i < rounds; ++i) {
+    outcome.candidate_inner_us.push_back(candidate_inner_us);
+    outcome.candidate_outer_us.push_back(candidate_outer_us);
+    outcome.candidate_us.push_back(std::max(candidate_outer_us - overhead_us, candidate_inner_us));
+    outcome.baseline_inner_us.push_back(baseline_inner_us);
+    outcome.baseline_outer_us.push_back(baseline_outer_us);
+    outcome.baseline_us.push_back(std::max(baseline_outer_us - overhead_us, baseline_inner_us));
+  }
+  return outcome;
+}
+
+TEST(CrossCheckClocks, HonestClocksAgreeWithinTheRequestsCost) {
+  TimingOutcome honest = Clocks(1000, 1025, 2000, 2024);
+  CrossCheckClocks(honest);
+  EXPECT_FALSE(honest.tampering.has_value()) << *honest.tampering;
+  EXPECT_FALSE(honest.clock_ran_long);
+  EXPECT_NEAR(honest.clock_gap_excess_us, 1.0, 1e-9);
+}
+
+TEST(CrossCheckClocks, ACandidateWhoseClockReadsShortIsCaughtAsAGapLoadMayForgive) {
+  TimingOutcome short_clock = Clocks(1000, 6025, 2000, 2024);  // 5 ms the worker's clock did not see
+  CrossCheckClocks(short_clock);
+  ASSERT_TRUE(short_clock.tampering.has_value());
+  EXPECT_NE(short_clock.tampering->find("the candidate changed the in-process timer"), std::string::npos);
+  EXPECT_FALSE(short_clock.clock_ran_long) << "a gap load can open: timing_stage may forgive it under load";
+  EXPECT_NEAR(short_clock.clock_gap_excess_us, 5001.0, 1e-9);
+}
+
+TEST(CrossCheckClocks, AClockThatReadsLongerThanTheRequestAroundItIsNeverLoads) {
+  // The baseline's in-process time 3 ms longer than the whole request: its sample, the larger of
+  // the two clocks, would read 3 ms long and inflate the candidate's speedup. No load does that.
+  TimingOutcome long_baseline = Clocks(1000, 1025, 5000, 2024);
+  CrossCheckClocks(long_baseline);
+  ASSERT_TRUE(long_baseline.tampering.has_value());
+  EXPECT_TRUE(long_baseline.clock_ran_long);
+  EXPECT_NE(long_baseline.tampering->find("saw the baseline take 2976.0 us more"), std::string::npos)
+      << *long_baseline.tampering;
+  // Within the noise of a clock read (under 50 us) it is not.
+  TimingOutcome noise = Clocks(1000, 1025, 2030, 2024);
+  CrossCheckClocks(noise);
+  EXPECT_FALSE(noise.clock_ran_long);
+}
+
 }  // namespace
 }  // namespace ksmith

@@ -167,13 +167,13 @@ bool WorkerSession::TimeAgainstBaseline() {
       disturbance = measured;
       break;
     }
-    if (next->tampering && !quiet && next->clock_gap_excess_us <= kLoadClockGapUs && next->baseline_clock_gap_us >= 0) {
+    if (next->tampering && !quiet && !next->clock_ran_long && next->clock_gap_excess_us <= kLoadClockGapUs) {
       // A busy machine opens a gap between the two clocks for a parallel kernel (its reply waits
       // for a core behind its own spinning threads), every attempt while the load lasts: a few
-      // ms, seen at 2.2 ms on two cores under four busy processes. Forgiven only where the gap is
-      // on the candidate's side: each time is the larger of the evaluator's clock (less the
-      // request's cost) and the worker's, so a candidate's clock that reads short gains nothing,
-      // while a baseline's that reads long (a baseline gap below 0) would inflate the speedup.
+      // ms, seen at 2.2 ms on two cores under four busy processes. Forgiven only where the
+      // candidate's in-process time reads short: each time is the larger of the evaluator's clock
+      // (less the request's cost) and the worker's, so that gains it nothing; a clock that reads
+      // longer than the request around it (which would inflate a side's time) is never load's.
       next->load_clock_gap_us = next->clock_gap_excess_us;
       next->tampering.reset();
     }
