@@ -170,6 +170,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   // Written after every verdict, so that an interrupted run keeps what it finished.
   std::map<int, json> results;
   KernelBenchBaselineTimes baseline_times;  // KernelBench's baseline timing files, for its analysis
+  std::map<std::string, Result<std::string>> problem_files;  // by task: the problem's file name in KernelBench
   std::map<std::string, BenchTaskResult> per_task;  // for bench's metrics: pass@k, fast_p, geomean
   std::string verdict_lines;
   RunTally tally;
@@ -179,10 +180,12 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
     const Verdict verdict = verdicts[i].get();
     const KernelBenchSample& sample = planned[i].sample;
     json entry = KernelBenchResultEntry(verdict, sample.sample, where);
-    if (auto problem_file = KernelBenchProblemFile(planned[i].task->directory); problem_file.ok()) {
-      baseline_times.Add(sample.level, *problem_file, sample.sample, verdict, where);
-    } else {
-      PrintError(problem_file.error().message + "; its problem is left out of the baseline timing file");
+    // Read once per task (its samples share it), and said once where it cannot be read.
+    auto [named, first] = problem_files.try_emplace(verdict.task, KernelBenchProblemFile(planned[i].task->directory));
+    if (named->second.ok()) {
+      baseline_times.Add(sample.level, *named->second, sample.sample, verdict, where);
+    } else if (first) {
+      PrintError(named->second.error().message + "; its problem is left out of the baseline timing file");
     }
     tally.Add(entry);
     AddKernelBenchResult(results[sample.level], sample.problem, std::move(entry));

@@ -35,12 +35,8 @@ TEST(CudaDumpFailure, AWrongKernelsCaseComesBackAndItsRerunFailsTheSameWay) {
 
   const auto rerun = described["rerun"].get<std::vector<std::string>>();
   ASSERT_GE(rerun.size(), 2u);
-  std::vector<std::string> args(rerun.begin() + 1, rerun.end());
   const fs::path again = work.path / "again";
-  for (const std::string& extra : std::vector<std::string>{"--json", "--quiet", "--dump-failure", again.string()}) {
-    args.push_back(extra);
-  }
-  const CliResult replay = RunKsmith(args);
+  const CliResult replay = ReplayDump(described, again);
   ASSERT_EQ(replay.exit_code, 0) << replay.Describe();
   EXPECT_EQ(FailedCaseLabel(replay.Json()), FailedCaseLabel(verdict)) << replay.Describe();
   EXPECT_EQ(Slurp(again / "inputs" / "x.npy"), Slurp(dump / "inputs" / "x.npy"));

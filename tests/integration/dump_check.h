@@ -3,6 +3,7 @@
 // machine, whose /usr/bin/python3 has none), and the failed case's label.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -43,6 +44,17 @@ inline std::string RunPython(const std::string& script, bool& missing) {
   while (size_t count = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, count);
   ::pclose(pipe);
   return out;
+}
+
+// Runs a dump's rerun command as case.json prints it (by this build's ksmith), dumping its own
+// failed case into `again`.
+inline CliResult ReplayDump(const nlohmann::json& described, const fs::path& again) {
+  const auto rerun = described["rerun"].get<std::vector<std::string>>();
+  std::vector<std::string> args(rerun.begin() + std::min<size_t>(1, rerun.size()), rerun.end());
+  for (const std::string& extra : std::vector<std::string>{"--json", "--quiet", "--dump-failure", again.string()}) {
+    args.push_back(extra);
+  }
+  return RunKsmith(args);
 }
 
 inline std::string FailedCaseLabel(const nlohmann::json& verdict) {

@@ -71,12 +71,8 @@ TEST(DumpFailure, AWrongKernelsCaseComesBackAsNpyAndItsRerunFailsTheSameWay) {
   ASSERT_GE(rerun.size(), 2u);
   EXPECT_EQ(fs::canonical(rerun[0]), fs::canonical(CliPath()));
   EXPECT_EQ(rerun[1], "eval");
-  std::vector<std::string> args(rerun.begin() + 1, rerun.end());
   const fs::path again = work.path / "again";
-  for (const std::string& extra : std::vector<std::string>{"--json", "--quiet", "--dump-failure", again.string()}) {
-    args.push_back(extra);
-  }
-  const CliResult replay = RunKsmith(args);
+  const CliResult replay = ReplayDump(described, again);
   ASSERT_EQ(replay.exit_code, 0) << replay.Describe();
   const auto replayed = replay.Json();
   EXPECT_EQ(replayed.value("status", ""), "wrong_output") << replay.Describe();
