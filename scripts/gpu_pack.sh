@@ -12,7 +12,7 @@ mkdir -p "$out/bin" "$out/lib"
 for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith_gpu_tests ksmith_gpu_kernel_tests ksmith-fake-llm; do
   if [[ -x "$build/$binary" ]]; then strip -o "$out/bin/$binary" "$build/$binary"; fi
 done
-for library in libfmt.so.9 libtomlplusplus.so.3 libcpp-httplib.so.0.11; do
+for library in libfmt.so.9 libtomlplusplus.so.3 libcpp-httplib.so.0.11 libhiredis.so.0.14; do
   cp -L "/usr/lib/x86_64-linux-gnu/$library" "$out/lib/"
 done
 du -sh "$out"

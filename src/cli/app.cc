@@ -102,6 +102,9 @@ int RunCli(int argc, char** argv) {
       &AddImportCommand);
   add("kernelbench", "Judge KernelBench-format candidates the way KernelBench's scripts lay them out, writing its "
       "result format (`ksmith kernelbench run <folder>`)", &AddKernelBenchCommand);
+  add("serve", "Serve evaluations and rewards over HTTP for RL trainers (ksmith's /v1 API and KernelGYM's "
+      "/evaluate); jobs run here or on `ksmith worker`s through Redis (docs/serve.md)", &AddServeCommand);
+  add("worker", "Judge jobs that `ksmith serve --broker redis://...` queues, on this host's devices", &AddWorkerCommand);
   add("doctor", "Describe this machine: cores, caches, measured bandwidth and FLOP rate, compilers, "
       "sandbox support", &AddDoctorCommand);
   try {

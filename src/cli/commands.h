@@ -20,6 +20,8 @@ CommandHandler AddExportCommand(CLI::App& app);
 CommandHandler AddBenchCommand(CLI::App& app);
 CommandHandler AddImportCommand(CLI::App& app);
 CommandHandler AddKernelBenchCommand(CLI::App& app);
+CommandHandler AddServeCommand(CLI::App& app);
+CommandHandler AddWorkerCommand(CLI::App& app);
 
 /// Prints "ksmith: error: ..." to stderr. Under --json, the last such message of a command that
 /// then exits 2 or 3 is also printed on stdout as an error object, by RunCli (cli/app.h).

@@ -190,9 +190,11 @@ Status ApplyConfigFile(const std::filesystem::path& path, OptimizeSettings& sett
   }
   for (const auto& [section_key, section_node] : table) {
     const std::string section(section_key.str());
+    // `ksmith serve`'s reward rule: its own reader checks it (server/reward.h).
+    if (section == "reward" && section_node.is_table()) continue;
     auto known = Schema().find(section);
     if (known == Schema().end() || !section_node.is_table()) {
-      return MakeError(ErrorKind::kInvalidArgument, "{}: unknown table [{}] (known: [llm], [optimize], [budget], [eval])",
+      return MakeError(ErrorKind::kInvalidArgument, "{}: unknown table [{}] (known: [llm], [optimize], [budget], [eval], [reward])",
                        path.string(), section);
     }
     for (const auto& [key_name, node] : *section_node.as_table()) {

@@ -1,6 +1,4 @@
-// The one rule for each numeric setting of `ksmith optimize` and `ksmith bench`, whether it
-// comes as a flag or from ksmith.toml, with one message: "must be an integer from 1 to 100000,
-// got -3".
+// The numeric settings' ranges (core/setting_ranges.h) as the commands' flags check them.
 #pragma once
 
 #include <optional>
@@ -9,21 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/setting_ranges.h"
+
 namespace ksmith {
-
-struct SettingRange {
-  double min = 0;
-  double max = 0;
-  bool integer = false;
-};
-
-/// The range of a setting by its ksmith.toml key ("max_candidates", "timing_budget_s"); null for
-/// a key that is not numeric.
-const SettingRange* RangeOf(std::string_view key);
-
-/// "" when `text` is a value the range allows; otherwise "must be an integer from 1 to 100000,
-/// got -3".
-std::string CheckRange(const SettingRange& range, const std::string& text);
 
 /// The same check for a flag: `app.add_option(...)->check(RangeCheck("max_candidates"))`.
 CLI::Validator RangeCheck(std::string_view key);

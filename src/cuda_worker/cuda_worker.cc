@@ -358,6 +358,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
   if (launch_error != cudaSuccess) reply["launch_error"] = CudaText(launch_error);
   if (attribute) {
     reply["own_kernels"] = streams.own_kernels;
+    reply["own_device_ns"] = streams.own_device_time_ns;
     reply["launched_by"] = streams.launched_by;
   }
   return WithRaised(state, Reply("result", std::move(reply)));

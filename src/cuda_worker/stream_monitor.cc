@@ -224,7 +224,10 @@ StreamReport StreamMonitor::Collect(bool idle) {
       if (state.attributing) {
         const auto found = state.launched_by.find(kernel.correlation_id);
         const std::string library = found != state.launched_by.end() ? found->second : std::string();
-        if (!library.empty() && IsOwn(library)) ++report.own_kernels;
+        if (!library.empty() && IsOwn(library)) {
+          ++report.own_kernels;
+          report.own_device_time_ns += kernel.end_ns - kernel.start_ns;
+        }
         ++report.launched_by[library.empty() ? "unknown" : library.substr(library.rfind('/') + 1)];
       }
     } else {

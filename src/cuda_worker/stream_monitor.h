@@ -24,6 +24,7 @@ struct StreamReport {
   // the candidate's own code, and every kernel's launching library by file name ("unknown" where
   // CUPTI named no launch for it).
   int own_kernels = 0;
+  uint64_t own_device_time_ns = 0;  // summed durations of those own kernels
   std::map<std::string, int> launched_by;
 };
 

@@ -43,6 +43,16 @@ std::future<Result<BuildOutput>> CompilePool::Submit(std::function<Result<BuildO
   return future;
 }
 
+size_t CompilePool::running() const {
+  std::lock_guard lock(mutex_);
+  return running_;
+}
+
+size_t CompilePool::waiting() const {
+  std::lock_guard lock(mutex_);
+  return queue_.size();
+}
+
 void CompilePool::Work() {
   while (true) {
     Queued job;
@@ -59,11 +69,13 @@ void CompilePool::Work() {
       job = std::move(queue_.front());
       queue_.pop_front();
       slots_in_use_ += job.slots;
+      ++running_;
     }
     job.run();
     {
       std::lock_guard lock(mutex_);
       slots_in_use_ -= job.slots;
+      --running_;
     }
     ready_.notify_all();
   }

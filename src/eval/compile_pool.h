@@ -39,6 +39,9 @@ class CompilePool {
 
   size_t threads() const { return threads_.size(); }
   size_t memory_slots() const { return memory_slots_; }
+  /// Builds running now and builds waiting for a thread or slots (for a service's metrics).
+  size_t running() const;
+  size_t waiting() const;
 
  private:
   void Work();
@@ -49,10 +52,11 @@ class CompilePool {
   };
 
   size_t memory_slots_ = 1;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Queued> queue_;    // guarded by mutex_
   size_t slots_in_use_ = 0;     // guarded by mutex_
+  size_t running_ = 0;          // guarded by mutex_
   bool stopping_ = false;       // guarded by mutex_
   std::vector<std::thread> threads_;
 };

@@ -104,9 +104,20 @@ void LaunchedKernels::Add(const nlohmann::json& run_reply) {
   }
   ++runs;
   if (own->get<int64_t>() == 0) ++runs_without_own_kernel;
+  device_ns += run_reply.value("device_ns", int64_t{0});
+  own_device_ns += run_reply.value("own_device_ns", int64_t{0});
   for (const auto& [library, count] : libraries->items()) {
     if (count.is_number_integer()) by_library[library] += count.get<int64_t>();
   }
+}
+
+std::optional<KernelTimeShare> LaunchedKernels::TimeShare() const {
+  if (runs <= 0 || device_ns <= 0) return std::nullopt;
+  KernelTimeShare share;
+  share.own_ns = own_device_ns;
+  share.total_ns = device_ns;
+  share.runs = runs;
+  return share;
 }
 
 std::string LaunchedKernelsLabel(const LaunchedKernels& launched) {

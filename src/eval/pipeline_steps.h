@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,9 +64,17 @@ struct LaunchedKernels {
   int64_t runs = 0;
   int64_t runs_without_own_kernel = 0;
   std::map<std::string, int64_t> by_library;
+  // The kernels' GPU time [ns] over the counted runs, and the part of it spent in kernels the
+  // candidate's own code launched (the reward service's share, Dr.Kernel's "time coverage").
+  int64_t device_ns = 0;
+  int64_t own_device_ns = 0;
 
-  /// Adds one run's worker reply ("own_kernels", "launched_by"); a reply without them is skipped.
+  /// Adds one run's worker reply ("own_kernels", "launched_by", "device_ns", "own_device_ns"); a
+  /// reply without the first two is skipped.
   void Add(const nlohmann::json& run_reply);
+  /// The share of the counted runs' kernel time spent in the candidate's own kernels; unset when
+  /// nothing was counted or no kernel time was seen.
+  std::optional<KernelTimeShare> TimeShare() const;
 };
 
 /// "no custom kernel" when no checked run launched a kernel from the candidate's own code,

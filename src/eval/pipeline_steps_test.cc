@@ -67,5 +67,31 @@ TEST(LaunchedKernelsLabel, CountsRunsWithoutAKernelOfItsOwnAndNamesTheLibraries)
   EXPECT_EQ(LaunchedKernelsLabel(LaunchedKernels{}), "");
 }
 
+// The share of GPU time in the candidate's own kernels, over every counted run: a ModelNew whose
+// own kernel does a sliver of the work while torch does the rest has a small share.
+TEST(LaunchedKernels, TimeShareSumsOwnKernelTimeOverCountedRuns) {
+  LaunchedKernels launched;
+  EXPECT_FALSE(launched.TimeShare().has_value());
+  launched.Add(nlohmann::json{{"own_kernels", 1}, {"launched_by", {{"ext.so", 1}}}, {"device_ns", 1000}, {"own_device_ns", 100}});
+  launched.Add(nlohmann::json{{"own_kernels", 1}, {"launched_by", {{"ext.so", 1}}}, {"device_ns", 3000}, {"own_device_ns", 300}});
+  launched.Add(nlohmann::json{{"kernels", 3}, {"device_ns", 5000}});  // not attributed: not counted
+  const auto share = launched.TimeShare();
+  ASSERT_TRUE(share.has_value());
+  EXPECT_EQ(share->own_ns, 400);
+  EXPECT_EQ(share->total_ns, 4000);
+  EXPECT_EQ(share->runs, 2);
+  EXPECT_DOUBLE_EQ(share->share(), 0.1);
+  // It travels in the verdict's JSON and back.
+  Verdict verdict;
+  verdict.status = VerdictStatus::kPassed;
+  verdict.extensions.kernel_time_share = share;
+  const nlohmann::json json = verdict.ToJson();
+  EXPECT_DOUBLE_EQ(json.at("kernel_time_share").at("share").get<double>(), 0.1);
+  const auto read = Verdict::FromJson(json);
+  ASSERT_TRUE(read.ok());
+  ASSERT_TRUE(read->extensions.kernel_time_share.has_value());
+  EXPECT_EQ(read->extensions.kernel_time_share->own_ns, 400);
+}
+
 }  // namespace
 }  // namespace ksmith

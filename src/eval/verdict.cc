@@ -227,6 +227,19 @@ void VerdictExtensions::AddToJson(nlohmann::json& verdict) const {
     verdict["second_timing"] = TimingToJson(*second_timing);
   }
   if (generalization) verdict["generalization"] = generalization->ToJson();
+  if (kernel_time_share) verdict["kernel_time_share"] = kernel_time_share->ToJson();
+}
+
+nlohmann::json KernelTimeShare::ToJson() const {
+  return {{"own_ns", own_ns}, {"total_ns", total_ns}, {"runs", runs}, {"share", share()}};
+}
+
+KernelTimeShare KernelTimeShare::FromJson(const nlohmann::json& json) {
+  KernelTimeShare parsed;
+  parsed.own_ns = json.value("own_ns", int64_t{0});
+  parsed.total_ns = json.value("total_ns", int64_t{0});
+  parsed.runs = json.value("runs", int64_t{0});
+  return parsed;
 }
 
 VerdictExtensions VerdictExtensions::FromJson(const nlohmann::json& verdict) {
@@ -236,6 +249,9 @@ VerdictExtensions VerdictExtensions::FromJson(const nlohmann::json& verdict) {
   }
   if (const auto found = verdict.find("generalization"); found != verdict.end() && found->is_object()) {
     extensions.generalization = Generalization::FromJson(*found);
+  }
+  if (const auto found = verdict.find("kernel_time_share"); found != verdict.end() && found->is_object()) {
+    extensions.kernel_time_share = KernelTimeShare::FromJson(*found);
   }
   return extensions;
 }

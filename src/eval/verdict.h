@@ -82,6 +82,21 @@ struct Generalization {
   std::string Summary() const;
 };
 
+/// How much of the GPU time of a candidate's checked runs went to kernels its own code launched
+/// (CUPTI attributes each launch to the library that made it; eval/pipeline_steps.h's
+/// LaunchedKernels): a KernelBench candidate that launches one trivial kernel of its own and
+/// leaves the real work to torch has a small share. The reward service pays for it (Dr.Kernel's
+/// "time coverage"); it never changes the status.
+struct KernelTimeShare {
+  int64_t own_ns = 0;    // [ns] in the candidate's own kernels
+  int64_t total_ns = 0;  // [ns] in every kernel on its stream
+  int64_t runs = 0;      // checked runs counted
+  double share() const { return total_ns > 0 ? static_cast<double>(own_ns) / static_cast<double>(total_ns) : 0.0; }
+
+  nlohmann::json ToJson() const;
+  static KernelTimeShare FromJson(const nlohmann::json& json);
+};
+
 /// What the candidate's format reports beside the status, through the seams of
 /// eval/candidate_format.h; each part is a top-level key of the verdict's JSON, absent when unset.
 /// Never changes the status.
@@ -91,6 +106,8 @@ struct VerdictExtensions {
   std::optional<Timing> second_timing;
   /// Where a fixed-shape candidate was judged, whether it generalizes. JSON: `generalization`.
   std::optional<Generalization> generalization;
+  /// Where launches were attributed (KernelBench candidates on the GPU). JSON: `kernel_time_share`.
+  std::optional<KernelTimeShare> kernel_time_share;
 
   /// Adds the parts that are set to `verdict` (Verdict::ToJson's object).
   void AddToJson(nlohmann::json& verdict) const;

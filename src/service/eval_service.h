@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +27,18 @@ struct EvalJob {
   CandidateSource candidate;
   /// What to check. Its device fields (workers, gate) and `cancel` are the service's to set.
   EvalOptions options;
+  /// Called once when a worker takes the job, before it is evaluated (on a thread of the
+  /// service's); may be empty. `options.progress` then reports its stages.
+  std::function<void()> on_start;
+};
+
+/// What a service is doing now, for a server's metrics.
+struct ServiceStats {
+  size_t queued = 0;            // jobs waiting for a worker
+  size_t builds_running = 0;    // compiler processes' builds in flight
+  size_t builds_waiting = 0;
+  /// Verification workers by device ("cuda:0", "cpu"), where the service knows them.
+  std::map<std::string, size_t> workers_by_device;
 };
 
 struct JobVerdict {
@@ -53,6 +67,9 @@ class EvalService {
 
   /// The facts of the device a backend's jobs run on (for prompts and reports).
   virtual Result<nlohmann::json> DeviceFacts(const std::string& backend) = 0;
+
+  /// What the service is doing now; a service that cannot tell leaves fields at zero.
+  virtual ServiceStats Stats() { return {}; }
 
   /// Refuses new jobs and cancels the rest: queued ones get a verdict saying so without
   /// running, running ones stop at once (their workers are killed). Idempotent.

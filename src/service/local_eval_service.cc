@@ -154,6 +154,7 @@ void LocalEvalService::Work(Device& device) {
     } else {
       // A worker thread must never die of a job: whatever escapes becomes the job's verdict.
       try {
+        if (job.on_start) job.on_start();
         result.verdict = device.pipeline->Evaluate(*job.task, job.candidate, options, std::move(queued->build));
         if (!device.config.device.empty()) result.verdict.provenance["device"] = device.config.device;
       } catch (const std::exception& error) {
@@ -198,6 +199,19 @@ void LocalEvalService::Shutdown() {
   job_ready_.notify_all();
   room_.notify_all();
   for (auto& queued : abandoned) Publish({queued.job.id, UnrunVerdict(queued.job, kCancelledBeforeStart)});
+}
+
+ServiceStats LocalEvalService::Stats() {
+  ServiceStats stats;
+  stats.queued = queued();
+  stats.builds_running = pool_->running();
+  stats.builds_waiting = pool_->waiting();
+  for (const auto& device : devices_) {
+    const std::string name = device->config.device.empty() ? device->config.backend
+                                                            : device->config.backend + ":" + device->config.device;
+    stats.workers_by_device[name] += device->config.workers;
+  }
+  return stats;
 }
 
 size_t LocalEvalService::queued() const {

@@ -51,6 +51,7 @@ class LocalEvalService : public EvalService {
   Status CanRun(const Task& task, const std::string& backend) override;
   std::optional<JobVerdict> NextVerdict(std::chrono::milliseconds timeout) override;
   Result<nlohmann::json> DeviceFacts(const std::string& backend) override;
+  ServiceStats Stats() override;
   void Shutdown() override;
 
   /// Jobs waiting for a worker now (not those running).

@@ -35,6 +35,7 @@ Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRe
   config.backend_config.report_error = [](const std::string& line) {
     std::fprintf(stderr, "ksmith: error: %s\n", line.c_str());
   };
+  if (request.queue_capacity > 0) config.queue_capacity = request.queue_capacity;
   const size_t workers = request.workers > 0 ? request.workers : DefaultVerificationWorkers(*traits);
   for (const auto& device : request.devices.empty() ? std::vector<std::string>{""} : request.devices) {
     config.devices.push_back({request.backend, device, workers});

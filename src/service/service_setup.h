@@ -24,6 +24,7 @@ struct LocalServiceRequest {
   /// its default device alone.
   std::vector<std::string> devices;
   BuildLimits build_limits;  // what each build may use
+  size_t queue_capacity = 0; // jobs waiting for a worker before Submit waits; 0: the service's default
 };
 
 /// The build limits that `--build-memory-gib` and `--build-cpu-s` (or ksmith.toml's [eval]

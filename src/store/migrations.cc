@@ -115,6 +115,9 @@ const std::vector<Migration>& RunStoreMigrations() {
        "ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER NOT NULL DEFAULT 0;\n"},
       // Why each retried attempt of a model call failed, so that `runs show` and the report can say.
       {3, "llm_calls: retry_reasons", "ALTER TABLE llm_calls ADD COLUMN retry_reasons TEXT NOT NULL DEFAULT '[]';\n"},
+      // A candidate that `ksmith serve` judged keeps the job id its client was given, so that a
+      // served run's dataset can be joined with what the trainer recorded.
+      {4, "candidates: job_id", "ALTER TABLE candidates ADD COLUMN job_id TEXT NOT NULL DEFAULT '';\n"},
   };
   return migrations;
 }

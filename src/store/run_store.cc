@@ -377,11 +377,11 @@ Result<int64_t> RunStore::AddCandidate(const CandidateRecord& candidate, int64_t
   if (!sequence.ok()) return sequence.error();
   if (Status inserted = database.Execute(
           "INSERT INTO candidates (run_id, sequence, parent_id, origin, role, llm_call_id, source, "
-          "extraction_error, knobs, explanation, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "extraction_error, knobs, explanation, created_at, job_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           {run_id, *sequence, SqlOptional(candidate.parent_id), candidate.origin, candidate.role,
            SqlOptional(candidate.llm_call_id), candidate.source, candidate.extraction_error,
            DumpJson(candidate.knobs), candidate.explanation,
-           candidate.created_at.empty() ? NowUtcIso8601() : candidate.created_at});
+           candidate.created_at.empty() ? NowUtcIso8601() : candidate.created_at, candidate.job_id});
       !inserted.ok()) {
     return inserted.error();
   }
@@ -466,7 +466,7 @@ Result<std::vector<CandidateRecord>> RunStore::Candidates(const std::string& run
   if (Status exists = CheckRunExists(*database_, run_id); !exists.ok()) return exists.error();
   auto statement = database_->Query(
       "SELECT c.id, c.run_id, c.sequence, c.parent_id, c.origin, c.role, c.llm_call_id, c.source, "
-      "c.extraction_error, c.knobs, c.explanation, c.created_at, v.status, v.speedup, v.verdict "
+      "c.extraction_error, c.knobs, c.explanation, c.created_at, v.status, v.speedup, v.verdict, c.job_id "
       "FROM candidates c LEFT JOIN verdicts v ON v.candidate_id = c.id WHERE c.run_id = ? ORDER BY c.sequence",
       {run_id});
   if (!statement.ok()) return statement.error();
@@ -492,6 +492,7 @@ Result<std::vector<CandidateRecord>> RunStore::Candidates(const std::string& run
     candidate.knobs = std::move(knobs).value();
     candidate.explanation = r.Text(10);
     candidate.created_at = r.Text(11);
+    candidate.job_id = r.Text(15);
     if (auto verdict_status = r.OptionalText(12)) {
       candidate.status = *verdict_status;
       candidate.speedup = r.OptionalDouble(13);

@@ -66,6 +66,7 @@ struct CandidateRecord {
   nlohmann::json knobs = nlohmann::json::object();  // tune: {"BLOCK": "128"}
   std::string explanation;        // the model's words around the code
   std::string created_at;
+  std::string job_id;             // the job id `ksmith serve` gave its client; empty elsewhere
   // From its verdict, when evaluated (read-only here; AddVerdict sets them):
   std::optional<nlohmann::json> verdict;  // exactly what `ksmith eval --json` prints
   std::string status;                     // the verdict's status, "extraction_failed", or "pending"

@@ -595,6 +595,7 @@ bool CudaSession::PythonState() {
   if (launched_.runs > 0) report.erase("custom_code");
   for (auto& label : StateReportLabels(report)) verdict_.labels.push_back(std::move(label));
   if (std::string label = LaunchedKernelsLabel(launched_); !label.empty()) verdict_.labels.push_back(std::move(label));
+  verdict_.extensions.kernel_time_share = launched_.TimeShare();
   const auto changes = reply->header.value("changes", std::vector<std::string>{});
   if (!changes.empty()) {
     stage.details.violations = changes;
