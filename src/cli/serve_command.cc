@@ -42,8 +42,8 @@ struct ServeFlags {
   size_t max_candidates = 256;
   size_t max_unfinished_per_client = 2048;
   double drain_s = 60;
+  int read_timeout_s = 10;
   std::optional<double> build_memory_gib, build_cpu_s;
-  bool quiet = false;
 };
 
 Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
@@ -139,6 +139,7 @@ int RunServe(const ServeFlags& flags) {
   http.host = listen->first;
   http.port = listen->second;
   http.token = token;
+  http.read_timeout_s = flags.read_timeout_s;
   http.body_bytes = static_cast<size_t>(flags.max_body_mib * double(size_t{1} << 20));
   http.kernelgym_backend = flags.kernelgym_backend.empty() ? flags.backend : flags.kernelgym_backend;
   struct sigaction action {};
@@ -215,6 +216,10 @@ CommandHandler AddServeCommand(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--drain-s", flags->drain_s, "On SIGTERM: seconds unfinished jobs may take before they are cancelled")
       ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  app.add_option("--read-timeout-s", flags->read_timeout_s,
+                 "A client that sends nothing for this long is disconnected (a slow or stuck client holds no thread)")
+      ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   AddBuildLimitOptions(app, flags->build_memory_gib, flags->build_cpu_s);
   return [flags] { return RunServe(*flags); };

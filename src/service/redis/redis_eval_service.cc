@@ -213,7 +213,8 @@ ServiceStats RedisEvalService::Stats() {
       if (!value.ok() || value->type != RedisValue::Type::kString) continue;
       const json heartbeat = json::parse(value->text, nullptr, false);
       if (!heartbeat.is_object()) continue;
-      for (const auto& [device, workers] : heartbeat.value("workers_by_device", json::object()).items()) {
+      const json by_device = heartbeat.value("workers_by_device", json::object());
+      for (const auto& [device, workers] : by_device.items()) {
         if (workers.is_number_unsigned()) stats.workers_by_device[device] += workers.get<size_t>();
       }
       stats.builds_running += heartbeat.value("builds_running", size_t{0});

@@ -212,6 +212,8 @@ Status RedisWorker::Run(const std::atomic<bool>& stop) {
         }
         continue;
       }
+      // Which worker judged it: a served run's dataset says where each verdict came from.
+      next->verdict.provenance["worker"] = config_.consumer;
       Finish(next->job_id, job.entry_ids, next->verdict.ToJson(), give_up);
     }
   });
