@@ -215,6 +215,14 @@ class PythonThread {
   PythonThread() { std::thread([this] { Loop(); }).detach(); }
 
   void Loop() {
+    // This thread runs the reference in the evaluator's process, which forks workers while other
+    // jobs' references run. OpenBLAS's fork handler tears its thread pool down in the forking
+    // thread, and a reference inside a threaded dgemm then waits for its helpers for ever (seen
+    // with two CPU jobs at once under `ksmith serve`): here, BLAS runs on this thread alone. Loaded
+    // now, before torch is, so that torch gets this same library; workers keep their own settings.
+    if (void* blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_GLOBAL)) {
+      if (auto set = reinterpret_cast<void (*)(int)>(dlsym(blas, "openblas_set_num_threads"))) set(1);
+    }
     // Pins this thread's state: every later GILStateRelease leaves the count above zero.
     const Python& api = Api();
     api.GILStateEnsure();

@@ -121,10 +121,11 @@ json KernelGymResultResponse(const std::string& task_id, const JobRecord& job, c
   out["processing_time"] = std::chrono::duration<double>(job.finished_at - job.submitted_at).count();
   out["compiled"] = status != "compile_error" && status != "infra_error";
   out["correctness"] = status == "passed";
-  // A kernel caught pretending (an integrity violation) or leaving all the work to torch is what
-  // KernelGYM calls a decoy; its reward client gives it the worst reward.
-  out["decoy_kernel"] = status == "integrity_violation" ||
-                        (status == "passed" && HasLabelStartingWith(verdict, "no custom kernel"));
+  // A kernel caught pretending (an integrity violation) is what KernelGYM calls a decoy; its
+  // reward client gives it the worst reward. One that leaves all the work to torch is correct and
+  // honest: said in the metadata (ksmith's own reward gives it nothing).
+  out["decoy_kernel"] = status == "integrity_violation";
+  out["metadata"]["custom_kernel"] = !HasLabelStartingWith(verdict, "no custom kernel");
   if (const auto timing = verdict.find("timing"); timing != verdict.end() && timing->is_object()) {
     auto median_ms = [&timing](const char* side) -> json {
       const auto found = timing->find(side);

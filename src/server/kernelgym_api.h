@@ -39,8 +39,9 @@ std::string KernelGymStatus(const JobRecord& job);
 nlohmann::json KernelGymStatusResponse(const std::string& task_id, const JobRecord& job);
 /// GET /results/{task_id}'s and POST /evaluate's body (EvaluationResponse). `compiled`,
 /// `correctness`, the runtimes (ms, as KernelBench's) and `speedup` come from the verdict; an
-/// integrity violation is a `decoy_kernel`, as KernelGYM calls a kernel that only pretends; the
-/// whole verdict is in `metadata.ksmith_verdict`.
+/// integrity violation is a `decoy_kernel`, as KernelGYM calls a kernel that only pretends;
+/// `metadata.custom_kernel` is false for a torch-only ModelNew; the whole verdict is in
+/// `metadata.ksmith_verdict`.
 nlohmann::json KernelGymResultResponse(const std::string& task_id, const JobRecord& job,
                                        const std::vector<std::string>& not_followed = {});
 

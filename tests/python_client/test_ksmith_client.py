@@ -18,7 +18,7 @@ import pytest
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients", "python"))
 import ksmith_client as kc  # noqa: E402
-from ksmith_client import KsmithClient, KsmithError, extract_code, parse_sse  # noqa: E402
+from ksmith_client import KsmithClient, KsmithError, extract_code, make_reward_function, parse_sse  # noqa: E402
 
 # -- extract_code ------------------------------------------------------------------------------
 
@@ -346,7 +346,8 @@ extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) 
 def test_live_server(tmp_path):
     port_file, log = tmp_path / "port", open(tmp_path / "serve.log", "wb")
     proc = subprocess.Popen([os.environ["KSMITH_BIN"], "serve", "--listen", "127.0.0.1:0", "--no-auth",
-                             "--backend", "cpu", "--port-file", str(port_file)], stdout=log, stderr=log)
+                             "--backend", "cpu", "--port-file", str(port_file), "--db", str(tmp_path / "runs.db")],
+                            stdout=log, stderr=log)
 
     def server_log():
         log.flush()
@@ -372,6 +373,10 @@ def test_live_server(tmp_path):
         good, bad = c.rewards([HONEST, wrong], task="vector_add", backend="cpu", options=opts)
         assert good["reward"] > 0, good
         assert bad["reward"] == 0.0 and bad["status"] == "wrong_output", bad
+        # TRL's shape: completions in, floats out; a completion without code costs no request.
+        reward = make_reward_function(c, task="vector_add", backend="cpu", options=opts)
+        scores = reward([f"Here it is:\n```cpp\n{HONEST}```", "I cannot write this kernel."])
+        assert len(scores) == 2 and scores[0] > 0 and scores[1] == 0.0, scores
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
