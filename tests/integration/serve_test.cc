@@ -156,9 +156,13 @@ TEST(Serve, EightClientsSubmit300JobsAndEachGetsOneVerdictAsEvalGives) {
   auto store = RunStore::Open(server.db);
   ASSERT_TRUE(store.ok()) << store.error().message;
   size_t stored = 0;
-  for (const auto& run : store.value()->ListRuns().value()) {
+  const auto runs = store.value()->ListRuns();
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  for (const auto& run : *runs) {
     EXPECT_EQ(run.strategy, "serve");
-    for (const auto& candidate : store.value()->Candidates(run.id).value()) {
+    const auto candidates = store.value()->Candidates(run.id);
+    ASSERT_TRUE(candidates.ok()) << candidates.error().message;
+    for (const auto& candidate : *candidates) {
       EXPECT_EQ(kind_by_id.count(candidate.job_id), 1u) << candidate.job_id;
       EXPECT_TRUE(candidate.verdict.has_value()) << candidate.job_id;
       ++stored;
@@ -278,10 +282,14 @@ TEST(Serve, SigtermFinishesTheJobsInFlightAndRecordsThem) {
   ASSERT_EQ(server.process.Wait(std::chrono::seconds(120)), 0) << server.process.Log();
   auto store = RunStore::Open(server.db);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  const auto runs = store.value()->ListRuns().value();
+  const auto listed = store.value()->ListRuns();
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  const auto& runs = *listed;
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, "finished");
-  const auto candidates = store.value()->Candidates(runs[0].id).value();
+  const auto read = store.value()->Candidates(runs[0].id);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  const auto& candidates = *read;
   ASSERT_EQ(candidates.size(), 4u);
   for (const auto& candidate : candidates) {
     ASSERT_TRUE(candidate.verdict.has_value());
