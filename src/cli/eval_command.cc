@@ -23,6 +23,7 @@
 #include "cli/optimize_settings.h"
 #include "cli/setting_ranges.h"
 #include "core/files.h"
+#include "core/json_text.h"
 #include "eval/backend_registry.h"
 #include "eval/eval_options.h"
 #include "service/eval_client.h"
@@ -98,7 +99,7 @@ class VerdictPrinter {
 
   bool Print(const Verdict& verdict) {
     const nlohmann::json json = verdict.ToJson();
-    const std::string text = several_ ? json.dump() : json.dump(2);
+    const std::string text = several_ ? JsonText(json) : JsonText(json, 2);
     written_ += text + "\n";
     if (!flags_.output_path.empty()) {
       if (auto status = WriteFileAtomic(flags_.output_path, written_); !status.ok()) {

@@ -11,6 +11,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/device_flags.h"
 #include "cli/optimize_settings.h"
 #include "cli/setting_ranges.h"
 #include "core/files.h"
@@ -29,10 +30,7 @@ extern "C" void RequestServeStop(int) { g_serve_stop.store(true); }
 struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
   std::string broker = "local";
-  std::string backend = "cuda";
-  std::vector<std::string> devices;
-  int jobs = 0;
-  std::string arch;
+  DeviceFlags device;
   bool no_auth = false;
   std::string port_file;
   std::string db;
@@ -91,7 +89,7 @@ int RunServe(const ServeFlags& flags) {
     }
     reward = *rule;
   }
-  auto traits = BackendRegistry::Global().Traits(flags.backend);
+  auto traits = BackendRegistry::Global().Traits(flags.device.backend);
   if (!traits.ok()) {
     PrintError(traits.error().message);
     return kExitUsage;
@@ -113,8 +111,8 @@ int RunServe(const ServeFlags& flags) {
   }
   BrokerRequest broker;
   broker.url = flags.broker;
-  broker.local = {flags.backend, flags.arch.empty() ? settings.arch : flags.arch, static_cast<size_t>(std::max(0, flags.jobs)),
-                  flags.devices, BuildLimitsFrom(flags.build_memory_gib ? flags.build_memory_gib : std::optional(settings.build_memory_gib),
+  broker.local = {flags.device.backend, flags.device.arch.empty() ? settings.arch : flags.device.arch, static_cast<size_t>(std::max(0, flags.device.jobs)),
+                  flags.device.devices, BuildLimitsFrom(flags.build_memory_gib ? flags.build_memory_gib : std::optional(settings.build_memory_gib),
                                                  flags.build_cpu_s ? flags.build_cpu_s : std::optional(settings.build_cpu_s))};
   ServeConfig config;
   config.limits.candidates_per_request = flags.max_candidates;
@@ -125,7 +123,7 @@ int RunServe(const ServeFlags& flags) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;
   }
-  config.backends = {flags.backend};
+  config.backends = {flags.device.backend};
   config.base_options.seeds = settings.seeds;
   config.base_options.timing_budget_s = settings.timing_budget_s;
   config.base_options.call_timeout = std::chrono::milliseconds(settings.eval_timeout_ms);
@@ -141,12 +139,14 @@ int RunServe(const ServeFlags& flags) {
   http.token = token;
   http.read_timeout_s = flags.read_timeout_s;
   http.body_bytes = static_cast<size_t>(flags.max_body_mib * double(size_t{1} << 20));
-  http.kernelgym_backend = flags.kernelgym_backend.empty() ? flags.backend : flags.kernelgym_backend;
+  http.kernelgym_backend = flags.kernelgym_backend.empty() ? flags.device.backend : flags.kernelgym_backend;
   struct sigaction action {};
   action.sa_handler = RequestServeStop;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // A peer that closes its socket mid-write (a client, Redis restarting) is an error, not the end.
+  ::signal(SIGPIPE, SIG_IGN);
   auto server = HttpServer::Start(http, *core);
   if (!server.ok()) {
     PrintError(server.error().message);
@@ -160,7 +160,7 @@ int RunServe(const ServeFlags& flags) {
     }
   }
   std::fprintf(stderr, "ksmith serve: listening on http://%s:%d (backend %s, broker %s, %s; store %s)\n",
-               listen->first.c_str(), port, flags.backend.c_str(), flags.broker.c_str(),
+               listen->first.c_str(), port, flags.device.backend.c_str(), flags.broker.c_str(),
                token.empty() ? "no authentication" : "bearer token required", store_path->c_str());
   while (!g_serve_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   // Stop taking jobs, let those accepted finish (their clients may be waiting), then stop.
@@ -176,6 +176,9 @@ int RunServe(const ServeFlags& flags) {
   // The cancelled jobs' verdicts reach the table and the store before the server goes.
   core->Drain(std::chrono::steady_clock::now() + std::chrono::seconds(10));
   (*server)->Stop();
+  // In this order: the service's threads call into the core's table until they are joined.
+  core->StopReading();
+  service->reset();
   core.reset();
   runs.FinishAll(drained ? "the server stopped" : "the server stopped before every job finished");
   std::fprintf(stderr, "ksmith serve: stopped%s\n", drained ? "" : " (unfinished jobs were cancelled)");
@@ -192,14 +195,7 @@ CommandHandler AddServeCommand(CLI::App& app) {
                  "Where jobs run: local (this machine's devices) or redis://HOST[:PORT][/PREFIX] (`ksmith worker` "
                  "processes on any host)")
       ->capture_default_str();
-  app.add_option("--backend,-b", flags->backend, "The backend jobs run on (a local broker's devices; a redis broker's workers)")
-      ->check(CLI::IsMember(BackendRegistry::Global().Names()))
-      ->capture_default_str();
-  app.add_option("--devices", flags->devices, "GPUs to evaluate on, each with --jobs workers (e.g. --devices 0,1)")
-      ->delimiter(',');
-  app.add_option("--jobs,-j", flags->jobs, "Evaluations at once per device (default: 3 on a GPU, 1 on the cpu)")
-      ->check(RangeCheck("eval_jobs"));
-  app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for (default: the GPU found)");
+  AddDeviceOptions(app, flags->device, "The backend jobs run on (a local broker's devices; a redis broker's workers)");
   app.add_flag("--no-auth", flags->no_auth, "Serve without a bearer token (only on a loopback address)");
   app.add_option("--port-file", flags->port_file, "Write the port served on to this file once listening");
   app.add_option("--db", flags->db, "Run store to record every job and verdict in (default: $KSMITH_DB or the cache's runs.db)");

@@ -10,6 +10,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/device_flags.h"
 #include "cli/setting_ranges.h"
 #include "eval/backend_registry.h"
 #include "formats/format_registry.h"
@@ -25,10 +26,7 @@ extern "C" void RequestWorkerStop(int) { g_worker_stop.store(true); }
 
 struct WorkerFlags {
   std::string broker;
-  std::string backend = "cuda";
-  std::vector<std::string> devices;
-  int jobs = 0;
-  std::string arch;
+  DeviceFlags device;
   std::string name;
   double reclaim_after_s = 60;
   double drain_s = 60;
@@ -41,7 +39,7 @@ int RunWorker(const WorkerFlags& flags) {
     PrintError(fmt::format("--broker: {}", address.error().message));
     return kExitUsage;
   }
-  auto service = StartLocalService({flags.backend, flags.arch, static_cast<size_t>(std::max(0, flags.jobs)), flags.devices,
+  auto service = StartLocalService({flags.device.backend, flags.device.arch, static_cast<size_t>(std::max(0, flags.device.jobs)), flags.device.devices,
                                     BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s)});
   if (!service.ok()) {
     PrintError(service.error().message);
@@ -60,13 +58,15 @@ int RunWorker(const WorkerFlags& flags) {
   // Builds of the next jobs overlap the verification of these (on a GPU; the cpu builds in turn).
   config.max_in_flight = std::max<size_t>(1, workers * 2);
   nlohmann::json by_device = stats.workers_by_device;
-  config.description = {{"host", host}, {"pid", ::getpid()}, {"backend", flags.backend}, {"workers_by_device", by_device}};
-  if (auto facts = (*service)->DeviceFacts(flags.backend); facts.ok()) config.description["facts"][flags.backend] = *facts;
+  config.description = {{"host", host}, {"pid", ::getpid()}, {"backend", flags.device.backend}, {"workers_by_device", by_device}};
+  if (auto facts = (*service)->DeviceFacts(flags.device.backend); facts.ok()) config.description["facts"][flags.device.backend] = *facts;
   struct sigaction action {};
   action.sa_handler = RequestWorkerStop;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // Redis closing a socket mid-write (a restart) is an error to retry, not the end of the worker.
+  ::signal(SIGPIPE, SIG_IGN);
   TaskRegistry registry = TaskRegistry::Default();
   FormatLookup formats = [](std::string_view name) -> const CandidateFormat* {
     auto found = FormatRegistry::Global().Find(name);
@@ -74,8 +74,11 @@ int RunWorker(const WorkerFlags& flags) {
   };
   RedisWorker worker(config, **service, registry, formats);
   std::fprintf(stderr, "ksmith worker %s: taking jobs from %s (backend %s, %zu at once)\n", config.consumer.c_str(),
-               address->ToString().c_str(), flags.backend.c_str(), config.max_in_flight);
-  if (Status ran = worker.Run(g_worker_stop); !ran.ok()) {
+               address->ToString().c_str(), flags.device.backend.c_str(), config.max_in_flight);
+  const Status ran = worker.Run(g_worker_stop);
+  // The service's threads call the worker's callbacks until they are joined: the service goes first.
+  service->reset();
+  if (!ran.ok()) {
     PrintError(fmt::format("--broker {}: {} (is redis-server running there?)", flags.broker, ran.error().message));
     return kExitInfra;
   }
@@ -89,14 +92,7 @@ CommandHandler AddWorkerCommand(CLI::App& app) {
   auto flags = std::make_shared<WorkerFlags>();
   app.add_option("--broker", flags->broker, "The Redis that `ksmith serve --broker` queues on: redis://HOST[:PORT][/PREFIX]")
       ->required();
-  app.add_option("--backend,-b", flags->backend, "The backend this worker runs")
-      ->check(CLI::IsMember(BackendRegistry::Global().Names()))
-      ->capture_default_str();
-  app.add_option("--devices", flags->devices, "GPUs to evaluate on, each with --jobs workers (e.g. --devices 0,1)")
-      ->delimiter(',');
-  app.add_option("--jobs,-j", flags->jobs, "Evaluations at once per device (default: 3 on a GPU, 1 on the cpu)")
-      ->check(RangeCheck("eval_jobs"));
-  app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for (default: the GPU found)");
+  AddDeviceOptions(app, flags->device, "The backend this worker runs");
   app.add_option("--name", flags->name, "This worker's name in the consumer group (default: HOST-PID)");
   app.add_option("--reclaim-after-s", flags->reclaim_after_s,
                  "Take over another worker's job once that worker has been silent this long (it refreshes its jobs "

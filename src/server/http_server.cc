@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "core/json_text.h"
 #include "server/kernelgym_api.h"
 
 namespace ksmith {
@@ -17,7 +18,7 @@ using json = nlohmann::json;
 
 void Reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(JsonText(body), "application/json");
 }
 
 void ReplyError(httplib::Response& res, const ApiError& error) {
@@ -95,6 +96,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerConfig config, S
     server->port_ = server->config_.port;
   }
   server->thread_ = std::thread([raw = server.get()] { raw->server_->listen_after_bind(); });
+  // stop() does nothing before the loop runs: a Stop() right after Start() would wait for ever.
+  for (int i = 0; i < 500 && !http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return server;
 }
 
@@ -103,6 +106,21 @@ void HttpServer::Routes() {
   using Handled = httplib::Server::HandlerResponse;
 
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // Before any body is read: httplib holds the body limit only against a Content-Length, and
+    // inflates compressed bodies without one, so a body must come plain, with its length.
+    if (req.has_header("Transfer-Encoding")) {
+      ReplyError(res, {411, "length_required", "send the body with a Content-Length, not chunked", ""});
+      return Handled::Handled;
+    }
+    if (const std::string encoding = req.get_header_value("Content-Encoding"); !encoding.empty() && encoding != "identity") {
+      ReplyError(res, {415, "unsupported_encoding",
+                       fmt::format("Content-Encoding '{}': send the body uncompressed", encoding), ""});
+      return Handled::Handled;
+    }
+    if (req.path == "/healthz" && req.method != "GET" && req.method != "HEAD") {
+      ReplyError(res, {405, "method_not_allowed", "/healthz answers GET", ""});
+      return Handled::Handled;
+    }
     if (config_.token.empty() || req.path == "/healthz") return Handled::Unhandled;
     const std::string header = req.get_header_value("Authorization");
     const std::string prefix = "Bearer ";
@@ -187,6 +205,16 @@ void HttpServer::Routes() {
       }
       wait_s = std::min(wait_s, body["wait_s"].get<double>());
     }
+    // Each waiting request holds a thread: some are kept for everything else.
+    if (open_waits_.fetch_add(1) >= config_.reward_waits) {
+      open_waits_.fetch_sub(1);
+      return ReplyError(res, {429, "busy", fmt::format("{} reward requests are waiting, this server's limit; submit "
+                                                       "with POST /v1/evaluations and poll instead", config_.reward_waits), ""});
+    }
+    struct Leave {
+      std::atomic<size_t>& count;
+      ~Leave() { count.fetch_sub(1); }
+    } leave{open_waits_};
     auto jobs = submit(req, res);
     if (!jobs) return;
     std::vector<std::string> ids;
@@ -241,7 +269,7 @@ void HttpServer::Routes() {
             return true;
           }
           std::string text;
-          for (const auto& event : *events) text += fmt::format("event: {}\ndata: {}\n\n", event.kind, event.data.dump());
+          for (const auto& event : *events) text += fmt::format("event: {}\ndata: {}\n\n", event.kind, JsonText(event.data));
           *next += events->size();
           if (text.empty()) text = ": keep-alive\n\n";  // a comment: tells a proxy the stream lives
           if (!sink.write(text.data(), text.size())) return false;

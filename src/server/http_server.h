@@ -26,6 +26,7 @@ struct HttpServerConfig {
   int read_timeout_s = 10;         // a client that sends nothing for this long is dropped
   size_t threads = 64;             // requests served at once (a reward request holds one while it waits)
   size_t event_streams = 32;       // event streams open at once
+  size_t reward_waits = 48;        // POST /v1/rewards requests waiting at once (each holds a thread)
   double max_wait_s = 3600;        // the longest a /v1/rewards request may wait
   /// The backend KernelGYM's "cuda" and "triton" map to (the server's GPU backend); empty: the
   /// server's first.
@@ -51,6 +52,7 @@ class HttpServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<size_t> open_streams_{0};
+  std::atomic<size_t> open_waits_{0};
 };
 
 /// Whether `host` names this machine's loopback only ("127.0.0.1", "::1", "localhost").

@@ -70,7 +70,8 @@ std::optional<ApiError> ParseOne(const json& object, const std::string& where, c
   }
   out = defaults;
   for (const auto& [key, value] : object.items()) {
-    if (key == "candidates") continue;  // the envelope's own key, when one candidate is the whole body
+    // The envelope's own keys, when one candidate is the whole body.
+    if (key == "candidates" || key == "wait_s") continue;
     if (std::find(std::begin(kCandidateKeys), std::end(kCandidateKeys), key) == std::end(kCandidateKeys)) {
       return BadRequest(where + "." + key,
                         fmt::format("{}.{}: unknown field (a candidate has task, backend, format, file_name, "

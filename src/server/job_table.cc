@@ -105,6 +105,7 @@ JobTable::Admitted JobTable::Add(JobRecord record) {
   record.events.push_back({"state", {{"state", "queued"}}});
   const std::string id = record.id;
   jobs_[id] = std::move(record);
+  ++counts_.queued;
   changed_.notify_all();
   return {Admission::kNew, id};
 }
@@ -116,6 +117,8 @@ void JobTable::Remove(const std::string& id) {
   ForgetKeyOf(found->second);
   size_t& unfinished = unfinished_by_client_[found->second.client];
   unfinished -= std::min<size_t>(unfinished, 1);
+  if (found->second.state == JobState::kQueued) --counts_.queued;
+  if (found->second.state == JobState::kRunning) --counts_.running;
   jobs_.erase(found);
 }
 
@@ -124,6 +127,8 @@ void JobTable::MarkStarted(const std::string& id) {
   const auto found = jobs_.find(id);
   if (found == jobs_.end() || found->second.state != JobState::kQueued) return;
   found->second.state = JobState::kRunning;
+  --counts_.queued;
+  ++counts_.running;
   found->second.started_at = std::chrono::system_clock::now();
   found->second.events.push_back({"state", {{"state", "running"}}});
   changed_.notify_all();
@@ -143,6 +148,8 @@ void JobTable::Finish(const std::string& id, json verdict) {
   const auto found = jobs_.find(id);
   if (found == jobs_.end() || found->second.state == JobState::kDone) return;  // one verdict per job
   JobRecord& job = found->second;
+  if (job.state == JobState::kQueued) --counts_.queued;
+  if (job.state == JobState::kRunning) --counts_.running;
   job.state = JobState::kDone;
   job.finished_at = std::chrono::system_clock::now();
   if (job.started_at.time_since_epoch().count() == 0) job.started_at = job.finished_at;
@@ -206,12 +213,7 @@ std::optional<std::vector<JobEvent>> JobTable::EventsFrom(const std::string& id,
 
 JobCounts JobTable::Counts() const {
   std::lock_guard lock(mutex_);
-  JobCounts counts = counts_;
-  for (const auto& [id, job] : jobs_) {
-    if (job.state == JobState::kQueued) ++counts.queued;
-    if (job.state == JobState::kRunning) ++counts.running;
-  }
-  return counts;
+  return counts_;
 }
 
 }  // namespace ksmith

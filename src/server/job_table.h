@@ -103,7 +103,7 @@ class JobTable {
   std::map<std::pair<std::string, std::string>, std::string> by_client_id_;  // guarded by mutex_
   std::map<std::string, size_t> unfinished_by_client_;      // guarded by mutex_: reserved and unfinished
   std::deque<std::string> finished_order_;                   // guarded by mutex_: oldest first
-  JobCounts counts_;                                         // guarded by mutex_ (queued/running computed)
+  JobCounts counts_;                                         // guarded by mutex_: kept as jobs change state
 };
 
 /// ISO 8601 in UTC with milliseconds ("2026-11-29T17:02:03.123Z"); empty for the epoch.

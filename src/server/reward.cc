@@ -95,6 +95,11 @@ Reward ComputeReward(const RewardRule& rule, const json& verdict) {
   if (const auto share = verdict.find("kernel_time_share"); share != verdict.end() && share->is_object()) {
     coverage = std::clamp(share->value("share", 0.0), 0.0, 1.0);
     coverage_source = "cupti";
+  } else if (verdict.contains("generalization")) {
+    // A KernelBench ModelNew whose GPU time nobody attributed (on the cpu, or without CUPTI): how
+    // much of its work is its own is unknown, and torch doing most of it must not be paid as ours.
+    coverage = 0.0;
+    coverage_source = "unmeasured";
   }
   double speedup = 0;
   if (const auto found = verdict.find("speedup"); found != verdict.end() && found->is_number()) {

@@ -34,7 +34,8 @@ struct RewardRule {
 struct Reward {
   double value = 0;
   /// How it was reached: {"rule": "passed", "correct": 0.5, "speedup": ..., "coverage": ...,
-  /// "coverage_source": "cupti"|"own code by contract"}.
+  /// "coverage_source": "cupti" | "own code by contract" (native) | "unmeasured" (a ModelNew
+  /// without CUPTI's attribution: coverage 0)}.
   nlohmann::json parts = nlohmann::json::object();
 };
 

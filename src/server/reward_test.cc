@@ -26,6 +26,11 @@ TEST(ComputeReward, FollowsDrKernelsRuleForAPassedVerdict) {
   EXPECT_EQ(lazy.parts.at("coverage_source"), "cupti");
   // Untimed: correct and coverage only.
   EXPECT_DOUBLE_EQ(ComputeReward(rule, json{{"status", "passed"}}).value, 1.0);
+  // A ModelNew nobody attributed (the cpu): its coverage is not assumed.
+  const Reward unmeasured =
+      ComputeReward(rule, json{{"status", "passed"}, {"speedup", 1.0}, {"generalization", {{"generalizes", true}}}});
+  EXPECT_DOUBLE_EQ(unmeasured.value, 1.0);
+  EXPECT_EQ(unmeasured.parts.at("coverage_source"), "unmeasured");
 }
 
 TEST(ComputeReward, FailuresTorchOnlyAndHacksEarnTheirOwnValues) {

@@ -16,7 +16,12 @@ using json = nlohmann::json;
 
 std::string NewJobId() {
   static std::mutex mutex;
-  static std::mt19937_64 generator{std::random_device{}()};
+  // Seeded with 256 bits: servers that share a broker must not draw the same ids.
+  static std::mt19937_64 generator = [] {
+    std::random_device device;
+    std::seed_seq seed{device(), device(), device(), device(), device(), device(), device(), device()};
+    return std::mt19937_64(seed);
+  }();
   std::lock_guard lock(mutex);
   return fmt::format("j-{:016x}", generator());
 }
@@ -30,7 +35,9 @@ ServeCore::ServeCore(EvalService& service, ServedTasks& tasks, ServedRuns& runs,
   reader_ = std::thread([this] { ReadVerdicts(); });
 }
 
-ServeCore::~ServeCore() {
+ServeCore::~ServeCore() { StopReading(); }
+
+void ServeCore::StopReading() {
   stopping_ = true;
   if (reader_.joinable()) reader_.join();
 }
@@ -195,6 +202,10 @@ std::variant<SubmittedJob, ApiError> ServeCore::SubmitResolved(const std::string
   auto resolved = Resolve(candidate, "body", std::move(task));
   if (auto* error = std::get_if<ApiError>(&resolved)) return *error;
   if (replace) table_.ForgetClientId(client, candidate.client_id);
+  if (const JobCounts counts = table_.Counts(); counts.queued + counts.running + 1 > config_.max_queued) {
+    return ApiError{503, "busy", fmt::format("the server holds {} unfinished jobs, its limit is {}; retry later",
+                                             counts.queued + counts.running, config_.max_queued), ""};
+  }
   if (!table_.Reserve(client, 1)) {
     return ApiError{429, "quota", fmt::format("client '{}' would have more than {} unfinished jobs; wait for some verdicts",
                                               client, config_.queued_per_client), ""};

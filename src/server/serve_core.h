@@ -44,7 +44,7 @@ class ServeCore {
  public:
   /// `service`, `tasks` and `runs` outlive the core.
   ServeCore(EvalService& service, ServedTasks& tasks, ServedRuns& runs, ServeConfig config);
-  /// Stops reading verdicts; call after the service has shut down.
+  /// Stops reading verdicts (StopReading).
   ~ServeCore();
   ServeCore(const ServeCore&) = delete;
   ServeCore& operator=(const ServeCore&) = delete;
@@ -70,6 +70,9 @@ class ServeCore {
   bool accepting() const { return accepting_; }
   /// Waits until no job is unfinished or `deadline` passes; whether none is.
   bool Drain(std::chrono::steady_clock::time_point deadline);
+  /// Stops the thread that reads the service's verdicts. The service's own threads may still call
+  /// the jobs' callbacks into the table: destroy the service before the core.
+  void StopReading();
 
  private:
   struct Resolved {

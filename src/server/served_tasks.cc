@@ -29,8 +29,26 @@ Result<std::shared_ptr<const Task>> ServedTasks::FromReference(const std::string
   // The hash names the folder and the problem file: 16 hex digits, nothing the client chose.
   const std::string hash = Sha256Hex(reference_code).substr(0, 16);
   const std::string key = "reference:" + hash;
-  std::lock_guard lock(mutex_);
+  std::promise<Loaded> promise;
+  std::unique_lock lock(mutex_);
   if (const auto found = loaded_.find(key); found != loaded_.end()) return found->second;
+  if (const auto running = importing_.find(key); running != importing_.end()) {
+    std::shared_future<Loaded> pending = running->second;
+    lock.unlock();
+    return pending.get();
+  }
+  importing_[key] = promise.get_future().share();
+  lock.unlock();
+  Loaded result = Import(hash, reference_code);
+  lock.lock();
+  if (result.ok()) loaded_[key] = *result;
+  importing_.erase(key);  // a failed import is tried again by the next request
+  lock.unlock();
+  promise.set_value(result);
+  return result;
+}
+
+ServedTasks::Loaded ServedTasks::Import(const std::string& hash, const std::string& reference_code) {
   const std::filesystem::path folder = imported_root_ / hash;
   const std::filesystem::path tasks = folder / "tasks";
   const std::string task_name = fmt::format("kb_l0_001_{}", hash);
@@ -75,9 +93,7 @@ Result<std::shared_ptr<const Task>> ServedTasks::FromReference(const std::string
   }
   auto task = registry_.Find(task_folder.string());
   if (!task.ok()) return task.error();
-  auto shared = std::make_shared<const Task>(std::move(task.value()));
-  loaded_[key] = shared;
-  return shared;
+  return std::shared_ptr<const Task>(std::make_shared<const Task>(std::move(task.value())));
 }
 
 }  // namespace ksmith

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,11 +37,18 @@ class ServedTasks {
   static constexpr int kImportTimeoutS = 600;
 
  private:
+  using Loaded = Result<std::shared_ptr<const Task>>;
+  /// Imports the reference (or finds the folder an earlier import left), outside the lock.
+  Loaded Import(const std::string& hash, const std::string& reference_code);
+
   TaskRegistry registry_;
   std::filesystem::path imported_root_;
   std::filesystem::path ksmith_;
-  std::mutex mutex_;  // one import at a time; lookups wait behind it
-  std::map<std::string, std::shared_ptr<const Task>> loaded_;  // by name or by reference hash
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<const Task>> loaded_;  // guarded by mutex_: by name or reference hash
+  /// Imports under way, by hash: a second request of the same reference waits for the first's,
+  /// and requests for other tasks never wait behind an import. Guarded by mutex_.
+  std::map<std::string, std::shared_future<Loaded>> importing_;
 };
 
 }  // namespace ksmith

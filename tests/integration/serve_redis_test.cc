@@ -15,13 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-struct Kind {
-  std::string task;
-  fs::path file;
-};
-
-const json kOptions = {{"seeds", 1}, {"time", false}, {"timeout_ms", 2000}};
-
 bool HaveRedisServer() { return std::system("command -v redis-server >/dev/null 2>&1") == 0; }
 
 Background StartRedis(const fs::path& folder, int port) {
@@ -40,17 +33,8 @@ Background StartWorker(const fs::path& folder, const std::string& broker, const 
 
 TEST(ServeRedis, JobsSurviveAKilledWorkerARedisRestartAndAStoppedWorker) {
   if (!HaveRedisServer()) GTEST_SKIP() << "no redis-server here (Debian: apt-get install redis-server)";
-  const std::vector<Kind> kinds = {
-      {"vector_add", HonestDir() / "vector_add_fast.cpp"}, {"relu", HonestDir() / "relu_fast.cpp"},
-      {"softmax", HonestDir() / "softmax_slow.cpp"},       {"vector_add", RedteamDir() / "noop_vector_add.cpp"},
-      {"transpose", RedteamDir() / "crash_transpose.cpp"}, {"relu", RedteamDir() / "fork_relu.cpp"},
-      {"softmax", RedteamDir() / "misspelled_softmax.cpp"}, {"softmax", RedteamDir() / "hang_softmax.cpp"}};
-  std::vector<std::string> expected;
-  for (const auto& kind : kinds) {
-    const CliResult run = RunKsmith({"eval", "--task", kind.task, "--backend", "cpu", "--seeds", "1", "--no-time",
-                                     "--timeout-ms", "2000", "--json", "-q", kind.file.string()});
-    expected.push_back(run.Json().is_object() ? run.Json().value("status", std::string("?")) : "?");
-  }
+  const std::vector<CandidateKind> kinds = NativeKinds();
+  const std::vector<std::string> expected = EvalStatuses(kinds);
   TempDir folder("serve-redis");
   const int redis_port = FreePort();
   Background redis = StartRedis(folder.path(), redis_port);
@@ -67,9 +51,9 @@ TEST(ServeRedis, JobsSurviveAKilledWorkerARedisRestartAndAStoppedWorker) {
   for (int start = 0; start < kJobs; start += 25) {
     json body = {{"candidates", json::array()}};
     for (int job = start; job < start + 25; ++job) {
-      const Kind& kind = kinds[job % kinds.size()];
+      const CandidateKind& kind = kinds[job % kinds.size()];
       body["candidates"].push_back({{"task", kind.task}, {"backend", "cpu"}, {"source", Slurp(kind.file)},
-                                    {"file_name", kind.file.filename().string()}, {"options", kOptions}});
+                                    {"file_name", kind.file.filename().string()}, {"options", VolumeOptions()}});
     }
     const json accepted = BodyJson(http.Post("/v1/evaluations", body.dump(), "application/json"));
     ASSERT_TRUE(accepted.contains("jobs")) << accepted.dump();

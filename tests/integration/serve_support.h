@@ -183,4 +183,39 @@ inline nlohmann::json WaitForVerdict(httplib::Client& client, const std::string&
   return nullptr;
 }
 
+/// One kind of candidate in a test's stream of jobs.
+struct CandidateKind {
+  std::string task;
+  fs::path file;
+};
+
+/// What every job of the volume tests is judged with: verification only, one seed per shape, a
+/// short call timeout (the hanging kernel), as `ksmith eval --seeds 1 --no-time --timeout-ms 2000`.
+inline const nlohmann::json& VolumeOptions() {
+  static const nlohmann::json options = {{"seeds", 1}, {"time", false}, {"timeout_ms", 2000}};
+  return options;
+}
+
+/// Honest and hostile native CPU candidates, eight kinds of verdict among them.
+inline std::vector<CandidateKind> NativeKinds() {
+  return {{"vector_add", HonestDir() / "vector_add_fast.cpp"}, {"relu", HonestDir() / "relu_fast.cpp"},
+          {"softmax", HonestDir() / "softmax_slow.cpp"},       {"vector_add", RedteamDir() / "noop_vector_add.cpp"},
+          {"transpose", RedteamDir() / "crash_transpose.cpp"}, {"relu", RedteamDir() / "fork_relu.cpp"},
+          {"softmax", RedteamDir() / "misspelled_softmax.cpp"}, {"softmax", RedteamDir() / "hang_softmax.cpp"}};
+}
+
+/// The status `ksmith eval` gives each kind with VolumeOptions()'s settings.
+inline std::vector<std::string> EvalStatuses(const std::vector<CandidateKind>& kinds,
+                                             const std::vector<std::string>& env = {}) {
+  std::vector<std::string> statuses;
+  for (const auto& kind : kinds) {
+    const CliResult run = RunKsmith({"eval", "--task", kind.task, "--backend", "cpu", "--seeds", "1", "--no-time",
+                                     "--timeout-ms", "2000", "--json", "-q", kind.file.string()},
+                                    env);
+    statuses.push_back(run.Json().is_object() ? run.Json().value("status", std::string("?")) : "?");
+    EXPECT_NE(statuses.back(), "?") << run.Describe();
+  }
+  return statuses;
+}
+
 }  // namespace ksmith::it

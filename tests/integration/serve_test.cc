@@ -18,47 +18,17 @@ namespace {
 
 using nlohmann::json;
 
-// One kind of candidate of the stream, and the options every job of the test is judged with.
-struct Kind {
-  std::string task;
-  fs::path file;
-};
+const json& kOptions = VolumeOptions();
 
-const json kOptions = {{"seeds", 1}, {"time", false}, {"timeout_ms", 2000}};
-
-std::vector<Kind> Kinds(bool with_modelnew) {
-  std::vector<Kind> kinds = {
-      {"vector_add", HonestDir() / "vector_add_fast.cpp"},
-      {"relu", HonestDir() / "relu_fast.cpp"},
-      {"softmax", HonestDir() / "softmax_slow.cpp"},
-      {"vector_add", RedteamDir() / "noop_vector_add.cpp"},
-      {"transpose", RedteamDir() / "crash_transpose.cpp"},
-      {"relu", RedteamDir() / "fork_relu.cpp"},
-      {"softmax", RedteamDir() / "misspelled_softmax.cpp"},
-      {"softmax", RedteamDir() / "hang_softmax.cpp"},
-  };
-  if (with_modelnew) {
-    const fs::path modelnew = CandidatesDir() / "modelnew";
-    kinds.push_back({"kb_l0_001_linear_scale", modelnew / "honest_torch_ops_kb_l0_001_linear_scale.py"});
-    kinds.push_back({"kb_l0_001_linear_scale", modelnew / "hostile_exit_kb_l0_001_linear_scale.py"});
-  }
+std::vector<CandidateKind> Kinds() {
+  std::vector<CandidateKind> kinds = NativeKinds();
+  const fs::path modelnew = CandidatesDir() / "modelnew";
+  kinds.push_back({"kb_l0_001_linear_scale", modelnew / "honest_torch_ops_kb_l0_001_linear_scale.py"});
+  kinds.push_back({"kb_l0_001_linear_scale", modelnew / "hostile_exit_kb_l0_001_linear_scale.py"});
   return kinds;
 }
 
-// What `ksmith eval` says of each kind, with the same options.
-std::vector<std::string> EvalStatuses(const std::vector<Kind>& kinds, const std::vector<std::string>& env) {
-  std::vector<std::string> statuses;
-  for (const auto& kind : kinds) {
-    const CliResult run = RunKsmith({"eval", "--task", kind.task, "--backend", "cpu", "--seeds", "1", "--no-time",
-                                     "--timeout-ms", "2000", "--json", "-q", kind.file.string()},
-                                    env);
-    statuses.push_back(run.Json().is_object() ? run.Json().value("status", std::string("?")) : "?");
-    EXPECT_NE(statuses.back(), "?") << run.Describe();
-  }
-  return statuses;
-}
-
-json Candidate(const Kind& kind, const std::string& client_id) {
+json Candidate(const CandidateKind& kind, const std::string& client_id) {
   return {{"task", kind.task}, {"backend", "cpu"}, {"source", Slurp(kind.file)},
           {"file_name", kind.file.filename().string()}, {"client_id", client_id}, {"options", kOptions}};
 }
@@ -67,7 +37,7 @@ TEST(Serve, EightClientsSubmit300JobsAndEachGetsOneVerdictAsEvalGives) {
   SKIP_WITHOUT_TORCH();
   const Imported imported = ImportOnce("test-problems", {(ProblemsDir() / "problems").string()});
   const std::vector<std::string> env = {"KSMITH_TASKS_PATH=" + imported.out.string()};
-  const auto kinds = Kinds(true);
+  const auto kinds = Kinds();
   const auto expected = EvalStatuses(kinds, env);
   TempDir folder("serve-load");
   Server server = StartServe(folder.path(), {"--no-auth", "--backend", "cpu", "--jobs", "2"}, env);
@@ -214,6 +184,27 @@ TEST(Serve, BadClientsAreRefusedClearlyAndTheServerLivesOn) {
   // A source over the per-source limit inside a body that fits.
   const json big = {{"task", "vector_add"}, {"source", std::string(size_t{2} << 20, 'x')}};
   expect_error(good.Post("/v1/evaluations", big.dump(), "application/json"), 413, "too_large", "body.source");
+
+  // Bodies must come plain and with their length: httplib's limit holds only against a length.
+  expect_error(anonymous.Post("/healthz", "x", "text/plain"), 405, "method_not_allowed", "GET");
+  expect_error(good.Post("/v1/evaluations", {{"Content-Encoding", "gzip"}}, job.dump(), "application/json"), 415,
+               "unsupported_encoding", "uncompressed");
+  {
+    const int chunked = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(static_cast<uint16_t>(server.port));
+    ASSERT_EQ(::connect(chunked, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    const std::string request = "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n";
+    ASSERT_GT(::send(chunked, request.data(), request.size(), MSG_NOSIGNAL), 0);
+    char reply[512] = {};
+    timeval limit{5, 0};
+    ::setsockopt(chunked, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    const ssize_t got = ::recv(chunked, reply, sizeof reply - 1, 0);
+    ::close(chunked);
+    EXPECT_TRUE(got > 0 && std::string(reply).starts_with("HTTP/1.1 411")) << reply;
+  }
 
   // A slow client that sends half a request and stops holds nothing for long.
   const int slow = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <charconv>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -104,6 +105,19 @@ Status RedisConnection::Connect(std::chrono::milliseconds timeout) {
   }
   redisEnableKeepAlive(context);
   context_ = context;
+  // A Redis with `requirepass`: the password from the environment, never from a URL that
+  // process lists and logs show.
+  if (const char* password = std::getenv("KSMITH_REDIS_PASSWORD"); password != nullptr && *password != '\0') {
+    auto* reply = static_cast<redisReply*>(redisCommand(context_, "AUTH %s", password));
+    const bool accepted = reply != nullptr && reply->type != REDIS_REPLY_ERROR;
+    const std::string reason = reply == nullptr ? context_->errstr : (accepted ? "" : std::string(reply->str, reply->len));
+    if (reply != nullptr) freeReplyObject(reply);
+    if (!accepted) {
+      Drop();
+      return MakeError(ErrorKind::kIo, "Redis at {}:{} refused KSMITH_REDIS_PASSWORD: {}", address_.host, address_.port,
+                       reason);
+    }
+  }
   return {};
 }
 

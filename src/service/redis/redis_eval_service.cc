@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "eval/backend_registry.h"
+#include "core/json_text.h"
 #include "service/redis/job_codec.h"
 
 namespace ksmith {
@@ -76,9 +77,13 @@ Result<std::string> RedisEvalService::Submit(EvalJob job, std::chrono::milliseco
     if (stopping_) return MakeError(ErrorKind::kUnsupported, "the evaluation service is shutting down; job '{}' was not queued", job.id);
     if (pending_.count(job.id) > 0) return MakeError(ErrorKind::kInvalidArgument, "job id '{}' was submitted already", job.id);
     // Before the job is in the stream: its first event may come at once.
-    pending_[job.id] = {job.on_start, job.options.progress, job.task->name, job.backend, job.candidate.path};
+    pending_[job.id] = {job.on_start, job.options.progress, job.task->name, job.backend, job.candidate.path, ""};
   }
-  const std::string encoded = EncodeJob(job).dump();
+  const std::string encoded = JsonText(EncodeJob(job));
+  {
+    std::lock_guard lock(mutex_);
+    if (auto found = pending_.find(job.id); found != pending_.end()) found->second.encoded = encoded;
+  }
   const auto give_up = std::chrono::steady_clock::now() +
                        (wait == kWaitForever ? std::chrono::milliseconds(30'000) : wait);
   while (true) {
@@ -161,6 +166,24 @@ void RedisEvalService::SweepResults() {
     std::lock_guard lock(mutex_);
     for (const auto& [id, pending] : pending_) ids.push_back(id);
   }
+  if (ids.empty()) return;
+  // No consumer group: Redis came back without its data. The jobs it lost are queued again (a job
+  // that ran meanwhile is only acknowledged by the worker that takes it: its result is there).
+  auto groups = reader_connection_.Command({"XINFO", "GROUPS", keys_.jobs});
+  const bool lost = !groups.ok() && groups.error().kind == ErrorKind::kProtocol;
+  if (lost || (groups.ok() && groups->elements.empty())) {
+    (void)reader_connection_.Command({"XGROUP", "CREATE", keys_.jobs, keys_.group, "0", "MKSTREAM"});
+    std::vector<std::pair<std::string, std::string>> again;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [id, pending] : pending_) again.emplace_back(id, pending.encoded);
+    }
+    std::fprintf(stderr, "ksmith serve: Redis at %s lost its jobs stream; queueing %zu unfinished jobs again\n",
+                 address_.ToString().c_str(), again.size());
+    for (const auto& [id, encoded] : again) {
+      if (!encoded.empty()) (void)reader_connection_.Command({"XADD", keys_.jobs, "*", "job", encoded});
+    }
+  }
   for (size_t start = 0; start < ids.size(); start += 500) {
     std::vector<std::string> command = {"MGET"};
     const size_t end = std::min(ids.size(), start + 500);
@@ -182,17 +205,27 @@ std::optional<JobVerdict> RedisEvalService::NextVerdict(std::chrono::millisecond
   return verdict;
 }
 
+std::vector<json> RedisEvalService::Heartbeats() {
+  std::vector<json> beats;
+  auto names = commands_.Command({"SMEMBERS", keys_.worker_names});
+  if (!names.ok()) return beats;
+  for (const RedisValue& name : names->elements) {
+    auto value = commands_.Command({"GET", keys_.worker_prefix + name.text});
+    if (!value.ok()) continue;
+    if (value->type != RedisValue::Type::kString) {
+      (void)commands_.Command({"SREM", keys_.worker_names, name.text});  // its heartbeat expired: gone
+      continue;
+    }
+    json beat = json::parse(value->text, nullptr, false);
+    if (beat.is_object()) beats.push_back(std::move(beat));
+  }
+  return beats;
+}
+
 Result<nlohmann::json> RedisEvalService::DeviceFacts(const std::string& backend) {
   // Each worker's heartbeat carries its devices' facts.
-  auto keys = commands_.Command({"SCAN", "0", "MATCH", keys_.worker_prefix + "*", "COUNT", "1000"});
-  if (!keys.ok()) return keys.error();
-  for (const RedisValue& key : keys->at(1).elements) {
-    auto value = commands_.Command({"GET", key.text});
-    if (!value.ok() || value->type != RedisValue::Type::kString) continue;
-    const json heartbeat = json::parse(value->text, nullptr, false);
-    if (heartbeat.is_object() && heartbeat.contains("facts") && heartbeat["facts"].contains(backend)) {
-      return heartbeat["facts"][backend];
-    }
+  for (const json& heartbeat : Heartbeats()) {
+    if (heartbeat.contains("facts") && heartbeat["facts"].contains(backend)) return heartbeat["facts"][backend];
   }
   return MakeError(ErrorKind::kNotFound, "no live worker runs backend '{}' at {}", backend, address_.ToString());
 }
@@ -207,19 +240,13 @@ ServiceStats RedisEvalService::Stats() {
       if (fields.count("lag") > 0) stats.queued = static_cast<size_t>(std::max<int64_t>(0, fields["lag"]->integer));
     }
   }
-  if (auto keys = commands_.Command({"SCAN", "0", "MATCH", keys_.worker_prefix + "*", "COUNT", "1000"}); keys.ok()) {
-    for (const RedisValue& key : keys->at(1).elements) {
-      auto value = commands_.Command({"GET", key.text});
-      if (!value.ok() || value->type != RedisValue::Type::kString) continue;
-      const json heartbeat = json::parse(value->text, nullptr, false);
-      if (!heartbeat.is_object()) continue;
-      const json by_device = heartbeat.value("workers_by_device", json::object());
-      for (const auto& [device, workers] : by_device.items()) {
-        if (workers.is_number_unsigned()) stats.workers_by_device[device] += workers.get<size_t>();
-      }
-      stats.builds_running += heartbeat.value("builds_running", size_t{0});
-      stats.builds_waiting += heartbeat.value("builds_waiting", size_t{0});
+  for (const json& heartbeat : Heartbeats()) {
+    const json by_device = heartbeat.value("workers_by_device", json::object());
+    for (const auto& [device, workers] : by_device.items()) {
+      if (workers.is_number_unsigned()) stats.workers_by_device[device] += workers.get<size_t>();
     }
+    stats.builds_running += heartbeat.value("builds_running", size_t{0});
+    stats.builds_waiting += heartbeat.value("builds_waiting", size_t{0});
   }
   return stats;
 }

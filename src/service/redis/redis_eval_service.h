@@ -29,8 +29,10 @@ struct RedisKeys {
         verdicts(address.Key("verdicts")),
         events(address.Key("events")),
         result_prefix(address.Key("result:")),
-        worker_prefix(address.Key("worker:")) {}
+        worker_prefix(address.Key("worker:")),
+        worker_names(address.Key("worker-names")) {}
   std::string jobs, group, verdicts, events, result_prefix, worker_prefix;
+  std::string worker_names;  // a set: every worker that wrote a heartbeat (its key expires; its name stays until read)
 };
 
 /// How long a result stays in Redis after its verdict [s]: a week, for a server that restarts.
@@ -60,13 +62,18 @@ class RedisEvalService : public EvalService {
     std::function<void()> on_start;
     std::function<void(const std::string&)> progress;
     std::string task, backend, candidate;
+    std::string encoded;  // the job as queued: queued again if Redis lost it
   };
 
   RedisEvalService(const RedisAddress& address, std::vector<std::string> backends);
   void Read();
   void Deliver(const std::string& job_id, const std::string& verdict_text);
-  /// Results stored while this service missed their stream entry (a trimmed stream).
+  /// Results stored while this service missed their stream entry (a trimmed stream); and, where
+  /// Redis lost the jobs stream itself (a restart without persistence), every pending job queued
+  /// again, so that each still gets its verdict.
   void SweepResults();
+  /// The heartbeats of the workers alive now.
+  std::vector<nlohmann::json> Heartbeats();
 
   RedisAddress address_;
   RedisKeys keys_;

@@ -4,26 +4,35 @@
 
 #include <fmt/format.h>
 
+#include "core/json_text.h"
+
 namespace ksmith {
 namespace {
 
 using json = nlohmann::json;
 
 // Stores the verdict unless one is there, publishes it only if it was the first, acknowledges the
-// entry: one step, so no crash can leave a verdict published and its job unacknowledged.
+// entry and deletes it (a job's source stays in Redis no longer than it is needed): one step, so no
+// crash can leave a verdict published and its job unacknowledged.
 constexpr const char* kFinishScript = R"lua(
 local first = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[4])
 if first then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'job', ARGV[2], 'verdict', ARGV[1])
 end
-for i = 6, #ARGV do redis.call('XACK', KEYS[3], ARGV[3], ARGV[i]) end
+for i = 6, #ARGV do
+  redis.call('XACK', KEYS[3], ARGV[3], ARGV[i])
+  redis.call('XDEL', KEYS[3], ARGV[i])
+end
 if first then return 1 else return 0 end
 )lua";
 
 // Puts a job back at the stream's end and acknowledges the entry it came in (a worker stopping).
 constexpr const char* kRequeueScript = R"lua(
 redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
-for i = 3, #ARGV do redis.call('XACK', KEYS[1], ARGV[2], ARGV[i]) end
+for i = 3, #ARGV do
+  redis.call('XACK', KEYS[1], ARGV[2], ARGV[i])
+  redis.call('XDEL', KEYS[1], ARGV[i])
+end
 return 1
 )lua";
 
@@ -66,6 +75,7 @@ void RedisWorker::Start(const std::string& entry_id, const std::string& encoded)
   if (job_id.empty()) {
     // Nothing to answer to: acknowledge it, so that no worker takes it again.
     (void)intake_.Command({"XACK", keys_.jobs, keys_.group, entry_id});
+    (void)intake_.Command({"XDEL", keys_.jobs, entry_id});
     std::fprintf(stderr, "ksmith worker: warning: entry %s of %s is not a job; acknowledged and dropped\n",
                  entry_id.c_str(), keys_.jobs.c_str());
     return;
@@ -80,6 +90,7 @@ void RedisWorker::Start(const std::string& entry_id, const std::string& encoded)
   // A reclaimed job that another worker finished before it died is only acknowledged.
   if (auto done = intake_.Command({"EXISTS", keys_.result_prefix + job_id}); done.ok() && done->integer > 0) {
     (void)intake_.Command({"XACK", keys_.jobs, keys_.group, entry_id});
+    (void)intake_.Command({"XDEL", keys_.jobs, entry_id});
     return;
   }
   auto job = DecodeJob(parsed, registry_, formats_);
@@ -124,9 +135,12 @@ void RedisWorker::Take(size_t count) {
 }
 
 void RedisWorker::Reclaim(size_t count) {
+  // From where the last call stopped: Redis looks at no more than ten times COUNT entries a call.
   auto reply = intake_.Command({"XAUTOCLAIM", keys_.jobs, keys_.group, config_.consumer,
-                                std::to_string(config_.reclaim_after.count()), "0-0", "COUNT", std::to_string(count)});
+                                std::to_string(config_.reclaim_after.count()), reclaim_cursor_, "COUNT",
+                                std::to_string(count)});
   if (!reply.ok()) return;
+  reclaim_cursor_ = reply->at(0).type == RedisValue::Type::kString ? reply->at(0).text : "0-0";
   for (const RedisValue& entry : reply->at(1).elements) {
     if (entry.type != RedisValue::Type::kArray) continue;  // an entry trimmed away meanwhile
     std::fprintf(stderr, "ksmith worker: reclaimed %s from a worker silent for %lld ms\n", entry.at(0).text.c_str(),
@@ -140,7 +154,7 @@ void RedisWorker::Finish(const std::string& job_id, const std::vector<std::strin
   // ARGV: the verdict, the job id, the group, the result's TTL, the verdict stream's length, then
   // every entry that carried the job.
   std::vector<std::string> command = {"EVAL", kFinishScript, "3", keys_.result_prefix + job_id, keys_.verdicts, keys_.jobs,
-                                      verdict.dump(), job_id, keys_.group, std::to_string(kResultTtlS),
+                                      JsonText(verdict), job_id, keys_.group, std::to_string(kResultTtlS),
                                       std::to_string(kStreamMaxLength)};
   command.insert(command.end(), entry_ids.begin(), entry_ids.end());
   for (int attempt = 0;; ++attempt) {
@@ -172,7 +186,8 @@ void RedisWorker::Heartbeat() {
     beat["in_flight"] = in_flight_.size();
     for (const auto& [id, job] : in_flight_) own.insert(own.end(), job.entry_ids.begin(), job.entry_ids.end());
   }
-  (void)intake_.Command({"SET", keys_.worker_prefix + config_.consumer, beat.dump(), "EX", "30"});
+  (void)intake_.Command({"SET", keys_.worker_prefix + config_.consumer, JsonText(beat), "EX", "30"});
+  (void)intake_.Command({"SADD", keys_.worker_names, config_.consumer});
   if (own.empty()) return;
   // Claiming its own entries resets their idle time: a long evaluation is not a dead worker's.
   std::vector<std::string> claim = {"XCLAIM", keys_.jobs, keys_.group, config_.consumer, "0"};

@@ -69,6 +69,7 @@ class RedisWorker {
   std::mutex mutex_;
   std::map<std::string, InFlight> in_flight_;  // guarded by mutex_: by job id
   std::atomic<size_t> completed_{0};
+  std::string reclaim_cursor_ = "0-0";  // where the next XAUTOCLAIM looks (the intake thread's)
 };
 
 }  // namespace ksmith
