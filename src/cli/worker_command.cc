@@ -72,6 +72,10 @@ int RunWorker(const WorkerFlags& flags) {
     auto found = FormatRegistry::Global().Find(name);
     return found.ok() ? &(*found)->format() : nullptr;
   };
+  if (auto ping = RedisConnection(*address).Command({"PING"}); !ping.ok()) {
+    PrintError(fmt::format("--broker {}: {} (is redis-server running there?)", flags.broker, ping.error().message));
+    return kExitInfra;
+  }
   RedisWorker worker(config, **service, registry, formats);
   std::fprintf(stderr, "ksmith worker %s: taking jobs from %s (backend %s, %zu at once)\n", config.consumer.c_str(),
                address->ToString().c_str(), flags.device.backend.c_str(), config.max_in_flight);

@@ -17,9 +17,10 @@ using nlohmann::json;
 
 bool HaveRedisServer() { return std::system("command -v redis-server >/dev/null 2>&1") == 0; }
 
-Background StartRedis(const fs::path& folder, int port) {
+Background StartRedis(const fs::path& folder, int port, bool persistent = true) {
   Background redis({"redis-server", "--port", std::to_string(port), "--bind", "127.0.0.1", "--dir", folder.string(),
-                    "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "no"},
+                    "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always", "--save", "",
+                    "--protected-mode", "no"},
                    folder / "redis.log");
   for (int i = 0; i < 200 && !Listening(port); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   return redis;
@@ -118,6 +119,38 @@ TEST(ServeRedis, JobsSurviveAKilledWorkerARedisRestartAndAStoppedWorker) {
   auto pending = redis_client.Command({"XPENDING", "t:jobs", "t:workers"});
   ASSERT_TRUE(pending.ok());
   EXPECT_EQ(pending->at(0).integer, 0) << "entries left unacknowledged";
+}
+
+// A Redis that comes back without its data (no persistence) lost the queued jobs: the server
+// queues its unfinished ones again, and each still gets its verdict.
+TEST(ServeRedis, JobsLostWithRedisDataAreQueuedAgain) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "no redis-server here (Debian: apt-get install redis-server)";
+  TempDir folder("serve-redis-lost");
+  const int redis_port = FreePort();
+  Background redis = StartRedis(folder.path(), redis_port, false);
+  ASSERT_TRUE(Listening(redis_port)) << redis.Log();
+  const std::string broker = fmt::format("redis://127.0.0.1:{}/t", redis_port);
+  Server server = StartServe(folder.path(), {"--no-auth", "--backend", "cpu", "--broker", broker});
+  ASSERT_GT(server.port, 0) << server.process.Log();
+  httplib::Client http = Client(server.port);
+  json body = {{"candidates", json::array()}};
+  for (int i = 0; i < 3; ++i) {
+    body["candidates"].push_back({{"task", "vector_add"}, {"backend", "cpu"},
+                                  {"source", Slurp(HonestDir() / "vector_add_fast.cpp")}, {"options", VolumeOptions()}});
+  }
+  const json accepted = BodyJson(http.Post("/v1/evaluations", body.dump(), "application/json"));
+  ASSERT_EQ(accepted["jobs"].size(), 3u) << accepted.dump();
+  // No worker yet: the jobs sit in Redis, which now dies with them.
+  redis.Signal(SIGKILL);
+  ASSERT_TRUE(redis.Wait(std::chrono::seconds(30)).has_value());
+  redis = StartRedis(folder.path(), redis_port, false);
+  ASSERT_TRUE(Listening(redis_port)) << redis.Log();
+  Background worker = StartWorker(folder.path(), broker, "w1");
+  for (const auto& job : accepted["jobs"]) {
+    const json verdict = WaitForVerdict(http, job["id"], std::chrono::seconds(120));
+    EXPECT_EQ(verdict.value("status", std::string()), "passed") << verdict.dump() << "\n" << server.process.Log();
+  }
+  EXPECT_NE(server.process.Log().find("queueing 3 unfinished jobs again"), std::string::npos) << server.process.Log();
 }
 
 }  // namespace

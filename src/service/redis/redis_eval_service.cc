@@ -1,6 +1,7 @@
 #include "service/redis/redis_eval_service.h"
 
 #include <algorithm>
+#include <random>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -44,6 +45,13 @@ Result<std::unique_ptr<RedisEvalService>> RedisEvalService::Connect(const RedisA
   // From the stream's start: a group made after jobs were queued still hands them out.
   auto group = service->commands_.Command({"XGROUP", "CREATE", service->keys_.jobs, service->keys_.group, "0", "MKSTREAM"});
   if (!group.ok() && group.error().message.find("BUSYGROUP") == std::string::npos) return group.error();
+  // The epoch marks this Redis's data: kept by every server that shares it, lost with the data.
+  std::random_device device;
+  const std::string token = fmt::format("{:08x}{:08x}", device(), device());
+  (void)service->commands_.Command({"SET", service->keys_.epoch, token, "NX"});
+  auto epoch = service->commands_.Command({"GET", service->keys_.epoch});
+  if (!epoch.ok()) return epoch.error();
+  service->epoch_ = epoch->text;
   // Verdicts from here on: what came before belongs to jobs this service never queued.
   for (auto [stream, last] : {std::pair{service->keys_.verdicts, &service->last_verdict_id_},
                               std::pair{service->keys_.events, &service->last_event_id_}}) {
@@ -167,11 +175,12 @@ void RedisEvalService::SweepResults() {
     for (const auto& [id, pending] : pending_) ids.push_back(id);
   }
   if (ids.empty()) return;
-  // No consumer group: Redis came back without its data. The jobs it lost are queued again (a job
-  // that ran meanwhile is only acknowledged by the worker that takes it: its result is there).
-  auto groups = reader_connection_.Command({"XINFO", "GROUPS", keys_.jobs});
-  const bool lost = !groups.ok() && groups.error().kind == ErrorKind::kProtocol;
-  if (lost || (groups.ok() && groups->elements.empty())) {
+  // The epoch gone: Redis came back without its data (a worker may have made the group again
+  // since). The jobs it lost are queued again; one that ran meanwhile is only acknowledged by the
+  // worker that takes it, its result being there.
+  auto epoch = reader_connection_.Command({"GET", keys_.epoch});
+  if (epoch.ok() && epoch->text != epoch_) {
+    (void)reader_connection_.Command({"SET", keys_.epoch, epoch_});
     (void)reader_connection_.Command({"XGROUP", "CREATE", keys_.jobs, keys_.group, "0", "MKSTREAM"});
     std::vector<std::pair<std::string, std::string>> again;
     {

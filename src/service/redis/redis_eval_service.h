@@ -30,9 +30,11 @@ struct RedisKeys {
         events(address.Key("events")),
         result_prefix(address.Key("result:")),
         worker_prefix(address.Key("worker:")),
-        worker_names(address.Key("worker-names")) {}
+        worker_names(address.Key("worker-names")),
+        epoch(address.Key("epoch")) {}
   std::string jobs, group, verdicts, events, result_prefix, worker_prefix;
   std::string worker_names;  // a set: every worker that wrote a heartbeat (its key expires; its name stays until read)
+  std::string epoch;         // a token the server writes once: gone or changed, Redis lost its data
 };
 
 /// How long a result stays in Redis after its verdict [s]: a week, for a server that restarts.
@@ -81,6 +83,7 @@ class RedisEvalService : public EvalService {
   RedisConnection commands_;  // Submit, Stats
   RedisConnection reader_connection_;
   std::string last_verdict_id_ = "0-0", last_event_id_ = "0-0";  // the reader's own
+  std::string epoch_;  // the epoch token this service saw at the start
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;
   std::condition_variable verdict_ready_;
