@@ -116,16 +116,24 @@ inline int FreePort() {
   return port;
 }
 
-/// Whether something accepts connections on the loopback `port`.
-inline bool Listening(int port) {
+/// A socket connected to the loopback `port` (raw HTTP, for what a well-behaved client never
+/// sends); -1 when nothing accepts there.
+inline int ConnectLoopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(static_cast<uint16_t>(port));
-  const bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return fd;
   ::close(fd);
-  return connected;
+  return -1;
+}
+
+/// Whether something accepts connections on the loopback `port`.
+inline bool Listening(int port) {
+  const int fd = ConnectLoopback(port);
+  if (fd >= 0) ::close(fd);
+  return fd >= 0;
 }
 
 struct Server {

@@ -190,12 +190,8 @@ TEST(Serve, BadClientsAreRefusedClearlyAndTheServerLivesOn) {
   expect_error(good.Post("/v1/evaluations", {{"Content-Encoding", "gzip"}}, job.dump(), "application/json"), 415,
                "unsupported_encoding", "uncompressed");
   {
-    const int chunked = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    to.sin_port = htons(static_cast<uint16_t>(server.port));
-    ASSERT_EQ(::connect(chunked, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    const int chunked = ConnectLoopback(server.port);
+    ASSERT_GE(chunked, 0);
     const std::string request = "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n";
     ASSERT_GT(::send(chunked, request.data(), request.size(), MSG_NOSIGNAL), 0);
     char reply[512] = {};
@@ -207,12 +203,8 @@ TEST(Serve, BadClientsAreRefusedClearlyAndTheServerLivesOn) {
   }
 
   // A slow client that sends half a request and stops holds nothing for long.
-  const int slow = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<uint16_t>(server.port));
-  ASSERT_EQ(::connect(slow, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const int slow = ConnectLoopback(server.port);
+  ASSERT_GE(slow, 0);
   const std::string half = "POST /v1/evaluations HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n";
   ASSERT_GT(::send(slow, half.data(), half.size(), MSG_NOSIGNAL), 0);
   EXPECT_EQ(good.Get("/healthz")->status, 200);  // served meanwhile
