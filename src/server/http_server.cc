@@ -268,13 +268,15 @@ void HttpServer::Routes() {
             sink.done();
             return true;
           }
+          if (done && events->empty()) {  // the verdict went out last time
+            sink.done();
+            return true;
+          }
           std::string text;
           for (const auto& event : *events) text += fmt::format("event: {}\ndata: {}\n\n", event.kind, JsonText(event.data));
           *next += events->size();
           if (text.empty()) text = ": keep-alive\n\n";  // a comment: tells a proxy the stream lives
-          if (!sink.write(text.data(), text.size())) return false;
-          if (done && events->empty()) sink.done();
-          return true;
+          return sink.write(text.data(), text.size());
         },
         [this](bool) { open_streams_.fetch_sub(1); });
   });

@@ -154,7 +154,7 @@ void JobTable::Finish(const std::string& id, json verdict) {
   job.finished_at = std::chrono::system_clock::now();
   if (job.started_at.time_since_epoch().count() == 0) job.started_at = job.finished_at;
   job.events.push_back({"state", {{"state", "done"}}});
-  job.events.push_back({"verdict", verdict});
+  job.events.push_back({"verdict", nullptr});  // the verdict itself, filled in when read: kept once
   job.verdict = std::move(verdict);
   size_t& unfinished = unfinished_by_client_[job.client];
   unfinished -= std::min<size_t>(unfinished, 1);
@@ -208,7 +208,11 @@ std::optional<std::vector<JobEvent>> JobTable::EventsFrom(const std::string& id,
   const auto& events = found->second.events;
   done = found->second.state == JobState::kDone;
   if (from >= events.size()) return std::vector<JobEvent>{};
-  return std::vector<JobEvent>(events.begin() + static_cast<std::ptrdiff_t>(from), events.end());
+  std::vector<JobEvent> out(events.begin() + static_cast<std::ptrdiff_t>(from), events.end());
+  for (auto& event : out) {
+    if (event.kind == "verdict") event.data = found->second.verdict;
+  }
+  return out;
 }
 
 JobCounts JobTable::Counts() const {

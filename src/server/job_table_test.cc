@@ -31,8 +31,11 @@ TEST(JobTable, OneVerdictPerJobWithItsEventsInOrder) {
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->state, JobState::kDone);
   EXPECT_EQ(job->verdict["status"], "passed");
+  bool done = false;
+  const auto events = table.EventsFrom("j1", 0, std::chrono::milliseconds(0), done);
+  ASSERT_TRUE(events.has_value());
   std::vector<std::string> kinds;
-  for (const auto& event : job->events) kinds.push_back(event.kind + ":" + event.data.dump());
+  for (const auto& event : *events) kinds.push_back(event.kind + ":" + event.data.dump());
   EXPECT_EQ(kinds, (std::vector<std::string>{"state:{\"state\":\"queued\"}", "state:{\"state\":\"running\"}",
                                              "progress:{\"line\":\"correctness 3/9\"}", "state:{\"state\":\"done\"}",
                                              "verdict:{\"status\":\"passed\"}"}));
