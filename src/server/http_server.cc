@@ -240,12 +240,16 @@ void HttpServer::Routes() {
     Reply(res, 200, {{"results", results}, {"rule", core_.config().reward.ToJson()}});
   });
   http.Get(R"(/v1/evaluations/([A-Za-z0-9_-]{1,64}))", [this](const httplib::Request& req, httplib::Response& res) {
-    const auto job = core_.table().Get(req.matches[1]);
-    if (!job) {
-      return ReplyError(res, {404, "unknown_job", fmt::format("no job '{}' on this server (or it finished long ago: "
-                                                              "its verdict is in the run store)", std::string(req.matches[1])), ""});
+    const std::string id = req.matches[1];
+    if (const auto job = core_.table().Get(id)) return Reply(res, 200, job->ToJson());
+    // Finished long ago or before a restart: the run store has every job this store's servers took.
+    auto stored = core_.runs().StoredJob(id);
+    if (!stored.ok()) return ReplyError(res, {500, "store_unreadable", stored.error().message, ""});
+    if (!stored->has_value()) {
+      return ReplyError(res, {404, "unknown_job", fmt::format("no job '{}' on this server or in its run store", id), ""});
     }
-    Reply(res, 200, job->ToJson());
+    // "unfinished": a server stopped before its verdict came and nobody gave one since.
+    Reply(res, 200, **stored);
   });
   http.Get(R"(/v1/evaluations/([A-Za-z0-9_-]{1,64})/events)", [this](const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];

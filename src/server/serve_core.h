@@ -59,6 +59,7 @@ class ServeCore {
                                                       std::shared_ptr<const Task> task, bool replace);
 
   JobTable& table() { return table_; }
+  ServedRuns& runs() { return runs_; }
   ServedTasks& tasks() { return tasks_; }
   const ServeConfig& config() const { return config_; }
   Reward RewardOf(const nlohmann::json& verdict) const { return ComputeReward(config_.reward, verdict); }

@@ -40,6 +40,24 @@ Status ServedRuns::AddVerdict(int64_t candidate_id, const nlohmann::json& verdic
   return store_->AddVerdict(candidate_id, verdict);
 }
 
+Result<std::optional<nlohmann::json>> ServedRuns::StoredJob(const std::string& job_id) {
+  if (store_ == nullptr) return std::optional<nlohmann::json>();
+  auto candidate = store_->CandidateByJobId(job_id);
+  if (!candidate.ok()) return candidate.error();
+  if (!candidate->has_value()) return std::optional<nlohmann::json>();
+  const CandidateRecord& record = **candidate;
+  auto run = store_->GetRun(record.run_id);
+  if (!run.ok()) return run.error();
+  nlohmann::json job = {{"id", job_id},
+                        {"state", record.verdict ? "done" : "unfinished"},
+                        {"task", run->task},
+                        {"backend", run->backend},
+                        {"submitted_at", record.created_at},
+                        {"from_store", {{"run", record.run_id}, {"candidate", record.number()}}}};
+  if (record.verdict) job["verdict"] = *record.verdict;
+  return std::optional<nlohmann::json>(std::move(job));
+}
+
 void ServedRuns::FinishAll(const std::string& reason) {
   if (store_ == nullptr) return;
   std::lock_guard lock(mutex_);

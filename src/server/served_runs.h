@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -28,6 +29,9 @@ class ServedRuns {
   Result<int64_t> AddJob(const Task& task, const std::string& backend, const std::string& job_id,
                          const std::string& client, const std::string& source);
   Status AddVerdict(int64_t candidate_id, const nlohmann::json& verdict);
+  /// GET /v1/evaluations/{id}'s body for a job the store holds and the table does not (finished
+  /// long ago, or before a restart): its state and verdict as recorded; nullopt when unknown.
+  Result<std::optional<nlohmann::json>> StoredJob(const std::string& job_id);
   /// Marks every run this server made finished, saying why.
   void FinishAll(const std::string& reason);
 

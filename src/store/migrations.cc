@@ -117,7 +117,8 @@ const std::vector<Migration>& RunStoreMigrations() {
       {3, "llm_calls: retry_reasons", "ALTER TABLE llm_calls ADD COLUMN retry_reasons TEXT NOT NULL DEFAULT '[]';\n"},
       // A candidate that `ksmith serve` judged keeps the job id its client was given, so that a
       // served run's dataset can be joined with what the trainer recorded.
-      {4, "candidates: job_id", "ALTER TABLE candidates ADD COLUMN job_id TEXT NOT NULL DEFAULT '';\n"},
+      {4, "candidates: job_id", "ALTER TABLE candidates ADD COLUMN job_id TEXT NOT NULL DEFAULT '';\n"
+                                "CREATE INDEX candidates_job_id ON candidates(job_id);\n"},
   };
   return migrations;
 }

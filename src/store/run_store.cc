@@ -461,49 +461,74 @@ Result<RunRecord> RunStore::GetRun(const std::string& run_id) const {
   return ReadRun(run_id);
 }
 
+namespace {
+
+constexpr const char* kCandidateColumns =
+    "SELECT c.id, c.run_id, c.sequence, c.parent_id, c.origin, c.role, c.llm_call_id, c.source, "
+    "c.extraction_error, c.knobs, c.explanation, c.created_at, v.status, v.speedup, v.verdict, c.job_id "
+    "FROM candidates c LEFT JOIN verdicts v ON v.candidate_id = c.id ";
+
+// One row of kCandidateColumns; a JSON column that reads back wrong is a damaged store.
+Result<CandidateRecord> CandidateFromRow(const Statement& r, const fs::path& database_path) {
+  CandidateRecord candidate;
+  candidate.id = r.Int(0);
+  candidate.run_id = r.Text(1);
+  candidate.sequence = r.Int(2);
+  candidate.parent_id = r.OptionalInt(3);
+  candidate.origin = r.Text(4);
+  candidate.role = r.Text(5);
+  candidate.llm_call_id = r.OptionalInt(6);
+  candidate.source = r.Text(7);
+  candidate.extraction_error = r.Text(8);
+  const std::string what = fmt::format("candidate {} of run {}", candidate.id, candidate.run_id);
+  auto knobs = ParseStoredJson(database_path, r.Text(9), what + ": its knobs", nlohmann::json::value_t::object);
+  if (!knobs.ok()) return knobs.error();
+  candidate.knobs = std::move(knobs).value();
+  candidate.explanation = r.Text(10);
+  candidate.created_at = r.Text(11);
+  candidate.job_id = r.Text(15);
+  if (auto verdict_status = r.OptionalText(12)) {
+    candidate.status = *verdict_status;
+    candidate.speedup = r.OptionalDouble(13);
+    auto verdict = ParseStoredVerdict(database_path, r.Text(14), what + ": its verdict");
+    if (!verdict.ok()) return verdict.error();
+    candidate.verdict = std::move(verdict).value();
+  } else {
+    candidate.status = candidate.extraction_error.empty() ? "pending" : "extraction_failed";
+  }
+  return candidate;
+}
+
+}  // namespace
+
 Result<std::vector<CandidateRecord>> RunStore::Candidates(const std::string& run_id) const {
   std::lock_guard lock(mutex_);
   if (Status exists = CheckRunExists(*database_, run_id); !exists.ok()) return exists.error();
-  auto statement = database_->Query(
-      "SELECT c.id, c.run_id, c.sequence, c.parent_id, c.origin, c.role, c.llm_call_id, c.source, "
-      "c.extraction_error, c.knobs, c.explanation, c.created_at, v.status, v.speedup, v.verdict, c.job_id "
-      "FROM candidates c LEFT JOIN verdicts v ON v.candidate_id = c.id WHERE c.run_id = ? ORDER BY c.sequence",
-      {run_id});
+  auto statement = database_->Query(std::string(kCandidateColumns) + "WHERE c.run_id = ? ORDER BY c.sequence", {run_id});
   if (!statement.ok()) return statement.error();
   std::vector<CandidateRecord> candidates;
   while (true) {
     auto row = statement->Step();
     if (!row.ok()) return row.error();
     if (!*row) return candidates;
-    const Statement& r = *statement;
-    CandidateRecord candidate;
-    candidate.id = r.Int(0);
-    candidate.run_id = r.Text(1);
-    candidate.sequence = r.Int(2);
-    candidate.parent_id = r.OptionalInt(3);
-    candidate.origin = r.Text(4);
-    candidate.role = r.Text(5);
-    candidate.llm_call_id = r.OptionalInt(6);
-    candidate.source = r.Text(7);
-    candidate.extraction_error = r.Text(8);
-    const std::string what = fmt::format("candidate {} of run {}", candidate.id, run_id);
-    auto knobs = ParseStoredJson(database_->path(), r.Text(9), what + ": its knobs", nlohmann::json::value_t::object);
-    if (!knobs.ok()) return knobs.error();
-    candidate.knobs = std::move(knobs).value();
-    candidate.explanation = r.Text(10);
-    candidate.created_at = r.Text(11);
-    candidate.job_id = r.Text(15);
-    if (auto verdict_status = r.OptionalText(12)) {
-      candidate.status = *verdict_status;
-      candidate.speedup = r.OptionalDouble(13);
-      auto verdict = ParseStoredVerdict(database_->path(), r.Text(14), what + ": its verdict");
-      if (!verdict.ok()) return verdict.error();
-      candidate.verdict = std::move(verdict).value();
-    } else {
-      candidate.status = candidate.extraction_error.empty() ? "pending" : "extraction_failed";
-    }
-    candidates.push_back(std::move(candidate));
+    auto candidate = CandidateFromRow(*statement, database_->path());
+    if (!candidate.ok()) return candidate.error();
+    candidates.push_back(std::move(candidate.value()));
   }
+}
+
+Result<std::optional<CandidateRecord>> RunStore::CandidateByJobId(const std::string& job_id) const {
+  if (job_id.empty()) return std::optional<CandidateRecord>();
+  std::lock_guard lock(mutex_);
+  auto statement =
+      database_->Query(std::string(kCandidateColumns) + "WHERE c.job_id = ? ORDER BY c.id DESC LIMIT 1", {job_id});
+  if (!statement.ok()) return statement.error();
+  auto row = statement->Step();
+  if (!row.ok()) return row.error();
+  if (!*row) return std::optional<CandidateRecord>();
+  auto candidate = CandidateFromRow(*statement, database_->path());
+  if (!candidate.ok()) return candidate.error();
+  return std::optional<CandidateRecord>(std::move(candidate.value()));
 }
 
 Result<std::vector<LlmCallRecord>> RunStore::LlmCalls(const std::string& run_id) const {

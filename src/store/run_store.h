@@ -132,6 +132,9 @@ class RunStore {
   Result<std::vector<RunRecord>> ListRuns() const;  // newest first
   Result<RunRecord> GetRun(const std::string& run_id) const;  // kNotFound names the id
   Result<std::vector<CandidateRecord>> Candidates(const std::string& run_id) const;  // by sequence
+  /// The candidate `ksmith serve` recorded for job `job_id` (the latest, should a job id repeat);
+  /// nullopt when there is none.
+  Result<std::optional<CandidateRecord>> CandidateByJobId(const std::string& job_id) const;
   Result<std::vector<LlmCallRecord>> LlmCalls(const std::string& run_id) const;      // by sequence
   Result<std::string> TaskToml(const std::string& run_id) const;
 

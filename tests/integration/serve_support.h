@@ -149,6 +149,7 @@ inline Server StartServe(const fs::path& folder, const std::vector<std::string>&
   Server server;
   server.db = folder / (name + ".db");
   const fs::path port_file = folder / (name + ".port");
+  fs::remove(port_file);  // a server that ran before under this name left its port
   std::vector<std::string> argv = {CliPath().string(), "serve", "--listen", "127.0.0.1:0", "--port-file",
                                    port_file.string(), "--db", server.db.string()};
   argv.insert(argv.end(), args.begin(), args.end());

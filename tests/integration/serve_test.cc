@@ -278,6 +278,15 @@ TEST(Serve, SigtermFinishesTheJobsInFlightAndRecordsThem) {
     ASSERT_TRUE(candidate.verdict.has_value());
     EXPECT_EQ(candidate.status, "passed") << candidate.verdict->dump();
   }
+  // A server started again on the same store answers for the jobs of the one before.
+  Server again = StartServe(folder.path(), {"--no-auth", "--backend", "cpu"}, {}, "serve");
+  ASSERT_GT(again.port, 0) << again.process.Log();
+  httplib::Client later = Client(again.port);
+  const json old = BodyJson(later.Get(("/v1/evaluations/" + accepted["jobs"][0]["id"].get<std::string>()).c_str()));
+  EXPECT_EQ(old.value("state", std::string()), "done") << old.dump();
+  EXPECT_EQ(old["verdict"].value("status", std::string()), "passed") << old.dump();
+  EXPECT_EQ(old["from_store"].value("run", std::string()), runs[0].id) << old.dump();
+  EXPECT_EQ(later.Get("/v1/evaluations/j-0000000000000000")->status, 404);
 }
 
 // A request as Dr.Kernel's reward client sends it (drkernel/kernel/rewards/reward_client.py at
