@@ -95,11 +95,10 @@ def serve_pass(port, task, backend, files, options):
                 pending.discard(job_id)
         time.sleep(0.2)
     wall = time.time() - start
-    latencies = [v["verdict"]["total_s"] for v in verdicts.values()]
     statuses = {}
     for v in verdicts.values():
         statuses[v["verdict"]["status"]] = statuses.get(v["verdict"]["status"], 0) + 1
-    return wall, [latency_of(v) for v in verdicts.values()], statuses, latencies
+    return wall, [latency_of(v) for v in verdicts.values()], statuses
 
 
 def latency_of(job):
@@ -152,11 +151,11 @@ def compare(args):
     # Which goes first is a choice (--serve-first): the second pass finds the first's warm caches
     # of everything but the candidates.
     if args.serve_first:
-        serve_wall, latencies, serve_statuses, _ = served_pass()
+        serve_wall, latencies, serve_statuses = served_pass()
         eval_wall, eval_statuses = eval_pass()
     else:
         eval_wall, eval_statuses = eval_pass()
-        serve_wall, latencies, serve_statuses, _ = served_pass()
+        serve_wall, latencies, serve_statuses = served_pass()
     per_minute = lambda wall: 60 * args.copies / wall
     result = {
         "task": args.task, "backend": args.backend, "candidates": args.copies, "jobs": args.jobs,
@@ -193,7 +192,7 @@ def redis(args):
         try:
             files = [new_copy(args.candidates[i % len(args.candidates)], folder, i) for i in range(args.copies)]
             options = {"seeds": args.seeds or 1, "time": not args.no_time}
-            wall, latencies, statuses, _ = serve_pass(http_port, args.task, args.backend, files, options)
+            wall, latencies, statuses = serve_pass(http_port, args.task, args.backend, files, options)
         finally:
             for w in worker_procs:
                 w.send_signal(signal.SIGTERM)

@@ -179,11 +179,11 @@ void HttpServer::Routes() {
     Reply(res, 200, {{"tasks", tasks}});
   });
 
-  auto submit = [this](const httplib::Request& req, httplib::Response& res) -> std::optional<std::vector<SubmittedJob>> {
-    const auto body = ParseBody(req, res);
-    if (!body) return std::nullopt;
+  // The body is parsed once, by the route; this queues its candidates.
+  auto submit = [this](const httplib::Request& req, const json& body,
+                       httplib::Response& res) -> std::optional<std::vector<SubmittedJob>> {
     std::vector<CandidateRequest> candidates;
-    if (auto error = ParseCandidates(*body, core_.config().limits, candidates)) {
+    if (auto error = ParseCandidates(body, core_.config().limits, candidates)) {
       ReplyError(res, *error);
       return std::nullopt;
     }
@@ -195,15 +195,20 @@ void HttpServer::Routes() {
     return std::get<std::vector<SubmittedJob>>(std::move(submitted));
   };
   http.Post("/v1/evaluations", [this, submit](const httplib::Request& req, httplib::Response& res) {
-    if (auto jobs = submit(req, res)) Reply(res, 202, JobsJson(*jobs, core_.table()));
+    const auto body = ParseBody(req, res);
+    if (!body) return;
+    if (auto jobs = submit(req, *body, res)) Reply(res, 202, JobsJson(*jobs, core_.table()));
   });
   http.Post("/v1/rewards", [this, submit](const httplib::Request& req, httplib::Response& res) {
+    const auto body = ParseBody(req, res);
+    if (!body) return;
     double wait_s = config_.max_wait_s;
-    if (const auto body = json::parse(req.body, nullptr, false); body.is_object() && body.contains("wait_s")) {
-      if (!body["wait_s"].is_number() || body["wait_s"].get<double>() <= 0) {
+    if (body->is_object() && body->contains("wait_s")) {
+      const json& wait = (*body)["wait_s"];
+      if (!wait.is_number() || wait.get<double>() <= 0) {
         return ReplyError(res, BadRequest("wait_s", "wait_s must be a number of seconds above 0"));
       }
-      wait_s = std::min(wait_s, body["wait_s"].get<double>());
+      wait_s = std::min(wait_s, wait.get<double>());
     }
     // Each waiting request holds a thread: some are kept for everything else.
     if (open_waits_.fetch_add(1) >= config_.reward_waits) {
@@ -215,7 +220,7 @@ void HttpServer::Routes() {
       std::atomic<size_t>& count;
       ~Leave() { count.fetch_sub(1); }
     } leave{open_waits_};
-    auto jobs = submit(req, res);
+    auto jobs = submit(req, *body, res);
     if (!jobs) return;
     std::vector<std::string> ids;
     for (const auto& job : *jobs) ids.push_back(job.id);

@@ -1,5 +1,7 @@
 #include "server/kernelgym_api.h"
 
+#include "server/reward.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -17,14 +19,6 @@ const char* ErrorCodeOf(const std::string& status) {
   if (status == "wrong_output" || status == "integrity_violation") return "CORRECTNESS_ERROR";
   if (status == "infra_error") return "SYSTEM_ERROR";
   return nullptr;
-}
-
-bool HasLabelStartingWith(const json& verdict, const char* prefix) {
-  const auto labels = verdict.find("labels");
-  if (labels == verdict.end() || !labels->is_array()) return false;
-  return std::any_of(labels->begin(), labels->end(), [prefix](const json& label) {
-    return label.is_string() && label.get_ref<const std::string&>().starts_with(prefix);
-  });
 }
 
 }  // namespace

@@ -8,8 +8,6 @@
 #include <toml++/toml.h>
 
 namespace ksmith {
-namespace {
-
 using json = nlohmann::json;
 
 bool HasLabelStartingWith(const json& verdict, const std::string& prefix) {
@@ -19,8 +17,6 @@ bool HasLabelStartingWith(const json& verdict, const std::string& prefix) {
     return label.is_string() && label.get_ref<const std::string&>().starts_with(prefix);
   });
 }
-
-}  // namespace
 
 Result<RewardRule> RewardRule::FromConfigFile(const std::filesystem::path& path) {
   RewardRule rule;

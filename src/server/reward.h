@@ -39,6 +39,9 @@ struct Reward {
   nlohmann::json parts = nlohmann::json::object();
 };
 
+/// Whether a verdict's JSON has a label starting with `prefix` ("no custom kernel").
+bool HasLabelStartingWith(const nlohmann::json& verdict, const std::string& prefix);
+
 /// The reward of one verdict (its JSON, as `ksmith eval --json` prints it).
 Reward ComputeReward(const RewardRule& rule, const nlohmann::json& verdict);
 

@@ -29,7 +29,7 @@ struct ServeConfig {
   RequestLimits limits;
   size_t queued_per_client = 2048;  // unfinished jobs one client may have
   size_t max_queued = 20000;        // unfinished jobs in all
-  size_t max_finished = 20000;      // finished jobs answered from memory (a verdict is 10-20 KB)
+  size_t max_finished = 20000;      // finished jobs answered from memory (a verdict is about 10 KB)
   std::vector<std::string> backends;  // what the service runs; the first is the default
   EvalOptions base_options;           // ksmith.toml's [eval] under each request's own options
   RewardRule reward;

@@ -76,11 +76,13 @@ TEST(ServeRedis, JobsSurviveAKilledWorkerARedisRestartAndAStoppedWorker) {
   };
   // w1 dies mid-job: killed while its heartbeat says it holds jobs.
   ASSERT_TRUE(wait_for(15)) << server.process.Log();
-  for (int i = 0; i < 100; ++i) {
+  bool holding = false;  // heartbeats come every 5 s: 10 s of looking sees at least one
+  for (int i = 0; i < 200 && !holding; ++i) {
     auto beat = redis_client.Command({"GET", "t:worker:w1"});
-    if (beat.ok() && json::parse(beat->text, nullptr, false).value("in_flight", 0) > 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    holding = beat.ok() && json::parse(beat->text, nullptr, false).value("in_flight", 0) > 0;
+    if (!holding) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  EXPECT_TRUE(holding) << "w1 was never seen holding a job: the kill would not be mid-job";
   w1.Signal(SIGKILL);
   EXPECT_TRUE(w1.Wait(std::chrono::seconds(10)).has_value());
 
