@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cuda/cuda_resources.h"
+#include "binary/vector_code.h"
 #include "core/subprocess.h"
 
 namespace ksmith {
@@ -98,6 +99,8 @@ struct BuildOutput {
   /// until FinalSass() is asked.
   SassSummary sass;
   std::shared_future<SassSummary> pending_sass;
+  /// A CPU object's vector arithmetic (objdump); unset on the GPU.
+  std::optional<VectorCode> vector_code;
   /// A KernelBench-format candidate's build sandbox (kernelbench/candidate_build.h); null otherwise.
   nlohmann::json build_sandbox;
   /// The limit that stopped a build that failed (BuildLimits); unset when the compiler failed on

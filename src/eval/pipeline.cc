@@ -223,6 +223,7 @@ class PipelineRun {
     // What the device compiler reported (registers, spills, SASS); empty where it reports none.
     facts.resources = build->resources;
     facts.sass = build->sass;
+    facts.vector_code = build->vector_code;
     pending_sass_ = build->pending_sass;
     facts.shared_object = build->shared_object.string();
     if (!build->build_sandbox.is_null()) facts.build_sandbox = build->build_sandbox;

@@ -102,6 +102,7 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
   io("command", self.command);
   io("resources", self.resources);
   io("sass", self.sass);
+  io("vector_code", self.vector_code);
   io("shared_object", self.shared_object);
   io("build_sandbox", self.build_sandbox);
   io("limit_exceeded", self.limit_exceeded);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cuda/cuda_resources.h"
+#include "binary/vector_code.h"
 #include "backend/diagnostics.h"
 #include "eval/audit.h"
 #include "sandbox/policy.h"
@@ -120,6 +121,7 @@ struct BuildFacts {
   // Once compiled:
   std::optional<std::vector<KernelResources>> resources;  // ptxas's report; empty on cpu
   std::optional<SassSummary> sass;
+  std::optional<VectorCode> vector_code;  // a CPU object's vector arithmetic (binary/vector_code.h)
   std::optional<std::string> shared_object;
   /// A KernelBench-format candidate's build sandbox: the extensions it built, what failed while it
   /// called the model once, how isolated it was (kernelbench/candidate_build.h).

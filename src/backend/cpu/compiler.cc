@@ -93,6 +93,16 @@ std::string CpuCompiler::WrapperSource(const Task& task, KernelRole role,
       kWrapperVersion, kernel_path.string(), declaration, function, call);
 }
 
+namespace {
+
+// What the kernel's machine code computes with (a few milliseconds of objdump). It decides
+// nothing, so an object objdump cannot read just goes without.
+void AddVectorCode(BuildOutput& output) {
+  if (auto code = ReadVectorCode(output.shared_object); code.ok()) output.vector_code = *code;
+}
+
+}  // namespace
+
 Result<BuildOutput> CpuCompiler::Build(const Task& task, const BuildRequest& request) const {
   Sha256Builder key;
   key.Add(std::to_string(static_cast<int>(request.role)));
@@ -129,6 +139,7 @@ Result<BuildOutput> CpuCompiler::Compile(const std::string& key_prefix,
     output.cache_hit = true;
     auto log = ReadFile(log_path);
     if (log.ok()) output.log = *log;
+    AddVectorCode(output);
     return output;
   }
 
@@ -186,6 +197,7 @@ Result<BuildOutput> CpuCompiler::Compile(const std::string& key_prefix,
                      error.message());
   }
   (void)WriteFileAtomic(log_path, output.log);
+  AddVectorCode(output);
   return output;
 }
 
