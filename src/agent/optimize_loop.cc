@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "agent/code_extraction.h"
+#include "agent/elite_archive.h"
 #include "agent/model_format.h"
 #include "agent/source_identity.h"
 #include "core/strings.h"
@@ -37,6 +38,7 @@ Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   attempt.source = record.source;
   attempt.extraction_error = record.extraction_error;
   attempt.knobs = record.knobs;
+  attempt.search = record.search;
   if (record.verdict) {
     // A stored verdict that does not read (a store edited by hand) leaves the attempt unevaluated
     // in words but keeps its recorded status.
@@ -113,6 +115,7 @@ Status OptimizeLoop::RecordVerdict(size_t index, Verdict verdict) {
   if (verdict.timing) attempt.speedup = verdict.timing->speedup.median;
   std::string line = fmt::format("candidate {}: {}", attempt.number, attempt.status);
   if (attempt.speedup) line += fmt::format(" {:.2f}x", *attempt.speedup);
+  if (const std::string placement = DescribePlacement(attempt.search); !placement.empty()) line += " [" + placement + "]";
   if (!attempt.passed() && !verdict.reason.empty()) line += " (" + FirstLine(verdict.reason, 100) + ")";
   // As the store keeps it, so that a resumed run, which reads it back, gives the same feedback.
   if (auto stored = Verdict::FromJson(json); stored.ok()) attempt.verdict = std::move(stored.value());
@@ -167,6 +170,7 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
   record.parent_id = step.parent_id;
   record.origin = step.origin;
   record.role = step.role;
+  record.search = step.search;
   record.llm_call_id = *call_id;
   if (!call.reply) {
     ++failed_calls_in_row_;
@@ -276,6 +280,7 @@ Result<LoopOutcome> OptimizeLoop::Run() {
         record.role = step.role;
         record.source = step.source;
         record.knobs = KnobsToJson(step.knobs);
+        record.search = step.search;
         auto candidate_id = store_.AddCandidate(record, &record.sequence);
         if (!candidate_id.ok()) return candidate_id.error();
         budget_.ChargeCandidate();
@@ -302,6 +307,9 @@ Result<LoopOutcome> OptimizeLoop::Run() {
     if (auto recorded = RecordVerdicts(evaluating, verdicts); !recorded.ok()) return recorded.error();
     for (const auto& [index, original] : repeats) {
       if (auto status = RecordRepeat(index, original); !status.ok()) return status.error();
+    }
+    if (const std::string summary = strategy_.BatchSummary(state_); !summary.empty() && !StopRequested()) {
+      Report(0, summary);
     }
   }
   if (const Attempt* best = state_.Best()) outcome.best_candidate_id = best->candidate_id;

@@ -42,7 +42,7 @@ struct LoopProgress {
   int64_t tokens = 0;
   double cost_dollars = 0;
   std::string last;       // what just happened, one line
-  int64_t candidate = 0;  // the candidate `last` is about: its number in the run
+  int64_t candidate = 0;  // the candidate `last` is about: its number in the run; 0: the search as a whole
 };
 
 struct LoopSettings {

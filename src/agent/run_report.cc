@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/elite_archive.h"
 #include "agent/feedback.h"
 #include "core/strings.h"
 #include "eval/backend_registry.h"
@@ -24,6 +25,44 @@ std::string DescribeOutcome(const Attempt& attempt) {
   if (attempt.verdict) return SummarizeVerdict(*attempt.verdict);
   if (!attempt.extraction_error.empty()) return "no kernel: " + attempt.extraction_error;
   return attempt.status;
+}
+
+bool Searched(const RunState& state) {
+  for (const auto& attempt : state.attempts) {
+    if (!DescribePlacement(attempt.search).empty()) return true;
+  }
+  return false;
+}
+
+// The archive of a search's run (evolve), and what each of its operators made and kept.
+std::string RenderArchive(const RunState& state) {
+  if (!Searched(state)) return "";
+  const EliteArchive archive = ArchiveOf(state);
+  std::string text = fmt::format("## Archive\n\nThe fastest kernel of each kind found ({} cells; the features come from "
+                                 "the build's machine code and the timing):\n\n"
+                                 "| cell | candidate | speedup | features |\n|---|---|---|---|\n", archive.size());
+  for (const Elite* elite : archive.Ranked()) {
+    text += fmt::format("| `{}` | {} | {:.2f}x | {} |\n", elite->features.Cell(), elite->number, elite->speedup,
+                        Cell(elite->features.Describe(), 120));
+  }
+  struct Tally {
+    int made = 0, passed = 0, improved = 0;
+  };
+  std::map<std::string, Tally> by_operator;
+  EliteArchive replay;
+  for (size_t i = 0; i < state.attempts.size(); ++i) {
+    const Attempt& attempt = state.attempts[i];
+    const std::string op = attempt.search.is_object() ? attempt.search.value("operator", std::string("-")) : "-";
+    Tally& tally = by_operator[op];
+    ++tally.made;
+    if (attempt.passed()) ++tally.passed;
+    if (replay.Offer(attempt, i)) ++tally.improved;
+  }
+  text += "\n| operator | candidates | passed | new or better cell |\n|---|---|---|---|\n";
+  for (const auto& [op, tally] : by_operator) {
+    text += fmt::format("| {} | {} | {} | {} |\n", op, tally.made, tally.passed, tally.improved);
+  }
+  return text + "\n";
 }
 
 }  // namespace
@@ -83,7 +122,14 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
       if (!Trim(line).empty()) report += "> " + line + "\n";
     }
     report += fmt::format("\n```{}\n{}\n```\n\n", TraitsOf(run.backend).fence_language, best->source);
+    if (const auto reasons = WhyFaster(state.attempts.front(), *best); !reasons.empty()) {
+      report += fmt::format("### What differs from candidate {}, the first ({})\n\n", state.attempts.front().number,
+                            DescribeOutcome(state.attempts.front()));
+      for (const auto& reason : reasons) report += "- " + reason + "\n";
+      report += "\n";
+    }
   }
+  report += RenderArchive(state);
 
   // Candidates by their number in the run, as the summary and `runs show` give them; the store's
   // ids run across every run in the store and stay internal.
@@ -94,12 +140,15 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
     const auto found = number_of.find(*attempt.parent_id);
     return found != number_of.end() ? std::to_string(found->second) : "-";
   };
-  report += "## Attempts\n\n| candidate | parent | origin | status | speedup | outcome |\n|---|---|---|---|---|---|\n";
+  const bool searched = Searched(state);
+  report += searched ? "## Attempts\n\n| candidate | parent | origin | search | status | speedup | outcome |\n"
+                       "|---|---|---|---|---|---|---|\n"
+                     : "## Attempts\n\n| candidate | parent | origin | status | speedup | outcome |\n|---|---|---|---|---|---|\n";
   for (const Attempt& attempt : state.attempts) {
-    report += fmt::format("| {} | {} | {} | {} | {} | {} |\n", attempt.number, parent_cell(attempt),
+    report += fmt::format("| {} | {} | {} | {}{} | {} | {} |\n", attempt.number, parent_cell(attempt),
                           attempt.origin + (attempt.knobs.empty() ? "" : " " + Cell(attempt.knobs.dump(), 60)),
-                          attempt.status, attempt.speedup ? fmt::format("{:.2f}x", *attempt.speedup) : "-",
-                          Cell(DescribeOutcome(attempt)));
+                          searched ? Cell(DescribePlacement(attempt.search)) + " | " : "", attempt.status,
+                          attempt.speedup ? fmt::format("{:.2f}x", *attempt.speedup) : "-", Cell(DescribeOutcome(attempt)));
   }
   return report;
 }

@@ -57,13 +57,14 @@ std::unique_ptr<Strategy> MakeSampleStrategy(const StrategyContext& context) {
   return std::make_unique<SampleStrategy>(context);
 }
 
-std::vector<std::string> StrategyNames() { return {"refine", "sample", "tune"}; }
+std::vector<std::string> StrategyNames() { return {"refine", "sample", "tune", "evolve"}; }
 
 Result<std::unique_ptr<Strategy>> MakeStrategy(const std::string& name, const StrategyContext& context) {
   if (name == "sample") return MakeSampleStrategy(context);
   if (name == "refine") return MakeRefineStrategy(context);
   if (name == "tune") return MakeTuneStrategy(context);
-  return MakeError(ErrorKind::kInvalidArgument, "unknown strategy '{}': choose refine, sample or tune", name);
+  if (name == "evolve") return MakeEvolveStrategy(context);
+  return MakeError(ErrorKind::kInvalidArgument, "unknown strategy '{}': choose refine, sample, tune or evolve", name);
 }
 
 }  // namespace ksmith

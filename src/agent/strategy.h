@@ -39,6 +39,7 @@ struct Attempt {
   std::string source;            // empty when no kernel could be extracted
   std::string extraction_error;
   nlohmann::json knobs = nlohmann::json::object();
+  nlohmann::json search = nlohmann::json::object();  // where the strategy placed it (CandidateRecord::search)
   std::optional<Verdict> verdict;
   std::string status;            // verdict status, "extraction_failed" or "pending"
   std::optional<double> speedup;
@@ -64,6 +65,7 @@ struct Step {
   std::string source;
   KnobSetting knobs;
   std::optional<int64_t> parent_id;
+  nlohmann::json search = nlohmann::json::object();  // recorded with the candidate (CandidateRecord::search)
 
   bool asks_model() const { return !messages.empty(); }
 };
@@ -78,8 +80,11 @@ struct StrategyContext {
   std::string tune_source;                 // tune: the kernel with @tune knobs
   ConversationBudget conversation;
   size_t max_attempts = 20;                // the run stops after this many attempts
-  size_t parallel = 4;                     // sample: proposals in flight at once
-  uint64_t seed = 0;                       // tune: the order of a sampled knob space
+  size_t parallel = 4;                     // sample: proposals in flight at once; evolve: a generation's size
+  uint64_t seed = 0;                       // tune: the order of a sampled knob space; evolve: its choices
+  /// evolve: who proposes, "model" or "knobs" (settings of tune_source's @tune knobs, no model).
+  std::string proposer = "model";
+  size_t islands = 4;                      // evolve: populations that evolve apart and exchange their best
 };
 
 class Strategy {
@@ -92,14 +97,22 @@ class Strategy {
   /// The most candidates it can ever make, when that is finite (tune: its knob settings), so
   /// that a run can say up front that it will end before its --max-candidates.
   virtual std::optional<size_t> Capacity() const { return std::nullopt; }
+  /// (optional) One line on where the search stands once a batch is judged, for the progress
+  /// lines (evolve: its generation and archive); empty to say nothing.
+  virtual std::string BatchSummary(const RunState& state) const {
+    (void)state;
+    return "";
+  }
 };
 
 std::unique_ptr<Strategy> MakeSampleStrategy(const StrategyContext& context);
 std::unique_ptr<Strategy> MakeRefineStrategy(const StrategyContext& context);
 /// Fails when the tune source declares no knobs or declares them wrongly.
 Result<std::unique_ptr<Strategy>> MakeTuneStrategy(const StrategyContext& context);
+/// With proposer "knobs", fails as MakeTuneStrategy does.
+Result<std::unique_ptr<Strategy>> MakeEvolveStrategy(const StrategyContext& context);
 
-/// "sample", "refine" or "tune"; an unknown name or a tune without knobs is an explained error.
+/// "sample", "refine", "tune" or "evolve"; an unknown name or a tune without knobs is an explained error.
 Result<std::unique_ptr<Strategy>> MakeStrategy(const std::string& name, const StrategyContext& context);
 
 /// The strategies this build knows, for --help and error messages.

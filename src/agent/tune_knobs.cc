@@ -174,15 +174,6 @@ Status ResolveDefaults(const std::vector<std::string>& lines, std::vector<TuneKn
   return {};
 }
 
-// A uniform draw in [0, bound) that is the same on every standard library, unlike
-// std::uniform_int_distribution: rejection of the biased top of the range.
-uint64_t UniformBelow(std::mt19937_64& rng, uint64_t bound) {
-  const uint64_t limit = std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % bound;
-  uint64_t draw = rng();
-  while (draw >= limit) draw = rng();
-  return draw % bound;
-}
-
 using Choice = std::vector<size_t>;  // one index into values per knob
 
 KnobSetting SettingOf(const std::vector<TuneKnob>& knobs, const Choice& choice) {
@@ -202,6 +193,13 @@ Choice ChoiceAt(const std::vector<TuneKnob>& knobs, uint64_t index) {
 }
 
 }  // namespace
+
+uint64_t UniformBelow(std::mt19937_64& rng, uint64_t bound) {
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % bound;
+  uint64_t draw = rng();
+  while (draw >= limit) draw = rng();
+  return draw % bound;
+}
 
 Result<std::vector<TuneKnob>> ParseTuneKnobs(std::string_view source) {
   const std::vector<std::string> lines = SplitLines(source);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,10 @@ size_t CountSettings(const std::vector<TuneKnob>& knobs);
 /// slowest), else the defaults (each knob's default_index) followed by a random sample drawn with
 /// `seed`. Deterministic for a seed on every platform. No knobs: one empty setting.
 std::vector<KnobSetting> EnumerateSettings(const std::vector<TuneKnob>& knobs, size_t limit, uint64_t seed);
+
+/// A uniform draw in [0, bound), bound > 0, that is the same on every standard library (unlike
+/// std::uniform_int_distribution): searches seeded alike make the same choices everywhere.
+uint64_t UniformBelow(std::mt19937_64& rng, uint64_t bound);
 
 /// "BLOCK=128 UNROLL=4"
 std::string FormatSetting(const KnobSetting& setting);

@@ -16,6 +16,7 @@
 #include "bench/bench_html.h"
 #include "bench/bench_summary.h"
 #include "bench/suite.h"
+#include "agent/strategy.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/setting_ranges.h"
@@ -366,8 +367,8 @@ CommandHandler AddBenchCommand(CLI::App& app) {
   app.add_option("--backend,-b", flags->backend, "Where the kernels run")
       ->check(CLI::IsMember(BackendRegistry::Global().Names()))
       ->capture_default_str();
-  app.add_option("--strategy", flags->strategy, "refine, sample or tune (default: refine with a model, tune without)")
-      ->check(CLI::IsMember({"refine", "sample", "tune"}));
+  app.add_option("--strategy", flags->strategy, "refine, sample, tune or evolve (default: refine with a model, tune without)")
+      ->check(CLI::IsMember(StrategyNames()));
   app.add_option("--samples,-n", flags->samples, "Candidates per task (the n of pass@k)")
       ->check(RangeCheck("samples"))->capture_default_str();
   app.add_option("--provider", flags->provider, "As for `ksmith optimize`")->check(CLI::IsMember({"openai", "anthropic"}));

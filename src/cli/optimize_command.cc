@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "agent/strategy.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/setting_ranges.h"
@@ -22,8 +23,11 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
   app.add_option("--base-url", flags->base_url, "The server's API root, e.g. http://localhost:8000/v1");
   app.add_option("--model", flags->model, "Model name as the server knows it");
   app.add_option("--strategy", flags->strategy, "refine (feedback loop, the default with a model), sample (best-of-n), "
-                 "tune (search the kernel's @tune knobs, the default without one)")
-      ->check(CLI::IsMember({"refine", "sample", "tune"}));
+                 "tune (search the kernel's @tune knobs, the default without one), evolve (islands and an archive of "
+                 "the best kernel of each kind; without a model it mutates and crosses @tune knob settings)")
+      ->check(CLI::IsMember(StrategyNames()));
+  app.add_option("--islands", flags->islands, "evolve: populations that evolve apart and exchange their best (default 4)")
+      ->check(RangeCheck("islands"));
   app.add_option("--max-candidates,-n", flags->max_candidates, "Attempts before the run stops (default 20)")
       ->check(RangeCheck("max_candidates"));
   app.add_option("--kernel", flags->kernel, "A kernel to start from (and for tune, the one whose knobs are searched; "
@@ -32,7 +36,7 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
                  "How the model writes candidates: native (ksmith's function contract, the default) or kernelbench "
                  "(a Python file defining ModelNew, on a task imported with `ksmith import kernelbench`)")
       ->check(CLI::IsMember({"native", "kernelbench"}));
-  app.add_option("--parallel", flags->parallel, "Model calls in flight at once (default 4)")->check(RangeCheck("max_concurrency"));
+  app.add_option("--parallel", flags->parallel, "Model calls in flight at once, and evolve's candidates per generation (default 4)")->check(RangeCheck("max_concurrency"));
   app.add_option("--temperature", flags->temperature, "Sampling temperature (default 0.7)")->check(RangeCheck("temperature"));
   app.add_option("--max-tokens", flags->budget_tokens, "Token budget (input + output) for the run")
       ->check(RangeCheck("tokens"));

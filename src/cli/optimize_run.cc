@@ -70,6 +70,7 @@ void ApplyFlags(const OptimizeFlags& flags, OptimizeSettings& settings) {
   set(flags.arch, settings.arch);
   set(flags.max_candidates, settings.max_candidates);
   set(flags.parallel, settings.parallel);
+  set(flags.islands, settings.islands);
   set(flags.seeds, settings.seeds);
   set(flags.temperature, settings.temperature);
   set(flags.timing_budget_s, settings.timing_budget_s);
@@ -229,12 +230,13 @@ std::optional<Failure> OptimizeRun::Prepare() {
   }
   bool announce_tune = false;
   if (settings_.provider.empty()) {
-    if (!settings_.strategy.empty() && settings_.strategy != "tune") {
+    if (!settings_.strategy.empty() && settings_.strategy != "tune" && settings_.strategy != "evolve") {
       return Usage(fmt::format("the {} strategy needs a model: give --provider openai|anthropic (and --model), or use "
-                               "--strategy tune", settings_.strategy));
+                               "--strategy tune or evolve (which search the kernel's @tune knobs without one)",
+                               settings_.strategy));
     }
     announce_tune = settings_.strategy.empty();
-    settings_.strategy = "tune";
+    if (settings_.strategy.empty()) settings_.strategy = "tune";
   } else if (settings_.strategy.empty()) {
     settings_.strategy = "refine";
   }
@@ -279,9 +281,11 @@ std::optional<Failure> OptimizeRun::Prepare() {
     if (!text.ok()) return Usage("--kernel: " + text.error().message);
     starting_point = std::move(text.value());
   }
-  if (settings_.strategy == "tune" && starting_point.empty()) {
-    return Usage(fmt::format("task '{}' has no seed kernel for {} to tune: give one with --kernel FILE (a kernel with "
-                             "`// @tune` knobs)", task_->name, settings_.backend));
+  // evolve without a model searches the knobs as tune does.
+  const bool searches_knobs = settings_.strategy == "tune" || (settings_.strategy == "evolve" && settings_.provider.empty());
+  if (searches_knobs && starting_point.empty()) {
+    return Usage(fmt::format("task '{}' has no seed kernel for {} to {}: give one with --kernel FILE (a kernel with "
+                             "`// @tune` knobs)", task_->name, settings_.backend, settings_.strategy));
   }
   StrategyContext context{*task_, settings_.backend, device_facts, format_};
   context.starting_point = starting_point;
@@ -289,6 +293,8 @@ std::optional<Failure> OptimizeRun::Prepare() {
   context.conversation = {settings_.context_tokens, settings_.max_output_tokens};
   context.max_attempts = static_cast<size_t>(settings_.max_candidates);
   context.parallel = static_cast<size_t>(std::max(1, settings_.parallel));
+  context.islands = static_cast<size_t>(std::max(1, settings_.islands));
+  context.proposer = settings_.provider.empty() ? "knobs" : "model";
   auto strategy = MakeStrategy(settings_.strategy, context);
   if (!strategy.ok()) return Usage(strategy.error().message);
   strategy_ = std::move(strategy.value());
@@ -435,6 +441,10 @@ OptimizeOutcome OptimizeRun::Execute() {
   if (!flags_.quiet) {
     loop_settings.progress = [limit](const LoopProgress& progress) {
       std::string best = progress.best_speedup ? fmt::format("{:.2f}x", *progress.best_speedup) : "-";
+      if (progress.candidate == 0) {  // where the search stands (a strategy's batch summary)
+        std::fprintf(stderr, "  %s\n", progress.last.c_str());
+        return;
+      }
       // Each line is about one candidate and carries its number: the count never repeats or
       // jumps, whatever order a batch's verdicts come in.
       std::fprintf(stderr, "[%lld/%lld] %s | %zu of %zu decided, %zu passed | best %s | %lld tokens, $%.4f\n",

@@ -18,6 +18,7 @@ struct OptimizeSettings {
   std::string task;
   std::string backend = "cpu";
   std::string strategy;           // empty: refine with a model, tune without
+  int islands = 4;                // evolve: populations evolving apart
   std::string provider;           // "", "openai", "anthropic", "replay"
   std::string base_url;           // empty: the provider's public endpoint
   std::string model;

@@ -14,6 +14,7 @@ const std::map<std::string, SettingRange, std::less<>>& Ranges() {
   static const auto* ranges = new std::map<std::string, SettingRange, std::less<>>{
       // [optimize] and [eval]
       {"max_candidates", {1, 100000, true}},
+      {"islands", {1, 64, true}},
       {"seeds", {1, 100, true}},
       {"timing_budget_s", {0.05, 600, false}},
       {"timeout_ms", {100, 3'600'000, true}},

@@ -129,6 +129,7 @@ void WriteTrajectory(const RunContents& contents, LineWriter& writer) {
                   {"response", response},
                   {"source", candidate.source},
                   {"knobs", candidate.knobs},
+                  {"search", candidate.search},
                   {"status", candidate.status},
                   {"speedup", OptionalJson(candidate.speedup)},
                   {"verdict", candidate.verdict ? *candidate.verdict : json(nullptr)}});

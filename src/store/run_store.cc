@@ -377,11 +377,12 @@ Result<int64_t> RunStore::AddCandidate(const CandidateRecord& candidate, int64_t
   if (!sequence.ok()) return sequence.error();
   if (Status inserted = database.Execute(
           "INSERT INTO candidates (run_id, sequence, parent_id, origin, role, llm_call_id, source, "
-          "extraction_error, knobs, explanation, created_at, job_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "extraction_error, knobs, explanation, created_at, job_id, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           {run_id, *sequence, SqlOptional(candidate.parent_id), candidate.origin, candidate.role,
            SqlOptional(candidate.llm_call_id), candidate.source, candidate.extraction_error,
            DumpJson(candidate.knobs), candidate.explanation,
-           candidate.created_at.empty() ? NowUtcIso8601() : candidate.created_at, candidate.job_id});
+           candidate.created_at.empty() ? NowUtcIso8601() : candidate.created_at, candidate.job_id,
+           DumpJson(candidate.search)});
       !inserted.ok()) {
     return inserted.error();
   }
@@ -465,7 +466,7 @@ namespace {
 
 constexpr const char* kCandidateColumns =
     "SELECT c.id, c.run_id, c.sequence, c.parent_id, c.origin, c.role, c.llm_call_id, c.source, "
-    "c.extraction_error, c.knobs, c.explanation, c.created_at, v.status, v.speedup, v.verdict, c.job_id "
+    "c.extraction_error, c.knobs, c.explanation, c.created_at, v.status, v.speedup, v.verdict, c.job_id, c.search "
     "FROM candidates c LEFT JOIN verdicts v ON v.candidate_id = c.id ";
 
 // One row of kCandidateColumns; a JSON column that reads back wrong is a damaged store.
@@ -487,6 +488,9 @@ Result<CandidateRecord> CandidateFromRow(const Statement& r, const fs::path& dat
   candidate.explanation = r.Text(10);
   candidate.created_at = r.Text(11);
   candidate.job_id = r.Text(15);
+  auto search = ParseStoredJson(database_path, r.Text(16), what + ": its search placement", nlohmann::json::value_t::object);
+  if (!search.ok()) return search.error();
+  candidate.search = std::move(search).value();
   if (auto verdict_status = r.OptionalText(12)) {
     candidate.status = *verdict_status;
     candidate.speedup = r.OptionalDouble(13);

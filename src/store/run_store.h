@@ -67,6 +67,9 @@ struct CandidateRecord {
   std::string explanation;        // the model's words around the code
   std::string created_at;
   std::string job_id;             // the job id `ksmith serve` gave its client; empty elsewhere
+  /// Where the strategy placed it: evolve's {"island", "generation", "operator", "parents"}; empty
+  /// for strategies without a search structure.
+  nlohmann::json search = nlohmann::json::object();
   // From its verdict, when evaluated (read-only here; AddVerdict sets them):
   std::optional<nlohmann::json> verdict;  // exactly what `ksmith eval --json` prints
   std::string status;                     // the verdict's status, "extraction_failed", or "pending"
