@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up ksmith on Debian 12 (installs missing packages, configures, builds), then:
-#   setup.sh demo   optimizes the built-in softmax task (with no model configured: tunes its seed
-#                   kernel's knobs) and prints the best kernel's verdict
+#   setup.sh demo   runs the evolve search without a model on a fused task (residual add + layer
+#                   norm, where PyTorch eager makes several passes over memory): islands of
+#                   knob settings of the seed kernel, the archive of the best kernel of each kind,
+#                   and the best kernel with what made it faster
 #   setup.sh test   runs the unit and integration tests
 #   setup.sh build  only builds
 set -euo pipefail
@@ -31,7 +33,10 @@ case "$mode" in
   demo)
     ./build/ksmith doctor
     echo
-    ./build/ksmith optimize --task softmax --max-candidates 8
+    ./build/ksmith optimize --task add_layernorm --strategy evolve --max-candidates 16 --output-dir ksmith-demo
+    echo
+    sed -n '/^### What differs/,/^## Attempts/p' ksmith-demo/report.md | sed '$d'
+    echo "(every attempt: ksmith-demo/report.md; the kernel: ksmith-demo/best.cc)"
     ;;
   test)
     cd build && ctest -L 'unit|integration' --output-on-failure -j2

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "agent/elite_archive.h"
+#include "agent/optimize_loop.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "core/files.h"
@@ -149,11 +151,18 @@ int ShowRun(const RunsFlags& flags) {
                              {"candidate_id", candidate.id}, {"sequence", candidate.sequence},
                              {"origin", candidate.origin},   {"role", candidate.role},
                              {"status", candidate.status},   {"knobs", candidate.knobs},
+                             {"search", candidate.search},
                              {"extraction_error", candidate.extraction_error}, {"explanation", candidate.explanation}};
       item["parent_id"] = candidate.parent_id ? nlohmann::json(*candidate.parent_id) : nlohmann::json();
       item["speedup"] = candidate.speedup ? nlohmann::json(*candidate.speedup) : nlohmann::json();
       item["verdict"] = candidate.verdict ? *candidate.verdict : nlohmann::json();
       json["candidates_list"].push_back(std::move(item));
+    }
+    if (const auto state = LoadRunState(**store, flags.run_id); state.ok()) {
+      // A search's archive (evolve): the fastest kernel of each kind, from the stored verdicts.
+      bool searched = false;
+      for (const auto& candidate : *candidates) searched = searched || !DescribePlacement(candidate.search).empty();
+      if (searched) json["archive"] = ArchiveOf(*state).ToJson();
     }
     std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
@@ -169,9 +178,23 @@ int ShowRun(const RunsFlags& flags) {
   for (const auto& candidate : *candidates) {
     std::string outcome = candidate.extraction_error.empty() ? "" : FirstLine(candidate.extraction_error, 80);
     if (candidate.verdict) outcome = FirstLine(candidate.verdict->value("reason", std::string()), 80);
-    std::printf("  #%-4lld %-5s %-20s %-22s  %s%s\n", static_cast<long long>(candidate.number()),
+    const std::string placement = DescribePlacement(candidate.search);
+    std::printf("  #%-4lld %-5s %-20s %-22s  %s%s%s\n", static_cast<long long>(candidate.number()),
                 candidate.origin.c_str(), candidate.status.c_str(), SpeedupCell(candidate).c_str(),
+                placement.empty() ? "" : ("[" + placement + "] ").c_str(),
                 candidate.knobs.empty() ? "" : (candidate.knobs.dump() + " ").c_str(), outcome.c_str());
+  }
+  if (const auto state = LoadRunState(**store, flags.run_id); state.ok()) {
+    const EliteArchive archive = ArchiveOf(*state);
+    bool searched = false;
+    for (const auto& candidate : *candidates) searched = searched || !DescribePlacement(candidate.search).empty();
+    if (searched) {
+      std::printf("  archive (%zu kinds of kernel, fastest first):\n", archive.size());
+      for (const Elite* elite : archive.Ranked()) {
+        std::printf("    %-28s #%-4lld %.2fx  %s\n", elite->features.Cell().c_str(), static_cast<long long>(elite->number),
+                    elite->speedup, elite->features.Describe().c_str());
+      }
+    }
   }
   return kExitOk;
 }
