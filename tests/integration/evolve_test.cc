@@ -1,0 +1,183 @@
+// End-to-end runs of `ksmith optimize --strategy evolve`: with a scripted model server on loopback
+// (the model is the only fake; the evaluator, the sandbox and the store are real), and without a
+// model, breeding the seed kernel's @tune knobs. Asserts on what the store keeps: each candidate's
+// island, generation, operator and parents, the lineage, the archive, and the prompts' contents.
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli_runner.h"
+#include "testing/scripted_llm_server.h"
+
+namespace ksmith::it {
+namespace {
+
+const std::string kPlain = R"(#include <cstdint>
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
+}
+)";
+const std::string kParallel = R"(#include <cstdint>
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
+#pragma omp parallel for simd
+  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
+}
+)";
+const std::string kWrong = R"(#include <cstdint>
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];
+}
+)";
+const std::string kRepaired = R"(#include <cstdint>
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
+  // repaired: addition, as the task says
+  for (int64_t i = 0; i < n; ++i) c[i] = b[i] + a[i];
+}
+)";
+
+std::string Answer(const std::string& words, const std::string& code) { return words + "\n\n```cpp\n" + code + "```\n"; }
+
+class Evolve : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() / ("ksmith-evolve-" + std::to_string(::getpid()) + "-" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(directory_);
+    fs::create_directories(directory_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(directory_);
+  }
+
+  std::vector<std::string> Flags(const std::string& task, std::vector<std::string> extra) const {
+    std::vector<std::string> args = {"optimize", "--task", task, "--strategy", "evolve", "--db", Db(), "--output-dir",
+                                     (directory_ / "out").string(), "--timing-budget", "0.1", "--seeds", "1", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+  std::string Db() const { return (directory_ / "runs.db").string(); }
+
+  nlohmann::json ShowRun(const std::string& run_id) {
+    const CliResult shown = RunKsmith({"runs", "show", run_id, "--db", Db(), "--json"});
+    EXPECT_EQ(shown.exit_code, 0) << shown.Describe();
+    return shown.Json();
+  }
+
+  fs::path directory_;
+};
+
+TEST_F(Evolve, WithAModelEachIslandStartsRepairsAndBreedsAndTheStoreKeepsTheSearch) {
+  // Two islands, two candidates a generation, three generations. The answers come in request
+  // order; each prompt is checked below by what it must show.
+  auto server = testing::ScriptedLlmServer::Start(
+      {{"steps", nlohmann::json::array({
+                     {{"content", Answer("A plain loop.", kPlain)}},
+                     {{"content", Answer("Subtract (wrong on purpose).", kWrong)}},
+                     {{"content", Answer("Threads and SIMD.", kParallel)}},
+                     {{"content", Answer("Fixed the sign.", kRepaired)}},
+                     {{"content", Answer("The same plain loop again.", kPlain)}},
+                     {{"content", Answer("Threads and SIMD again.", kParallel)}},
+                 })}});
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const CliResult run = RunKsmith(Flags("vector_add", {"--provider", "openai", "--base-url", (*server)->base_url(),
+                                                       "--model", "scripted", "--max-candidates", "6", "--islands",
+                                                       "2", "--parallel", "2"}),
+                                  {"OPENAI_API_KEY=sk-test-evolve"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_NE(run.err.find("generation 0 judged: the archive holds"), std::string::npos) << run.err;
+
+  const auto shown = ShowRun(run.Json()["run_id"]);
+  const auto& candidates = shown["candidates_list"];
+  ASSERT_EQ(candidates.size(), 6u);
+  std::vector<std::string> operators;
+  for (const auto& candidate : candidates) {
+    operators.push_back(candidate["search"].value("operator", ""));
+    EXPECT_EQ(candidate["role"], "coder");
+    EXPECT_EQ(candidate["origin"], "llm");
+  }
+  // Generation 0: both islands start from the task. Generation 1: island 0 breeds from its
+  // passing kernel, island 1 repairs its broken one.
+  EXPECT_EQ(operators[0], "initial");
+  EXPECT_EQ(operators[1], "initial");
+  EXPECT_EQ(candidates[1]["status"], "wrong_output");
+  EXPECT_EQ(operators[2], "mutation");
+  EXPECT_EQ(candidates[2]["parent"], 1);
+  EXPECT_EQ(candidates[2]["search"]["island"], 0);
+  EXPECT_EQ(candidates[2]["search"]["generation"], 1);
+  EXPECT_EQ(operators[3], "repair");
+  EXPECT_EQ(candidates[3]["parent"], 2);
+  EXPECT_EQ(candidates[3]["status"], "passed");
+  // Generation 2 answers two kernels seen before: each is judged once, its verdict reused.
+  for (size_t i = 4; i < 6; ++i) {
+    EXPECT_GT(candidates[i]["verdict"].value("repeat_of_candidate", 0), 0) << candidates[i].dump();
+  }
+  ASSERT_TRUE(shown["archive"].is_array());
+  EXPECT_GE(shown["archive"].size(), 1u);
+  for (const auto& elite : shown["archive"]) EXPECT_FALSE(elite["cell"].get<std::string>().empty());
+
+  // The prompts (a generation's calls run at once, so they are found by what they ask): the
+  // mutation shows its parent and what was measured of it; the repair shows the broken kernel and
+  // its failure; generation 2's prompts show measured parents.
+  const auto requests = (*server)->requests();
+  ASSERT_EQ(requests.size(), 6u);
+  auto find = [&requests](const std::string& marker) {
+    for (const auto& request : requests) {
+      if (request["body"].dump().find(marker) != std::string::npos) return request["body"].dump();
+    }
+    return std::string();
+  };
+  const std::string mutation = find("One of the best kernels found so far");
+  const std::string repair = find("This kernel tried an idea worth keeping");
+  const double first_speedup = candidates[0]["speedup"].get<double>();
+  EXPECT_NE(mutation.find(fmt::format("candidate 1: ")), std::string::npos) << mutation;
+  EXPECT_NE(mutation.find(fmt::format("{:.2f}x", first_speedup)), std::string::npos) << mutation;
+  EXPECT_NE(repair.find("a[i] - b[i]"), std::string::npos) << repair;
+  EXPECT_NE(repair.find("wrong_output"), std::string::npos) << repair;
+  size_t measured = 0;
+  for (const auto& request : requests) measured += request["body"].dump().find(" us, ") != std::string::npos ? 1 : 0;
+  EXPECT_GE(measured, 3u) << "the mutation and generation 2's prompts show measured times";
+
+  // report.md has the archive and the placements.
+  std::ifstream report(run.Json()["report"].get<std::string>());
+  std::stringstream text;
+  text << report.rdbuf();
+  EXPECT_NE(text.str().find("## Archive"), std::string::npos);
+  EXPECT_NE(text.str().find("generation 1, island 1, repair of 2"), std::string::npos) << text.str();
+}
+
+TEST_F(Evolve, WithoutAModelItBreedsKnobSettingsNeverTwiceAndFindsTheFastest) {
+  const CliResult run = RunKsmith(Flags("vector_add", {"--max-candidates", "8", "--islands", "2", "--parallel", "4"}),
+                                  {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const auto summary = run.Json();
+  EXPECT_EQ(summary["strategy"], "evolve");
+  EXPECT_EQ(summary["tokens"], 0);
+  ASSERT_TRUE(summary["best"].is_object()) << run.Describe();
+  const auto shown = ShowRun(summary["run_id"]);
+  std::set<std::string> settings;
+  std::map<std::string, int> operators;
+  double fastest = 0;
+  for (const auto& candidate : shown["candidates_list"]) {
+    EXPECT_TRUE(settings.insert(candidate["knobs"].dump()).second) << "tried twice: " << candidate["knobs"].dump();
+    ++operators[candidate["search"].value("operator", "")];
+    if (candidate["speedup"].is_number()) fastest = std::max(fastest, candidate["speedup"].get<double>());
+    if (candidate["search"].value("generation", 0) > 0) EXPECT_FALSE(candidate["parent"].is_null()) << candidate.dump();
+  }
+  EXPECT_EQ(settings.size(), 8u);  // vector_add's seed has exactly 8 settings: all, each once
+  EXPECT_EQ(operators["seed"], 1);
+  EXPECT_GT(operators["mutation"] + operators["crossover"], 0);
+  EXPECT_DOUBLE_EQ(summary["best"]["speedup"].get<double>(), fastest);
+  // The archive's cells come from the machine code: vector width and OpenMP.
+  ASSERT_TRUE(shown["archive"].is_array());
+  for (const auto& elite : shown["archive"]) {
+    EXPECT_NE(elite["cell"].get<std::string>().find("/v"), std::string::npos) << elite.dump();
+  }
+  const CliResult text = RunKsmith({"runs", "show", summary["run_id"], "--db", Db()});
+  EXPECT_NE(text.out.find("archive ("), std::string::npos) << text.out;
+}
+
+}  // namespace
+}  // namespace ksmith::it
