@@ -32,7 +32,7 @@ Attempt Cpu(int64_t number, double speedup, int bits, bool fp64 = false, double 
 
 TEST(KernelFeatures, ComeFromTheMachineCodeAndTheTiming) {
   const KernelFeatures features = FeaturesOf(*Cpu(1, 1.5, 256, true, 0.55).verdict);
-  EXPECT_EQ(features.Cell(), "memory/q2/v256/omp/fp64");
+  EXPECT_EQ(features.Cell(), "memory/v256/omp/fp64");
   EXPECT_EQ(features.Describe(),
             "memory-bound at 50-75% of the limit, 256-bit vector arithmetic, an OpenMP parallel region, fp64 vector arithmetic");
 }
@@ -54,12 +54,12 @@ TEST(KernelFeatures, CudaKernelsAreKeyedOnLoadsSharedMemoryTensorCoresAndRegiste
   sass.total.wide_loads = 10;
   sass.total.loads_128_bit = 10;
   verdict.stages.push_back(std::move(build));
-  EXPECT_EQ(FeaturesOf(verdict).Cell(), "compute/q3/ld128/smem/tc/r128");
+  EXPECT_EQ(FeaturesOf(verdict).Cell(), "compute/ld128/smem/tc/r128");
 }
 
 TEST(KernelFeatures, AnUntimedVerdictHasUnknownPosition) {
   Verdict verdict;
-  EXPECT_EQ(FeaturesOf(verdict).Cell(), "untimed/q?");
+  EXPECT_EQ(FeaturesOf(verdict).Cell(), "untimed");
 }
 
 TEST(EliteArchive, KeepsTheFastestKernelOfEachKind) {
@@ -78,7 +78,7 @@ TEST(EliteArchive, KeepsTheFastestKernelOfEachKind) {
   ASSERT_EQ(archive.size(), 2u);
   EXPECT_EQ(archive.Best()->number, 5);
   EXPECT_EQ(archive.Ranked().back()->number, 2);
-  EXPECT_EQ(archive.ToJson()[0]["cell"], "memory/q1/v256/omp/fp32");
+  EXPECT_EQ(archive.ToJson()[0]["cell"], "memory/v256/omp/fp32");
 }
 
 TEST(DescribePlacement, NamesGenerationIslandOperatorAndParents) {

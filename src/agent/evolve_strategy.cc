@@ -39,10 +39,11 @@ Placement PlacementOf(const Attempt& attempt, size_t islands) {
   Placement placement;
   const nlohmann::json& search = attempt.search;
   if (!search.is_object()) return placement;
-  if (const auto island = search.find("island"); island != search.end() && island->is_number_unsigned()) {
+  if (const auto island = search.find("island"); island != search.end() && island->is_number_integer() && *island >= 0) {
     placement.island = island->get<size_t>() % islands;
   }
-  if (const auto generation = search.find("generation"); generation != search.end() && generation->is_number_unsigned()) {
+  if (const auto generation = search.find("generation");
+      generation != search.end() && generation->is_number_integer() && *generation >= 0) {
     placement.generation = generation->get<size_t>();
   }
   return placement;
@@ -88,6 +89,11 @@ Population Replay(const RunState& state, size_t islands) {
     population.island_attempts[placement.island].push_back(i);
     population.islands[placement.island].Offer(attempt, i);
     population.all.Offer(attempt, i);
+    // A repeat is not judged again, but its island found that kernel too: it gets the original.
+    if (attempt.repeat_of && *attempt.repeat_of >= 1 && static_cast<size_t>(*attempt.repeat_of) <= i) {
+      const size_t original = static_cast<size_t>(*attempt.repeat_of) - 1;
+      if (state.attempts[original].number == *attempt.repeat_of) population.islands[placement.island].Offer(state.attempts[original], original);
+    }
   }
   if (any) {
     finish_generation(generation);
@@ -124,7 +130,9 @@ class EvolveStrategy : public Strategy {
         tune_source_(context.tune_source),
         max_attempts_(context.max_attempts),
         generation_size_(std::max<size_t>(1, context.parallel)),
-        islands_(std::max<size_t>(1, context.islands)),
+        // An island without a candidate in every generation would never propose: no more islands
+        // than a generation has candidates.
+        islands_(std::clamp<size_t>(context.islands, 1, std::max<size_t>(1, context.parallel))),
         seed_(context.seed) {
     PromptContext prompt{context.task, context.backend, context.device_facts, context.format};
     system_prompt_ = BuildSystemPrompt(prompt);
@@ -233,10 +241,15 @@ class EvolveStrategy : public Strategy {
       // Nothing passed on this island yet: repair its last kernel while it has failed only a few
       // times in a row, else start over from the task.
       const auto& mine = population.island_attempts[island];
+      // The failures since the island last started over from the task.
       size_t failures = 0;
-      for (auto it = mine.rbegin(); it != mine.rend() && !state.attempts[*it].passed(); ++it) ++failures;
+      for (auto it = mine.rbegin(); it != mine.rend() && !state.attempts[*it].passed(); ++it) {
+        ++failures;
+        if (state.attempts[*it].search.value("operator", std::string()) == "initial") break;
+      }
       const Attempt* last = mine.empty() ? nullptr : &state.attempts[mine.back()];
-      if (last != nullptr && last->verdict && !last->source.empty() && failures <= kRepairsBeforeRestart) {
+      if (last != nullptr && !last->passed() && last->verdict && !last->source.empty() && failures >= 1 &&
+          failures <= kRepairsBeforeRestart) {
         step.search["operator"] = "repair";
         parents.push_back(mine.back());
         instruction = RepairInstruction(measured(mine.back()));

@@ -61,8 +61,9 @@ KernelFeatures FeaturesOf(const Verdict& verdict) {
 
 std::string KernelFeatures::Cell() const {
   std::vector<std::string> parts;
+  // What the kernel is, not how fast it is: the limit it reaches is measured speed, and a faster
+  // kernel of the same kind must replace the slower one, not sit beside it.
   parts.push_back(bound_by.empty() ? "untimed" : bound_by);
-  parts.push_back(limit_quarter < 0 ? "q?" : fmt::format("q{}", limit_quarter));
   if (vector_bits >= 0) parts.push_back(fmt::format("v{}", vector_bits));
   if (load_bits > 0) parts.push_back(fmt::format("ld{}", load_bits));
   if (threads) parts.push_back(Flag(threads, "omp", "serial"));

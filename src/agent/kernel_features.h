@@ -25,7 +25,7 @@ struct KernelFeatures {
   int registers_band = -1;         // cuda: the most registers per thread of its kernels: 32, 64, 128, 255
                                    // (what limits occupancy first in most kernels)
 
-  /// The archive's cell: the features joined, "memory/q2/v256/omp/fp32".
+  /// The archive's cell: the features joined, "memory/v256/omp/fp32" (not the quarter of the limit: that is speed, which decides within a cell).
   std::string Cell() const;
   /// For people and prompts: "memory-bound at 50-75% of the limit, 256-bit vector arithmetic, ...".
   std::string Describe() const;

@@ -122,9 +122,13 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
       if (!Trim(line).empty()) report += "> " + line + "\n";
     }
     report += fmt::format("\n```{}\n{}\n```\n\n", TraitsOf(run.backend).fence_language, best->source);
-    if (const auto reasons = WhyFaster(state.attempts.front(), *best); !reasons.empty()) {
-      report += fmt::format("### What differs from candidate {}, the first ({})\n\n", state.attempts.front().number,
-                            DescribeOutcome(state.attempts.front()));
+    const Attempt* first = nullptr;  // the first correct, timed kernel of the run
+    for (const auto& attempt : state.attempts) {
+      if (attempt.passed() && attempt.speedup && first == nullptr) first = &attempt;
+    }
+    if (const auto reasons = first != nullptr ? WhyFaster(*first, *best) : std::vector<std::string>{}; !reasons.empty()) {
+      report += fmt::format("### What differs from candidate {}, the first correct one ({})\n\n", first->number,
+                            DescribeOutcome(*first));
       for (const auto& reason : reasons) report += "- " + reason + "\n";
       report += "\n";
     }

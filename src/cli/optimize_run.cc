@@ -309,7 +309,8 @@ std::optional<Failure> OptimizeRun::CheckFormat() {
   if (!format.ok()) return Usage(format.error().message);
   format_ = *format;
   const std::string& name = format_->format().name();
-  if (!format_->UsesTaskSeeds() && settings_.strategy == "tune") {
+  const bool searches_knobs = settings_.strategy == "tune" || (settings_.strategy == "evolve" && settings_.provider.empty());
+  if (!format_->UsesTaskSeeds() && searches_knobs) {
     return Usage(fmt::format("--format {} needs a model (--provider and --model, for the refine or sample strategy): "
                              "the tune strategy searches the `// @tune` knobs of a C or CUDA kernel", name));
   }

@@ -119,8 +119,8 @@ const std::vector<Migration>& RunStoreMigrations() {
       // served run's dataset can be joined with what the trainer recorded.
       {4, "candidates: job_id", "ALTER TABLE candidates ADD COLUMN job_id TEXT NOT NULL DEFAULT '';\n"
                                 "CREATE INDEX candidates_job_id ON candidates(job_id);\n"},
-      // Where a search placed a candidate (evolve: its island, generation, operator, parents and
-      // the archive cell its verdict put it in), so that a run's search is part of its dataset.
+      // Where a search placed a candidate (evolve: its island, generation, operator and parents),
+      // so that a run's search is part of its dataset.
       {5, "candidates: search", "ALTER TABLE candidates ADD COLUMN search TEXT NOT NULL DEFAULT '{}';\n"},
   };
   return migrations;
