@@ -55,6 +55,11 @@ nlohmann::json EliteArchive::ToJson() const {
   return cells;
 }
 
+bool HasSearchPlacements(const RunState& state) {
+  return std::any_of(state.attempts.begin(), state.attempts.end(),
+                     [](const Attempt& attempt) { return !DescribePlacement(attempt.search).empty(); });
+}
+
 EliteArchive ArchiveOf(const RunState& state) {
   EliteArchive archive;
   for (size_t i = 0; i < state.attempts.size(); ++i) archive.Offer(state.attempts[i], i);

@@ -47,6 +47,9 @@ class EliteArchive {
   std::map<std::string, Elite> cells_;
 };
 
+/// Whether a search placed the run's candidates (evolve): its reports then show the archive.
+bool HasSearchPlacements(const RunState& state);
+
 /// The archive of every island together: each passing attempt offered in order.
 EliteArchive ArchiveOf(const RunState& state);
 

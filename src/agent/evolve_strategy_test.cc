@@ -4,18 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/kernel_features.h"
+#include "agent/optimize_loop.h"
 #include "agent/strategy.h"
-#include "task/registry.h"
+#include "store/run_store_test_support.h"
+#include "agent/strategy_test_support.h"
 
 namespace ksmith {
 namespace {
 
-Task LoadVectorAdd() {
-  TaskRegistry registry(std::filesystem::path(KSMITH_SOURCE_DIR) / "tasks");
-  auto task = registry.Find("vector_add");
-  EXPECT_TRUE(task.ok()) << task.error().message;
-  return task.value();
-}
+using testing::LoadVectorAdd;
 
 constexpr const char* kTunable = R"(#include <cstdint>
 // @tune BLOCK: 64, 128, 256
@@ -123,21 +121,54 @@ TEST(EvolveKnobs, StartsFromTheDefaultsThenBreedsFromTheArchiveAndNeverRepeatsAS
   EXPECT_EQ(state.Best()->knobs["BLOCK"], "256");
 }
 
-TEST(EvolveKnobs, AResumedSearchProposesWhatTheFirstWould) {
+TEST(EvolveKnobs, AResumedSearchReadsItsPlacementsAndFeaturesBackFromTheStore) {
   const Task task = LoadVectorAdd();
-  auto first = MakeEvolveStrategy(Context(task, "knobs", 2, 3, 100));
-  auto second = MakeEvolveStrategy(Context(task, "knobs", 2, 3, 100));
-  ASSERT_TRUE(first.ok() && second.ok());
+  auto strategy = MakeEvolveStrategy(Context(task, "knobs", 2, 3, 100));
+  ASSERT_TRUE(strategy.ok());
+  testing::StoreFolder folder;
+  auto store = folder.Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateRun(testing::SampleRun("r1"), testing::kSampleTaskToml).ok());
+  // Two generations judged in memory and recorded as the optimize loop records them.
   RunState state;
-  for (const Step& step : (*first)->Next(state)) {
-    state.attempts.push_back(Judged(step, static_cast<int64_t>(state.attempts.size()) + 1, 1.0 + 0.1 * state.attempts.size()));
+  for (int generation = 0; generation < 2; ++generation) {
+    for (const Step& step : (*strategy)->Next(state)) {
+      CandidateRecord record;
+      record.run_id = "r1";
+      record.parent_id = step.parent_id;
+      record.origin = step.origin;
+      record.source = step.source;
+      record.knobs = KnobsToJson(step.knobs);
+      record.search = step.search;
+      auto id = store->AddCandidate(record, &record.sequence);
+      ASSERT_TRUE(id.ok()) << id.error().message;
+      Attempt attempt = Judged(step, record.sequence + 1, 1.0 + 0.1 * static_cast<double>(record.sequence),
+                               record.sequence % 2 == 0 ? 512 : 256);
+      attempt.candidate_id = *id;
+      ASSERT_TRUE(store->AddVerdict(*id, attempt.verdict->ToJson()).ok());
+      state.attempts.push_back(std::move(attempt));
+    }
   }
-  const auto a = (*first)->Next(state), b = (*second)->Next(state);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].knobs, b[i].knobs);
-    EXPECT_EQ(a[i].search, b[i].search);
+  auto loaded = LoadRunState(*store, "r1");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  ASSERT_EQ(loaded->attempts.size(), state.attempts.size());
+  for (size_t i = 0; i < state.attempts.size(); ++i) {
+    EXPECT_EQ(loaded->attempts[i].search, state.attempts[i].search);
+    EXPECT_EQ(loaded->attempts[i].knobs, state.attempts[i].knobs);
+    ASSERT_TRUE(loaded->attempts[i].verdict.has_value());
+    EXPECT_EQ(FeaturesOf(*loaded->attempts[i].verdict).Cell(), FeaturesOf(*state.attempts[i].verdict).Cell());
   }
+  // A new strategy on the stored run proposes what the first proposes on its own state.
+  auto resumed = MakeEvolveStrategy(Context(task, "knobs", 2, 3, 100));
+  ASSERT_TRUE(resumed.ok());
+  const auto expected = (*strategy)->Next(state), got = (*resumed)->Next(*loaded);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].knobs, expected[i].knobs);
+    EXPECT_EQ(got[i].search, expected[i].search);
+    EXPECT_EQ(got[i].parent_id, expected[i].parent_id);
+  }
+  EXPECT_EQ(got.front().search["generation"], 2);
 }
 
 TEST(EvolveKnobs, AKernelWithoutKnobsIsAnExplainedError) {

@@ -27,16 +27,9 @@ std::string DescribeOutcome(const Attempt& attempt) {
   return attempt.status;
 }
 
-bool Searched(const RunState& state) {
-  for (const auto& attempt : state.attempts) {
-    if (!DescribePlacement(attempt.search).empty()) return true;
-  }
-  return false;
-}
-
 // The archive of a search's run (evolve), and what each of its operators made and kept.
 std::string RenderArchive(const RunState& state) {
-  if (!Searched(state)) return "";
+  if (!HasSearchPlacements(state)) return "";
   const EliteArchive archive = ArchiveOf(state);
   std::string text = fmt::format("## Archive\n\nThe fastest kernel of each kind found ({} cells; the features come from "
                                  "the build's machine code and the timing):\n\n"
@@ -144,7 +137,7 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
     const auto found = number_of.find(*attempt.parent_id);
     return found != number_of.end() ? std::to_string(found->second) : "-";
   };
-  const bool searched = Searched(state);
+  const bool searched = HasSearchPlacements(state);
   report += searched ? "## Attempts\n\n| candidate | parent | origin | search | status | speedup | outcome |\n"
                        "|---|---|---|---|---|---|---|\n"
                      : "## Attempts\n\n| candidate | parent | origin | status | speedup | outcome |\n|---|---|---|---|---|---|\n";

@@ -5,17 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include "task/registry.h"
+#include "agent/strategy_test_support.h"
 
 namespace ksmith {
 namespace {
 
-Task LoadVectorAdd() {
-  TaskRegistry registry(std::filesystem::path(KSMITH_SOURCE_DIR) / "tasks");
-  auto task = registry.Find("vector_add");
-  EXPECT_TRUE(task.ok()) << task.error().message;
-  return task.value();
-}
+using testing::LoadVectorAdd;
 
 constexpr const char* kTunable = R"(#include <cstdint>
 // @tune BLOCK: 64, 128

@@ -7,8 +7,7 @@
 
 namespace ksmith {
 
-Result<std::vector<InstructionUse>> FindInstructions(const std::filesystem::path& shared_object,
-                                                     const std::vector<std::string>& mnemonics) {
+Result<std::string> Disassemble(const std::filesystem::path& shared_object) {
   SpawnOptions options;
   options.argv = {"objdump", "-d", "--no-show-raw-insn", "-M", "att", shared_object.string()};
   options.environment = {"PATH=/usr/bin:/bin", "LC_ALL=C"};
@@ -18,9 +17,16 @@ Result<std::vector<InstructionUse>> FindInstructions(const std::filesystem::path
     return MakeError(ErrorKind::kIo, "objdump failed on {} ({}): {}", shared_object.string(),
                      run->Describe(), Tail(run->output, 500));
   }
+  return std::move(run->output);
+}
+
+Result<std::vector<InstructionUse>> FindInstructions(const std::filesystem::path& shared_object,
+                                                     const std::vector<std::string>& mnemonics) {
+  auto text = Disassemble(shared_object);
+  if (!text.ok()) return text.error();
   std::vector<InstructionUse> uses;
   std::string function;
-  std::istringstream lines(run->output);
+  std::istringstream lines(*text);
   for (std::string line; std::getline(lines, line);) {
     // "0000000000001139 <name>:" opens a function; "    1139:\tmnemonic operands" is code.
     if (!line.empty() && line.back() == ':' && line.find('<') != std::string::npos) {

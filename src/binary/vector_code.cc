@@ -4,8 +4,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/strings.h"
-#include "core/subprocess.h"
+#include "binary/disassembly.h"
+#include "core/json_fields.h"
 
 namespace ksmith {
 namespace {
@@ -36,35 +36,22 @@ int VectorCode::widest_vector_bits() const {
   return 0;
 }
 
-nlohmann::json VectorCode::ToJson() const {
-  return {{"instructions", instructions},
-          {"packed_single", packed_single},
-          {"packed_double", packed_double},
-          {"scalar_float", scalar_float},
-          {"arithmetic_512_bit", arithmetic_512_bit},
-          {"arithmetic_256_bit", arithmetic_256_bit},
-          {"arithmetic_128_bit", arithmetic_128_bit},
-          {"fma", fma},
-          {"openmp_parallel", openmp_parallel}};
+// Field list (core/json_fields.h), found by argument-dependent lookup.
+template <class Self, class Io>
+void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, VectorCode> {
+  io("instructions", self.instructions);
+  io("packed_single", self.packed_single);
+  io("packed_double", self.packed_double);
+  io("scalar_float", self.scalar_float);
+  io("arithmetic_512_bit", self.arithmetic_512_bit);
+  io("arithmetic_256_bit", self.arithmetic_256_bit);
+  io("arithmetic_128_bit", self.arithmetic_128_bit);
+  io("fma", self.fma);
+  io("openmp_parallel", self.openmp_parallel);
 }
 
-VectorCode VectorCode::FromJson(const nlohmann::json& json) {
-  VectorCode code;
-  if (!json.is_object()) return code;
-  auto read = [&json](const char* key, int64_t& field) {
-    if (const auto found = json.find(key); found != json.end() && found->is_number_integer()) field = found->get<int64_t>();
-  };
-  read("instructions", code.instructions);
-  read("packed_single", code.packed_single);
-  read("packed_double", code.packed_double);
-  read("scalar_float", code.scalar_float);
-  read("arithmetic_512_bit", code.arithmetic_512_bit);
-  read("arithmetic_256_bit", code.arithmetic_256_bit);
-  read("arithmetic_128_bit", code.arithmetic_128_bit);
-  read("fma", code.fma);
-  read("openmp_parallel", code.openmp_parallel);
-  return code;
-}
+nlohmann::json VectorCode::ToJson() const { return json_fields::ToObject(*this); }
+VectorCode VectorCode::FromJson(const nlohmann::json& json) { return json_fields::FromObject<VectorCode>(json); }
 
 VectorCode SummarizeVectorCode(std::string_view objdump_output) {
   VectorCode code;
@@ -108,16 +95,9 @@ VectorCode SummarizeVectorCode(std::string_view objdump_output) {
 }
 
 Result<VectorCode> ReadVectorCode(const std::filesystem::path& shared_object) {
-  SpawnOptions options;
-  options.argv = {"objdump", "-d", "--no-show-raw-insn", "-M", "att", shared_object.string()};
-  options.environment = {"PATH=/usr/bin:/bin", "LC_ALL=C"};
-  auto run = RunCommand(options, std::chrono::seconds(60), size_t{256} << 20);
-  if (!run.ok()) return run.error();
-  if (!run->succeeded()) {
-    return MakeError(ErrorKind::kIo, "objdump failed on {} ({}): {}", shared_object.string(), run->Describe(),
-                     Tail(run->output, 500));
-  }
-  return SummarizeVectorCode(run->output);
+  auto text = Disassemble(shared_object);
+  if (!text.ok()) return text.error();
+  return SummarizeVectorCode(*text);
 }
 
 }  // namespace ksmith

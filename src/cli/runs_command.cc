@@ -134,6 +134,11 @@ int ShowRun(const RunsFlags& flags) {
     return StoreExitCode(calls.error());
   }
   const std::string retries = RetrySummary(*calls);
+  // A search's archive (evolve): the fastest kernel of each kind, from the stored verdicts.
+  std::optional<EliteArchive> archive;
+  if (auto state = LoadRunState(**store, flags.run_id); state.ok() && HasSearchPlacements(*state)) {
+    archive = ArchiveOf(*state);
+  }
   if (flags.json) {
     nlohmann::json json = RunJson(*run);
     json["model_call_retries"] = retries;
@@ -158,12 +163,7 @@ int ShowRun(const RunsFlags& flags) {
       item["verdict"] = candidate.verdict ? *candidate.verdict : nlohmann::json();
       json["candidates_list"].push_back(std::move(item));
     }
-    if (const auto state = LoadRunState(**store, flags.run_id); state.ok()) {
-      // A search's archive (evolve): the fastest kernel of each kind, from the stored verdicts.
-      bool searched = false;
-      for (const auto& candidate : *candidates) searched = searched || !DescribePlacement(candidate.search).empty();
-      if (searched) json["archive"] = ArchiveOf(*state).ToJson();
-    }
+    if (archive) json["archive"] = archive->ToJson();
     std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
@@ -184,16 +184,11 @@ int ShowRun(const RunsFlags& flags) {
                 placement.empty() ? "" : ("[" + placement + "] ").c_str(),
                 candidate.knobs.empty() ? "" : (candidate.knobs.dump() + " ").c_str(), outcome.c_str());
   }
-  if (const auto state = LoadRunState(**store, flags.run_id); state.ok()) {
-    const EliteArchive archive = ArchiveOf(*state);
-    bool searched = false;
-    for (const auto& candidate : *candidates) searched = searched || !DescribePlacement(candidate.search).empty();
-    if (searched) {
-      std::printf("  archive (%zu kinds of kernel, fastest first):\n", archive.size());
-      for (const Elite* elite : archive.Ranked()) {
-        std::printf("    %-28s #%-4lld %.2fx  %s\n", elite->features.Cell().c_str(), static_cast<long long>(elite->number),
-                    elite->speedup, elite->features.Describe().c_str());
-      }
+  if (archive) {
+    std::printf("  archive (%zu kinds of kernel, fastest first):\n", archive->size());
+    for (const Elite* elite : archive->Ranked()) {
+      std::printf("    %-28s #%-4lld %.2fx  %s\n", elite->features.Cell().c_str(), static_cast<long long>(elite->number),
+                  elite->speedup, elite->features.Describe().c_str());
     }
   }
   return kExitOk;
