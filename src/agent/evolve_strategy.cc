@@ -7,6 +7,12 @@
 // kernels all failed repairs its last one before starting over. Without a model, the same
 // machinery mutates and crosses the settings of the seed's `@tune` knobs.
 //
+// With a model, the next generation is written while the last one is judged (ProposesAhead), so
+// that the evaluator is busy while the model writes: generation g breeds from generations up to
+// g-2, all judged by then, and never from whatever of g-1 happens to be judged, so that a resumed
+// run still proposes what the first run would. Without overlap (--no-overlap, or the knob
+// proposer, whose proposals cost nothing to write) generation g breeds from g-1.
+//
 // Everything is replayed from the run's attempts (each records its island, generation, operator
 // and parents in CandidateRecord::search), so a resumed run continues the same search. A setting
 // already tried is never proposed again, and a model's kernel that repeats an earlier one is not
@@ -71,6 +77,28 @@ void Migrate(Population& population) {
   }
 }
 
+// The generation the next proposals belong to: one past the last proposed.
+size_t NextGeneration(const RunState& state, size_t islands) {
+  size_t next = 0;
+  for (const auto& attempt : state.attempts) next = std::max(next, PlacementOf(attempt, islands).generation + 1);
+  return next;
+}
+
+// The run's first attempts, those of generations before `generation` (attempts are in the order
+// they were proposed, so they are a prefix).
+RunState GenerationsBefore(const RunState& state, size_t generation, size_t islands) {
+  RunState before;
+  for (const auto& attempt : state.attempts) {
+    if (PlacementOf(attempt, islands).generation >= generation) break;
+    before.attempts.push_back(attempt);
+  }
+  return before;
+}
+
+bool AnyPending(const RunState& state) {
+  return std::any_of(state.attempts.begin(), state.attempts.end(), [](const Attempt& a) { return a.pending(); });
+}
+
 Population Replay(const RunState& state, size_t islands) {
   Population population;
   population.islands.resize(islands);
@@ -133,7 +161,8 @@ class EvolveStrategy : public Strategy {
         // An island without a candidate in every generation would never propose: no more islands
         // than a generation has candidates.
         islands_(std::clamp<size_t>(context.islands, 1, std::max<size_t>(1, context.parallel))),
-        seed_(context.seed) {
+        seed_(context.seed),
+        overlap_(context.overlap) {
     PromptContext prompt{context.task, context.backend, context.device_facts, context.format};
     system_prompt_ = BuildSystemPrompt(prompt);
     task_prompt_ = BuildTaskPrompt(prompt, "");
@@ -142,13 +171,17 @@ class EvolveStrategy : public Strategy {
 
   std::string name() const override { return "evolve"; }
   bool needs_model() const override { return !knobs_.has_value(); }
+  bool ProposesAhead() const override { return overlap_ && !knobs_; }
   std::optional<size_t> Capacity() const override {
     if (!knobs_) return std::nullopt;
     return CountSettings(knobs_->knobs());
   }
 
   std::string BatchSummary(const RunState& state) const override {
-    const Population population = Replay(state, islands_);
+    // The generations judged in full (a later one may be judged while the next is written).
+    size_t judged = NextGeneration(state, islands_);
+    while (judged > 0 && AnyPending(GenerationsBefore(state, judged, islands_))) --judged;
+    const Population population = Replay(GenerationsBefore(state, judged, islands_), islands_);
     const Elite* best = population.all.Best();
     if (population.next_generation == 0) return "";
     std::string line = fmt::format("generation {} judged: the archive holds {} kind{} of kernel", population.next_generation - 1,
@@ -161,8 +194,12 @@ class EvolveStrategy : public Strategy {
 
   std::vector<Step> Next(const RunState& state) override {
     if (state.attempts.size() >= max_attempts_) return {};
-    const Population population = Replay(state, islands_);
-    const size_t generation = population.next_generation;
+    const size_t generation = NextGeneration(state, islands_);
+    // What this generation breeds from; with overlap, the one before the last.
+    const size_t lag = ProposesAhead() ? 1 : 0;
+    const RunState bred_from = GenerationsBefore(state, generation > lag ? generation - lag : 0, islands_);
+    if (AnyPending(bred_from)) return {};  // wait for its verdicts
+    const Population population = Replay(bred_from, islands_);
     const size_t count = std::min(generation_size_, max_attempts_ - state.attempts.size());
     std::set<std::string> tried;
     for (const auto& attempt : state.attempts) tried.insert(attempt.knobs.dump());
@@ -171,8 +208,8 @@ class EvolveStrategy : public Strategy {
       const size_t island = slot % islands_;
       // One stream per slot of a generation: a resumed run draws what the first run drew.
       std::mt19937_64 rng(seed_ ^ (0x9E3779B97F4A7C15ULL * (generation * 1024 + slot + 1)));
-      std::optional<Step> step = knobs_ ? KnobStep(state, population, island, tried, rng)
-                                        : ModelStep(state, population, island, rng);
+      std::optional<Step> step = knobs_ ? KnobStep(bred_from, population, island, tried, rng)
+                                        : ModelStep(bred_from, population, island, rng);
       if (!step) continue;
       step->search["island"] = island;
       step->search["generation"] = generation;
@@ -304,6 +341,7 @@ class EvolveStrategy : public Strategy {
   size_t generation_size_;
   size_t islands_;
   uint64_t seed_;
+  bool overlap_;
   std::string system_prompt_;
   std::string task_prompt_;   // without a starting point: the parents are shown instead
   std::string first_prompt_;  // with the starting point, for an island's first kernel

@@ -77,7 +77,18 @@ StrategyContext Context(const Task& task, const std::string& proposer, size_t is
   context.parallel = parallel;
   context.max_attempts = max;
   context.seed = 42;
+  // Generation by generation, each bred from the one before; the overlapped schedule has its own test.
+  context.overlap = false;
   return context;
+}
+
+// What the loop records for a step whose evaluation is still running.
+Attempt Pending(const Step& step, int64_t number) {
+  Attempt attempt = Judged(step, number, 1.0);
+  attempt.verdict.reset();
+  attempt.speedup.reset();
+  attempt.status = "pending";
+  return attempt;
 }
 
 TEST(EvolveKnobs, StartsFromTheDefaultsThenBreedsFromTheArchiveAndNeverRepeatsASetting) {
@@ -102,7 +113,9 @@ TEST(EvolveKnobs, StartsFromTheDefaultsThenBreedsFromTheArchiveAndNeverRepeatsAS
       EXPECT_TRUE(seen.insert(KnobsToJson(step.knobs).dump()).second) << "repeated " << FormatSetting(step.knobs);
       EXPECT_NE(step.source.find("#define BLOCK"), std::string::npos);
       ++operators[Operator(step)];
-      if (generation == 0 && i == 0) EXPECT_EQ(FormatSetting(step.knobs), "BLOCK=64 UNROLL=1");
+      if (generation == 0 && i == 0) {
+        EXPECT_EQ(FormatSetting(step.knobs), "BLOCK=64 UNROLL=1");
+      }
       if (Operator(step) == "mutation" || Operator(step) == "crossover") {
         ASSERT_TRUE(step.parent_id.has_value());
         EXPECT_GE(step.search["parents"].size(), Operator(step) == "crossover" ? 2u : 1u);
@@ -242,6 +255,51 @@ TEST(EvolveModel, ContrastAndCrossoverShowSeveralMeasuredKernelsFastestFirst) {
   EXPECT_GT(operators["mutation"], 0);
   EXPECT_GT(operators["crossover"], 0);
   EXPECT_GT(operators["contrastive"], 0);
+}
+
+TEST(EvolveModel, OverlappedAGenerationIsWrittenWhileTheLastIsJudgedAndBredFromTheOneBefore) {
+  const Task task = LoadVectorAdd();
+  StrategyContext context = Context(task, "model", 2, 2, 100);
+  context.overlap = true;
+  auto strategy = MakeEvolveStrategy(context);
+  ASSERT_TRUE(strategy.ok());
+  EXPECT_TRUE((*strategy)->ProposesAhead());
+  RunState state;
+  const auto first = (*strategy)->Next(state);
+  ASSERT_EQ(first.size(), 2u);
+  state.attempts.push_back(Pending(first[0], 1));
+  state.attempts.push_back(Pending(first[1], 2));
+  // Generation 1 is written while generation 0 is judged: nothing to breed from yet.
+  const auto second = (*strategy)->Next(state);
+  ASSERT_EQ(second.size(), 2u);
+  for (const Step& step : second) {
+    EXPECT_EQ(step.search["generation"], 1);
+    EXPECT_EQ(Operator(step), "initial");
+  }
+  state.attempts.push_back(Pending(second[0], 3));
+  state.attempts.push_back(Pending(second[1], 4));
+  EXPECT_TRUE((*strategy)->Next(state).empty()) << "generation 2 breeds from generation 0, still being judged";
+  EXPECT_EQ((*strategy)->BatchSummary(state), "") << "no generation is judged yet";
+  state.attempts[0] = Judged(first[0], 1, 1.5);
+  state.attempts[1] = Judged(first[1], 2, std::nullopt);
+  // Generation 0 is judged, generation 1 is not: generation 2 breeds from generation 0 alone.
+  const auto third = (*strategy)->Next(state);
+  ASSERT_EQ(third.size(), 2u);
+  EXPECT_EQ(third[0].search["generation"], 2);
+  EXPECT_EQ(Operator(third[0]), "mutation");
+  EXPECT_EQ(third[0].search["parents"], nlohmann::json::array({1}));
+  EXPECT_EQ(Operator(third[1]), "repair");
+  EXPECT_EQ(third[1].search["parents"], nlohmann::json::array({2}));
+  EXPECT_NE((*strategy)->BatchSummary(state).find("generation 0 judged"), std::string::npos) << (*strategy)->BatchSummary(state);
+
+  // Without a model nothing is gained by writing ahead: each generation sees the last one judged.
+  auto knobs = MakeEvolveStrategy([&] {
+    StrategyContext knob_context = Context(task, "knobs", 2, 2, 100);
+    knob_context.overlap = true;
+    return knob_context;
+  }());
+  ASSERT_TRUE(knobs.ok());
+  EXPECT_FALSE((*knobs)->ProposesAhead());
 }
 
 TEST(EvolveModel, MigrationCarriesAnIslandsBestToTheNextIsland) {

@@ -1,5 +1,6 @@
 #include "agent/optimize_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <map>
@@ -91,7 +92,12 @@ void OptimizeLoop::Report(int64_t candidate, const std::string& line) {
   settings_.progress(progress);
 }
 
-std::future<Verdict> OptimizeLoop::StartEvaluation(size_t index) {
+Status OptimizeLoop::StartEvaluation(size_t index) {
+  if (const auto original = EarlierSameKernel(index)) {
+    // Judged already, or being judged: its verdict is this one's.
+    waiting_repeats_.emplace_back(index, *original);
+    return ResolveRepeats();
+  }
   const Attempt& attempt = state_.attempts[index];
   CandidateSource candidate;
   const CandidateFormat& format = ModelFormatOf(settings_.format).format();
@@ -101,7 +107,19 @@ std::future<Verdict> OptimizeLoop::StartEvaluation(size_t index) {
   candidate.path = fmt::format("{} candidate {}{}", run_id_, attempt.number, format.FileExtension());
   candidate.text = attempt.source;
   candidate.file_bytes = attempt.source.size();
-  return evaluator_.Submit(candidate);
+  clock_.EvaluationStarted();
+  // A thread per evaluation notes when its verdict is in, so that the clock sees the evaluator
+  // idle the moment it is, not when the loop next looks.
+  std::future<Verdict> verdict = std::async(
+      std::launch::async, [this, submitted = evaluator_.Submit(candidate)]() mutable {
+        struct Ended {
+          ActivityClock& clock;
+          ~Ended() { clock.EvaluationEnded(); }
+        } ended{clock_};
+        return submitted.get();
+      });
+  evaluating_.push_back({index, std::move(verdict)});
+  return {};
 }
 
 Status OptimizeLoop::RecordVerdict(size_t index, Verdict verdict) {
@@ -123,14 +141,63 @@ Status OptimizeLoop::RecordVerdict(size_t index, Verdict verdict) {
   return {};
 }
 
-Status OptimizeLoop::RecordVerdicts(const std::vector<size_t>& indices, std::vector<std::future<Verdict>>& verdicts) {
+Status OptimizeLoop::CollectVerdicts(bool wait) {
+  constexpr auto kPoll = std::chrono::milliseconds(20);
   Status status;
-  // Every verdict is collected, even after a failure, so that no evaluation outlives the loop.
-  for (size_t i = 0; i < indices.size(); ++i) {
-    Verdict verdict = verdicts[i].get();
-    if (status.ok()) status = RecordVerdict(indices[i], std::move(verdict));
+  while (true) {
+    bool recorded = false;
+    // Every verdict that is in is taken, even after a store error, so that none is left behind.
+    for (auto it = evaluating_.begin(); it != evaluating_.end();) {
+      if (it->verdict.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        ++it;
+        continue;
+      }
+      Verdict verdict = it->verdict.get();
+      const size_t index = it->index;
+      it = evaluating_.erase(it);
+      recorded = true;
+      if (status.ok()) status = RecordVerdict(index, std::move(verdict));
+    }
+    if (recorded || !wait || evaluating_.empty()) break;
+    evaluating_.front().verdict.wait_for(kPoll);
+  }
+  if (!status.ok()) return status;
+  if (Status resolved = ResolveRepeats(); !resolved.ok()) return resolved;
+  ReportFinishedBatches();
+  return {};
+}
+
+Status OptimizeLoop::DrainEvaluations() {
+  Status status;
+  while (!evaluating_.empty()) {
+    if (Status collected = CollectVerdicts(true); status.ok()) status = collected;
   }
   return status;
+}
+
+Status OptimizeLoop::ResolveRepeats() {
+  for (auto it = waiting_repeats_.begin(); it != waiting_repeats_.end();) {
+    const auto [index, original] = *it;
+    if (!state_.attempts[original].verdict) {
+      ++it;
+      continue;
+    }
+    it = waiting_repeats_.erase(it);
+    if (Status status = RecordRepeat(index, original); !status.ok()) return status;
+  }
+  return {};
+}
+
+void OptimizeLoop::ReportFinishedBatches() {
+  while (!open_batches_.empty()) {
+    const auto& batch = open_batches_.front();
+    const bool decided = std::none_of(batch.begin(), batch.end(), [this](size_t index) { return state_.attempts[index].pending(); });
+    if (!decided) return;
+    open_batches_.erase(open_batches_.begin());
+    if (const std::string summary = strategy_.BatchSummary(state_); !summary.empty() && !StopRequested()) {
+      Report(0, summary);
+    }
+  }
 }
 
 std::optional<size_t> OptimizeLoop::EarlierSameKernel(size_t index) {
@@ -198,6 +265,80 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
   return attempt;
 }
 
+Status OptimizeLoop::RunBatch(const std::vector<Step>& steps, std::string& stop_reason) {
+  constexpr auto kPoll = std::chrono::milliseconds(50);
+  // Every model call of the batch is in flight at once; each answer is recorded and its
+  // evaluation queued as soon as it and those before it are in, while the later calls are
+  // still running: the batch's candidates are evaluated side by side.
+  std::vector<std::future<LlmCall>> calls;
+  for (const auto& step : steps) {
+    if (!step.asks_model()) continue;
+    if (provider_ == nullptr) {
+      return MakeError(ErrorKind::kInternal, "the {} strategy asked for a model, but none is configured", strategy_.name());
+    }
+    ChatRequest request = settings_.request;
+    request.messages = step.messages;
+    clock_.ProposalStarted();
+    calls.push_back(std::async(std::launch::async, [this, request] {
+      struct Ended {
+        ActivityClock& clock;
+        ~Ended() { clock.ProposalEnded(); }
+      } ended{clock_};
+      return provider_->Complete(request);
+    }));
+  }
+  size_t next_call = 0;
+  std::vector<size_t> batch;
+  Status status;
+  for (const auto& step : steps) {
+    Attempt attempt;
+    if (step.asks_model()) {
+      std::future<LlmCall>& call = calls[next_call++];
+      // Verdicts of earlier batches are recorded while the model writes.
+      while (call.wait_for(kPoll) != std::future_status::ready) {
+        if (status.ok()) status = CollectVerdicts(false);
+      }
+      bool exhausted = false;
+      auto recorded = RecordModelAnswer(step, call.get(), exhausted);
+      if (!recorded.ok()) {
+        if (status.ok()) status = recorded.error();
+        continue;  // the calls still in flight are collected first
+      }
+      if (exhausted) {
+        stop_reason = "the replayed run has no more recorded answers";
+        continue;
+      }
+      attempt = std::move(recorded.value());
+    } else {
+      CandidateRecord record;
+      record.run_id = run_id_;
+      record.parent_id = step.parent_id;
+      record.origin = step.origin;
+      record.role = step.role;
+      record.source = step.source;
+      record.knobs = KnobsToJson(step.knobs);
+      record.search = step.search;
+      auto candidate_id = store_.AddCandidate(record, &record.sequence);
+      if (!candidate_id.ok()) return candidate_id.error();
+      budget_.ChargeCandidate();
+      record.id = *candidate_id;
+      record.status = "pending";
+      attempt = FromRecord(record, "");
+    }
+    if (!status.ok()) continue;
+    state_.attempts.push_back(std::move(attempt));
+    const size_t index = state_.attempts.size() - 1;
+    batch.push_back(index);
+    if (state_.attempts.back().pending() && !StopRequested()) {
+      if (Status started = StartEvaluation(index); !started.ok()) status = started;
+    }
+  }
+  if (!batch.empty()) open_batches_.push_back(std::move(batch));
+  if (!status.ok()) return status;
+  ReportFinishedBatches();
+  return {};
+}
+
 Result<LoopOutcome> OptimizeLoop::Run() {
   auto loaded = LoadRunState(store_, run_id_);
   if (!loaded.ok()) return loaded.error();
@@ -206,31 +347,18 @@ Result<LoopOutcome> OptimizeLoop::Run() {
   outcome.status = "finished";
   // Resume: what was proposed but not yet judged is judged first (a repeat of an earlier kernel
   // takes its verdict); nothing judged is redone.
-  std::vector<size_t> pending;
-  std::vector<std::pair<size_t, size_t>> repeats;  // (attempt, the earlier one with its kernel)
   for (size_t i = 0; i < state_.attempts.size(); ++i) {
-    const auto original = EarlierSameKernel(i);
-    if (state_.attempts[i].status != "pending") continue;
-    if (original) {
-      repeats.emplace_back(i, *original);
-    } else {
-      pending.push_back(i);
+    if (!state_.attempts[i].pending()) {
+      (void)EarlierSameKernel(i);  // the kernels seen, for later repeats
+    } else if (!StopRequested()) {
+      if (Status started = StartEvaluation(i); !started.ok()) return started.error();
     }
   }
-  if (!StopRequested()) {
-    std::vector<std::future<Verdict>> verdicts;
-    for (size_t index : pending) verdicts.push_back(StartEvaluation(index));
-    if (auto status = RecordVerdicts(pending, verdicts); !status.ok()) return status.error();
-    for (const auto& [index, original] : repeats) {
-      if (auto status = RecordRepeat(index, original); !status.ok()) return status.error();
-    }
-  }
-  while (outcome.stop_reason.empty()) {
-    if (StopRequested()) {
-      outcome.status = "stopped";
-      outcome.stop_reason = "interrupted; resume with `ksmith optimize --resume " + run_id_ + "`";
-      break;
-    }
+  Status status;
+  while (outcome.stop_reason.empty() && status.ok()) {
+    status = CollectVerdicts(false);
+    if (!status.ok()) break;
+    if (StopRequested()) break;  // marked stopped below
     if (auto exhausted = budget_.Exhausted(std::chrono::steady_clock::now())) {
       outcome.stop_reason = *exhausted;
       break;
@@ -241,77 +369,35 @@ Result<LoopOutcome> OptimizeLoop::Run() {
                                         last_call_error_);
       break;
     }
+    // A strategy that does not propose ahead sees every candidate judged.
+    if (!evaluating_.empty() && !strategy_.ProposesAhead()) {
+      status = CollectVerdicts(true);
+      continue;
+    }
     std::vector<Step> steps = strategy_.Next(state_);
     if (steps.empty()) {
+      if (!evaluating_.empty()) {
+        status = CollectVerdicts(true);  // it waits for verdicts
+        continue;
+      }
       outcome.stop_reason = fmt::format("the {} strategy has nothing left to try", strategy_.name());
       break;
     }
-    // Every model call of the batch is in flight at once; each answer is recorded and its
-    // evaluation queued as soon as it and those before it are in, while the later calls are
-    // still running: the batch's candidates are evaluated side by side.
-    std::vector<std::future<LlmCall>> calls;
-    for (const auto& step : steps) {
-      if (!step.asks_model()) continue;
-      if (provider_ == nullptr) return MakeError(ErrorKind::kInternal, "the {} strategy asked for a model, but none is configured", strategy_.name());
-      ChatRequest request = settings_.request;
-      request.messages = step.messages;
-      calls.push_back(std::async(std::launch::async, [this, request] { return provider_->Complete(request); }));
-    }
-    size_t next_call = 0;
-    std::vector<std::pair<size_t, size_t>> repeats;  // (attempt, earlier attempt of this batch)
-    std::vector<size_t> evaluating;
-    std::vector<std::future<Verdict>> verdicts;
-    for (const auto& step : steps) {
-      Attempt attempt;
-      if (step.asks_model()) {
-        bool exhausted = false;
-        auto recorded = RecordModelAnswer(step, calls[next_call++].get(), exhausted);
-        if (!recorded.ok()) return recorded.error();
-        if (exhausted) {
-          outcome.stop_reason = "the replayed run has no more recorded answers";
-          continue;  // the calls still in flight are collected, then the run ends
-        }
-        attempt = std::move(recorded.value());
-      } else {
-        CandidateRecord record;
-        record.run_id = run_id_;
-        record.parent_id = step.parent_id;
-        record.origin = step.origin;
-        record.role = step.role;
-        record.source = step.source;
-        record.knobs = KnobsToJson(step.knobs);
-        record.search = step.search;
-        auto candidate_id = store_.AddCandidate(record, &record.sequence);
-        if (!candidate_id.ok()) return candidate_id.error();
-        budget_.ChargeCandidate();
-        record.id = *candidate_id;
-        record.status = "pending";
-        attempt = FromRecord(record, "");
-      }
-      state_.attempts.push_back(std::move(attempt));
-      const size_t index = state_.attempts.size() - 1;
-      if (state_.attempts.back().status == "pending" && !StopRequested()) {
-        if (const auto original = EarlierSameKernel(index)) {
-          // Judged already, or being judged in this batch: its verdict is this one's.
-          if (state_.attempts[*original].verdict) {
-            if (auto status = RecordRepeat(index, *original); !status.ok()) return status.error();
-          } else {
-            repeats.emplace_back(index, *original);
-          }
-          continue;
-        }
-        evaluating.push_back(index);
-        verdicts.push_back(StartEvaluation(evaluating.back()));
-      }
-    }
-    if (auto recorded = RecordVerdicts(evaluating, verdicts); !recorded.ok()) return recorded.error();
-    for (const auto& [index, original] : repeats) {
-      if (auto status = RecordRepeat(index, original); !status.ok()) return status.error();
-    }
-    if (const std::string summary = strategy_.BatchSummary(state_); !summary.empty() && !StopRequested()) {
-      Report(0, summary);
-    }
+    status = RunBatch(steps, outcome.stop_reason);
   }
+  // Every evaluation is collected, even after an error, so that none outlives the loop.
+  if (Status drained = DrainEvaluations(); status.ok()) status = drained;
+  if (!status.ok()) return status.error();
+  // Interrupted while the last verdicts came in: those candidates stay pending, for a resume.
+  if (StopRequested()) {
+    outcome.status = "stopped";
+    outcome.stop_reason = "interrupted; resume with `ksmith optimize --resume " + run_id_ + "`";
+  }
+  auto run = store_.GetRun(run_id_);
+  if (!run.ok()) return run.error();
+  outcome.activity = Activity::FromJson(run->activity);
+  outcome.activity += clock_.Snapshot();
+  if (auto saved = store_.SetRunActivity(run_id_, outcome.activity.ToJson()); !saved.ok()) return saved.error();
   if (const Attempt* best = state_.Best()) outcome.best_candidate_id = best->candidate_id;
   if (auto finished = store_.FinishRun(run_id_, outcome.status, outcome.stop_reason, outcome.best_candidate_id);
       !finished.ok()) {

@@ -1,6 +1,8 @@
 // The optimize loop: asks the strategy what to try, has the model propose it (several calls in
 // flight when the strategy allows), extracts the kernel, evaluates it, and records every step in
-// the store the moment it finishes. All state lives in the store, so Run() on a run that was
+// the store the moment it finishes. A strategy that ProposesAhead is asked for its next batch as
+// soon as the last batch's answers are in, while their evaluations run; the run records how busy
+// the evaluator was (agent/activity_clock.h). All state lives in the store, so Run() on a run that was
 // killed resumes it: candidates already evaluated are kept, pending ones are evaluated, and the
 // strategy continues from the attempts it finds.
 #pragma once
@@ -12,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/activity_clock.h"
 #include "agent/strategy.h"
 #include "core/result.h"
 #include "eval/eval_options.h"
@@ -63,6 +66,7 @@ struct LoopOutcome {
   std::string stop_reason;  // one line
   RunState state;
   std::optional<int64_t> best_candidate_id;
+  Activity activity;  // over every session of the run
 };
 
 /// Reads a run's attempts back from the store (the model's answers joined from its calls).
@@ -81,13 +85,29 @@ class OptimizeLoop {
   Result<LoopOutcome> Run();
 
  private:
-  /// Queues the evaluation of `state_.attempts[index]`.
-  std::future<Verdict> StartEvaluation(size_t index);
+  struct InFlight {
+    size_t index;  // into state_.attempts
+    std::future<Verdict> verdict;
+  };
+
+  /// Queues the evaluation of `state_.attempts[index]` (or, for a kernel seen before, waits for
+  /// that one's verdict).
+  Status StartEvaluation(size_t index);
   /// Records the verdict of `state_.attempts[index]` in the store and the run state.
   Status RecordVerdict(size_t index, Verdict verdict);
-  /// Waits for every verdict (`verdicts[i]` of `state_.attempts[indices[i]]`) and records each
-  /// in order; the first store error is returned once all are in.
-  Status RecordVerdicts(const std::vector<size_t>& indices, std::vector<std::future<Verdict>>& verdicts);
+  /// Records every verdict that is in, and the repeats and batch summaries they complete. With
+  /// `wait`, first waits until at least one is in (when any is in flight).
+  Status CollectVerdicts(bool wait);
+  /// Waits for and records every verdict still in flight: no evaluation outlives the loop.
+  Status DrainEvaluations();
+  /// Gives each waiting repeat whose original is now judged that verdict.
+  Status ResolveRepeats();
+  /// Reports the strategy's summary for each batch whose candidates are all decided, in order.
+  void ReportFinishedBatches();
+  /// Starts the batch's model calls and records each answer as it arrives, queueing its
+  /// evaluation; verdicts that come in meanwhile are recorded. Sets `stop_reason` when the
+  /// replayed answers run out.
+  Status RunBatch(const std::vector<Step>& steps, std::string& stop_reason);
   /// The earlier attempt of the run with the same kernel as attempt `index`, if any.
   std::optional<size_t> EarlierSameKernel(size_t index);
   /// Gives attempt `index` the verdict of `original` (decided), as a repeat.
@@ -109,6 +129,10 @@ class OptimizeLoop {
   int failed_calls_in_row_ = 0;
   std::string last_call_error_;
   std::map<std::string, size_t> kernels_seen_;  // NormalizedSource -> the first attempt with it
+  std::vector<InFlight> evaluating_;
+  std::vector<std::pair<size_t, size_t>> waiting_repeats_;  // (attempt, the earlier one being judged)
+  std::vector<std::vector<size_t>> open_batches_;           // attempts of batches not yet summarized
+  ActivityClock clock_;
 };
 
 }  // namespace ksmith

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/activity_clock.h"
 #include "agent/elite_archive.h"
 #include "agent/feedback.h"
 #include "core/strings.h"
@@ -98,6 +99,9 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
   report += fmt::format("- attempts: {}, evaluated: {}, passed: {}\n", state.attempts.size(), run.candidates, run.passed);
   report += fmt::format("- model calls: {}, tokens: {}, cost: ${:.4f}\n", run.llm_calls, run.tokens, run.cost_dollars);
   if (const std::string retries = RetrySummary(calls); !retries.empty()) report += "- " + retries + "\n";
+  if (const Activity activity = Activity::FromJson(run.activity); activity.wall_s > 0) {
+    report += "- " + activity.Describe() + "\n";
+  }
   report += "\n";
 
   const Attempt* best = state.Best();

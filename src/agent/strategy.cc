@@ -24,7 +24,9 @@ namespace {
 class SampleStrategy : public Strategy {
  public:
   explicit SampleStrategy(const StrategyContext& context)
-      : max_attempts_(context.max_attempts), parallel_(std::max<size_t>(1, context.parallel)) {
+      : max_attempts_(context.max_attempts),
+        parallel_(std::max<size_t>(1, context.parallel)),
+        overlap_(context.overlap) {
     PromptContext prompt{context.task, context.backend, context.device_facts, context.format};
     messages_ = {{"system", BuildSystemPrompt(prompt)},
                  {"user", BuildTaskPrompt(prompt, context.starting_point)}};
@@ -32,9 +34,14 @@ class SampleStrategy : public Strategy {
 
   std::string name() const override { return "sample"; }
   bool needs_model() const override { return true; }
+  bool ProposesAhead() const override { return overlap_; }
 
+  // Samples are independent, so the next batch is written while earlier ones are judged; no more
+  // than a batch waits for its verdicts when a new one is asked for.
   std::vector<Step> Next(const RunState& state) override {
     std::vector<Step> steps;
+    const auto pending = std::count_if(state.attempts.begin(), state.attempts.end(), [](const Attempt& a) { return a.pending(); });
+    if (static_cast<size_t>(pending) >= parallel_) return steps;
     const size_t made = state.attempts.size();
     const size_t left = made >= max_attempts_ ? 0 : max_attempts_ - made;
     for (size_t i = 0; i < std::min(left, parallel_); ++i) {
@@ -48,6 +55,7 @@ class SampleStrategy : public Strategy {
  private:
   size_t max_attempts_;
   size_t parallel_;
+  bool overlap_;
   std::vector<ChatMessage> messages_;
 };
 

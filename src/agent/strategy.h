@@ -48,6 +48,7 @@ struct Attempt {
   std::optional<int64_t> repeat_of;
 
   bool passed() const { return status == "passed"; }
+  bool pending() const { return status == "pending"; }
 };
 
 struct RunState {
@@ -85,6 +86,8 @@ struct StrategyContext {
   /// evolve: who proposes, "model" or "knobs" (settings of tune_source's @tune knobs, no model).
   std::string proposer = "model";
   size_t islands = 4;                      // evolve: populations that evolve apart and exchange their best
+  /// sample, evolve with a model: write the next batch while the last one is judged.
+  bool overlap = true;
 };
 
 class Strategy {
@@ -97,6 +100,11 @@ class Strategy {
   /// The most candidates it can ever make, when that is finite (tune: its knob settings), so
   /// that a run can say up front that it will end before its --max-candidates.
   virtual std::optional<size_t> Capacity() const { return std::nullopt; }
+  /// Whether Next may be asked while earlier candidates are still being judged (status
+  /// "pending"). Such a strategy returns an empty list to wait for verdicts, and the loop asks again
+  /// once one is in; it ends only when Next is empty with nothing left in flight. The evaluator
+  /// then works while models write. Otherwise Next sees every candidate judged.
+  virtual bool ProposesAhead() const { return false; }
   /// (optional) One line on where the search stands once a batch is judged, for the progress
   /// lines (evolve: its generation and archive); empty to say nothing.
   virtual std::string BatchSummary(const RunState& state) const {

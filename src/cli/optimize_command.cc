@@ -28,6 +28,10 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
       ->check(CLI::IsMember(StrategyNames()));
   app.add_option("--islands", flags->islands, "evolve: populations that evolve apart and exchange their best (default 4)")
       ->check(RangeCheck("islands"));
+  app.add_flag("--no-overlap", flags->no_overlap,
+               "sample, evolve: wait for a batch's verdicts before writing the next (by default the next batch is "
+               "written while the last is judged, so that the evaluator is not idle while models write; evolve then "
+               "breeds each generation from the one before the last)");
   app.add_option("--max-candidates,-n", flags->max_candidates, "Attempts before the run stops (default 20)")
       ->check(RangeCheck("max_candidates"));
   app.add_option("--kernel", flags->kernel, "A kernel to start from (and for tune, the one whose knobs are searched; "

@@ -71,6 +71,7 @@ void ApplyFlags(const OptimizeFlags& flags, OptimizeSettings& settings) {
   set(flags.max_candidates, settings.max_candidates);
   set(flags.parallel, settings.parallel);
   set(flags.islands, settings.islands);
+  if (flags.no_overlap) settings.overlap = false;
   set(flags.seeds, settings.seeds);
   set(flags.temperature, settings.temperature);
   set(flags.timing_budget_s, settings.timing_budget_s);
@@ -294,6 +295,7 @@ std::optional<Failure> OptimizeRun::Prepare() {
   context.max_attempts = static_cast<size_t>(settings_.max_candidates);
   context.parallel = static_cast<size_t>(std::max(1, settings_.parallel));
   context.islands = static_cast<size_t>(std::max(1, settings_.islands));
+  context.overlap = settings_.overlap;
   context.proposer = settings_.provider.empty() ? "knobs" : "model";
   auto strategy = MakeStrategy(settings_.strategy, context);
   if (!strategy.ok()) return Usage(strategy.error().message);

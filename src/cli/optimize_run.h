@@ -22,6 +22,7 @@ struct OptimizeFlags {
   std::string replay_run, resume, db, output_dir, config;
   std::vector<std::string> devices;  // GPU backends: the devices to evaluate on; empty: the first
   bool json = false, quiet = false, cache = false;
+  bool no_overlap = false;
 };
 
 struct OptimizeEnvironment {

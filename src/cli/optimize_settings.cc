@@ -24,7 +24,8 @@ struct IsOptional<std::optional<T>> : std::true_type {};
 
 nlohmann::json OptimizeSettings::ToJson() const {
   nlohmann::json json = {
-      {"task", task}, {"backend", backend}, {"strategy", strategy}, {"islands", islands}, {"provider", provider},
+      {"task", task}, {"backend", backend}, {"strategy", strategy}, {"islands", islands}, {"overlap", overlap},
+      {"provider", provider},
       {"base_url", base_url}, {"model", model}, {"replay_run", replay_run}, {"kernel", kernel}, {"format", format},
       {"max_candidates", max_candidates}, {"parallel", parallel}, {"max_output_tokens", max_output_tokens},
       {"temperature", temperature}, {"context_tokens", context_tokens}, {"request_timeout_s", request_timeout_s},
@@ -63,6 +64,7 @@ Result<OptimizeSettings> OptimizeSettings::FromJson(const nlohmann::json& json) 
   read("backend", settings.backend);
   read("strategy", settings.strategy);
   read("islands", settings.islands);
+  read("overlap", settings.overlap);
   read("provider", settings.provider);
   read("base_url", settings.base_url);
   read("model", settings.model);
@@ -151,6 +153,7 @@ const std::map<std::string, std::map<std::string, Setter>>& Schema() {
         {"backend", Field(&OptimizeSettings::backend)},
         {"strategy", Field(&OptimizeSettings::strategy)},
         {"islands", Field(&OptimizeSettings::islands)},
+        {"overlap", Field(&OptimizeSettings::overlap)},
         {"max_candidates", Field(&OptimizeSettings::max_candidates)},
         {"kernel", Field(&OptimizeSettings::kernel)},
         {"format", Field(&OptimizeSettings::format)}}},

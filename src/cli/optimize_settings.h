@@ -19,6 +19,7 @@ struct OptimizeSettings {
   std::string backend = "cpu";
   std::string strategy;           // empty: refine with a model, tune without
   int islands = 4;                // evolve: populations evolving apart
+  bool overlap = true;            // sample, evolve with a model: write proposals while earlier ones are judged
   std::string provider;           // "", "openai", "anthropic", "replay"
   std::string base_url;           // empty: the provider's public endpoint
   std::string model;

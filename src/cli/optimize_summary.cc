@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/activity_clock.h"
 #include "agent/feedback.h"
 #include "agent/run_report.h"
 #include "core/files.h"
@@ -52,6 +53,7 @@ nlohmann::json RunSummaryJson(const RunRecord& run, const RunState& state, const
                             {"llm_calls", run.llm_calls},
                             {"tokens", run.tokens},
                             {"cost", run.cost_dollars},
+                            {"activity", run.activity},
                             {"report", outputs.report.string()},
                             {"db", db_path.string()}};
   summary["best"] = nullptr;
@@ -76,6 +78,9 @@ std::string RenderRunSummary(const RunRecord& run, const RunState& state, const 
                       state.attempts.size(), run.candidates,
                       no_kernel > 0 ? fmt::format(", {} without a kernel", no_kernel) : "", run.passed, run.llm_calls,
                       run.tokens, run.cost_dollars);
+  if (const Activity activity = Activity::FromJson(run.activity); activity.wall_s > 0) {
+    text += "  " + activity.Describe() + "\n";
+  }
   if (const Attempt* best = state.Best(); best != nullptr && best->verdict) {
     const std::string short_of = ShortOfBaseline(*best);
     if (!short_of.empty()) text += fmt::format("  nothing beat the baseline: the fastest correct kernel is {}\n", short_of);

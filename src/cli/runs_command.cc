@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/activity_clock.h"
 #include "agent/elite_archive.h"
 #include "agent/optimize_loop.h"
 #include "cli/app.h"
@@ -70,7 +71,8 @@ nlohmann::json RunJson(const RunRecord& run) {
                          {"status", DisplayStatus(run)}, {"stop_reason", StopReason(run)},
                          {"created_at", run.created_at}, {"finished_at", run.finished_at},
                          {"candidates", run.candidates}, {"passed", run.passed}, {"llm_calls", run.llm_calls},
-                         {"tokens", run.tokens},       {"cost", run.cost_dollars}, {"config", run.config}};
+                         {"tokens", run.tokens},       {"cost", run.cost_dollars}, {"config", run.config},
+                         {"activity", run.activity}};
   json["best_candidate_id"] = run.best_candidate_id ? nlohmann::json(*run.best_candidate_id) : nlohmann::json();
   json["best_speedup"] = run.best_speedup ? nlohmann::json(*run.best_speedup) : nlohmann::json();
   json["owner"] = {{"host", run.owner.host}, {"pid", run.owner.pid}};
@@ -175,6 +177,9 @@ int ShowRun(const RunsFlags& flags) {
               static_cast<long long>(run->candidates), static_cast<long long>(run->passed),
               static_cast<long long>(run->llm_calls), static_cast<long long>(run->tokens), run->cost_dollars);
   if (!retries.empty()) std::printf("  %s\n", retries.c_str());
+  if (const Activity activity = Activity::FromJson(run->activity); activity.wall_s > 0) {
+    std::printf("  %s\n", activity.Describe().c_str());
+  }
   for (const auto& candidate : *candidates) {
     std::string outcome = candidate.extraction_error.empty() ? "" : FirstLine(candidate.extraction_error, 80);
     if (candidate.verdict) outcome = FirstLine(candidate.verdict->value("reason", std::string()), 80);

@@ -122,6 +122,9 @@ const std::vector<Migration>& RunStoreMigrations() {
       // Where a search placed a candidate (evolve: its island, generation, operator and parents),
       // so that a run's search is part of its dataset.
       {5, "candidates: search", "ALTER TABLE candidates ADD COLUMN search TEXT NOT NULL DEFAULT '{}';\n"},
+      // How a run spent its time (seconds with evaluations in flight, with model calls in flight,
+      // with both), so that `runs show` can say how busy the evaluator was while models wrote.
+      {6, "runs: activity", "ALTER TABLE runs ADD COLUMN activity TEXT NOT NULL DEFAULT '{}';\n"},
   };
   return migrations;
 }

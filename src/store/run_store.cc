@@ -143,7 +143,7 @@ SELECT r.id, t.name, r.backend, r.strategy, r.provider, r.model, r.config, r.sta
        (SELECT COALESCE(SUM(l.cost_dollars), 0.0) FROM llm_calls l WHERE l.run_id = r.id),
        (SELECT MAX(v.speedup) FROM candidates c JOIN verdicts v ON v.candidate_id = c.id
          WHERE c.run_id = r.id AND v.status = ?1),
-       r.owner_host, r.owner_pid, r.owner_start_ticks
+       r.owner_host, r.owner_pid, r.owner_start_ticks, r.activity
 FROM runs r JOIN tasks t ON t.id = r.task_id
 )sql";
 
@@ -171,6 +171,10 @@ Result<RunRecord> ReadRunRow(const Database& database, const Statement& row) {
   run.cost_dollars = row.Double(16);
   run.best_speedup = row.OptionalDouble(17);
   run.owner = {row.Text(18), row.Int(19), row.Int(20)};
+  auto activity = ParseStoredJson(database.path(), row.Text(21), fmt::format("run {}: its activity (runs.activity)", run.id),
+                                  nlohmann::json::value_t::object);
+  if (!activity.ok()) return activity.error();
+  run.activity = std::move(activity).value();
   return run;
 }
 
@@ -286,6 +290,14 @@ Status RunStore::FinishRun(const std::string& run_id, const std::string& status,
     return updated;
   }
   return transaction->Commit();
+}
+
+Status RunStore::SetRunActivity(const std::string& run_id, const nlohmann::json& activity) {
+  if (!activity.is_object()) return MakeError(ErrorKind::kInvalidArgument, "a run's activity is a JSON object");
+  std::lock_guard lock(mutex_);
+  Database& database = *database_;
+  if (Status exists = CheckRunExists(database, run_id); !exists.ok()) return exists;
+  return database.Execute("UPDATE runs SET activity = ? WHERE id = ?", {activity.dump(), run_id});
 }
 
 Status RunStore::ReopenRun(const std::string& run_id) {

@@ -35,6 +35,9 @@ struct RunRecord {
   std::string created_at;          // ISO 8601, UTC
   std::string finished_at;
   std::optional<int64_t> best_candidate_id;
+  /// How the optimize loop spent its time, summed over the run's sessions (agent/activity_clock.h):
+  /// {"wall_s", "evaluating_s", "proposing_s", "overlapped_s", "proposals", "proposals_while_evaluating"}.
+  nlohmann::json activity = nlohmann::json::object();
   ProcessOwner owner;  // the process that created or last resumed it (set by the store)
   // Totals, computed by the store from the run's rows (read-only):
   int64_t candidates = 0;       // candidates with a verdict
@@ -114,6 +117,8 @@ class RunStore {
   /// of the run's candidates. kNotFound for an unknown run.
   Status FinishRun(const std::string& run_id, const std::string& status, const std::string& stop_reason,
                    std::optional<int64_t> best_candidate_id);
+  /// Replaces the run's activity (RunRecord::activity). kNotFound for an unknown run.
+  Status SetRunActivity(const std::string& run_id, const nlohmann::json& activity);
   /// Back to "running" for a resume, owned by this process; clears finished_at and
   /// stop_reason. A run still "running" under a live owner (or one on another host, which
   /// nothing here can check) is refused with kInvalidArgument naming that owner: two processes

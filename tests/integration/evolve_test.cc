@@ -70,8 +70,9 @@ class Evolve : public ::testing::Test {
 };
 
 TEST_F(Evolve, WithAModelEachIslandStartsRepairsAndBreedsAndTheStoreKeepsTheSearch) {
-  // Two islands, two candidates a generation, three generations. The answers come in request
-  // order; each prompt is checked below by what it must show.
+  // Two islands, two candidates a generation, three generations, each bred from the one before
+  // (--no-overlap; the overlapped schedule has its own test). The answers come in request order;
+  // each prompt is checked below by what it must show.
   auto server = testing::ScriptedLlmServer::Start(
       {{"steps", nlohmann::json::array({
                      {{"content", Answer("A plain loop.", kPlain)}},
@@ -84,7 +85,7 @@ TEST_F(Evolve, WithAModelEachIslandStartsRepairsAndBreedsAndTheStoreKeepsTheSear
   ASSERT_TRUE(server.ok()) << server.error().message;
   const CliResult run = RunKsmith(Flags("vector_add", {"--provider", "openai", "--base-url", (*server)->base_url(),
                                                        "--model", "scripted", "--max-candidates", "6", "--islands",
-                                                       "2", "--parallel", "2"}),
+                                                       "2", "--parallel", "2", "--no-overlap"}),
                                   {"OPENAI_API_KEY=sk-test-evolve"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   EXPECT_NE(run.err.find("generation 0 judged: the archive holds"), std::string::npos) << run.err;
@@ -154,6 +155,53 @@ TEST_F(Evolve, WithAModelEachIslandStartsRepairsAndBreedsAndTheStoreKeepsTheSear
       << text.str();
 }
 
+TEST_F(Evolve, OverlappedTheNextGenerationIsWrittenWhileTheLastIsJudged) {
+  // A model that takes a second per answer. Generation 1 is written while generation 0 is judged
+  // (so it starts from the task again), generation 2 breeds from generation 0.
+  const std::string kUnrolled = R"(#include <cstdint>
+extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) { c[i] = a[i] + b[i]; c[i+1] = a[i+1] + b[i+1]; c[i+2] = a[i+2] + b[i+2]; c[i+3] = a[i+3] + b[i+3]; }
+  for (; i < n; ++i) c[i] = a[i] + b[i];
+}
+)";
+  nlohmann::json steps = nlohmann::json::array();
+  for (const std::string& kernel : {kPlain, kWrong, kParallel, kUnrolled, kRepaired, kParallel + "// again\n"}) {
+    steps.push_back({{"delay_ms", 1000}, {"content", Answer("A kernel.", kernel)}});
+  }
+  auto server = testing::ScriptedLlmServer::Start({{"steps", steps}});
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const CliResult run = RunKsmith(Flags("vector_add", {"--provider", "openai", "--base-url", (*server)->base_url(),
+                                                       "--model", "scripted", "--max-candidates", "6", "--islands",
+                                                       "2", "--parallel", "2"}),
+                                  {"OPENAI_API_KEY=sk-test-evolve"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const auto shown = ShowRun(run.Json()["run_id"]);
+  const auto& candidates = shown["candidates_list"];
+  ASSERT_EQ(candidates.size(), 6u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(candidates[i]["search"]["operator"], "initial") << candidates[i].dump();
+    EXPECT_EQ(candidates[i]["search"]["generation"], i / 2);
+  }
+  for (size_t i = 4; i < 6; ++i) {
+    const std::string op = candidates[i]["search"]["operator"];
+    EXPECT_TRUE(op == "mutation" || op == "repair") << candidates[i].dump();
+    ASSERT_EQ(candidates[i]["search"]["parents"].size(), 1u) << candidates[i].dump();
+    EXPECT_LE(candidates[i]["search"]["parents"][0].get<int>(), 2) << "bred from generation 0 only";
+  }
+
+  // The evaluator worked while the model wrote: every call after the first generation's was made
+  // while a candidate was being judged.
+  const nlohmann::json activity = shown["activity"];
+  ASSERT_TRUE(activity.is_object()) << shown.dump();
+  EXPECT_EQ(activity["proposals"], 6);
+  EXPECT_GE(activity["proposals_while_evaluating"].get<int>(), 2) << activity.dump();
+  EXPECT_GT(activity["overlapped_s"].get<double>(), 0) << activity.dump();
+  EXPECT_GE(activity["wall_s"].get<double>(), activity["evaluating_s"].get<double>());
+  const CliResult text = RunKsmith({"runs", "show", run.Json()["run_id"], "--db", Db()});
+  EXPECT_NE(text.out.find("evaluations in flight"), std::string::npos) << text.out;
+}
+
 TEST_F(Evolve, WithoutAModelItBreedsKnobSettingsNeverTwiceAndFindsTheFastest) {
   const CliResult run = RunKsmith(Flags("vector_add", {"--max-candidates", "8", "--islands", "2", "--parallel", "4"}),
                                   {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="});
@@ -170,7 +218,9 @@ TEST_F(Evolve, WithoutAModelItBreedsKnobSettingsNeverTwiceAndFindsTheFastest) {
     EXPECT_TRUE(settings.insert(candidate["knobs"].dump()).second) << "tried twice: " << candidate["knobs"].dump();
     ++operators[candidate["search"].value("operator", "")];
     if (candidate["speedup"].is_number()) fastest = std::max(fastest, candidate["speedup"].get<double>());
-    if (candidate["search"].value("generation", 0) > 0) EXPECT_FALSE(candidate["parent"].is_null()) << candidate.dump();
+    if (candidate["search"].value("generation", 0) > 0) {
+      EXPECT_FALSE(candidate["parent"].is_null()) << candidate.dump();
+    }
   }
   EXPECT_EQ(settings.size(), 8u);  // vector_add's seed has exactly 8 settings: all, each once
   EXPECT_EQ(operators["seed"], 1);

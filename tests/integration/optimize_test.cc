@@ -111,6 +111,12 @@ TEST_F(Optimize, RefineAgainstAnOpenAiServerRecordsEveryAttemptAndFindsTheCorrec
   EXPECT_EQ(summary["best"]["explanation"], "Use addition, not subtraction.");
   EXPECT_GT(summary["tokens"].get<int64_t>(), 0);
   EXPECT_GT(summary["cost"].get<double>(), 0);
+  // Refinement waits for each verdict before the next call: the model and the evaluator never
+  // work at once.
+  EXPECT_EQ(summary["activity"]["proposals"], 5) << summary["activity"].dump();
+  EXPECT_EQ(summary["activity"]["proposals_while_evaluating"], 0) << summary["activity"].dump();
+  EXPECT_EQ(summary["activity"]["overlapped_s"], 0.0) << summary["activity"].dump();
+  EXPECT_GT(summary["activity"]["evaluating_s"].get<double>(), 0) << summary["activity"].dump();
   std::ifstream best(summary["best"]["source"].get<std::string>());
   std::stringstream best_text;
   best_text << best.rdbuf();
