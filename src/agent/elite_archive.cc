@@ -83,6 +83,9 @@ std::string DescribePlacement(const nlohmann::json& search) {
     }
     text += (op == "contrastive" ? " over " : " of ") + joined;
   }
+  if (const auto idea = search.find("hypothesis"); idea != search.end() && idea->is_string()) {
+    text += fmt::format(", idea \"{}\"", idea->get<std::string>());
+  }
   return text;
 }
 

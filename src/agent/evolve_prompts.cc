@@ -7,13 +7,15 @@
 namespace ksmith {
 namespace {
 
-constexpr const char* kAnswerForm = "Answer with a short explanation, then one complete kernel in one code block.";
+constexpr const char* kAnswerForm = kKernelAnswerForm;
 
-std::string Listing(const MeasuredKernel& kernel) {
-  return fmt::format("Candidate {}:\n```\n{}\n```\n", kernel.number, kernel.source);
-}
+std::string Listing(const MeasuredKernel& kernel) { return KernelListing(kernel.number, kernel.source); }
 
 }  // namespace
+
+std::string KernelListing(int64_t number, const std::string& source) {
+  return fmt::format("Candidate {}:\n```\n{}\n```\n", number, source);
+}
 
 std::string MeasuredLine(const MeasuredKernel& kernel) {
   const Verdict& verdict = *kernel.verdict;

@@ -1,5 +1,5 @@
-// What evolve asks a model: the user message after the system and task prompts, for each of its
-// operators. Every kernel shown comes with what was measured of it (its time, speedup and
+// What evolve asks a model (and what team's coder and debugger build on): the user message after
+// the system and task prompts, for each of its operators. Every kernel shown comes with what was measured of it (its time, speedup and
 // interval, roofline position and features), so that the model reasons from facts, not from
 // how the code looks.
 #pragma once
@@ -18,6 +18,13 @@ struct MeasuredKernel {
   std::string source;
   const Verdict* verdict = nullptr;  // never null
 };
+
+/// How every kernel-writing instruction ends.
+inline constexpr const char* kKernelAnswerForm =
+    "Answer with a short explanation, then one complete kernel in one code block.";
+
+/// "Candidate 7:" and the kernel in a code block.
+std::string KernelListing(int64_t number, const std::string& source);
 
 /// One parent and its verdict's feedback: improve it by one change that addresses its bottleneck.
 std::string MutationInstruction(const MeasuredKernel& parent);

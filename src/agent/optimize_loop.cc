@@ -65,12 +65,26 @@ Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id) 
     if (record.call.reply) answers[record.id] = record.call.reply->content;
   }
   RunState state;
+  std::map<int64_t, size_t> attempt_of_call;  // llm call id -> the attempt it made
   for (const auto& record : *candidates) {
     std::string answer;
     if (record.llm_call_id) {
       if (auto found = answers.find(*record.llm_call_id); found != answers.end()) answer = found->second;
+      attempt_of_call[*record.llm_call_id] = state.attempts.size();
     }
     state.attempts.push_back(FromRecord(record, answer));
+  }
+  // A call that made no candidate is a note (a plan, a judgment) when it was answered; it falls
+  // after the attempts whose calls came before it.
+  size_t attempts_before = 0;
+  for (const auto& record : *calls) {
+    if (const auto made = attempt_of_call.find(record.id); made != attempt_of_call.end()) {
+      attempts_before = std::max(attempts_before, made->second + 1);
+      continue;
+    }
+    if (record.call.reply) {
+      state.notes.push_back({record.call.role, record.call.reply->content, attempts_before});
+    }
   }
   return state;
 }
@@ -225,6 +239,32 @@ Status OptimizeLoop::RecordRepeat(size_t index, size_t original_index) {
   return {};
 }
 
+RoleRoute OptimizeLoop::RouteFor(const std::string& role) const {
+  if (const auto found = settings_.roles.find(role); found != settings_.roles.end() && found->second.provider != nullptr) {
+    return found->second;
+  }
+  return {provider_, settings_.request};
+}
+
+Status OptimizeLoop::RecordNote(const Step& step, LlmCall call, bool& exhausted) {
+  call.role = step.role;
+  exhausted = call.provider_exhausted;
+  if (exhausted) return {};
+  auto call_id = store_.AddLlmCall(run_id_, call);
+  if (!call_id.ok()) return call_id.error();
+  if (!call.cached) budget_.ChargeCall(call.input_tokens, call.output_tokens);
+  if (!call.reply) {
+    ++failed_calls_in_row_;
+    last_call_error_ = call.error;
+    Report(0, fmt::format("{}: the model call failed ({})", step.role, FirstLine(call.error, 100)));
+    return {};
+  }
+  failed_calls_in_row_ = 0;
+  state_.notes.push_back({step.role, call.reply->content, state_.attempts.size()});
+  Report(0, fmt::format("{}: {}", step.role, FirstLine(std::string(Trim(call.reply->content)), 160)));
+  return {};
+}
+
 Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted) {
   call.role = step.role;
   exhausted = call.provider_exhausted;
@@ -273,18 +313,18 @@ Status OptimizeLoop::RunBatch(const std::vector<Step>& steps, std::string& stop_
   std::vector<std::future<LlmCall>> calls;
   for (const auto& step : steps) {
     if (!step.asks_model()) continue;
-    if (provider_ == nullptr) {
+    RoleRoute route = RouteFor(step.role);
+    if (route.provider == nullptr) {
       return MakeError(ErrorKind::kInternal, "the {} strategy asked for a model, but none is configured", strategy_.name());
     }
-    ChatRequest request = settings_.request;
-    request.messages = step.messages;
+    route.request.messages = step.messages;
     clock_.ProposalStarted();
-    calls.push_back(std::async(std::launch::async, [this, request] {
+    calls.push_back(std::async(std::launch::async, [this, route] {
       struct Ended {
         ActivityClock& clock;
         ~Ended() { clock.ProposalEnded(); }
       } ended{clock_};
-      return provider_->Complete(request);
+      return route.provider->Complete(route.request);
     }));
   }
   size_t next_call = 0;
@@ -299,6 +339,11 @@ Status OptimizeLoop::RunBatch(const std::vector<Step>& steps, std::string& stop_
         if (status.ok()) status = CollectVerdicts(false);
       }
       bool exhausted = false;
+      if (!step.writes_kernel) {
+        if (Status noted = RecordNote(step, call.get(), exhausted); !noted.ok() && status.ok()) status = noted;
+        if (exhausted) stop_reason = "the replayed run has no more recorded answers";
+        continue;
+      }
       auto recorded = RecordModelAnswer(step, call.get(), exhausted);
       if (!recorded.ok()) {
         if (status.ok()) status = recorded.error();
@@ -380,7 +425,8 @@ Result<LoopOutcome> OptimizeLoop::Run() {
         status = CollectVerdicts(true);  // it waits for verdicts
         continue;
       }
-      outcome.stop_reason = fmt::format("the {} strategy has nothing left to try", strategy_.name());
+      outcome.stop_reason = strategy_.FinishedBecause(state_);
+      if (outcome.stop_reason.empty()) outcome.stop_reason = fmt::format("the {} strategy has nothing left to try", strategy_.name());
       break;
     }
     status = RunBatch(steps, outcome.stop_reason);

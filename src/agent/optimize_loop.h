@@ -48,8 +48,17 @@ struct LoopProgress {
   int64_t candidate = 0;  // the candidate `last` is about: its number in the run; 0: the search as a whole
 };
 
+/// Who answers a role's calls, and with which model settings.
+struct RoleRoute {
+  ChatProvider* provider = nullptr;
+  ChatRequest request;  // model, output tokens, temperature; the messages come from each step
+};
+
 struct LoopSettings {
   ChatRequest request;   // model, output tokens, temperature; the messages come from each step
+  /// Roles with a model of their own ([roles.planner] in ksmith.toml); any other role is answered
+  /// by the loop's provider with `request`.
+  std::map<std::string, RoleRoute> roles;
   /// Model calls that fail in a row (no answer at all) before the run gives up: a bad key or a
   /// dead server fails every call the same way, and retrying the strategy would only repeat it.
   int max_failed_calls_in_row = 3;
@@ -113,6 +122,10 @@ class OptimizeLoop {
   /// Gives attempt `index` the verdict of `original` (decided), as a repeat.
   Status RecordRepeat(size_t index, size_t original);
   Result<Attempt> RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted);
+  /// Records a plan's or a judgment's call (no candidate) and adds its Note to the state.
+  Status RecordNote(const Step& step, LlmCall call, bool& exhausted);
+  /// The provider and request for a role's calls.
+  RoleRoute RouteFor(const std::string& role) const;
   /// Reports what just happened to candidate number `candidate`.
   void Report(int64_t candidate, const std::string& line);
   bool StopRequested() const { return settings_.stop_requested != nullptr && settings_.stop_requested->load(); }

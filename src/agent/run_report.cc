@@ -7,6 +7,7 @@
 #include "agent/activity_clock.h"
 #include "agent/elite_archive.h"
 #include "agent/feedback.h"
+#include "agent/hypothesis_ledger.h"
 #include "core/strings.h"
 #include "eval/backend_registry.h"
 
@@ -26,6 +27,23 @@ std::string DescribeOutcome(const Attempt& attempt) {
   if (attempt.verdict) return SummarizeVerdict(*attempt.verdict);
   if (!attempt.extraction_error.empty()) return "no kernel: " + attempt.extraction_error;
   return attempt.status;
+}
+
+// The ideas a team tried and what each measured, and the plans and judgments in order.
+std::string RenderLedger(const RunState& state) {
+  const HypothesisLedger ledger = HypothesisLedger::FromRun(state);
+  if (ledger.empty() && state.notes.empty()) return "";
+  std::string text = "## Hypotheses\n\n";
+  text += ledger.empty() ? "No idea was tried yet.\n" : ledger.Render();
+  if (!state.notes.empty()) {
+    text += "\nThe team's notes (plans and judgments, each after the candidates made before it):\n\n";
+    for (const Note& note : state.notes) {
+      const std::string when = note.after_attempts == 0 ? "before any candidate"
+                                                        : fmt::format("after candidate {}", note.after_attempts);
+      text += fmt::format("- {}, {}: {}\n", when, note.role, Cell(FirstLine(std::string(Trim(note.content)), 200), 200));
+    }
+  }
+  return text + "\n";
 }
 
 // The archive of a search's run (evolve), and what each of its operators made and kept.
@@ -131,6 +149,7 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
     }
   }
   report += RenderArchive(state);
+  report += RenderLedger(state);
 
   // Candidates by their number in the run, as the summary and `runs show` give them; the store's
   // ids run across every run in the store and stay internal.

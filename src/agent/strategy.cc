@@ -65,14 +65,15 @@ std::unique_ptr<Strategy> MakeSampleStrategy(const StrategyContext& context) {
   return std::make_unique<SampleStrategy>(context);
 }
 
-std::vector<std::string> StrategyNames() { return {"refine", "sample", "tune", "evolve"}; }
+std::vector<std::string> StrategyNames() { return {"refine", "sample", "tune", "evolve", "team"}; }
 
 Result<std::unique_ptr<Strategy>> MakeStrategy(const std::string& name, const StrategyContext& context) {
   if (name == "sample") return MakeSampleStrategy(context);
   if (name == "refine") return MakeRefineStrategy(context);
   if (name == "tune") return MakeTuneStrategy(context);
   if (name == "evolve") return MakeEvolveStrategy(context);
-  return MakeError(ErrorKind::kInvalidArgument, "unknown strategy '{}': choose refine, sample, tune or evolve", name);
+  if (name == "team") return MakeTeamStrategy(context);
+  return MakeError(ErrorKind::kInvalidArgument, "unknown strategy '{}': choose refine, sample, tune, evolve or team", name);
 }
 
 }  // namespace ksmith

@@ -51,8 +51,16 @@ struct Attempt {
   bool pending() const { return status == "pending"; }
 };
 
+/// A model's answer that is not a kernel (a team's plan or judgment), kept as the run's call.
+struct Note {
+  std::string role;            // "planner", "judge"
+  std::string content;         // the whole answer
+  size_t after_attempts = 0;   // the run's attempts when it was written: where it falls among them
+};
+
 struct RunState {
   std::vector<Attempt> attempts;  // in the order they were made
+  std::vector<Note> notes;        // in the order they were written
 
   /// The passing attempt with the highest speedup; null when none passed.
   const Attempt* Best() const;
@@ -67,6 +75,8 @@ struct Step {
   KnobSetting knobs;
   std::optional<int64_t> parent_id;
   nlohmann::json search = nlohmann::json::object();  // recorded with the candidate (CandidateRecord::search)
+  /// false: the answer is a Note (a plan, a judgment), recorded as the call alone, no candidate.
+  bool writes_kernel = true;
 
   bool asks_model() const { return !messages.empty(); }
 };
@@ -111,6 +121,12 @@ class Strategy {
     (void)state;
     return "";
   }
+  /// (optional) Why Next returned nothing, for the run's stop reason ("the judge stopped: ...");
+  /// empty: "the strategy has nothing left to try".
+  virtual std::string FinishedBecause(const RunState& state) const {
+    (void)state;
+    return "";
+  }
 };
 
 std::unique_ptr<Strategy> MakeSampleStrategy(const StrategyContext& context);
@@ -120,7 +136,10 @@ Result<std::unique_ptr<Strategy>> MakeTuneStrategy(const StrategyContext& contex
 /// With proposer "knobs", fails as MakeTuneStrategy does.
 Result<std::unique_ptr<Strategy>> MakeEvolveStrategy(const StrategyContext& context);
 
-/// "sample", "refine", "tune" or "evolve"; an unknown name or a tune without knobs is an explained error.
+/// planner, coder, debugger and judge, each a role that may have a model of its own.
+std::unique_ptr<Strategy> MakeTeamStrategy(const StrategyContext& context);
+
+/// "sample", "refine", "tune", "evolve" or "team"; an unknown name or a tune without knobs is an explained error.
 Result<std::unique_ptr<Strategy>> MakeStrategy(const std::string& name, const StrategyContext& context);
 
 /// The strategies this build knows, for --help and error messages.

@@ -201,7 +201,7 @@ TEST(MakeStrategy, UnknownNamesAreExplained) {
   StrategyContext context{task, "cpu", nullptr};
   auto strategy = MakeStrategy("anneal", context);
   ASSERT_FALSE(strategy.ok());
-  EXPECT_NE(strategy.error().message.find("refine, sample, tune or evolve"), std::string::npos) << strategy.error().message;
+  EXPECT_NE(strategy.error().message.find("refine, sample, tune, evolve or team"), std::string::npos) << strategy.error().message;
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
   app.add_option("--model", flags->model, "Model name as the server knows it");
   app.add_option("--strategy", flags->strategy, "refine (feedback loop, the default with a model), sample (best-of-n), "
                  "tune (search the kernel's @tune knobs, the default without one), evolve (islands and an archive of "
-                 "the best kernel of each kind; without a model it mutates and crosses @tune knob settings)")
+                 "the best kernel of each kind; without a model it mutates and crosses @tune knob settings), team (planner, "
+                 "coder, debugger and judge with a ledger of the ideas tried; [roles.NAME] in ksmith.toml gives a role "
+                 "its own model)")
       ->check(CLI::IsMember(StrategyNames()));
   app.add_option("--islands", flags->islands, "evolve: populations that evolve apart and exchange their best (default 4)")
       ->check(RangeCheck("islands"));

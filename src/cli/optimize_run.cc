@@ -113,6 +113,12 @@ class OptimizeRun {
   std::optional<Failure> Prepare();
   std::optional<Failure> ResolveSettings();
   std::optional<Failure> PrepareProvider(std::vector<RecordedCall> replayed);
+  /// An HTTP provider for `name` (openai, anthropic) at `base_url` with `model`; `source` names
+  /// where they were set, for the errors ("--provider", "[roles.judge] provider").
+  std::optional<Failure> MakeProvider(const std::string& name, const std::string& base_url, const std::string& model,
+                                      const std::string& source, std::unique_ptr<ChatProvider>& provider);
+  /// The roles with a model of their own ([roles.NAME]): their providers and requests.
+  std::optional<Failure> PrepareRoles();
   std::optional<Failure> PrepareEvaluator(nlohmann::json& device_facts);
   /// How candidates are written (settings_.format): kernelbench needs an imported KernelBench task
   /// and a model.
@@ -137,6 +143,8 @@ class OptimizeRun {
   std::unique_ptr<EvalClient> own_client_;
   std::unique_ptr<CandidateEvaluator> evaluator_;
   std::unique_ptr<ChatProvider> provider_;
+  std::map<std::string, std::unique_ptr<ChatProvider>> role_providers_;  // roles with another provider or model
+  std::map<std::string, RoleRoute> role_routes_;
   std::unique_ptr<Strategy> strategy_;
   const ModelFormat* format_ = &NativeModelFormat();
   std::string task_toml_;
@@ -348,29 +356,42 @@ std::optional<Failure> OptimizeRun::PrepareEvaluator(nlohmann::json& device_fact
 
 std::optional<Failure> OptimizeRun::PrepareProvider(std::vector<RecordedCall> replayed) {
   if (settings_.provider == "replay") {
+    // A replay answers every role's calls in the order they were recorded.
     provider_ = MakeReplayProvider(std::move(replayed));
-    return std::nullopt;
+    return PrepareRoles();
   }
-  const std::string variable = ApiKeyVariable(ProtocolOf(settings_.provider));
+  if (auto failure = MakeProvider(settings_.provider, settings_.base_url, settings_.model, "--provider", provider_)) {
+    return failure;
+  }
+  return PrepareRoles();
+}
+
+std::optional<Failure> OptimizeRun::MakeProvider(const std::string& name, const std::string& base_url,
+                                                 const std::string& model, const std::string& source,
+                                                 std::unique_ptr<ChatProvider>& made) {
+  if (name != "openai" && name != "anthropic") {
+    return Usage(fmt::format("{} {}: choose openai (any OpenAI-compatible server) or anthropic", source, name));
+  }
+  const std::string variable = ApiKeyVariable(ProtocolOf(name));
   const char* key = std::getenv(variable.c_str());
   // A local server (vLLM, llama.cpp, Ollama) needs no key; the public endpoints do.
-  if ((key == nullptr || *key == '\0') && settings_.base_url.empty()) {
+  if ((key == nullptr || *key == '\0') && base_url.empty()) {
     // A local server speaks the OpenAI protocol, so that is the way out only for --provider openai.
     const std::string instead =
-        ProtocolOf(settings_.provider) == ChatProtocol::kAnthropic
+        ProtocolOf(name) == ChatProtocol::kAnthropic
             ? "export your Anthropic key, or use --provider openai --base-url URL for a local OpenAI-compatible "
               "server (vLLM, llama.cpp, Ollama), or leave out --provider to tune the seed kernel without a model"
             : "export your key, or point --base-url at a local OpenAI-compatible server (vLLM, llama.cpp, Ollama), "
               "or leave out --provider to tune the seed kernel without a model";
-    return Usage(fmt::format("{} is not set, for --provider {}; {}", variable, settings_.provider, instead));
+    return Usage(fmt::format("{} is not set, for {} {}; {}", variable, source, name, instead));
   }
-  if (settings_.model.empty()) {
-    return Usage(fmt::format("--provider {} needs --model NAME (or [llm] model in ksmith.toml)", settings_.provider));
+  if (model.empty()) {
+    return Usage(fmt::format("{} {} needs --model NAME (or [llm] model in ksmith.toml)", source, name));
   }
   ProviderSettings provider;
-  provider.provider = settings_.provider;
-  provider.base_url = settings_.base_url;
-  provider.model = settings_.model;
+  provider.provider = name;
+  provider.base_url = base_url;
+  provider.model = model;
   provider.api_key = key != nullptr ? key : "";
   provider.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.request_timeout_s * 1000));
   provider.max_concurrency = std::max(1, settings_.parallel);
@@ -382,7 +403,32 @@ std::optional<Failure> OptimizeRun::PrepareProvider(std::vector<RecordedCall> re
     provider.cache_directory = *cache / "llm-responses";
   }
   if (!flags_.quiet) provider.progress = [](const std::string& line) { std::fprintf(stderr, "  ... %s\n", line.c_str()); };
-  provider_ = MakeHttpProvider(std::move(provider));
+  made = MakeHttpProvider(std::move(provider));
+  return std::nullopt;
+}
+
+std::optional<Failure> OptimizeRun::PrepareRoles() {
+  for (const auto& [role, model] : settings_.roles) {
+    RoleRoute route;
+    route.request.model = model.model.empty() ? settings_.model : model.model;
+    route.request.max_output_tokens = static_cast<int>(settings_.max_output_tokens);
+    route.request.temperature = model.temperature.value_or(settings_.temperature);
+    const std::string name = model.provider.empty() ? settings_.provider : model.provider;
+    // Another server (or protocol) needs a provider of its own; a model or a temperature alone
+    // is a request setting, answered by the run's provider.
+    const bool own_provider = settings_.provider != "replay" && (name != settings_.provider || !model.base_url.empty());
+    if (own_provider) {
+      const std::string base_url = model.base_url.empty() && name == settings_.provider ? settings_.base_url : model.base_url;
+      if (auto failure = MakeProvider(name, base_url, route.request.model, fmt::format("[roles.{}] provider", role),
+                                      role_providers_[role])) {
+        return failure;
+      }
+      route.provider = role_providers_[role].get();
+    } else {
+      route.provider = provider_.get();
+    }
+    role_routes_[role] = route;
+  }
   return std::nullopt;
 }
 
@@ -431,6 +477,7 @@ OptimizeOutcome OptimizeRun::Execute() {
   loop_settings.request.model = settings_.model;
   loop_settings.request.max_output_tokens = static_cast<int>(settings_.max_output_tokens);
   loop_settings.request.temperature = settings_.temperature;
+  loop_settings.roles = role_routes_;
   loop_settings.stop_requested = &g_stop_requested;
   loop_settings.format = format_;
   // A strategy that can make fewer candidates than allowed says so now, not when it runs out.

@@ -2,6 +2,7 @@
 
 #include "cli/setting_ranges.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -37,7 +38,17 @@ nlohmann::json OptimizeSettings::ToJson() const {
   json["budget_tokens"] = budget_tokens ? nlohmann::json(*budget_tokens) : nlohmann::json();
   json["budget_dollars"] = budget_dollars ? nlohmann::json(*budget_dollars) : nlohmann::json();
   json["budget_wall_s"] = budget_wall_s ? nlohmann::json(*budget_wall_s) : nlohmann::json();
+  json["roles"] = nlohmann::json::object();
+  for (const auto& [role, model] : roles) {
+    json["roles"][role] = {{"provider", model.provider}, {"base_url", model.base_url}, {"model", model.model},
+                           {"temperature", model.temperature ? nlohmann::json(*model.temperature) : nlohmann::json()}};
+  }
   return json;
+}
+
+const std::vector<std::string>& TeamRoleNames() {
+  static const std::vector<std::string> names = {"planner", "coder", "debugger", "judge"};
+  return names;
 }
 
 Result<OptimizeSettings> OptimizeSettings::FromJson(const nlohmann::json& json) {
@@ -90,6 +101,19 @@ Result<OptimizeSettings> OptimizeSettings::FromJson(const nlohmann::json& json) 
   read("budget_tokens", settings.budget_tokens);
   read("budget_dollars", settings.budget_dollars);
   read("budget_wall_s", settings.budget_wall_s);
+  if (const auto roles = json.find("roles"); roles != json.end() && roles->is_object()) {
+    for (const auto& [role, model] : roles->items()) {
+      if (!model.is_object()) {
+        if (wrong.empty()) wrong = fmt::format("'roles.{}' is JSON of type {}", role, model.type_name());
+        continue;
+      }
+      RoleModelSettings& read_model = settings.roles[role];
+      read_model.provider = model.value("provider", "");
+      read_model.base_url = model.value("base_url", "");
+      read_model.model = model.value("model", "");
+      if (const auto t = model.find("temperature"); t != model.end() && t->is_number()) read_model.temperature = t->get<double>();
+    }
+  }
   // A mistyped setting read as its default would change the run under a resume: refused instead.
   if (!wrong.empty()) return MakeError(ErrorKind::kDamaged, "{}", wrong);
   return settings;
@@ -177,6 +201,48 @@ bool LooksLikeKey(const std::string& key) {
   return key == "key" || key == "token" || key == "secret" || ends_in_key;
 }
 
+// [roles.planner], [roles.judge]...: provider, base_url, model and temperature of one role.
+Status ApplyRoles(const std::filesystem::path& path, const toml::table& roles, OptimizeSettings& settings) {
+  const auto& names = TeamRoleNames();
+  for (const auto& [role_key, role_node] : roles) {
+    const std::string role(role_key.str());
+    if (std::find(names.begin(), names.end(), role) == names.end() || !role_node.is_table()) {
+      return MakeError(ErrorKind::kInvalidArgument, "{}: unknown table [roles.{}] (known: [roles.planner], [roles.coder], "
+                       "[roles.debugger], [roles.judge])", path.string(), role);
+    }
+    RoleModelSettings& model = settings.roles[role];
+    for (const auto& [key_name, node] : *role_node.as_table()) {
+      const std::string key(key_name.str());
+      if (LooksLikeKey(key)) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         "{}: [roles.{}] {}: API keys are read only from the environment (OPENAI_API_KEY, "
+                         "ANTHROPIC_API_KEY), never from files; remove it",
+                         path.string(), role, key);
+      }
+      if (key == "temperature") {
+        const auto value = node.value<double>();
+        if (!node.is_number() || !value) {
+          return MakeError(ErrorKind::kInvalidArgument, "{}: [roles.{}] temperature must be a number", path.string(), role);
+        }
+        if (const std::string wrong = CheckRange(*RangeOf("temperature"), fmt::format("{}", *value)); !wrong.empty()) {
+          return MakeError(ErrorKind::kInvalidArgument, "{}: [roles.{}] temperature {}", path.string(), role, wrong);
+        }
+        model.temperature = *value;
+        continue;
+      }
+      std::string* field = key == "provider" ? &model.provider : key == "base_url" ? &model.base_url
+                         : key == "model"    ? &model.model    : nullptr;
+      if (field == nullptr) {
+        return MakeError(ErrorKind::kInvalidArgument, "{}: [roles.{}] has no key '{}' (known: provider, base_url, model, "
+                         "temperature)", path.string(), role, key);
+      }
+      if (!node.is_string()) return MakeError(ErrorKind::kInvalidArgument, "{}: [roles.{}] {} must be a string", path.string(), role, key);
+      *field = node.value<std::string>().value_or("");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::filesystem::path ConfigFilePath(const std::string& config_flag) {
@@ -197,9 +263,13 @@ Status ApplyConfigFile(const std::filesystem::path& path, OptimizeSettings& sett
     const std::string section(section_key.str());
     // `ksmith serve`'s reward rule: its own reader checks it (server/reward.h).
     if (section == "reward" && section_node.is_table()) continue;
+    if (section == "roles" && section_node.is_table()) {
+      if (Status roles = ApplyRoles(path, *section_node.as_table(), settings); !roles.ok()) return roles;
+      continue;
+    }
     auto known = Schema().find(section);
     if (known == Schema().end() || !section_node.is_table()) {
-      return MakeError(ErrorKind::kInvalidArgument, "{}: unknown table [{}] (known: [llm], [optimize], [budget], [eval], [reward])",
+      return MakeError(ErrorKind::kInvalidArgument, "{}: unknown table [{}] (known: [llm], [optimize], [budget], [eval], [roles.NAME], [reward])",
                        path.string(), section);
     }
     for (const auto& [key_name, node] : *section_node.as_table()) {

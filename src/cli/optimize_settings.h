@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,12 +16,26 @@
 
 namespace ksmith {
 
+/// A role's own model ([roles.planner] in ksmith.toml); empty fields fall back to [llm]'s.
+struct RoleModelSettings {
+  std::string provider;
+  std::string base_url;
+  std::string model;
+  std::optional<double> temperature;
+
+  bool operator==(const RoleModelSettings&) const = default;
+};
+
+/// The roles a team has, which [roles.NAME] may name.
+const std::vector<std::string>& TeamRoleNames();
+
 struct OptimizeSettings {
   std::string task;
   std::string backend = "cpu";
   std::string strategy;           // empty: refine with a model, tune without
   int islands = 4;                // evolve: populations evolving apart
   bool overlap = true;            // sample, evolve with a model: write proposals while earlier ones are judged
+  std::map<std::string, RoleModelSettings> roles;  // team (and any role): a model per role
   std::string provider;           // "", "openai", "anthropic", "replay"
   std::string base_url;           // empty: the provider's public endpoint
   std::string model;

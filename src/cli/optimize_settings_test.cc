@@ -99,6 +99,42 @@ TEST_F(ConfigFile, UnknownKeysTablesAndWrongTypesNameTheFileAndKey) {
   EXPECT_NE(syntax.error().message.find("ksmith.toml:1"), std::string::npos) << syntax.error().message;
 }
 
+TEST_F(ConfigFile, EachRoleMayHaveAModelOfItsOwn) {
+  OptimizeSettings settings;
+  ASSERT_TRUE(ApplyConfigFile(Write(R"(
+[llm]
+provider = "openai"
+model = "coder-model"
+[roles.planner]
+model = "big-planner"
+temperature = 0.2
+[roles.judge]
+provider = "anthropic"
+model = "claude-judge"
+)"), settings).ok());
+  ASSERT_EQ(settings.roles.size(), 2u);
+  EXPECT_EQ(settings.roles["planner"].model, "big-planner");
+  EXPECT_EQ(settings.roles["planner"].temperature, 0.2);
+  EXPECT_EQ(settings.roles["judge"].provider, "anthropic");
+  EXPECT_FALSE(settings.roles["judge"].temperature.has_value());
+  // Stored with the run: a resume asks each role's model again.
+  EXPECT_EQ(OptimizeSettings::FromJson(settings.ToJson()).value().roles, settings.roles);
+
+  auto unknown = ApplyConfigFile(Write("[roles.reviewer]\nmodel = \"x\"\n"), settings);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("unknown table [roles.reviewer] (known: [roles.planner]"), std::string::npos)
+      << unknown.error().message;
+  auto key = ApplyConfigFile(Write("[roles.judge]\napi_key = \"sk-secret\"\n"), settings);
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.error().message.find("[roles.judge] api_key: API keys are read only from the environment"), std::string::npos);
+  auto hot = ApplyConfigFile(Write("[roles.coder]\ntemperature = 7\n"), settings);
+  ASSERT_FALSE(hot.ok());
+  EXPECT_NE(hot.error().message.find("[roles.coder] temperature"), std::string::npos) << hot.error().message;
+  auto typo = ApplyConfigFile(Write("[roles.coder]\nmodle = \"x\"\n"), settings);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("[roles.coder] has no key 'modle'"), std::string::npos) << typo.error().message;
+}
+
 TEST(OptimizeSettings, JsonRoundTripKeepsEverySetting) {
   OptimizeSettings settings;
   settings.task = "matmul";

@@ -12,6 +12,7 @@
 
 #include "agent/activity_clock.h"
 #include "agent/elite_archive.h"
+#include "agent/hypothesis_ledger.h"
 #include "agent/optimize_loop.h"
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -138,8 +139,10 @@ int ShowRun(const RunsFlags& flags) {
   const std::string retries = RetrySummary(*calls);
   // A search's archive (evolve): the fastest kernel of each kind, from the stored verdicts.
   std::optional<EliteArchive> archive;
-  if (auto state = LoadRunState(**store, flags.run_id); state.ok() && HasSearchPlacements(*state)) {
-    archive = ArchiveOf(*state);
+  std::optional<HypothesisLedger> ledger;  // a team's ideas and what they measured
+  if (auto state = LoadRunState(**store, flags.run_id); state.ok()) {
+    if (HasSearchPlacements(*state)) archive = ArchiveOf(*state);
+    if (auto read = HypothesisLedger::FromRun(*state); !read.empty()) ledger = std::move(read);
   }
   if (flags.json) {
     nlohmann::json json = RunJson(*run);
@@ -166,6 +169,7 @@ int ShowRun(const RunsFlags& flags) {
       json["candidates_list"].push_back(std::move(item));
     }
     if (archive) json["archive"] = archive->ToJson();
+    if (ledger) json["ledger"] = ledger->ToJson();
     std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
@@ -195,6 +199,10 @@ int ShowRun(const RunsFlags& flags) {
       std::printf("    %-28s #%-4lld %.2fx  %s\n", elite->features.Cell().c_str(), static_cast<long long>(elite->number),
                   elite->speedup, elite->features.Describe().c_str());
     }
+  }
+  if (ledger) {
+    std::printf("  hypotheses (the ideas tried, in order):\n");
+    for (const auto& line : SplitLines(ledger->Render())) std::printf("    %s\n", line.c_str());
   }
   return kExitOk;
 }
