@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "agent/hypothesis_ledger.h"
+#include "agent/optimize_loop.h"
 #include "agent/strategy.h"
 #include "agent/strategy_test_support.h"
+#include "store/run_store_test_support.h"
 
 namespace ksmith {
 namespace {
@@ -132,6 +134,46 @@ TEST_F(TeamTurns, TheJudgeMaySwitchIdeas) {
   Answer(Expect("judge"), "Decision: switch\nThe kernel is latency-bound.");
   const Step planner = Expect("planner");
   EXPECT_NE(Prompt(planner).find("The kernel is latency-bound."), std::string::npos);
+}
+
+TEST(TeamResume, PlansAndJudgmentsReadBackFromTheStoreInTheirPlaceAmongTheCandidates) {
+  ksmith::testing::StoreFolder folder;
+  auto store = folder.Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateRun(ksmith::testing::SampleRun("r1"), ksmith::testing::kSampleTaskToml).ok());
+  // As the loop records a team's turns: the plan (a call alone), the coder's kernel (a call and
+  // its candidate), the judgment (a call alone), and a planner call that failed (no note).
+  auto call = [&store](const std::string& role, const std::string& content, bool answered = true) {
+    LlmCall made = ksmith::testing::SampleCall(content);
+    made.role = role;
+    if (!answered) {
+      made.reply.reset();
+      made.error = "HTTP 500";
+    }
+    auto id = store->AddLlmCall("r1", made);
+    EXPECT_TRUE(id.ok());
+    return id.ok() ? *id : int64_t{0};
+  };
+  call("planner", "Hypothesis: unroll\nBy 4.");
+  CandidateRecord record;
+  record.run_id = "r1";
+  record.origin = "llm";
+  record.role = "coder";
+  record.source = "// kernel\n";
+  record.search = {{"operator", "plan"}, {"hypothesis", "unroll"}};
+  record.llm_call_id = call("coder", "```cpp\n// kernel\n```");
+  ASSERT_TRUE(store->AddCandidate(record, &record.sequence).ok());
+  call("judge", "Decision: switch\nSpent.");
+  call("planner", "", /*answered=*/false);
+  auto loaded = LoadRunState(*store, "r1");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  ASSERT_EQ(loaded->attempts.size(), 1u);
+  ASSERT_EQ(loaded->notes.size(), 2u);
+  EXPECT_EQ(loaded->notes[0].role, "planner");
+  EXPECT_EQ(loaded->notes[0].after_attempts, 0u);
+  EXPECT_EQ(loaded->notes[1].role, "judge");
+  EXPECT_EQ(loaded->notes[1].after_attempts, 1u);
+  EXPECT_EQ(loaded->notes[1].content, "Decision: switch\nSpent.");
 }
 
 }  // namespace
