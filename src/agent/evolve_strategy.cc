@@ -163,7 +163,7 @@ class EvolveStrategy : public Strategy {
         islands_(std::clamp<size_t>(context.islands, 1, std::max<size_t>(1, context.parallel))),
         seed_(context.seed),
         overlap_(context.overlap) {
-    PromptContext prompt{context.task, context.backend, context.device_facts, context.format};
+    const PromptContext prompt = context.prompt();
     system_prompt_ = BuildSystemPrompt(prompt);
     task_prompt_ = BuildTaskPrompt(prompt, "");
     first_prompt_ = BuildTaskPrompt(prompt, context.starting_point);

@@ -60,7 +60,9 @@ TEST(KernelBenchPrompt, TheTaskPromptShowsTheProblemTheJudgedSizeAndTheBaseline)
   EXPECT_TRUE(Contains(prompt, "one ```python block"));
   EXPECT_EQ(prompt.find("Define exactly this function"), std::string::npos);
   for (const auto& shape : task.eval_shapes) {
-    if (shape != task.bench_shape) EXPECT_EQ(prompt.find(task.FormatShape(shape)), std::string::npos);
+    if (shape != task.bench_shape) {
+      EXPECT_EQ(prompt.find(task.FormatShape(shape)), std::string::npos);
+    }
   }
 }
 

@@ -191,7 +191,9 @@ std::string BuildSystemPrompt(const PromptContext& context) {
 }
 
 std::string BuildTaskPrompt(const PromptContext& context, std::string_view starting_point) {
-  return ModelFormatOf(context.format).TaskPrompt(context, starting_point);
+  std::string text = ModelFormatOf(context.format).TaskPrompt(context, starting_point);
+  if (!context.knowledge.empty()) text += "\n\n" + context.knowledge;
+  return text;
 }
 
 std::string BuildNativeSystemPrompt(const PromptContext& context) {

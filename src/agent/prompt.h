@@ -19,6 +19,8 @@ struct PromptContext {
   nlohmann::json device_facts;        // MachineFacts::ToJson() or GpuFacts::ToJson(); may be null
   /// How the answer is written (agent/model_format.h): null for ksmith's function contract.
   const ModelFormat* format = nullptr;
+  /// Notes from the knowledge base (knowledge/retrieval.h), shown after the task; may be empty.
+  std::string knowledge;
 };
 
 /// The system prompt of the context's format (ModelFormat::SystemPrompt).

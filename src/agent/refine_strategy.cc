@@ -79,8 +79,8 @@ Turn MakeTurn(const Attempt& attempt) {
 class RefineStrategy : public Strategy {
  public:
   explicit RefineStrategy(const StrategyContext& context)
-      : max_attempts_(context.max_attempts), budget_(context.conversation) {
-    PromptContext prompt{context.task, context.backend, context.device_facts, context.format};
+      : context_(context), max_attempts_(context.max_attempts), budget_(context.conversation) {
+    const PromptContext prompt = context.prompt();
     system_prompt_ = BuildSystemPrompt(prompt);
     task_prompt_ = BuildTaskPrompt(prompt, context.starting_point);
   }
@@ -134,6 +134,12 @@ class RefineStrategy : public Strategy {
                         ? "Make it faster while keeping it correct. Answer with the complete kernel in one code block."
                         : "Fix it. Answer with the complete corrected kernel in one code block.";
     }
+    // Notes on the last verdict's failure class or bottleneck, before what to do.
+    if (!state.attempts.empty() && !instruction.empty()) {
+      if (const std::string notes = context_.KnowledgeFor(state.attempts.back()); !notes.empty()) {
+        instruction = notes + "\n\n" + instruction;
+      }
+    }
     Step step;
     step.messages = BuildConversation(system_prompt_, task_prompt_, turns, best_turn, best_source, instruction,
                                       budget_);
@@ -143,6 +149,7 @@ class RefineStrategy : public Strategy {
   }
 
  private:
+  StrategyContext context_;
   size_t max_attempts_;
   ConversationBudget budget_;
   std::string system_prompt_;

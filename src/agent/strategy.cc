@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "agent/prompt.h"
+#include "core/strings.h"
 
 namespace ksmith {
 
@@ -17,6 +18,25 @@ const Attempt* RunState::Best() const {
   return best;
 }
 
+std::string StrategyContext::KnowledgeFor(const Attempt& attempt) const {
+  if (knowledge_source == nullptr || knowledge_tokens <= 0 || attempt.pending()) return "";
+  RetrievalQuery query = knowledge_query;
+  std::string about;
+  if (attempt.passed()) {
+    if (!attempt.verdict || !attempt.verdict->timing || attempt.verdict->timing->bound_by.empty()) return "";
+    query.bottleneck = attempt.verdict->timing->bound_by;
+    about = "a " + query.bottleneck + "-bound kernel";
+  } else {
+    query.error_class = attempt.status;
+    about = attempt.status;
+  }
+  // A note shown with the task is not shown again.
+  for (const auto& line : SplitLines(knowledge)) {
+    if (line.rfind("### ", 0) == 0) query.exclude_titles.push_back(line.substr(4));
+  }
+  return knowledge_source->Retrieve(query, "Notes from ksmith's knowledge base on " + about + ":", knowledge_tokens);
+}
+
 namespace {
 
 // Best-of-n: independent proposals from the same prompt, several in flight at once. The
@@ -27,7 +47,7 @@ class SampleStrategy : public Strategy {
       : max_attempts_(context.max_attempts),
         parallel_(std::max<size_t>(1, context.parallel)),
         overlap_(context.overlap) {
-    PromptContext prompt{context.task, context.backend, context.device_facts, context.format};
+    const PromptContext prompt = context.prompt();
     messages_ = {{"system", BuildSystemPrompt(prompt)},
                  {"user", BuildTaskPrompt(prompt, context.starting_point)}};
   }

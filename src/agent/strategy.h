@@ -18,8 +18,10 @@
 #include "eval/verdict.h"
 
 #include "agent/conversation.h"
+#include "agent/prompt.h"
 #include "agent/tune_knobs.h"
 #include "core/result.h"
+#include "knowledge/retrieval.h"
 #include "llm/chat_protocol.h"
 #include "task/task.h"
 
@@ -98,6 +100,24 @@ struct StrategyContext {
   size_t islands = 4;                      // evolve: populations that evolve apart and exchange their best
   /// sample, evolve with a model: write the next batch while the last one is judged.
   bool overlap = true;
+  /// Notes from the knowledge base for this task and target, shown with the task (may be empty).
+  std::string knowledge;
+  /// Where refine and team look up notes on a failure's class or a kernel's bottleneck during the
+  /// run (null: not at all); `knowledge_query` holds the task's and target's fields, and each
+  /// lookup gets `knowledge_tokens`.
+  const KnowledgeSource* knowledge_source = nullptr;
+  RetrievalQuery knowledge_query;
+  int64_t knowledge_tokens = 0;
+
+  /// What the prompts are built from, the knowledge included.
+  PromptContext prompt() const {
+    PromptContext context{task, backend, device_facts, format};
+    context.knowledge = knowledge;
+    return context;
+  }
+  /// Notes on what `attempt` shows (its failure's class, or its bottleneck when it passed), not
+  /// already in `knowledge`; empty without a source or a match.
+  std::string KnowledgeFor(const Attempt& attempt) const;
 };
 
 class Strategy {

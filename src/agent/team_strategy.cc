@@ -33,8 +33,9 @@ MeasuredKernel Measured(const Attempt& attempt) { return {attempt.number, attemp
 class TeamStrategy : public Strategy {
  public:
   explicit TeamStrategy(const StrategyContext& context)
-      : backend_(context.backend), max_attempts_(context.max_attempts), starting_point_(context.starting_point) {
-    PromptContext prompt{context.task, context.backend, context.device_facts, context.format};
+      : context_(context), backend_(context.backend), max_attempts_(context.max_attempts),
+        starting_point_(context.starting_point) {
+    const PromptContext prompt = context.prompt();
     system_prompt_ = BuildSystemPrompt(prompt);
     task_prompt_ = BuildTaskPrompt(prompt, "");
     first_task_prompt_ = BuildTaskPrompt(prompt, context.starting_point);
@@ -106,8 +107,9 @@ class TeamStrategy : public Strategy {
     const Attempt* best = state.Best();
     const MeasuredKernel measured = best != nullptr ? Measured(*best) : MeasuredKernel{};
     const Note* judge = LatestNote(state, "judge");
+    const std::string notes = best != nullptr ? context_.KnowledgeFor(*best) : "";
     step.messages = {{"system", PlannerSystemPrompt(backend_)},
-                     {"user", first_task_prompt_ + "\n\n" +
+                     {"user", first_task_prompt_ + "\n\n" + (notes.empty() ? "" : notes + "\n\n") +
                                   PlannerInstruction(ledger.Render(), best != nullptr ? &measured : nullptr,
                                                      judge != nullptr ? judge->content : "")}};
     return step;
@@ -144,8 +146,10 @@ class TeamStrategy : public Strategy {
 
   Step Debugger(const std::string& hypothesis, const Attempt& broken) const {
     Step step = Kernel("debugger", "repair", hypothesis);
+    const std::string notes = context_.KnowledgeFor(broken);
     step.messages = {{"system", system_prompt_},
-                     {"user", task_prompt_ + "\n\n" + DebuggerInstruction(hypothesis, Measured(broken))}};
+                     {"user", task_prompt_ + "\n\n" + (notes.empty() ? "" : notes + "\n\n") +
+                                  DebuggerInstruction(hypothesis, Measured(broken))}};
     SetParent(step, broken);
     return step;
   }
@@ -159,6 +163,7 @@ class TeamStrategy : public Strategy {
     return step;
   }
 
+  StrategyContext context_;
   std::string backend_;
   size_t max_attempts_;
   std::string starting_point_;

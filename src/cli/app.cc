@@ -93,6 +93,8 @@ int RunCli(int argc, char** argv) {
       "(or, with no model, tune the seed kernel's knobs); every attempt is kept in the run store",
       &AddOptimizeCommand);
   add("runs", "List the recorded runs, or show one (`ksmith runs show <run_id>`)", &AddRunsCommand);
+  add("knowledge", "The knowledge base: notes on techniques and experience from runs (add, search, list, harvest)",
+      &AddKnowledgeCommand);
   add("export", "Write a run as JSONL: trajectories, SFT examples or preference pairs", &AddExportCommand);
   add("bench", "Run a strategy over a suite of tasks and report pass@k, fast_p, speedup@k, efficiency@k and "
       "the geometric-mean speedup", &AddBenchCommand);

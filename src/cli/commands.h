@@ -16,6 +16,7 @@ CommandHandler AddTasksCommand(CLI::App& app);
 CommandHandler AddDoctorCommand(CLI::App& app);
 CommandHandler AddOptimizeCommand(CLI::App& app);
 CommandHandler AddRunsCommand(CLI::App& app);
+CommandHandler AddKnowledgeCommand(CLI::App& app);
 CommandHandler AddExportCommand(CLI::App& app);
 CommandHandler AddBenchCommand(CLI::App& app);
 CommandHandler AddImportCommand(CLI::App& app);

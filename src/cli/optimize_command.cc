@@ -34,6 +34,9 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
                "sample, evolve: wait for a batch's verdicts before writing the next (by default the next batch is "
                "written while the last is judged, so that the evaluator is not idle while models write; evolve then "
                "breeds each generation from the one before the last)");
+  app.add_flag("--no-knowledge", flags->no_knowledge,
+               "Leave the knowledge base out: no notes in the prompts (by default the notes for the task, its "
+               "failures and its bottleneck are shown) and no harvest of this run's experience into it");
   app.add_option("--max-candidates,-n", flags->max_candidates, "Attempts before the run stops (default 20)")
       ->check(RangeCheck("max_candidates"));
   app.add_option("--kernel", flags->kernel, "A kernel to start from (and for tune, the one whose knobs are searched; "

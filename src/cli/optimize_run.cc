@@ -23,6 +23,10 @@
 #include "core/files.h"
 #include "eval/backend_registry.h"
 #include "formats/format_registry.h"
+#include "knowledge/builtin_notes.h"
+#include "knowledge/harvest.h"
+#include "knowledge/retrieval.h"
+#include "store/knowledge_store.h"
 #include "llm/http_provider.h"
 #include "service/service_setup.h"
 #include "store/stored_json.h"
@@ -30,6 +34,9 @@
 
 namespace ksmith {
 namespace {
+
+// The most tokens of knowledge notes shown with the task (half that for each later lookup).
+constexpr int64_t kKnowledgeTokens = 1500;
 
 std::atomic<bool> g_stop_requested{false};
 
@@ -72,6 +79,7 @@ void ApplyFlags(const OptimizeFlags& flags, OptimizeSettings& settings) {
   set(flags.parallel, settings.parallel);
   set(flags.islands, settings.islands);
   if (flags.no_overlap) settings.overlap = false;
+  if (flags.no_knowledge) settings.knowledge = false;
   set(flags.seeds, settings.seeds);
   set(flags.temperature, settings.temperature);
   set(flags.timing_budget_s, settings.timing_budget_s);
@@ -119,6 +127,9 @@ class OptimizeRun {
                                       const std::string& source, std::unique_ptr<ChatProvider>& provider);
   /// The roles with a model of their own ([roles.NAME]): their providers and requests.
   std::optional<Failure> PrepareRoles();
+  /// The knowledge base in the store's file: the shipped notes synced, the notes for this task
+  /// and target put in `context`, and the source refine and team look notes up in.
+  std::optional<Failure> PrepareKnowledge(StrategyContext& context);
   std::optional<Failure> PrepareEvaluator(nlohmann::json& device_facts);
   /// How candidates are written (settings_.format): kernelbench needs an imported KernelBench task
   /// and a model.
@@ -145,6 +156,9 @@ class OptimizeRun {
   std::unique_ptr<ChatProvider> provider_;
   std::map<std::string, std::unique_ptr<ChatProvider>> role_providers_;  // roles with another provider or model
   std::map<std::string, RoleRoute> role_routes_;
+  std::unique_ptr<KnowledgeStore> knowledge_store_;
+  std::unique_ptr<StoreKnowledgeSource> knowledge_source_;
+  std::string hardware_words_;  // the target, as knowledge notes name hardware
   std::unique_ptr<Strategy> strategy_;
   const ModelFormat* format_ = &NativeModelFormat();
   std::string task_toml_;
@@ -305,6 +319,9 @@ std::optional<Failure> OptimizeRun::Prepare() {
   context.islands = static_cast<size_t>(std::max(1, settings_.islands));
   context.overlap = settings_.overlap;
   context.proposer = settings_.provider.empty() ? "knobs" : "model";
+  if (settings_.knowledge && !settings_.provider.empty()) {
+    if (auto failure = PrepareKnowledge(context)) return failure;
+  }
   auto strategy = MakeStrategy(settings_.strategy, context);
   if (!strategy.ok()) return Usage(strategy.error().message);
   strategy_ = std::move(strategy.value());
@@ -404,6 +421,28 @@ std::optional<Failure> OptimizeRun::MakeProvider(const std::string& name, const 
   }
   if (!flags_.quiet) provider.progress = [](const std::string& line) { std::fprintf(stderr, "  ... %s\n", line.c_str()); };
   made = MakeHttpProvider(std::move(provider));
+  return std::nullopt;
+}
+
+std::optional<Failure> OptimizeRun::PrepareKnowledge(StrategyContext& context) {
+  auto store = KnowledgeStore::Open(db_path_);
+  if (!store.ok()) return StoreFailure(store.error());
+  knowledge_store_ = std::move(store.value());
+  if (auto synced = SyncBuiltinNotes(*knowledge_store_, DefaultKnowledgeDir()); !synced.ok()) {
+    // The knowledge base is advice: without ksmith's notes a run still runs, and says so.
+    if (synced.error().kind != ErrorKind::kNotFound) return Usage(synced.error().message);
+    Note(synced.error().message + ": the prompts get only the notes already in the store");
+  }
+  knowledge_source_ = std::make_unique<StoreKnowledgeSource>(*knowledge_store_);
+  hardware_words_ = HardwareWords(settings_.backend, context.device_facts);
+  context.knowledge_query = {task_->category, task_->name, settings_.backend, hardware_words_, "", "", {}};
+  // A small share of the context window: the task, the kernels and the feedback come first.
+  const int64_t initial_tokens = std::min<int64_t>(kKnowledgeTokens, settings_.context_tokens / 32);
+  context.knowledge = knowledge_source_->Retrieve(context.knowledge_query,
+                                                  "Notes from ksmith's knowledge base for this task and target:",
+                                                  initial_tokens);
+  context.knowledge_source = knowledge_source_.get();
+  context.knowledge_tokens = std::min<int64_t>(kKnowledgeTokens / 2, settings_.context_tokens / 64);
   return std::nullopt;
 }
 
@@ -531,6 +570,16 @@ OptimizeOutcome OptimizeRun::Execute() {
   }
   OptimizeOutcome result;
   result.summary = RunSummaryJson(*run, outcome->state, *outputs, db_path_);
+  if (knowledge_store_) {
+    // What this run learned (its best kernel, its failures of each kind) for later runs' prompts.
+    auto harvested = HarvestInto(*knowledge_store_, *run, outcome->state, task_->category, hardware_words_);
+    if (harvested.ok()) {
+      result.summary["knowledge_harvested"] = *harvested;
+      if (*harvested > 0) Note(fmt::format("{} notes of this run's experience went into the knowledge base", *harvested));
+    } else {
+      Note("the run's experience could not be added to the knowledge base: " + harvested.error().message);
+    }
+  }
   result.rendered = RenderRunSummary(*run, outcome->state, *outputs);
   result.exit_code = outcome->status == "stopped" ? kExitInterrupted : outcome->status == "failed" ? kExitInfra : kExitOk;
   return result;

@@ -23,6 +23,7 @@ struct OptimizeFlags {
   std::vector<std::string> devices;  // GPU backends: the devices to evaluate on; empty: the first
   bool json = false, quiet = false, cache = false;
   bool no_overlap = false;
+  bool no_knowledge = false;
 };
 
 struct OptimizeEnvironment {

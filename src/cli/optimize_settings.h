@@ -35,6 +35,7 @@ struct OptimizeSettings {
   std::string strategy;           // empty: refine with a model, tune without
   int islands = 4;                // evolve: populations evolving apart
   bool overlap = true;            // sample, evolve with a model: write proposals while earlier ones are judged
+  bool knowledge = true;          // notes from the knowledge base in prompts, and the run's experience harvested
   std::map<std::string, RoleModelSettings> roles;  // team (and any role): a model per role
   std::string provider;           // "", "openai", "anthropic", "replay"
   std::string base_url;           // empty: the provider's public endpoint

@@ -125,6 +125,10 @@ const std::vector<Migration>& RunStoreMigrations() {
       // How a run spent its time (seconds with evaluations in flight, with model calls in flight,
       // with both), so that `runs show` can say how busy the evaluator was while models wrote.
       {6, "runs: activity", "ALTER TABLE runs ADD COLUMN activity TEXT NOT NULL DEFAULT '{}';\n"},
+      // The knowledge base (store/knowledge_store.h): notes on techniques and experience from runs,
+      // searched by full text. Only title, body, tags and hardware are indexed.
+      {7, "knowledge", "CREATE VIRTUAL TABLE knowledge USING fts5(title, body, tags, hardware, kind UNINDEXED, "
+                       "origin UNINDEXED, created_at UNINDEXED, tokenize = 'porter unicode61');\n"},
   };
   return migrations;
 }

@@ -22,14 +22,6 @@
 #include "store/stored_json.h"
 
 namespace ksmith {
-namespace {
-
-namespace fs = std::filesystem;
-
-// How long a writer waits for another process's write to finish before giving up. Writes are
-// single small transactions, so waiting this long means the other process is stuck.
-constexpr int kBusyTimeoutMs = 5000;
-constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 
 std::string NowUtcIso8601() {
   const auto now = std::chrono::system_clock::now();
@@ -40,6 +32,15 @@ std::string NowUtcIso8601() {
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", parts.tm_year + 1900, parts.tm_mon + 1,
                      parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, ms % 1000);
 }
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// How long a writer waits for another process's write to finish before giving up. Writes are
+// single small transactions, so waiting this long means the other process is stuck.
+constexpr int kBusyTimeoutMs = 5000;
+constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 
 // Prompts quote compiler logs and models answer with anything: a byte that is not UTF-8 must
 // not lose the record, so it is replaced instead of throwing.
@@ -180,7 +181,7 @@ Result<RunRecord> ReadRunRow(const Database& database, const Statement& row) {
 
 }  // namespace
 
-Result<std::unique_ptr<RunStore>> RunStore::Open(const fs::path& path) {
+Result<std::unique_ptr<Database>> OpenStoreDatabase(const fs::path& path) {
   if (Status sqlite = CheckLooksLikeSqlite(path); !sqlite.ok()) return sqlite.error();
   auto opened = Database::Open(path);
   if (!opened.ok()) return opened.error();
@@ -203,7 +204,15 @@ Result<std::unique_ptr<RunStore>> RunStore::Open(const fs::path& path) {
   }
   auto version = ApplyMigrations(*database, RunStoreMigrations());
   if (!version.ok()) return version.error();
-  return std::unique_ptr<RunStore>(new RunStore(std::move(database), *version));
+  return database;
+}
+
+Result<std::unique_ptr<RunStore>> RunStore::Open(const fs::path& path) {
+  auto database = OpenStoreDatabase(path);
+  if (!database.ok()) return database.error();
+  auto version = SchemaVersion(**database);
+  if (!version.ok()) return version.error();
+  return std::unique_ptr<RunStore>(new RunStore(std::move(database).value(), *version));
 }
 
 RunStore::RunStore(std::unique_ptr<Database> database, int schema_version)

@@ -87,6 +87,14 @@ struct CandidateRecord {
 /// parent by its number.
 std::map<int64_t, int64_t> CandidateNumbers(const std::vector<CandidateRecord>& candidates);
 
+/// Now as the store writes its timestamps: "2026-11-29T23:15:02.123Z".
+std::string NowUtcIso8601();
+
+/// The store's SQLite file opened as every reader of it needs: checked to be a ksmith store, WAL,
+/// a busy timeout, full sync, foreign keys, and migrated to this build's schema. RunStore and
+/// KnowledgeStore (store/knowledge_store.h) each hold a connection of their own.
+Result<std::unique_ptr<Database>> OpenStoreDatabase(const std::filesystem::path& path);
+
 /// Thread-safe: calls are serialized on one connection. Several processes may open the same file
 /// (a running optimize and `ksmith runs list`): WAL lets readers read while one writes, and a
 /// writer waits up to a busy timeout for another's write to end. Every Add/Create/Finish call is
