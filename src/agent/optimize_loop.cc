@@ -64,6 +64,8 @@ Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id) 
   for (const auto& record : *calls) {
     if (record.call.reply) answers[record.id] = record.call.reply->content;
   }
+  auto profiles = store.Profiles(run_id);
+  if (!profiles.ok()) return profiles.error();
   RunState state;
   std::map<int64_t, size_t> attempt_of_call;  // llm call id -> the attempt it made
   for (const auto& record : *candidates) {
@@ -73,6 +75,13 @@ Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id) 
       attempt_of_call[*record.llm_call_id] = state.attempts.size();
     }
     state.attempts.push_back(FromRecord(record, answer));
+    // A profiled re-evaluation's profile stage joins the verdict, for the prompts.
+    Attempt& attempt = state.attempts.back();
+    if (const auto profiled = profiles->find(record.id); profiled != profiles->end() && attempt.verdict) {
+      auto verdict = Verdict::FromJson(profiled->second);
+      const StageRecord* stage = verdict.ok() ? verdict->FindStage("profile") : nullptr;
+      if (stage != nullptr && attempt.verdict->FindStage("profile") == nullptr) attempt.verdict->stages.push_back(*stage);
+    }
   }
   // A call that made no candidate is a note (a plan, a judgment) when it was answered; it falls
   // after the attempts whose calls came before it.
@@ -121,18 +130,65 @@ Status OptimizeLoop::StartEvaluation(size_t index) {
   candidate.path = fmt::format("{} candidate {}{}", run_id_, attempt.number, format.FileExtension());
   candidate.text = attempt.source;
   candidate.file_bytes = attempt.source.size();
+  evaluating_.push_back({index, Timed(evaluator_.Submit(candidate))});
+  return {};
+}
+
+std::future<Verdict> OptimizeLoop::Timed(std::future<Verdict> submitted) {
   clock_.EvaluationStarted();
   // A thread per evaluation notes when its verdict is in, so that the clock sees the evaluator
   // idle the moment it is, not when the loop next looks.
-  std::future<Verdict> verdict = std::async(
-      std::launch::async, [this, submitted = evaluator_.Submit(candidate)]() mutable {
-        struct Ended {
-          ActivityClock& clock;
-          ~Ended() { clock.EvaluationEnded(); }
-        } ended{clock_};
-        return submitted.get();
-      });
-  evaluating_.push_back({index, std::move(verdict)});
+  return std::async(std::launch::async, [this, submitted = std::move(submitted)]() mutable {
+    struct Ended {
+      ActivityClock& clock;
+      ~Ended() { clock.EvaluationEnded(); }
+    } ended{clock_};
+    return submitted.get();
+  });
+}
+
+void OptimizeLoop::MaybeProfile() {
+  if (settings_.profile_every == 0 || profiler_done_ || StopRequested()) return;
+  if (!evaluator_.profiles()) {
+    profiler_done_ = true;
+    Report(0, "no profiler facts in this run: the backend has no profiler (ncu profiles on --backend cuda)");
+    return;
+  }
+  if (std::any_of(evaluating_.begin(), evaluating_.end(), [](const InFlight& job) { return job.profile; })) return;
+  const Attempt* best = state_.Best();
+  if (best == nullptr || !best->verdict || profiled_.contains(best->candidate_id)) return;
+  const size_t decided = std::count_if(state_.attempts.begin(), state_.attempts.end(), [](const Attempt& a) { return !a.pending(); });
+  // The first best is profiled at once; later ones once enough verdicts came since.
+  if (!profiled_.empty() && decided < decided_at_profile_ + settings_.profile_every) return;
+  decided_at_profile_ = decided;
+  const size_t index = static_cast<size_t>(best - state_.attempts.data());
+  CandidateSource candidate;
+  const CandidateFormat& format = ModelFormatOf(settings_.format).format();
+  candidate.format = &format;
+  candidate.path = fmt::format("{} candidate {} (profiled){}", run_id_, best->number, format.FileExtension());
+  candidate.text = best->source;
+  candidate.file_bytes = best->source.size();
+  profiled_.insert(best->candidate_id);
+  Report(0, fmt::format("profiling candidate {}, the best so far, with the profiler", best->number));
+  evaluating_.push_back({index, Timed(evaluator_.SubmitProfiled(candidate)), true});
+}
+
+Status OptimizeLoop::RecordProfile(size_t index, const Verdict& profiled) {
+  if (StopRequested()) return {};
+  Attempt& attempt = state_.attempts[index];
+  const StageRecord* stage = profiled.FindStage("profile");
+  const auto& facts = stage != nullptr ? stage->details.profile : std::nullopt;
+  if (facts == std::nullopt || facts->facts.empty()) {
+    // ncu missing, not allowed, or the kernel no longer passes: said once, and the run goes on.
+    profiler_done_ = true;
+    const std::string why = stage != nullptr ? stage->details.summary : profiled.reason;
+    Report(0, fmt::format("no profiler facts for candidate {} ({}); the search goes on without them", attempt.number,
+                          FirstLine(why.empty() ? VerdictStatusName(profiled.status) : why, 160)));
+    return {};
+  }
+  if (auto stored = store_.SetProfile(attempt.candidate_id, profiled.ToJson()); !stored.ok()) return stored;
+  if (attempt.verdict && attempt.verdict->FindStage("profile") == nullptr) attempt.verdict->stages.push_back(*stage);
+  Report(0, fmt::format("candidate {} profiled: {}", attempt.number, FirstLine(facts->facts.front(), 160)));
   return {};
 }
 
@@ -168,9 +224,10 @@ Status OptimizeLoop::CollectVerdicts(bool wait) {
       }
       Verdict verdict = it->verdict.get();
       const size_t index = it->index;
+      const bool profile = it->profile;
       it = evaluating_.erase(it);
       recorded = true;
-      if (status.ok()) status = RecordVerdict(index, std::move(verdict));
+      if (status.ok()) status = profile ? RecordProfile(index, verdict) : RecordVerdict(index, std::move(verdict));
     }
     if (recorded || !wait || evaluating_.empty()) break;
     evaluating_.front().verdict.wait_for(kPoll);
@@ -178,6 +235,7 @@ Status OptimizeLoop::CollectVerdicts(bool wait) {
   if (!status.ok()) return status;
   if (Status resolved = ResolveRepeats(); !resolved.ok()) return resolved;
   ReportFinishedBatches();
+  MaybeProfile();
   return {};
 }
 
@@ -392,6 +450,9 @@ Result<LoopOutcome> OptimizeLoop::Run() {
   outcome.status = "finished";
   // Resume: what was proposed but not yet judged is judged first (a repeat of an earlier kernel
   // takes its verdict); nothing judged is redone.
+  for (const auto& attempt : state_.attempts) {
+    if (attempt.verdict && attempt.verdict->FindStage("profile") != nullptr) profiled_.insert(attempt.candidate_id);
+  }
   for (size_t i = 0; i < state_.attempts.size(); ++i) {
     if (!state_.attempts[i].pending()) {
       (void)EarlierSameKernel(i);  // the kernels seen, for later repeats

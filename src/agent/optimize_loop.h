@@ -11,6 +11,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 
@@ -34,6 +35,11 @@ class CandidateEvaluator {
   /// Queues the candidate's evaluation; the future holds its verdict. Never throws for
   /// anything a candidate does. Several may be in flight at once.
   virtual std::future<Verdict> Submit(const CandidateSource& candidate) = 0;
+  /// Whether SubmitProfiled can give profiler facts (a backend with a profiler).
+  virtual bool profiles() const { return false; }
+  /// Evaluates the candidate again with its profile (a "profile" stage with ncu's bottleneck
+  /// facts). Only when profiles().
+  virtual std::future<Verdict> SubmitProfiled(const CandidateSource& candidate) { return Submit(candidate); }
 };
 
 struct LoopProgress {
@@ -68,6 +74,9 @@ struct LoopSettings {
   /// How the model writes candidates: what is extracted from its answers and how they are judged.
   /// Null: ksmith's contract.
   const ModelFormat* format = nullptr;
+  /// Profile the run's best kernel (again, under the profiler) once this many candidates were
+  /// judged since the last profile, so that its bottleneck facts reach the next prompts; 0: never.
+  size_t profile_every = 0;
 };
 
 struct LoopOutcome {
@@ -97,6 +106,7 @@ class OptimizeLoop {
   struct InFlight {
     size_t index;  // into state_.attempts
     std::future<Verdict> verdict;
+    bool profile = false;  // the attempt evaluated again under the profiler, not its own verdict
   };
 
   /// Queues the evaluation of `state_.attempts[index]` (or, for a kernel seen before, waits for
@@ -113,6 +123,12 @@ class OptimizeLoop {
   Status ResolveRepeats();
   /// Reports the strategy's summary for each batch whose candidates are all decided, in order.
   void ReportFinishedBatches();
+  /// Starts profiling the best kernel when settings_.profile_every verdicts came since the last.
+  void MaybeProfile();
+  /// Stores the profiled verdict of attempt `index` and adds its profile stage to the attempt's.
+  Status RecordProfile(size_t index, const Verdict& profiled);
+  /// Starts an evaluation (or a profile) on its own thread, noted by the activity clock.
+  std::future<Verdict> Timed(std::future<Verdict> submitted);
   /// Starts the batch's model calls and records each answer as it arrives, queueing its
   /// evaluation; verdicts that come in meanwhile are recorded. Sets `stop_reason` when the
   /// replayed answers run out.
@@ -146,6 +162,9 @@ class OptimizeLoop {
   std::vector<std::pair<size_t, size_t>> waiting_repeats_;  // (attempt, the earlier one being judged)
   std::vector<std::vector<size_t>> open_batches_;           // attempts of batches not yet summarized
   ActivityClock clock_;
+  std::set<int64_t> profiled_;      // candidate ids with a stored profile
+  size_t decided_at_profile_ = 0;   // verdicts in when the last profile started
+  bool profiler_done_ = false;      // no profiler, or it gave nothing: said once, not tried again
 };
 
 }  // namespace ksmith

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "eval/backend_registry.h"
+
 namespace ksmith {
 namespace {
 
@@ -11,8 +13,19 @@ class ServiceCandidateEvaluator : public CandidateEvaluator {
                             EvalOptions options)
       : client_(client), task_(std::move(task)), backend_(std::move(backend)), options_(std::move(options)) {}
 
-  std::future<Verdict> Submit(const CandidateSource& candidate) override {
-    auto submitted = client_.Submit({"", task_, backend_, candidate, options_});
+  std::future<Verdict> Submit(const CandidateSource& candidate) override { return SubmitWith(candidate, options_); }
+
+  bool profiles() const override { return TraitsOf(backend_).profiles; }
+
+  std::future<Verdict> SubmitProfiled(const CandidateSource& candidate) override {
+    EvalOptions options = options_;
+    options.profile = true;
+    return SubmitWith(candidate, options);
+  }
+
+ private:
+  std::future<Verdict> SubmitWith(const CandidateSource& candidate, const EvalOptions& options) {
+    auto submitted = client_.Submit({"", task_, backend_, candidate, options});
     if (submitted.ok()) return std::move(submitted.value());
     // The service refused the job (it is shutting down): a verdict that says so, not the candidate's.
     Verdict verdict;
@@ -26,7 +39,6 @@ class ServiceCandidateEvaluator : public CandidateEvaluator {
     return refused.get_future();
   }
 
- private:
   EvalClient& client_;
   std::shared_ptr<const Task> task_;
   std::string backend_;

@@ -34,6 +34,10 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
                "sample, evolve: wait for a batch's verdicts before writing the next (by default the next batch is "
                "written while the last is judged, so that the evaluator is not idle while models write; evolve then "
                "breeds each generation from the one before the last)");
+  app.add_option("--profile-every", flags->profile_every,
+                 "With a model on cuda: profile the best kernel with ncu once this many candidates were judged since "
+                 "the last profile, and show its bottleneck facts in the next prompts (default 5; 0: never)")
+      ->check(RangeCheck("profile_every"));
   app.add_flag("--no-knowledge", flags->no_knowledge,
                "Leave the knowledge base out: no notes in the prompts (by default the notes for the task, its "
                "failures and its bottleneck are shown) and no harvest of this run's experience into it");

@@ -78,6 +78,7 @@ void ApplyFlags(const OptimizeFlags& flags, OptimizeSettings& settings) {
   set(flags.max_candidates, settings.max_candidates);
   set(flags.parallel, settings.parallel);
   set(flags.islands, settings.islands);
+  set(flags.profile_every, settings.profile_every);
   if (flags.no_overlap) settings.overlap = false;
   if (flags.no_knowledge) settings.knowledge = false;
   set(flags.seeds, settings.seeds);
@@ -517,6 +518,8 @@ OptimizeOutcome OptimizeRun::Execute() {
   loop_settings.request.max_output_tokens = static_cast<int>(settings_.max_output_tokens);
   loop_settings.request.temperature = settings_.temperature;
   loop_settings.roles = role_routes_;
+  // Profiler facts are for a model to read: a knob search does not read its feedback.
+  if (strategy_->needs_model()) loop_settings.profile_every = static_cast<size_t>(std::max(0, settings_.profile_every));
   loop_settings.stop_requested = &g_stop_requested;
   loop_settings.format = format_;
   // A strategy that can make fewer candidates than allowed says so now, not when it runs out.

@@ -17,7 +17,7 @@ inline constexpr int kExitInterrupted = 130;
 struct OptimizeFlags {
   std::optional<std::string> task, backend, provider, base_url, model, strategy, kernel, arch, format;
   std::optional<int64_t> max_candidates, budget_tokens;
-  std::optional<int> parallel, seeds, islands;
+  std::optional<int> parallel, seeds, islands, profile_every;
   std::optional<double> temperature, budget_dollars, budget_wall_s, timing_budget_s, build_memory_gib, build_cpu_s;
   std::string replay_run, resume, db, output_dir, config;
   std::vector<std::string> devices;  // GPU backends: the devices to evaluate on; empty: the first

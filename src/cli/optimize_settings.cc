@@ -26,6 +26,7 @@ struct IsOptional<std::optional<T>> : std::true_type {};
 nlohmann::json OptimizeSettings::ToJson() const {
   nlohmann::json json = {
       {"task", task}, {"backend", backend}, {"strategy", strategy}, {"islands", islands}, {"overlap", overlap}, {"knowledge", knowledge},
+      {"profile_every", profile_every},
       {"provider", provider},
       {"base_url", base_url}, {"model", model}, {"replay_run", replay_run}, {"kernel", kernel}, {"format", format},
       {"max_candidates", max_candidates}, {"parallel", parallel}, {"max_output_tokens", max_output_tokens},
@@ -77,6 +78,7 @@ Result<OptimizeSettings> OptimizeSettings::FromJson(const nlohmann::json& json) 
   read("islands", settings.islands);
   read("overlap", settings.overlap);
   read("knowledge", settings.knowledge);
+  read("profile_every", settings.profile_every);
   read("provider", settings.provider);
   read("base_url", settings.base_url);
   read("model", settings.model);
@@ -180,6 +182,7 @@ const std::map<std::string, std::map<std::string, Setter>>& Schema() {
         {"islands", Field(&OptimizeSettings::islands)},
         {"overlap", Field(&OptimizeSettings::overlap)},
         {"knowledge", Field(&OptimizeSettings::knowledge)},
+        {"profile_every", Field(&OptimizeSettings::profile_every)},
         {"max_candidates", Field(&OptimizeSettings::max_candidates)},
         {"kernel", Field(&OptimizeSettings::kernel)},
         {"format", Field(&OptimizeSettings::format)}}},

@@ -36,6 +36,7 @@ struct OptimizeSettings {
   int islands = 4;                // evolve: populations evolving apart
   bool overlap = true;            // sample, evolve with a model: write proposals while earlier ones are judged
   bool knowledge = true;          // notes from the knowledge base in prompts, and the run's experience harvested
+  int profile_every = 5;          // profile the best kernel after this many verdicts (cuda, ncu); 0: never
   std::map<std::string, RoleModelSettings> roles;  // team (and any role): a model per role
   std::string provider;           // "", "openai", "anthropic", "replay"
   std::string base_url;           // empty: the provider's public endpoint

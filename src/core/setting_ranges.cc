@@ -15,6 +15,7 @@ const std::map<std::string, SettingRange, std::less<>>& Ranges() {
       // [optimize] and [eval]
       {"max_candidates", {1, 100000, true}},
       {"islands", {1, 64, true}},
+      {"profile_every", {0, 1000, true}},
       {"seeds", {1, 100, true}},
       {"timing_budget_s", {0.05, 600, false}},
       {"timeout_ms", {100, 3'600'000, true}},

@@ -129,6 +129,10 @@ const std::vector<Migration>& RunStoreMigrations() {
       // searched by full text. Only title, body, tags and hardware are indexed.
       {7, "knowledge", "CREATE VIRTUAL TABLE knowledge USING fts5(title, body, tags, hardware, kind UNINDEXED, "
                        "origin UNINDEXED, created_at UNINDEXED, tokenize = 'porter unicode61');\n"},
+      // A run's best kernels evaluated again under the profiler (the optimize loop's profiler
+      // facts): the whole verdict of that evaluation, whose "profile" stage feeds the prompts.
+      {8, "profiles", "CREATE TABLE profiles (candidate_id INTEGER PRIMARY KEY REFERENCES candidates (id), "
+                      "verdict TEXT NOT NULL, profiled_at TEXT NOT NULL);\n"},
   };
   return migrations;
 }

@@ -301,6 +301,36 @@ Status RunStore::FinishRun(const std::string& run_id, const std::string& status,
   return transaction->Commit();
 }
 
+Status RunStore::SetProfile(int64_t candidate_id, const nlohmann::json& verdict) {
+  std::lock_guard lock(mutex_);
+  auto found = database_->QueryInt("SELECT COUNT(*) FROM candidates WHERE id = ?", {candidate_id});
+  if (!found.ok()) return found.error();
+  if (*found == 0) return MakeError(ErrorKind::kNotFound, "no candidate {} in {}", candidate_id, database_->path().string());
+  return database_->Execute("INSERT OR REPLACE INTO profiles (candidate_id, verdict, profiled_at) VALUES (?, ?, ?)",
+                            {candidate_id, DumpJson(verdict), NowUtcIso8601()});
+}
+
+Result<std::map<int64_t, nlohmann::json>> RunStore::Profiles(const std::string& run_id) const {
+  std::lock_guard lock(mutex_);
+  auto statement = database_->Query(
+      "SELECT p.candidate_id, p.verdict FROM profiles p JOIN candidates c ON c.id = p.candidate_id WHERE c.run_id = ?",
+      {run_id});
+  if (!statement.ok()) return statement.error();
+  std::map<int64_t, nlohmann::json> profiles;
+  while (true) {
+    auto row = statement->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    const int64_t id = statement->Int(0);
+    auto verdict = ParseStoredJson(database_->path(), statement->Text(1),
+                                   fmt::format("candidate {}: its profiled verdict (profiles.verdict)", id),
+                                   nlohmann::json::value_t::object);
+    if (!verdict.ok()) return verdict.error();
+    profiles[id] = std::move(verdict).value();
+  }
+  return profiles;
+}
+
 Status RunStore::SetRunActivity(const std::string& run_id, const nlohmann::json& activity) {
   if (!activity.is_object()) return MakeError(ErrorKind::kInvalidArgument, "a run's activity is a JSON object");
   std::lock_guard lock(mutex_);

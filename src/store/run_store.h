@@ -125,6 +125,11 @@ class RunStore {
   /// of the run's candidates. kNotFound for an unknown run.
   Status FinishRun(const std::string& run_id, const std::string& status, const std::string& stop_reason,
                    std::optional<int64_t> best_candidate_id);
+  /// Records the verdict of a candidate evaluated again under the profiler (replacing an earlier
+  /// one). kNotFound for an unknown candidate.
+  Status SetProfile(int64_t candidate_id, const nlohmann::json& verdict);
+  /// The run's profiled verdicts by candidate id.
+  Result<std::map<int64_t, nlohmann::json>> Profiles(const std::string& run_id) const;
   /// Replaces the run's activity (RunRecord::activity). kNotFound for an unknown run.
   Status SetRunActivity(const std::string& run_id, const nlohmann::json& activity);
   /// Back to "running" for a resume, owned by this process; clears finished_at and

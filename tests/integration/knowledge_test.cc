@@ -102,6 +102,10 @@ TEST(Knowledge, OptimizeShowsNotesWithinBudgetOnTheTaskAndOnAFailureAndHarvestsT
   ASSERT_FALSE(failure_notes.empty()) << second;
   EXPECT_NE(failure_notes.find("### Wrong outputs: bounds, remainders"), std::string::npos) << failure_notes;
   EXPECT_LE(EstimateTokens(failure_notes), 750);
+  // The CPU backend has no profiler: said once, and the run went on.
+  const std::string no_profiler = "no profiler facts in this run: the backend has no profiler";
+  EXPECT_EQ(result.err.find(no_profiler), result.err.rfind(no_profiler)) << result.err;
+  EXPECT_NE(result.err.find(no_profiler), std::string::npos) << result.err;
 
   // The run's experience went into the knowledge base: its best kernel and its wrong output.
   EXPECT_EQ(result.Json()["knowledge_harvested"], 2) << result.Describe();
