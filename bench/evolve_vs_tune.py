@@ -57,12 +57,18 @@ def main():
     options = parser.parse_args()
     extra = ["--timing-budget", options.timing_budget, "--seeds", "1"]
     rows = []
+    failed = []
     for task in options.tasks.split(","):
-        tune_id, tune_s = optimize(options.ksmith, options.db, task, options.backend, "tune", 1000, extra)
-        tune = candidates(options.ksmith, options.db, tune_id)
-        count = len(tune)
-        evolve_id, evolve_s = optimize(options.ksmith, options.db, task, options.backend, "evolve", count, extra)
-        evolve = candidates(options.ksmith, options.db, evolve_id)
+        try:
+            tune_id, tune_s = optimize(options.ksmith, options.db, task, options.backend, "tune", 1000, extra)
+            tune = candidates(options.ksmith, options.db, tune_id)
+            count = len(tune)
+            evolve_id, evolve_s = optimize(options.ksmith, options.db, task, options.backend, "evolve", count, extra)
+            evolve = candidates(options.ksmith, options.db, evolve_id)
+        except RuntimeError as error:  # one task's failure is reported, the others still run
+            failed.append({"task": task, "error": str(error)[-500:]})
+            print(json.dumps(failed[-1]), file=sys.stderr, flush=True)
+            continue
         tune_best = best(tune)
         tune_best_knobs = next((k for s, k in tune if s == tune_best), None)
         reached = None
@@ -84,7 +90,7 @@ def main():
     summary = {"tasks": len(rows), "evolve_reached_tune_best": len(reached),
                "median_fraction_of_space_to_reach": statistics.median(reached) if reached else None,
                "evolve_at_half_within_3pct_of_tune_best": at_half("evolve_best_at_half"),
-               "tune_at_half_within_3pct_of_tune_best": at_half("tune_best_at_half"), "rows": rows}
+               "tune_at_half_within_3pct_of_tune_best": at_half("tune_best_at_half"), "rows": rows, "failed": failed}
     print(json.dumps(summary, indent=1))
     if options.markdown:
         fmt = lambda v: "-" if v is None else f"{v:.2f}x"

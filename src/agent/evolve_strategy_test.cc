@@ -292,6 +292,20 @@ TEST(EvolveModel, OverlappedAGenerationIsWrittenWhileTheLastIsJudgedAndBredFromT
   EXPECT_EQ(third[1].search["parents"], nlohmann::json::array({2}));
   EXPECT_NE((*strategy)->BatchSummary(state).find("generation 0 judged"), std::string::npos) << (*strategy)->BatchSummary(state);
 
+  // A strategy made afresh on the same state (a resume) proposes the same, whatever was judged of
+  // generation 1 meanwhile.
+  state.attempts.push_back(Pending(third[0], 5));
+  state.attempts.push_back(Pending(third[1], 6));
+  state.attempts[2] = Judged(second[0], 3, 2.5);
+  auto resumed = MakeEvolveStrategy(context);
+  ASSERT_TRUE(resumed.ok());
+  const auto fourth = (*strategy)->Next(state), fourth_resumed = (*resumed)->Next(state);
+  ASSERT_EQ(fourth.size(), fourth_resumed.size());
+  for (size_t i = 0; i < fourth.size(); ++i) {
+    EXPECT_EQ(fourth[i].search, fourth_resumed[i].search);
+    EXPECT_EQ(fourth[i].messages.back().content, fourth_resumed[i].messages.back().content);
+  }
+
   // Without a model nothing is gained by writing ahead: each generation sees the last one judged.
   auto knobs = MakeEvolveStrategy([&] {
     StrategyContext knob_context = Context(task, "knobs", 2, 2, 100);

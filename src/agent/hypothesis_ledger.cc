@@ -10,6 +10,11 @@ void Judge(Hypothesis& entry, const LedgerRules& rules) {
     entry.status = "set aside";
     entry.why = fmt::format("{} passing kernels in a row without beating its best ({:.2f}x)", entry.rounds_without_gain,
                             entry.best_speedup.value_or(0));
+  } else if (entry.best_speedup && entry.failures_in_row >= 2 * rules.failures_to_break) {
+    // Built on from its best, and broken again as often: the idea is spent.
+    entry.status = "set aside";
+    entry.why = fmt::format("its last {} kernels failed, also when built on its best (candidate {}, {:.2f}x)",
+                            entry.failures_in_row, entry.best_candidate, *entry.best_speedup);
   } else if (entry.failures_in_row >= rules.failures_to_break) {
     entry.status = entry.best_speedup ? "kept" : "broken";
     entry.why = entry.best_speedup

@@ -47,6 +47,14 @@ TEST(HypothesisLedger, AnIdeaThatNeverPassedBreaksOneThatWorkedIsKept) {
   EXPECT_TRUE(tile->active());
   EXPECT_NE(tile->why.find("its best (candidate 3, 1.30x) stands"), std::string::npos) << tile->why;
   EXPECT_EQ(ledger.Find("fuse the epilogue"), nullptr);
+
+  // A kept idea built on again and broken as often again is spent: set aside, for a new plan.
+  for (int64_t number = 8; number <= 10; ++number) state.attempts.push_back(Tried("tile K", number, std::nullopt));
+  const HypothesisLedger later = HypothesisLedger::FromRun(state);
+  const Hypothesis* spent = later.Find("tile K");
+  ASSERT_NE(spent, nullptr);
+  EXPECT_EQ(spent->status, "set aside");
+  EXPECT_NE(spent->why.find("its last 6 kernels failed, also when built on its best"), std::string::npos) << spent->why;
 }
 
 TEST(HypothesisLedger, PendingAndUnplacedAttemptsAreLeftOutAndTheRenderingSaysItAll) {

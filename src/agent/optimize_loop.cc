@@ -91,7 +91,9 @@ Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id) 
       attempts_before = std::max(attempts_before, made->second + 1);
       continue;
     }
-    if (record.call.reply) {
+    // A kernel-writing call without its candidate (a process killed between the two writes) is
+    // not a note: it is redone.
+    if (record.call.reply && !WritesKernels(record.call.role)) {
       state.notes.push_back({record.call.role, record.call.reply->content, attempts_before});
     }
   }
@@ -148,7 +150,7 @@ std::future<Verdict> OptimizeLoop::Timed(std::future<Verdict> submitted) {
 }
 
 void OptimizeLoop::MaybeProfile() {
-  if (settings_.profile_every == 0 || profiler_done_ || StopRequested()) return;
+  if (settings_.profile_every == 0 || profiler_done_ || draining_ || StopRequested()) return;
   if (!evaluator_.profiles()) {
     profiler_done_ = true;
     Report(0, "no profiler facts in this run: the backend has no profiler (ncu profiles on --backend cuda)");
@@ -453,14 +455,14 @@ Result<LoopOutcome> OptimizeLoop::Run() {
   for (const auto& attempt : state_.attempts) {
     if (attempt.verdict && attempt.verdict->FindStage("profile") != nullptr) profiled_.insert(attempt.candidate_id);
   }
-  for (size_t i = 0; i < state_.attempts.size(); ++i) {
+  Status status;
+  for (size_t i = 0; i < state_.attempts.size() && status.ok(); ++i) {
     if (!state_.attempts[i].pending()) {
       (void)EarlierSameKernel(i);  // the kernels seen, for later repeats
     } else if (!StopRequested()) {
-      if (Status started = StartEvaluation(i); !started.ok()) return started.error();
+      status = StartEvaluation(i);  // an error still drains what was started, below
     }
   }
-  Status status;
   while (outcome.stop_reason.empty() && status.ok()) {
     status = CollectVerdicts(false);
     if (!status.ok()) break;
@@ -492,7 +494,9 @@ Result<LoopOutcome> OptimizeLoop::Run() {
     }
     status = RunBatch(steps, outcome.stop_reason);
   }
-  // Every evaluation is collected, even after an error, so that none outlives the loop.
+  // Every evaluation is collected, even after an error, so that none outlives the loop; no new
+  // profile starts while they are.
+  draining_ = true;
   if (Status drained = DrainEvaluations(); status.ok()) status = drained;
   if (!status.ok()) return status.error();
   // Interrupted while the last verdicts came in: those candidates stay pending, for a resume.

@@ -158,13 +158,15 @@ class OptimizeLoop {
   int failed_calls_in_row_ = 0;
   std::string last_call_error_;
   std::map<std::string, size_t> kernels_seen_;  // NormalizedSource -> the first attempt with it
+  // Before evaluating_: the evaluations' threads note their end on it, so it must outlive them.
+  ActivityClock clock_;
   std::vector<InFlight> evaluating_;
   std::vector<std::pair<size_t, size_t>> waiting_repeats_;  // (attempt, the earlier one being judged)
   std::vector<std::vector<size_t>> open_batches_;           // attempts of batches not yet summarized
-  ActivityClock clock_;
   std::set<int64_t> profiled_;      // candidate ids with a stored profile
   size_t decided_at_profile_ = 0;   // verdicts in when the last profile started
   bool profiler_done_ = false;      // no profiler, or it gave nothing: said once, not tried again
+  bool draining_ = false;           // the run is ending: only the verdicts in flight are collected
 };
 
 }  // namespace ksmith

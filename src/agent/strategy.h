@@ -53,6 +53,9 @@ struct Attempt {
   bool pending() const { return status == "pending"; }
 };
 
+/// Whether calls of `role` answer with kernels (coder, debugger; "" in runs stored before roles).
+inline bool WritesKernels(const std::string& role) { return role.empty() || role == "coder" || role == "debugger"; }
+
 /// A model's answer that is not a kernel (a team's plan or judgment), kept as the run's call.
 struct Note {
   std::string role;            // "planner", "judge"

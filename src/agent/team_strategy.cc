@@ -59,21 +59,23 @@ class TeamStrategy : public Strategy {
     if (plan == nullptr) return {Planner(state, ledger)};
     const std::string hypothesis = ParseHypothesis(plan->content);
     const Hypothesis* entry = ledger.Find(hypothesis);
+    // The idea's best kernel, to build on, when its verdict reads.
+    const bool has_base = entry != nullptr && entry->best_attempt && state.attempts[*entry->best_attempt].verdict;
     if (const Note* last = LastNoteIfLatest(state)) {
       if (last->role == "planner") return {Coder(state, hypothesis, plan->content)};
       // The judge spoke on the latest kernel.
       const std::string decision = ParseDecision(last->content);
       if (decision == "stop") return {};
-      if (decision == "switch" || entry == nullptr || !entry->active() || !entry->best_attempt) return {Planner(state, ledger)};
+      if (decision == "switch" || !has_base || !entry->active()) return {Planner(state, ledger)};
       return {Continue(state, *entry, JudgmentAdvice(last->content))};
     }
     const Attempt& latest = state.attempts.back();
-    if (latest.passed()) {
+    if (latest.passed() && latest.verdict) {
       // The ledger set a stalled idea aside: a new plan, whatever a judge would say.
       if (entry != nullptr && entry->status == "set aside") return {Planner(state, ledger)};
       return {Judge(hypothesis, latest, ledger)};
     }
-    if (entry != nullptr && entry->status == "kept" && entry->best_attempt) {
+    if (has_base && entry->status == "kept") {
       return {Continue(state, *entry, "Its last kernels failed; build on this one instead.")};
     }
     if (entry != nullptr && !entry->active()) return {Planner(state, ledger)};
@@ -105,6 +107,7 @@ class TeamStrategy : public Strategy {
     step.role = "planner";
     step.writes_kernel = false;
     const Attempt* best = state.Best();
+    if (best != nullptr && !best->verdict) best = nullptr;  // a stored verdict that did not read back
     const MeasuredKernel measured = best != nullptr ? Measured(*best) : MeasuredKernel{};
     const Note* judge = LatestNote(state, "judge");
     const std::string notes = best != nullptr ? context_.KnowledgeFor(*best) : "";
@@ -118,7 +121,7 @@ class TeamStrategy : public Strategy {
   Step Coder(const RunState& state, const std::string& hypothesis, const std::string& plan) const {
     Step step = Kernel("coder", "plan", hypothesis);
     const Attempt* best = state.Best();
-    if (best != nullptr) {
+    if (best != nullptr && best->verdict) {
       const MeasuredKernel measured = Measured(*best);
       step.messages = {{"system", system_prompt_}, {"user", task_prompt_ + "\n\n" + CoderInstruction(hypothesis, plan, &measured)}};
       SetParent(step, *best);

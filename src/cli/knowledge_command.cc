@@ -43,7 +43,6 @@ Result<std::unique_ptr<KnowledgeStore>> OpenKnowledge(const KnowledgeFlags& flag
   auto store = KnowledgeStore::Open(*path);
   if (!store.ok()) return store.error();
   if (auto synced = SyncBuiltinNotes(**store, DefaultKnowledgeDir()); !synced.ok()) {
-    if (synced.error().kind != ErrorKind::kNotFound) return synced.error();
     std::fprintf(stderr, "ksmith: %s: only the notes in the store are used\n", synced.error().message.c_str());
   }
   return store;
@@ -136,7 +135,13 @@ int Harvest(const KnowledgeFlags& flags) {
   if (!store.ok()) return Fail(store.error());
   auto task = TaskRegistry::Default().Find(run->task);
   const std::string category = task.ok() ? task->category : "";
-  auto harvested = HarvestInto(**store, *run, *state, category, run->backend);
+  // Where the notes apply: the architecture the run's kernels were built for, as optimize says it.
+  std::string sm_arch;
+  if (const Attempt* best = state->Best(); best != nullptr && best->verdict) {
+    const auto& target = best->verdict->provenance.value("target", nlohmann::json::object());
+    if (target.is_object()) sm_arch = target.value("arch", "");
+  }
+  auto harvested = HarvestInto(**store, *run, *state, category, NoteHardware(run->backend, sm_arch));
   if (!harvested.ok()) return Fail(harvested.error());
   if (flags.json) {
     std::printf("%s\n", nlohmann::json{{"run_id", run->id}, {"notes", *harvested}}.dump(2).c_str());

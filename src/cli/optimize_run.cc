@@ -160,6 +160,7 @@ class OptimizeRun {
   std::unique_ptr<KnowledgeStore> knowledge_store_;
   std::unique_ptr<StoreKnowledgeSource> knowledge_source_;
   std::string hardware_words_;  // the target, as knowledge notes name hardware
+  std::string note_hardware_;   // where this run's harvested notes apply ("cuda hopper sm_90")
   std::unique_ptr<Strategy> strategy_;
   const ModelFormat* format_ = &NativeModelFormat();
   std::string task_toml_;
@@ -209,6 +210,13 @@ std::optional<Failure> OptimizeRun::Prepare() {
                                  "start a new run without --resume",
                                  run_.id, flag, kept->empty() ? "not set" : *kept, flag, **given, flag));
       }
+    }
+    const bool changes_search = flags_.no_overlap || flags_.no_knowledge || flags_.islands || flags_.parallel ||
+                                flags_.profile_every;
+    if (changes_search) {
+      return Usage(fmt::format("--resume {} continues the search as it started; --islands, --parallel, --no-overlap, "
+                               "--no-knowledge and --profile-every would change it: drop them, or start a new run",
+                               run_.id));
     }
     OptimizeFlags limits;
     limits.max_candidates = flags_.max_candidates;
@@ -430,12 +438,13 @@ std::optional<Failure> OptimizeRun::PrepareKnowledge(StrategyContext& context) {
   if (!store.ok()) return StoreFailure(store.error());
   knowledge_store_ = std::move(store.value());
   if (auto synced = SyncBuiltinNotes(*knowledge_store_, DefaultKnowledgeDir()); !synced.ok()) {
-    // The knowledge base is advice: without ksmith's notes a run still runs, and says so.
-    if (synced.error().kind != ErrorKind::kNotFound) return Usage(synced.error().message);
+    // The knowledge base is advice: without ksmith's notes (or with one malformed) a run still
+    // runs, and says so.
     Note(synced.error().message + ": the prompts get only the notes already in the store");
   }
   knowledge_source_ = std::make_unique<StoreKnowledgeSource>(*knowledge_store_);
   hardware_words_ = HardwareWords(settings_.backend, context.device_facts);
+  note_hardware_ = NoteHardware(settings_.backend, SmArchOf(context.device_facts));
   context.knowledge_query = {task_->category, task_->name, settings_.backend, hardware_words_, "", "", {}};
   // A small share of the context window: the task, the kernels and the feedback come first.
   const int64_t initial_tokens = std::min<int64_t>(kKnowledgeTokens, settings_.context_tokens / 32);
@@ -575,7 +584,7 @@ OptimizeOutcome OptimizeRun::Execute() {
   result.summary = RunSummaryJson(*run, outcome->state, *outputs, db_path_);
   if (knowledge_store_) {
     // What this run learned (its best kernel, its failures of each kind) for later runs' prompts.
-    auto harvested = HarvestInto(*knowledge_store_, *run, outcome->state, task_->category, hardware_words_);
+    auto harvested = HarvestInto(*knowledge_store_, *run, outcome->state, task_->category, note_hardware_);
     if (harvested.ok()) {
       result.summary["knowledge_harvested"] = *harvested;
       if (*harvested > 0) Note(fmt::format("{} notes of this run's experience went into the knowledge base", *harvested));

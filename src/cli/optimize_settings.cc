@@ -72,6 +72,10 @@ Result<OptimizeSettings> OptimizeSettings::FromJson(const nlohmann::json& json) 
       wrong = fmt::format("'{}' is JSON of type {}", key, found->type_name());
     }
   };
+  // Runs stored before these settings existed ran without them: a resume keeps it so.
+  if (!json.contains("overlap")) settings.overlap = false;
+  if (!json.contains("knowledge")) settings.knowledge = false;
+  if (!json.contains("profile_every")) settings.profile_every = 0;
   read("task", settings.task);
   read("backend", settings.backend);
   read("strategy", settings.strategy);

@@ -154,6 +154,14 @@ TEST(OptimizeSettings, JsonRoundTripKeepsEverySetting) {
   nlohmann::json older = settings.ToJson();
   older.erase("format");
   EXPECT_EQ(OptimizeSettings::FromJson(older).value().format, "native");
+  // ...and searched without overlap, knowledge or profiles: a resume keeps it so.
+  for (const char* key : {"overlap", "knowledge", "profile_every"}) older.erase(key);
+  const OptimizeSettings old_run = OptimizeSettings::FromJson(older).value();
+  EXPECT_FALSE(old_run.overlap);
+  EXPECT_FALSE(old_run.knowledge);
+  EXPECT_EQ(old_run.profile_every, 0);
+  EXPECT_TRUE(back.overlap);
+  EXPECT_EQ(back.profile_every, 5);
 }
 
 TEST(OptimizeSettings, AStoredSettingOfAnotherTypeIsDamageNamingTheKey) {

@@ -140,9 +140,11 @@ int ShowRun(const RunsFlags& flags) {
   // A search's archive (evolve): the fastest kernel of each kind, from the stored verdicts.
   std::optional<EliteArchive> archive;
   std::optional<HypothesisLedger> ledger;  // a team's ideas and what they measured
+  std::vector<Note> notes;                 // a team's plans and judgments
   if (auto state = LoadRunState(**store, flags.run_id); state.ok()) {
     if (HasSearchPlacements(*state)) archive = ArchiveOf(*state);
     if (auto read = HypothesisLedger::FromRun(*state); !read.empty()) ledger = std::move(read);
+    notes = state->notes;
   }
   if (flags.json) {
     nlohmann::json json = RunJson(*run);
@@ -170,6 +172,12 @@ int ShowRun(const RunsFlags& flags) {
     }
     if (archive) json["archive"] = archive->ToJson();
     if (ledger) json["ledger"] = ledger->ToJson();
+    if (!notes.empty()) {
+      json["notes"] = nlohmann::json::array();
+      for (const Note& note : notes) {
+        json["notes"].push_back({{"role", note.role}, {"after_candidate", note.after_attempts}, {"content", note.content}});
+      }
+    }
     std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
@@ -203,6 +211,10 @@ int ShowRun(const RunsFlags& flags) {
   if (ledger) {
     std::printf("  hypotheses (the ideas tried, in order):\n");
     for (const auto& line : SplitLines(ledger->Render())) std::printf("    %s\n", line.c_str());
+  }
+  for (const Note& note : notes) {
+    std::printf("  %s after candidate %zu: %s\n", note.role.c_str(), note.after_attempts,
+                FirstLine(std::string(Trim(note.content)), 120).c_str());
   }
   return kExitOk;
 }

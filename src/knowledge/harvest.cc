@@ -43,11 +43,13 @@ KnowledgeNote Base(const RunRecord& run, const Attempt& attempt, const std::stri
 }  // namespace
 
 std::vector<KnowledgeNote> HarvestRun(const RunRecord& run, const RunState& state, const std::string& category,
-                                      const std::string& hardware_words) {
+                                      const std::string& hardware) {
   std::vector<KnowledgeNote> notes;
   const Attempt* best = state.Best();
   if (best != nullptr && best->verdict && best->verdict->timing) {
-    KnowledgeNote note = Base(run, *best, category, hardware_words);
+    KnowledgeNote note = Base(run, *best, category, hardware);
+    // One "best of the run" note per run: a resumed run that finds a better kernel replaces it.
+    note.origin = fmt::format("run:{}#best", run.id);
     const KernelFeatures features = FeaturesOf(*best->verdict);
     note.title = fmt::format("{} on {}: {:.2f}x, the best of run {} (candidate {})", run.task, run.backend,
                              best->speedup.value_or(0), run.id, best->number);
@@ -74,7 +76,7 @@ std::vector<KnowledgeNote> HarvestRun(const RunRecord& run, const RunState& stat
     }
   }
   for (const auto& [status, failed] : failures) {
-    KnowledgeNote note = Base(run, *failed, category, hardware_words);
+    KnowledgeNote note = Base(run, *failed, category, hardware);
     const Attempt* fix = nullptr;
     for (const auto& attempt : state.attempts) {
       if (attempt.passed() && attempt.parent_id == failed->candidate_id) fix = &attempt;
@@ -94,9 +96,9 @@ std::vector<KnowledgeNote> HarvestRun(const RunRecord& run, const RunState& stat
 }
 
 Result<size_t> HarvestInto(KnowledgeStore& store, const RunRecord& run, const RunState& state,
-                           const std::string& category, const std::string& hardware_words) {
+                           const std::string& category, const std::string& hardware) {
   size_t changed = 0;
-  for (const auto& note : HarvestRun(run, state, category, hardware_words)) {
+  for (const auto& note : HarvestRun(run, state, category, hardware)) {
     auto put = store.Put(note);
     if (!put.ok()) return put.error();
     if (*put) ++changed;

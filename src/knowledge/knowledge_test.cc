@@ -57,6 +57,17 @@ TEST(Retrieval, ANoteForAnotherBackendOrGpuIsNeverShown) {
   EXPECT_FALSE(AppliesTo(hopper, "cuda", a100));
   EXPECT_TRUE(AppliesTo(cpu, "cpu", xeon));
   EXPECT_FALSE(AppliesTo(cpu, "cuda", h200));
+  KnowledgeNote xeon_note;
+  xeon_note.hardware = "cpu Xeon(R)";
+  EXPECT_TRUE(AppliesTo(xeon_note, "cpu", xeon)) << "both sides split alike";
+  // A harvested note names the architecture, not words every GPU shares.
+  KnowledgeNote harvested;
+  harvested.hardware = NoteHardware("cuda", "sm_90a");
+  EXPECT_EQ(harvested.hardware, "cuda hopper sm_90");
+  EXPECT_TRUE(AppliesTo(harvested, "cuda", h200));
+  EXPECT_FALSE(AppliesTo(harvested, "cuda", a100));
+  EXPECT_EQ(NoteHardware("cpu", ""), "cpu");
+  EXPECT_EQ(SmArchOf({{"compute_capability", "8.6"}}), "sm_86");
 }
 
 TEST(Retrieval, NotesFitTheirBudgetWholeAndAShorterOneTakesABigOnesPlace) {
@@ -129,7 +140,7 @@ TEST(Harvest, TheBestKernelAndEachKindOfFailureWithItsFix) {
   const auto notes = HarvestRun(run, state, "elementwise", "cpu intel");
   ASSERT_EQ(notes.size(), 2u);
   EXPECT_EQ(notes[0].kind, "experience");
-  EXPECT_EQ(notes[0].origin, "run:r9#4");
+  EXPECT_EQ(notes[0].origin, "run:r9#best");
   EXPECT_NE(notes[0].title.find("1.80x, the best of run r9 (candidate 4)"), std::string::npos) << notes[0].title;
   EXPECT_NE(notes[0].tags.find("memory-bound"), std::string::npos);
   EXPECT_NE(notes[0].body.find("// kernel 4"), std::string::npos);

@@ -28,7 +28,33 @@ std::set<std::string> Words(const std::string& text) {
   return words;
 }
 
+// "hopper sm_90" for "sm_90a"; empty for what is not an sm_ architecture.
+std::string ArchWords(const std::string& sm_arch) {
+  if (sm_arch.rfind("sm_", 0) != 0) return "";
+  const int number = std::atoi(sm_arch.c_str() + 3);
+  const int major = number / 10;
+  const char* family = major == 10 || major == 12 ? "blackwell" : major == 9 ? "hopper" : major == 8 ? "ampere" : "";
+  const std::string arch = "sm_" + std::to_string(number);
+  return *family != '\0' ? std::string(family) + " " + arch : arch;
+}
+
 }  // namespace
+
+std::string SmArchOf(const nlohmann::json& device_facts) {
+  if (!device_facts.is_object()) return "";
+  const auto cc = device_facts.find("compute_capability");
+  if (cc == device_facts.end()) return "";
+  const std::string text = cc->is_string() ? cc->get<std::string>() : cc->dump();
+  const size_t dot = text.find('.');
+  const int major = std::atoi(text.c_str());
+  const int minor = dot == std::string::npos ? 0 : std::atoi(text.c_str() + dot + 1);
+  return major > 0 ? "sm_" + std::to_string(major * 10 + minor) : "";
+}
+
+std::string NoteHardware(const std::string& backend, const std::string& sm_arch) {
+  const std::string arch = backend == "cuda" ? ArchWords(sm_arch) : "";
+  return arch.empty() ? backend : backend + " " + arch;
+}
 
 std::string HardwareWords(const std::string& backend, const nlohmann::json& device_facts) {
   std::string words = backend;
@@ -38,29 +64,23 @@ std::string HardwareWords(const std::string& backend, const nlohmann::json& devi
       words += " " + found->get<std::string>();
     }
   }
-  if (const auto cc = device_facts.find("compute_capability"); cc != device_facts.end()) {
-    const std::string text = cc->is_string() ? cc->get<std::string>() : cc->dump();
-    const int major = std::atoi(text.c_str());
-    const char* family = major == 10 || major == 12 ? "blackwell" : major == 9 ? "hopper" : major == 8 ? "ampere" : "";
-    if (*family != '\0') words += std::string(" ") + family + " sm_" + std::to_string(major) + "0";
-  }
+  if (const std::string arch = ArchWords(SmArchOf(device_facts)); !arch.empty()) words += " " + arch;
   return words;
 }
 
 bool AppliesTo(const KnowledgeNote& note, const std::string& backend, const std::string& hardware_words) {
+  // Both sides split alike ("Xeon(R)" is the word "xeon"); the note's first word is its backend.
   std::istringstream words(note.hardware);
   std::string first;
   if (!(words >> first)) return true;
   std::transform(first.begin(), first.end(), first.begin(), [](unsigned char c) { return std::tolower(c); });
   if (first != backend) return false;
+  std::string rest;
+  std::getline(words, rest, '\0');
+  const std::set<std::string> named = Words(rest);
+  if (named.empty()) return true;
   const std::set<std::string> target = Words(hardware_words);
-  bool named = false;
-  for (std::string word; words >> word;) {
-    named = true;
-    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (target.count(word) > 0) return true;
-  }
-  return !named;
+  return std::any_of(named.begin(), named.end(), [&target](const std::string& word) { return target.count(word) > 0; });
 }
 
 std::string SearchWords(const RetrievalQuery& query) {

@@ -31,6 +31,13 @@ struct RetrievalQuery {
 /// on CUDA, its architecture family from the compute capability ("hopper" for 9.x).
 std::string HardwareWords(const std::string& backend, const nlohmann::json& device_facts);
 
+/// What a harvested note's `hardware` says: the backend and, on CUDA, the GPU's family and
+/// architecture ("cuda hopper sm_90"), never words every GPU shares ("nvidia"). `sm_arch` is the
+/// build's target ("sm_90a") or empty.
+std::string NoteHardware(const std::string& backend, const std::string& sm_arch);
+/// The build target's architecture from device facts' compute capability ("9.0" -> "sm_90").
+std::string SmArchOf(const nlohmann::json& device_facts);
+
 /// Whether a note's `hardware` allows the target (see above).
 bool AppliesTo(const KnowledgeNote& note, const std::string& backend, const std::string& hardware_words);
 

@@ -69,6 +69,10 @@ Result<std::unique_ptr<KnowledgeStore>> KnowledgeStore::Open(const std::filesyst
 Result<int64_t> KnowledgeStore::Add(const KnowledgeNote& note) {
   if (Status valid = CheckNote(note); !valid.ok()) return valid.error();
   std::lock_guard lock(mutex_);
+  return AddLocked(note);
+}
+
+Result<int64_t> KnowledgeStore::AddLocked(const KnowledgeNote& note) {
   if (Status added = database_->Execute(
           "INSERT INTO knowledge (kind, title, body, tags, hardware, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
           {note.kind, note.title, note.body, note.tags, note.hardware, note.origin.empty() ? "user" : note.origin,
@@ -82,22 +86,24 @@ Result<int64_t> KnowledgeStore::Add(const KnowledgeNote& note) {
 Result<bool> KnowledgeStore::Put(const KnowledgeNote& note) {
   if (Status valid = CheckNote(note); !valid.ok()) return valid.error();
   if (note.origin.empty()) return MakeError(ErrorKind::kInvalidArgument, "Put needs the note's origin");
-  {
-    std::lock_guard lock(mutex_);
-    auto same = database_->QueryInt(
-        "SELECT COUNT(*) FROM knowledge WHERE origin = ? AND kind = ? AND title = ? AND body = ? AND tags = ? AND "
-        "hardware = ?",
-        {note.origin, note.kind, note.title, note.body, note.tags, note.hardware});
-    if (!same.ok()) return same.error();
-    auto all = database_->QueryInt("SELECT COUNT(*) FROM knowledge WHERE origin = ?", {note.origin});
-    if (!all.ok()) return all.error();
-    if (*same == 1 && *all == 1) return false;
-    if (Status removed = database_->Execute("DELETE FROM knowledge WHERE origin = ?", {note.origin}); !removed.ok()) {
-      return removed.error();
-    }
+  std::lock_guard lock(mutex_);
+  // One transaction: several processes syncing the shipped notes at once (a bench's runs) leave
+  // one note per origin, and a crash never leaves none.
+  auto transaction = Transaction::Begin(*database_);
+  if (!transaction.ok()) return transaction.error();
+  auto same = database_->QueryInt(
+      "SELECT COUNT(*) FROM knowledge WHERE origin = ? AND kind = ? AND title = ? AND body = ? AND tags = ? AND "
+      "hardware = ?",
+      {note.origin, note.kind, note.title, note.body, note.tags, note.hardware});
+  if (!same.ok()) return same.error();
+  auto all = database_->QueryInt("SELECT COUNT(*) FROM knowledge WHERE origin = ?", {note.origin});
+  if (!all.ok()) return all.error();
+  if (*same == 1 && *all == 1) return false;
+  if (Status removed = database_->Execute("DELETE FROM knowledge WHERE origin = ?", {note.origin}); !removed.ok()) {
+    return removed.error();
   }
-  auto added = Add(note);
-  if (!added.ok()) return added.error();
+  if (auto added = AddLocked(note); !added.ok()) return added.error();
+  if (Status committed = transaction->Commit(); !committed.ok()) return committed.error();
   return true;
 }
 

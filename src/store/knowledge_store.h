@@ -55,6 +55,7 @@ class KnowledgeStore {
 
  private:
   explicit KnowledgeStore(std::unique_ptr<Database> database);
+  Result<int64_t> AddLocked(const KnowledgeNote& note);  // the caller holds mutex_
   mutable std::mutex mutex_;
   std::unique_ptr<Database> database_;
 };

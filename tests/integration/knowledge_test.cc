@@ -113,10 +113,12 @@ TEST(Knowledge, OptimizeShowsNotesWithinBudgetOnTheTaskAndOnAFailureAndHarvestsT
   ASSERT_EQ(experience.exit_code, 0) << experience.Describe();
   ASSERT_EQ(experience.Json().size(), 2u);
   const std::string run_id = result.Json()["run_id"];
-  EXPECT_EQ(experience.Json()[0]["origin"], "run:" + run_id + "#2");
+  EXPECT_EQ(experience.Json()[0]["origin"], "run:" + run_id + "#best");
   EXPECT_NE(experience.Json()[1]["title"].get<std::string>().find("wrong_output and its fix"), std::string::npos);
   const CliResult again = RunKsmith({"knowledge", "harvest", run_id, "--db", db, "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  EXPECT_EQ(again.Json()["notes"], 0) << "the run's notes are there already, as optimize wrote them";
+  EXPECT_EQ(experience.Json()[0]["hardware"], "cpu");
 
   // --no-knowledge: no notes, nothing harvested.
   const auto [plain, plain_requests] = run({"--no-knowledge"});

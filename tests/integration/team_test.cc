@@ -89,6 +89,9 @@ TEST(Team, EachRoleAnswersWithItsModelTheDebuggerFixesAndTheJudgeStops) {
   EXPECT_EQ(candidates[2]["parent"], 2);
   ASSERT_EQ(json["ledger"].size(), 1u);
   EXPECT_EQ(json["ledger"][0]["kernels"], nlohmann::json::array({1, 2, 3}));
+  ASSERT_EQ(json["notes"].size(), 3u);  // the plan and two judgments
+  EXPECT_EQ(json["notes"][0]["role"], "planner");
+  EXPECT_EQ(json["notes"][2]["after_candidate"], 3);
   const CliResult text = RunKsmith({"runs", "show", summary["run_id"], "--db", db});
   EXPECT_NE(text.out.find("hypotheses (the ideas tried, in order):"), std::string::npos) << text.out;
 
