@@ -248,7 +248,8 @@ std::optional<Failure> OptimizeRun::Prepare() {
     auto calls = store_->LlmCalls(settings_.replay_run);
     if (!calls.ok()) return StoreFailure(calls.error());
     for (const auto& record : *calls) {
-      replayed.push_back({record.call.provider, record.call.http_status, record.call.response_body, record.call.error});
+      replayed.push_back(
+          {record.call.provider, record.call.http_status, record.call.response_body, record.call.error, record.call.request});
     }
   }
   if (settings_.task.empty()) return Usage("no task: give --task <name> (see `ksmith tasks`) or [optimize] task in ksmith.toml");

@@ -75,10 +75,14 @@ struct RecordedCall {
   int http_status = 0;
   std::string response_body;
   std::string error;     // the recorded failure when there was no usable body
+  nlohmann::json request = nullptr;  // the body that was sent; null when unknown
 };
 
-/// Answers the i-th Complete() with the i-th recorded call, re-read from its body (so a garbage
-/// answer replays as the same failure). No network. Past the last one, provider_exhausted.
+/// Answers each Complete() with a recorded call, re-read from its body (so a garbage answer
+/// replays as the same failure): the first unused one whose recorded request asked the same
+/// (system and messages), else the first unused one. Calls made in parallel (sample, evolve) thus
+/// get their own answers whatever order they arrive in. No network. Past the last one,
+/// provider_exhausted.
 std::unique_ptr<ChatProvider> MakeReplayProvider(std::vector<RecordedCall> calls);
 
 }  // namespace ksmith

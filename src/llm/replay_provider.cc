@@ -1,20 +1,40 @@
 #include "llm/replay_provider.h"
 
-#include <atomic>
+#include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
 namespace ksmith {
 namespace {
 
+// What a request asked, in a body of either protocol: the system prompt and the messages.
+nlohmann::json Asked(const nlohmann::json& body) {
+  if (!body.is_object()) return nullptr;
+  return {body.value("system", nlohmann::json()), body.value("messages", nlohmann::json())};
+}
+
 class ReplayProvider final : public ChatProvider {
  public:
-  explicit ReplayProvider(std::vector<RecordedCall> calls) : calls_(std::move(calls)) {}
+  explicit ReplayProvider(std::vector<RecordedCall> calls) : calls_(std::move(calls)), used_(calls_.size(), false) {}
 
   LlmCall Complete(const ChatRequest& request) override {
-    // Each call takes its own index, so concurrent callers never share or skip a recording.
-    const size_t index = next_.fetch_add(1);
-    if (index < calls_.size()) return ReplayRecordedCall(calls_[index], request);
+    // Each call takes its own recording under the lock, so concurrent callers never share one.
+    std::optional<size_t> index;
+    {
+      std::lock_guard lock(mutex_);
+      for (size_t i = 0; i < calls_.size() && !index; ++i) {
+        if (!used_[i] && !calls_[i].request.is_null() &&
+            Asked(calls_[i].request) == Asked(BuildChatBody(ProtocolOf(calls_[i].provider), request))) {
+          index = i;
+        }
+      }
+      for (size_t i = 0; i < calls_.size() && !index; ++i) {
+        if (!used_[i]) index = i;
+      }
+      if (index) used_[*index] = true;
+    }
+    if (index) return ReplayRecordedCall(calls_[*index], request);
     LlmCall call;
     call.provider = name();
     call.model = request.model;
@@ -30,7 +50,8 @@ class ReplayProvider final : public ChatProvider {
 
  private:
   const std::vector<RecordedCall> calls_;
-  std::atomic<size_t> next_{0};
+  std::mutex mutex_;
+  std::vector<bool> used_;
 };
 
 }  // namespace

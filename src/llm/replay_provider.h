@@ -1,5 +1,5 @@
-// Re-runs a stored run without any network: the i-th request gets the i-th recorded answer,
-// read again from its raw body, so that a replayed run takes every branch the original took
+// Re-runs a stored run without any network: each request gets the recorded answer to the same
+// prompt (else the next unused one), read again from its raw body, so that a replayed run takes every branch the original took
 // (garbage replies included). The public entry point is MakeReplayProvider (provider.h).
 #pragma once
 

@@ -81,6 +81,26 @@ TEST(ReplayProvider, AnEmptyRecordingIsExhaustedAtOnce) {
   EXPECT_NE(call.error.find("0 calls were recorded"), std::string::npos) << call.error;
 }
 
+// Calls made in parallel arrive in any order: each gets the answer recorded for its prompt.
+TEST(ReplayProvider, EachPromptGetsTheAnswerRecordedForIt) {
+  std::vector<RecordedCall> recording;
+  for (const std::string prompt : {"first", "second", "third"}) {
+    const json body = {{"choices", {{{"message", {{"content", "answer to " + prompt}}}, {"finish_reason", "stop"}}}}};
+    const ChatRequest asked{"m", {{"user", prompt}}, 100, 0.0};
+    recording.push_back({"openai", 200, body.dump(), "", BuildChatBody(ChatProtocol::kOpenAi, asked)});
+  }
+  recording.push_back({"openai", 200, json{{"choices", {{{"message", {{"content", "unmatched"}}}}}}}.dump(), ""});
+  auto replay = MakeReplayProvider(recording);
+  for (const std::string prompt : {"third", "first", "second"}) {
+    const LlmCall call = replay->Complete({"m", {{"user", prompt}}, 100, 0.0});
+    ASSERT_TRUE(call.reply) << call.error;
+    EXPECT_EQ(call.reply->content, "answer to " + prompt);
+  }
+  // A prompt never recorded gets the next unused recording; then the replay is spent.
+  EXPECT_EQ(replay->Complete({"m", {{"user", "new"}}, 100, 0.0}).reply->content, "unmatched");
+  EXPECT_TRUE(replay->Complete(Request()).provider_exhausted);
+}
+
 // Given concurrent callers, each recording is handed out exactly once.
 TEST(ReplayProvider, ConcurrentCallersEachGetADifferentRecording) {
   std::vector<RecordedCall> recording;

@@ -166,8 +166,9 @@ extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) 
 }
 )";
   nlohmann::json steps = nlohmann::json::array();
+  int answer = 0;
   for (const std::string& kernel : {kPlain, kWrong, kParallel, kUnrolled, kRepaired, kParallel + "// again\n"}) {
-    steps.push_back({{"delay_ms", 1000}, {"content", Answer("A kernel.", kernel)}});
+    steps.push_back({{"delay_ms", 1000}, {"content", Answer(fmt::format("Kernel {}.", ++answer), kernel)}});
   }
   auto server = testing::ScriptedLlmServer::Start({{"steps", steps}});
   ASSERT_TRUE(server.ok()) << server.error().message;
@@ -200,6 +201,24 @@ extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) 
   EXPECT_GE(activity["wall_s"].get<double>(), activity["evaluating_s"].get<double>());
   const CliResult text = RunKsmith({"runs", "show", run.Json()["run_id"], "--db", Db()});
   EXPECT_NE(text.out.find("evaluations in flight"), std::string::npos) << text.out;
+
+  // A replay without network gives each prompt the answer recorded for it, whatever order the
+  // parallel calls arrive in: each generation gets the same answers. (Islands whose prompts are
+  // identical, as the first generation's are, may trade them.)
+  const CliResult replay = RunKsmith(Flags("vector_add", {"--provider", "replay", "--replay-run", run.Json()["run_id"],
+                                                          "--max-candidates", "6", "--islands", "2", "--parallel", "2"}));
+  ASSERT_EQ(replay.exit_code, 0) << replay.Describe();
+  const auto replayed = ShowRun(replay.Json()["run_id"])["candidates_list"];
+  ASSERT_EQ(replayed.size(), 6u);
+  auto answers_by_generation = [](const nlohmann::json& list) {
+    std::map<int, std::multiset<std::string>> answers;
+    for (const auto& candidate : list) {
+      answers[candidate["search"].value("generation", -1)].insert(candidate["explanation"].get<std::string>() + " " +
+                                                                 candidate["status"].get<std::string>());
+    }
+    return answers;
+  };
+  EXPECT_EQ(answers_by_generation(replayed), answers_by_generation(candidates));
 }
 
 TEST_F(Evolve, WithoutAModelItBreedsKnobSettingsNeverTwiceAndFindsTheFastest) {
