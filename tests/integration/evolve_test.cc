@@ -10,27 +10,12 @@
 #include <fmt/format.h>
 
 #include "cli_runner.h"
+#include "scripted_kernels.h"
 #include "testing/scripted_llm_server.h"
 
 namespace ksmith::it {
 namespace {
 
-const std::string kPlain = R"(#include <cstdint>
-extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
-}
-)";
-const std::string kParallel = R"(#include <cstdint>
-extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
-}
-)";
-const std::string kWrong = R"(#include <cstdint>
-extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];
-}
-)";
 const std::string kRepaired = R"(#include <cstdint>
 extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
   // repaired: addition, as the task says
@@ -38,7 +23,6 @@ extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) 
 }
 )";
 
-std::string Answer(const std::string& words, const std::string& code) { return words + "\n\n```cpp\n" + code + "```\n"; }
 
 class Evolve : public ::testing::Test {
  protected:
@@ -75,12 +59,12 @@ TEST_F(Evolve, WithAModelEachIslandStartsRepairsAndBreedsAndTheStoreKeepsTheSear
   // each prompt is checked below by what it must show.
   auto server = testing::ScriptedLlmServer::Start(
       {{"steps", nlohmann::json::array({
-                     {{"content", Answer("A plain loop.", kPlain)}},
-                     {{"content", Answer("Subtract (wrong on purpose).", kWrong)}},
-                     {{"content", Answer("Threads and SIMD.", kParallel)}},
-                     {{"content", Answer("Fixed the sign.", kRepaired)}},
-                     {{"content", Answer("The same plain loop again.", kPlain)}},
-                     {{"content", Answer("Threads and SIMD again.", kParallel)}},
+                     {{"content", ScriptedAnswer("A plain loop.", kPlainVectorAdd)}},
+                     {{"content", ScriptedAnswer("Subtract (wrong on purpose).", kWrongVectorAdd)}},
+                     {{"content", ScriptedAnswer("Threads and SIMD.", kParallelVectorAdd)}},
+                     {{"content", ScriptedAnswer("Fixed the sign.", kRepaired)}},
+                     {{"content", ScriptedAnswer("The same plain loop again.", kPlainVectorAdd)}},
+                     {{"content", ScriptedAnswer("Threads and SIMD again.", kParallelVectorAdd)}},
                  })}});
   ASSERT_TRUE(server.ok()) << server.error().message;
   const CliResult run = RunKsmith(Flags("vector_add", {"--provider", "openai", "--base-url", (*server)->base_url(),
@@ -167,8 +151,8 @@ extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) 
 )";
   nlohmann::json steps = nlohmann::json::array();
   int answer = 0;
-  for (const std::string& kernel : {kPlain, kWrong, kParallel, kUnrolled, kRepaired, kParallel + "// again\n"}) {
-    steps.push_back({{"delay_ms", 1000}, {"content", Answer(fmt::format("Kernel {}.", ++answer), kernel)}});
+  for (const std::string& kernel : {kPlainVectorAdd, kWrongVectorAdd, kParallelVectorAdd, kUnrolled, kRepaired, kParallelVectorAdd + "// again\n"}) {
+    steps.push_back({{"delay_ms", 1000}, {"content", ScriptedAnswer(fmt::format("Kernel {}.", ++answer), kernel)}});
   }
   auto server = testing::ScriptedLlmServer::Start({{"steps", steps}});
   ASSERT_TRUE(server.ok()) << server.error().message;

@@ -5,23 +5,13 @@
 
 #include "agent/conversation.h"
 #include "cli_runner.h"
+#include "scripted_kernels.h"
 #include "testing/scripted_llm_server.h"
 
 namespace ksmith::it {
 namespace {
 
-const std::string kWrong = R"(#include <cstdint>
-extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];
-}
-)";
-const std::string kCorrect = R"(#include <cstdint>
-extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
-}
-)";
 
-std::string Answer(const std::string& words, const std::string& code) { return words + "\n\n```cpp\n" + code + "```\n"; }
 
 // The user messages of a request, joined.
 std::string UserText(const nlohmann::json& request) {
@@ -74,8 +64,8 @@ TEST(Knowledge, OptimizeShowsNotesWithinBudgetOnTheTaskAndOnAFailureAndHarvestsT
   const std::string db = (directory.path() / "runs.db").string();
   auto run = [&](std::vector<std::string> extra) {
     auto server = testing::ScriptedLlmServer::Start({{"steps", nlohmann::json::array({
-                                                                    {{"content", Answer("Subtract.", kWrong)}},
-                                                                    {{"content", Answer("Add.", kCorrect)}},
+                                                                    {{"content", ScriptedAnswer("Subtract.", kWrongVectorAdd)}},
+                                                                    {{"content", ScriptedAnswer("Add.", kPlainVectorAdd)}},
                                                                 })}});
     EXPECT_TRUE(server.ok());
     std::vector<std::string> args = {"optimize", "--task", "vector_add", "--provider", "openai", "--base-url",

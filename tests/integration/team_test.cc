@@ -7,29 +7,13 @@
 #include <sstream>
 
 #include "cli_runner.h"
+#include "scripted_kernels.h"
 #include "testing/scripted_llm_server.h"
 
 namespace ksmith::it {
 namespace {
 
-const std::string kWrong = R"(#include <cstdint>
-extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];
-}
-)";
-const std::string kFixed = R"(#include <cstdint>
-extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
-}
-)";
-const std::string kParallel = R"(#include <cstdint>
-extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
-}
-)";
 
-std::string Answer(const std::string& words, const std::string& code) { return words + "\n\n```cpp\n" + code + "```\n"; }
 
 TEST(Team, EachRoleAnswersWithItsModelTheDebuggerFixesAndTheJudgeStops) {
   TempDir directory("team");
@@ -37,10 +21,10 @@ TEST(Team, EachRoleAnswersWithItsModelTheDebuggerFixesAndTheJudgeStops) {
   auto server = testing::ScriptedLlmServer::Start(
       {{"steps", nlohmann::json::array({
                      {{"content", "**Hypothesis:** parallel loop\nSplit the loop over threads with OpenMP."}},
-                     {{"content", Answer("A first loop.", kWrong)}},
-                     {{"content", Answer("Fixed: it subtracted.", kFixed)}},
+                     {{"content", ScriptedAnswer("A first loop.", kWrongVectorAdd)}},
+                     {{"content", ScriptedAnswer("Fixed: it subtracted.", kPlainVectorAdd)}},
                      {{"content", "Decision: continue\nAdd SIMD and threads."}},
-                     {{"content", Answer("Threads and SIMD.", kParallel)}},
+                     {{"content", ScriptedAnswer("Threads and SIMD.", kParallelVectorAdd)}},
                      {{"content", "Decision: stop\nAt the memory limit."}},
                  })}});
   ASSERT_TRUE(server.ok()) << server.error().message;
