@@ -54,12 +54,17 @@ def main():
     parser.add_argument("--db", default="/tmp/evolve-vs-tune.db")
     parser.add_argument("--timing-budget", default="0.3")
     parser.add_argument("--markdown")
+    parser.add_argument("--warmup", action="store_true",
+                        help="judge each task's default setting once first (a run of one candidate, not counted), so "
+                             "that neither strategy pays the task's cold start")
     options = parser.parse_args()
     extra = ["--timing-budget", options.timing_budget, "--seeds", "1"]
     rows = []
     failed = []
     for task in options.tasks.split(","):
         try:
+            if options.warmup:
+                optimize(options.ksmith, options.db, task, options.backend, "tune", 1, extra)
             tune_id, tune_s = optimize(options.ksmith, options.db, task, options.backend, "tune", 1000, extra)
             tune = candidates(options.ksmith, options.db, tune_id)
             count = len(tune)

@@ -12,6 +12,7 @@
 #include "agent/model_format.h"
 #include "agent/source_identity.h"
 #include "core/strings.h"
+#include "core/unified_diff.h"
 
 namespace ksmith {
 namespace {
@@ -27,6 +28,14 @@ std::string Explanation(const std::string& answer) {
   return text;
 }
 
+// The model's words (its explanation) with the kernel the person edited its answer into: what was
+// judged, as the conversation shows it to the model.
+std::string AsEdited(const std::string& words, const std::string& source) {
+  return fmt::format("{}\n\n(The person running this search edited this kernel before it was judged; as judged:)\n\n"
+                     "```\n{}\n```\n",
+                     words, source);
+}
+
 Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   Attempt attempt;
   attempt.candidate_id = record.id;
@@ -34,7 +43,7 @@ Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   attempt.parent_id = record.parent_id;
   attempt.origin = record.origin;
   attempt.role = record.role;
-  attempt.answer = answer;
+  attempt.answer = record.origin == "edited" && !answer.empty() ? AsEdited(record.explanation, record.source) : answer;
   attempt.explanation = record.explanation;
   attempt.source = record.source;
   attempt.extraction_error = record.extraction_error;
@@ -96,6 +105,14 @@ Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id) 
     if (record.call.reply && !WritesKernels(record.call.role)) {
       state.notes.push_back({record.call.role, record.call.reply->content, attempts_before});
     }
+  }
+  auto interventions = store.Interventions(run_id);
+  if (!interventions.ok()) return interventions.error();
+  std::map<int64_t, int64_t> number_of = CandidateNumbers(*candidates);
+  for (const auto& record : *interventions) {
+    Intervention intervention{record.action, static_cast<size_t>(record.attempts_before), std::nullopt, record.detail};
+    if (record.candidate_id) intervention.candidate_number = number_of[*record.candidate_id];
+    state.interventions.push_back(std::move(intervention));
   }
   return state;
 }
@@ -210,6 +227,7 @@ Status OptimizeLoop::RecordVerdict(size_t index, Verdict verdict) {
   // As the store keeps it, so that a resumed run, which reads it back, gives the same feedback.
   if (auto stored = Verdict::FromJson(json); stored.ok()) attempt.verdict = std::move(stored.value());
   Report(attempt.number, line);  // after the verdict is in, so that the counts include it
+  if (settings_.reviewer != nullptr) settings_.reviewer->ShowVerdict(attempt);
   return {};
 }
 
@@ -296,6 +314,7 @@ Status OptimizeLoop::RecordRepeat(size_t index, size_t original_index) {
   Report(attempt.number, fmt::format("candidate {}: the same kernel as candidate {} (comments and spacing aside): {} again, "
                      "not evaluated twice",
                      attempt.number, original.number, attempt.status));
+  if (settings_.reviewer != nullptr) settings_.reviewer->ShowVerdict(attempt);
   return {};
 }
 
@@ -325,13 +344,135 @@ Status OptimizeLoop::RecordNote(const Step& step, LlmCall call, bool& exhausted)
   return {};
 }
 
-Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted) {
+Result<OptimizeLoop::Review> OptimizeLoop::ReviewProposal(CandidateRecord& record, std::optional<int64_t> llm_call_id) {
+  ProposalView view;
+  view.number = static_cast<int64_t>(state_.attempts.size()) + 1;
+  view.role = record.role;
+  view.origin = record.origin;
+  view.explanation = record.explanation;
+  view.source = record.source;
+  view.knobs = record.knobs;
+  view.file_extension = ModelFormatOf(settings_.format).format().FileExtension();
+  for (const auto& attempt : state_.attempts) {
+    if (record.parent_id && attempt.candidate_id == *record.parent_id) view.parent = &attempt;
+  }
+  // Recorded in the store, then in the run's state, as LoadRunState would read it back.
+  auto record_intervention = [&](const InterventionRecord& intervention) -> Status {
+    auto added = store_.AddIntervention(intervention);
+    if (!added.ok()) return added.error();
+    state_.interventions.push_back({intervention.action, static_cast<size_t>(intervention.attempts_before), std::nullopt,
+                                    intervention.detail});
+    return {};
+  };
+  // Ctrl-C is not the person's decision: the proposal is left undecided (its call is redone on
+  // resume) and nothing is recorded.
+  while (true) {
+    if (StopRequested()) return Review{false, std::nullopt};
+    const ReviewAction action = settings_.reviewer->Review(view, state_, strategy_.FollowsRollbacks());
+    if (StopRequested()) return Review{false, std::nullopt};
+    InterventionRecord intervention;
+    intervention.run_id = run_id_;
+    intervention.action = ReviewActionName(action.kind);
+    intervention.llm_call_id = llm_call_id;
+    intervention.attempts_before = static_cast<int64_t>(state_.attempts.size());
+    switch (action.kind) {
+      case ReviewAction::Kind::kConstrain: {
+        const std::string constraint(Trim(action.text));
+        if (constraint.empty()) continue;
+        intervention.detail = {{"constraint", constraint}};
+        if (Status recorded = record_intervention(intervention); !recorded.ok()) return recorded.error();
+        Report(0, fmt::format("constraint added, for every later prompt: {}", constraint));
+        continue;
+      }
+      case ReviewAction::Kind::kRollBack: {
+        const auto target = std::find_if(state_.attempts.begin(), state_.attempts.end(), [&](const Attempt& attempt) {
+          return attempt.number == action.to_number && !attempt.source.empty();
+        });
+        if (!strategy_.FollowsRollbacks() || target == state_.attempts.end()) {
+          Report(0, strategy_.FollowsRollbacks()
+                        ? fmt::format("no candidate {} with a kernel to roll back to", action.to_number)
+                        : fmt::format("the {} strategy chooses its own parents: it cannot roll back", strategy_.name()));
+          continue;
+        }
+        intervention.detail = {{"to_candidate", action.to_number}, {"set_aside", record.source}};
+        if (Status recorded = record_intervention(intervention); !recorded.ok()) return recorded.error();
+        Report(0, fmt::format("rolled back: the proposal is set aside and the search goes on from candidate {}",
+                              action.to_number));
+        return Review{false, std::nullopt};
+      }
+      case ReviewAction::Kind::kStop:
+        intervention.detail = {{"set_aside", record.source}};
+        if (Status recorded = record_intervention(intervention); !recorded.ok()) return recorded.error();
+        person_stopped_ = true;
+        return Review{false, std::nullopt};
+      case ReviewAction::Kind::kEdit: {
+        if (action.text == record.source || Trim(action.text).empty()) {
+          Report(0, Trim(action.text).empty() ? "the edited kernel is empty: the proposal is unchanged"
+                                              : "the kernel was not changed");
+          continue;
+        }
+        // The diff is for the record: where diff cannot run, the edit is kept whole instead.
+        auto diff = UnifiedDiff(record.source, action.text, "proposed", "edited");
+        intervention.detail = diff.ok() ? nlohmann::json{{"diff", *diff}}
+                                        : nlohmann::json{{"edited_source", action.text}, {"diff_error", diff.error().message}};
+        record.source = action.text;
+        record.origin = "edited";
+        // The knobs named the proposed setting, not the kernel as edited.
+        record.knobs = nlohmann::json::object();
+        return Review{true, std::move(intervention)};
+      }
+      case ReviewAction::Kind::kApprove:
+        return Review{true, std::move(intervention)};
+    }
+  }
+}
+
+Result<Attempt> OptimizeLoop::AddReviewedCandidate(CandidateRecord& record, const Review& review,
+                                                   const std::string& answer) {
+  const InterventionRecord* decision = review.decision ? &*review.decision : nullptr;
+  auto candidate_id = store_.AddCandidate(record, &record.sequence, decision);
+  if (!candidate_id.ok()) return candidate_id.error();
+  budget_.ChargeCandidate();
+  record.id = *candidate_id;
+  record.status = record.extraction_error.empty() ? "pending" : "extraction_failed";
+  if (decision != nullptr) {
+    state_.interventions.push_back({decision->action, static_cast<size_t>(decision->attempts_before), record.number(),
+                                    decision->detail});
+  }
+  return FromRecord(record, answer);
+}
+
+Result<Attempt> OptimizeLoop::RecordProposal(const Step& step, bool& declined) {
+  CandidateRecord record;
+  record.run_id = run_id_;
+  record.parent_id = step.parent_id;
+  record.origin = step.origin;
+  record.role = step.role;
+  record.source = step.source;
+  record.knobs = KnobsToJson(step.knobs);
+  record.search = step.search;
+  Review review;
+  if (settings_.reviewer != nullptr) {
+    auto reviewed = ReviewProposal(record, std::nullopt);
+    if (!reviewed.ok()) return reviewed.error();
+    review = std::move(reviewed.value());
+  }
+  declined = !review.judge;
+  if (declined) return Attempt{};
+  return AddReviewedCandidate(record, review, "");
+}
+
+Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted, bool& declined) {
   call.role = step.role;
   exhausted = call.provider_exhausted;
+  declined = false;
   if (exhausted) return Attempt{};
   auto call_id = store_.AddLlmCall(run_id_, call);
   if (!call_id.ok()) return call_id.error();
   if (!call.cached) budget_.ChargeCall(call.input_tokens, call.output_tokens);
+  // Answers that arrive after the person stopped are kept as calls, never judged.
+  declined = person_stopped_;
+  if (declined) return Attempt{};
   CandidateRecord record;
   record.run_id = run_id_;
   record.parent_id = step.parent_id;
@@ -353,12 +494,17 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
     }
     record.explanation = Explanation(call.reply->content);
   }
-  auto candidate_id = store_.AddCandidate(record, &record.sequence);
-  if (!candidate_id.ok()) return candidate_id.error();
-  budget_.ChargeCandidate();
-  record.id = *candidate_id;
-  record.status = record.extraction_error.empty() ? "pending" : "extraction_failed";
-  Attempt attempt = FromRecord(record, call.reply ? call.reply->content : std::string());
+  Review review;
+  if (settings_.reviewer != nullptr && record.extraction_error.empty()) {
+    auto reviewed = ReviewProposal(record, *call_id);
+    if (!reviewed.ok()) return reviewed.error();
+    review = std::move(reviewed.value());
+  }
+  declined = !review.judge;
+  if (declined) return Attempt{};
+  auto added = AddReviewedCandidate(record, review, call.reply ? call.reply->content : std::string());
+  if (!added.ok()) return added.error();
+  Attempt attempt = std::move(added.value());
   if (!record.extraction_error.empty()) {
     Report(attempt.number, fmt::format("candidate {}: no kernel ({})", attempt.number, FirstLine(record.extraction_error, 100)));
   }
@@ -377,7 +523,7 @@ Status OptimizeLoop::RunBatch(const std::vector<Step>& steps, std::string& stop_
     if (route.provider == nullptr) {
       return MakeError(ErrorKind::kInternal, "the {} strategy asked for a model, but none is configured", strategy_.name());
     }
-    route.request.messages = step.messages;
+    route.request.messages = WithConstraints(step.messages, state_.Constraints());
     clock_.ProposalStarted();
     calls.push_back(std::async(std::launch::async, [this, route] {
       struct Ended {
@@ -404,7 +550,8 @@ Status OptimizeLoop::RunBatch(const std::vector<Step>& steps, std::string& stop_
         if (exhausted) stop_reason = "the replayed run has no more recorded answers";
         continue;
       }
-      auto recorded = RecordModelAnswer(step, call.get(), exhausted);
+      bool declined = false;
+      auto recorded = RecordModelAnswer(step, call.get(), exhausted, declined);
       if (!recorded.ok()) {
         if (status.ok()) status = recorded.error();
         continue;  // the calls still in flight are collected first
@@ -413,22 +560,15 @@ Status OptimizeLoop::RunBatch(const std::vector<Step>& steps, std::string& stop_
         stop_reason = "the replayed run has no more recorded answers";
         continue;
       }
+      if (declined) continue;
       attempt = std::move(recorded.value());
     } else {
-      CandidateRecord record;
-      record.run_id = run_id_;
-      record.parent_id = step.parent_id;
-      record.origin = step.origin;
-      record.role = step.role;
-      record.source = step.source;
-      record.knobs = KnobsToJson(step.knobs);
-      record.search = step.search;
-      auto candidate_id = store_.AddCandidate(record, &record.sequence);
-      if (!candidate_id.ok()) return candidate_id.error();
-      budget_.ChargeCandidate();
-      record.id = *candidate_id;
-      record.status = "pending";
-      attempt = FromRecord(record, "");
+      if (person_stopped_ || !status.ok()) continue;
+      bool declined = false;
+      auto recorded = RecordProposal(step, declined);
+      if (!recorded.ok()) return recorded.error();
+      if (declined) continue;
+      attempt = std::move(recorded.value());
     }
     if (!status.ok()) continue;
     state_.attempts.push_back(std::move(attempt));
@@ -436,6 +576,10 @@ Status OptimizeLoop::RunBatch(const std::vector<Step>& steps, std::string& stop_
     batch.push_back(index);
     if (state_.attempts.back().pending() && !StopRequested()) {
       if (Status started = StartEvaluation(index); !started.ok()) status = started;
+      // A person sees each verdict before the next proposal, in a batch too.
+      while (settings_.reviewer != nullptr && status.ok() && state_.attempts[index].pending() && !evaluating_.empty()) {
+        status = CollectVerdicts(true);
+      }
     }
   }
   if (!batch.empty()) open_batches_.push_back(std::move(batch));
@@ -477,8 +621,8 @@ Result<LoopOutcome> OptimizeLoop::Run() {
                                         last_call_error_);
       break;
     }
-    // A strategy that does not propose ahead sees every candidate judged.
-    if (!evaluating_.empty() && !strategy_.ProposesAhead()) {
+    // A strategy that does not propose ahead sees every candidate judged; so does a person.
+    if (!evaluating_.empty() && (!strategy_.ProposesAhead() || settings_.reviewer != nullptr)) {
       status = CollectVerdicts(true);
       continue;
     }
@@ -493,6 +637,7 @@ Result<LoopOutcome> OptimizeLoop::Run() {
       break;
     }
     status = RunBatch(steps, outcome.stop_reason);
+    if (person_stopped_ && outcome.stop_reason.empty()) outcome.stop_reason = "the person stopped the run";
   }
   // Every evaluation is collected, even after an error, so that none outlives the loop; no new
   // profile starts while they are.

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "agent/activity_clock.h"
+#include "agent/proposal_review.h"
 #include "agent/strategy.h"
 #include "core/result.h"
 #include "eval/eval_options.h"
@@ -77,6 +78,10 @@ struct LoopSettings {
   /// Profile the run's best kernel (again, under the profiler) once this many candidates were
   /// judged since the last profile, so that its bottleneck facts reach the next prompts; 0: never.
   size_t profile_every = 0;
+  /// A person who reviews each proposal before it is judged (`--interactive`); null: none. The
+  /// strategy should not propose ahead then (StrategyContext::overlap off), so that they see each
+  /// verdict before the next proposal.
+  ProposalReviewer* reviewer = nullptr;
 };
 
 struct LoopOutcome {
@@ -137,7 +142,20 @@ class OptimizeLoop {
   std::optional<size_t> EarlierSameKernel(size_t index);
   /// Gives attempt `index` the verdict of `original` (decided), as a repeat.
   Status RecordRepeat(size_t index, size_t original);
-  Result<Attempt> RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted);
+  /// Records the call and, unless the person set its kernel aside (`declined`), its candidate.
+  Result<Attempt> RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted, bool& declined);
+  /// Records a non-model step's candidate, unless the person set it aside (`declined`).
+  Result<Attempt> RecordProposal(const Step& step, bool& declined);
+  /// What the person decided about a proposal (with a reviewer).
+  struct Review {
+    bool judge = true;  // false: rolled back or stopped; no candidate is made
+    std::optional<InterventionRecord> decision;  // approve or edit: recorded with the candidate it makes
+  };
+  /// Shows `record` (about to become a candidate) to the reviewer, records each constraint,
+  /// rollback or stop as it is given, and applies an edit to `record`.
+  Result<Review> ReviewProposal(CandidateRecord& record, std::optional<int64_t> llm_call_id);
+  /// Adds `record` to the store (after its review) and records the person's decision with it.
+  Result<Attempt> AddReviewedCandidate(CandidateRecord& record, const Review& review, const std::string& answer);
   /// Records a plan's or a judgment's call (no candidate) and adds its Note to the state.
   Status RecordNote(const Step& step, LlmCall call, bool& exhausted);
   /// The provider and request for a role's calls.
@@ -167,6 +185,7 @@ class OptimizeLoop {
   size_t decided_at_profile_ = 0;   // verdicts in when the last profile started
   bool profiler_done_ = false;      // no profiler, or it gave nothing: said once, not tried again
   bool draining_ = false;           // the run is ending: only the verdicts in flight are collected
+  bool person_stopped_ = false;     // the reviewer stopped the run: no more candidates are made
 };
 
 }  // namespace ksmith

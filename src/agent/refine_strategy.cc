@@ -2,7 +2,9 @@
 // agent/conversation.h) and the verdict of the last attempt. A chain that fails the same way
 // several times in a row is an error cycle: the chain is cut, and the model restarts from the
 // best kernel so far with the cycle named, instead of spending the budget on the same mistake.
+#include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <optional>
 
 #include <fmt/format.h>
@@ -52,7 +54,10 @@ std::string FailureSignature(const Attempt& attempt) {
 
 // Attempts that carry a model answer belong to the conversation; a failed call (no answer) does
 // not: there is nothing the model said to show it.
-bool InConversation(const Attempt& attempt) { return attempt.origin == "llm" && !attempt.answer.empty(); }
+// A kernel the person edited is the model's answer as judged (LoadRunState puts the edit in it).
+bool InConversation(const Attempt& attempt) {
+  return (attempt.origin == "llm" || attempt.origin == "edited") && !attempt.answer.empty();
+}
 
 Turn MakeTurn(const Attempt& attempt) {
   Turn turn;
@@ -87,6 +92,7 @@ class RefineStrategy : public Strategy {
 
   std::string name() const override { return "refine"; }
   bool needs_model() const override { return true; }
+  bool FollowsRollbacks() const override { return true; }
 
   std::vector<Step> Next(const RunState& state) override {
     if (state.attempts.size() >= max_attempts_) return {};
@@ -94,7 +100,19 @@ class RefineStrategy : public Strategy {
     // a resumed run cut its chains exactly where the interrupted one did.
     size_t chain_start = 0;
     std::string cycle;
+    // A person's rollback (interactive runs) starts a new chain from the kernel they chose.
+    std::optional<int64_t> rolled_back_to;
+    const std::vector<Rollback> rollbacks = state.Rollbacks();
+    size_t next_rollback = 0;
+    auto apply_rollbacks = [&](size_t position) {
+      for (; next_rollback < rollbacks.size() && rollbacks[next_rollback].after_attempts <= position; ++next_rollback) {
+        chain_start = rollbacks[next_rollback].after_attempts;
+        rolled_back_to = rollbacks[next_rollback].to_number;
+        cycle.clear();
+      }
+    };
     for (size_t i = 0; i < state.attempts.size(); ++i) {
+      apply_rollbacks(i);
       cycle.clear();
       if (i + 1 - chain_start < kCycleLength) continue;
       const std::string signature = FailureSignature(state.attempts[i]);
@@ -106,6 +124,18 @@ class RefineStrategy : public Strategy {
       if (!repeated) continue;
       cycle = signature;
       chain_start = i + 1;
+      rolled_back_to.reset();
+    }
+    apply_rollbacks(state.attempts.size());
+    // The kernel rolled back to, until the new chain has a kernel of its own (a failed call or an
+    // answer without code does not replace it).
+    const Attempt* anchor = nullptr;
+    const bool chain_has_kernel = std::any_of(state.attempts.begin() + static_cast<std::ptrdiff_t>(chain_start),
+                                              state.attempts.end(), [](const Attempt& a) { return !a.source.empty(); });
+    if (rolled_back_to && !chain_has_kernel) {
+      for (const auto& attempt : state.attempts) {
+        if (attempt.number == *rolled_back_to && !attempt.source.empty()) anchor = &attempt;
+      }
     }
     std::vector<Turn> turns;
     std::optional<int64_t> last_in_chain;
@@ -117,7 +147,8 @@ class RefineStrategy : public Strategy {
     const Attempt* best = state.Best();
     std::optional<Turn> best_turn;
     std::string best_source;
-    if (best != nullptr && best->origin == "llm") {
+    // After a rollback the kernel chosen is the one to improve, not the best so far.
+    if (best != nullptr && InConversation(*best) && anchor == nullptr) {
       best_turn = MakeTurn(*best);
       best_source = best->source;
     }
@@ -129,6 +160,12 @@ class RefineStrategy : public Strategy {
                     "). That approach is not working: start again from " +
                     (best_turn ? "the best kernel so far, shown above," : "the task") +
                     " and take a different approach. Answer with one complete kernel in one code block.";
+    } else if (anchor != nullptr) {
+      instruction = fmt::format(
+          "The person running this search rolled back to candidate {} ({}). Continue from that kernel, not from "
+          "the latest one:\n```\n{}\n```\n{} Answer with the complete kernel in one code block.",
+          anchor->number, anchor->verdict ? SummarizeVerdict(*anchor->verdict) : anchor->status, anchor->source,
+          anchor->passed() ? "Make it faster while keeping it correct." : "Fix it.");
     } else if (!turns.empty()) {
       instruction = state.attempts.back().passed()
                         ? "Make it faster while keeping it correct. Answer with the complete kernel in one code block."
@@ -136,7 +173,8 @@ class RefineStrategy : public Strategy {
     }
     // Notes on the last verdict's failure class or bottleneck, before what to do.
     if (!state.attempts.empty() && !instruction.empty()) {
-      if (const std::string notes = context_.KnowledgeFor(state.attempts.back()); !notes.empty()) {
+      const Attempt& about = anchor != nullptr ? *anchor : state.attempts.back();
+      if (const std::string notes = context_.KnowledgeFor(about); !notes.empty()) {
         instruction = notes + "\n\n" + instruction;
       }
     }
@@ -144,7 +182,8 @@ class RefineStrategy : public Strategy {
     step.messages = BuildConversation(system_prompt_, task_prompt_, turns, best_turn, best_source, instruction,
                                       budget_);
     step.parent_id = !cycle.empty() ? (best != nullptr ? std::optional(best->candidate_id) : std::nullopt)
-                                    : last_in_chain;
+                     : anchor != nullptr ? std::optional(anchor->candidate_id)
+                                         : last_in_chain;
     return {std::move(step)};
   }
 

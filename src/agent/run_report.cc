@@ -8,6 +8,7 @@
 #include "agent/elite_archive.h"
 #include "agent/feedback.h"
 #include "agent/hypothesis_ledger.h"
+#include "agent/proposal_review.h"
 #include "core/strings.h"
 #include "eval/backend_registry.h"
 
@@ -42,6 +43,18 @@ std::string RenderLedger(const RunState& state) {
                                                         : fmt::format("after candidate {}", note.after_attempts);
       text += fmt::format("- {}, {}: {}\n", when, note.role, Cell(FirstLine(std::string(Trim(note.content)), 200), 200));
     }
+  }
+  return text + "\n";
+}
+
+// What the person did in an interactive run, in order.
+std::string RenderInterventions(const RunState& state) {
+  if (state.interventions.empty()) return "";
+  std::string text = "## The person's decisions\n\nEach proposal was reviewed before it was judged (`--interactive`):\n\n";
+  for (const Intervention& intervention : state.interventions) {
+    const std::string when = intervention.after_attempts == 0 ? "before any candidate"
+                                                              : fmt::format("after candidate {}", intervention.after_attempts);
+    text += fmt::format("- {}: {}\n", when, Cell(DescribeIntervention(intervention), 200));
   }
   return text + "\n";
 }
@@ -150,6 +163,7 @@ std::string RenderRunReport(const RunRecord& run, const RunState& state, const s
   }
   report += RenderArchive(state);
   report += RenderLedger(state);
+  report += RenderInterventions(state);
 
   // Candidates by their number in the run, as the summary and `runs show` give them; the store's
   // ids run across every run in the store and stay internal.

@@ -7,6 +7,24 @@
 
 namespace ksmith {
 
+std::vector<std::string> RunState::Constraints() const {
+  std::vector<std::string> constraints;
+  for (const auto& intervention : interventions) {
+    if (intervention.action == "constrain") constraints.push_back(intervention.detail.value("constraint", std::string()));
+  }
+  return constraints;
+}
+
+std::vector<Rollback> RunState::Rollbacks() const {
+  std::vector<Rollback> rollbacks;
+  for (const auto& intervention : interventions) {
+    if (intervention.action == "rollback") {
+      rollbacks.push_back({intervention.after_attempts, intervention.detail.value("to_candidate", int64_t{0})});
+    }
+  }
+  return rollbacks;
+}
+
 const Attempt* RunState::Best() const {
   const Attempt* best = nullptr;
   for (const auto& attempt : attempts) {

@@ -63,9 +63,30 @@ struct Note {
   size_t after_attempts = 0;   // the run's attempts when it was written: where it falls among them
 };
 
+/// In an interactive run, the person's choice to go on from an earlier kernel.
+struct Rollback {
+  size_t after_attempts = 0;  // the run's attempts when it was chosen: what came before is set aside
+  int64_t to_number = 0;      // the candidate (its number in the run) the search continues from
+};
+
+/// What the person did at one review of an interactive run (agent/proposal_review.h), as the store
+/// keeps it (InterventionRecord).
+struct Intervention {
+  std::string action;           // "approve", "edit", "constrain", "rollback", "stop"
+  size_t after_attempts = 0;    // the run's attempts when it was done
+  std::optional<int64_t> candidate_number;  // the candidate it made (approve, edit)
+  nlohmann::json detail = nlohmann::json::object();  // InterventionRecord::detail
+};
+
 struct RunState {
   std::vector<Attempt> attempts;  // in the order they were made
   std::vector<Note> notes;        // in the order they were written
+  std::vector<Intervention> interventions;  // the person's, in order (interactive runs)
+
+  /// The person's constraints, in the order given: each joins every later prompt.
+  std::vector<std::string> Constraints() const;
+  /// The person's rollbacks, in order; strategies that FollowsRollbacks() honor them.
+  std::vector<Rollback> Rollbacks() const;
 
   /// The passing attempt with the highest speedup; null when none passed.
   const Attempt* Best() const;
@@ -144,6 +165,9 @@ class Strategy {
     (void)state;
     return "";
   }
+  /// Whether the next proposals build on the kernel a person rolled back to (RunState::rollbacks)
+  /// in an interactive run; a strategy that does not keeps its own choice of parents.
+  virtual bool FollowsRollbacks() const { return false; }
   /// (optional) Why Next returned nothing, for the run's stop reason ("the judge stopped: ...");
   /// empty: "the strategy has nothing left to try".
   virtual std::string FinishedBecause(const RunState& state) const {

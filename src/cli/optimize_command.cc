@@ -41,6 +41,10 @@ CommandHandler AddOptimizeCommand(CLI::App& app) {
   app.add_flag("--no-knowledge", flags->no_knowledge,
                "Leave the knowledge base out: no notes in the prompts (by default the notes for the task, its "
                "failures and its bottleneck are shown) and no harvest of this run's experience into it");
+  app.add_flag("--interactive", flags->interactive,
+               "Review each proposal before it is judged: see its rationale and its diff against its parent, then "
+               "approve it, edit it in $EDITOR, add a constraint that joins every later prompt, roll back to an earlier "
+               "kernel (refine), or stop; each verdict is shown as it comes and everything you do is recorded");
   app.add_option("--max-candidates,-n", flags->max_candidates, "Attempts before the run stops (default 20)")
       ->check(RangeCheck("max_candidates"));
   app.add_option("--kernel", flags->kernel, "A kernel to start from (and for tune, the one whose knobs are searched; "

@@ -4,10 +4,12 @@
 #include "cli/optimize_run.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -20,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/optimize_settings.h"
 #include "cli/optimize_summary.h"
+#include "cli/terminal_review.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
 #include "formats/format_registry.h"
@@ -79,7 +82,9 @@ void ApplyFlags(const OptimizeFlags& flags, OptimizeSettings& settings) {
   set(flags.parallel, settings.parallel);
   set(flags.islands, settings.islands);
   set(flags.profile_every, settings.profile_every);
-  if (flags.no_overlap) settings.overlap = false;
+  // A person reviews one proposal at a time and sees each verdict before the next; stored with the
+  // run, so that a resume breeds as the run began.
+  if (flags.no_overlap || flags.interactive) settings.overlap = false;
   if (flags.no_knowledge) settings.knowledge = false;
   set(flags.seeds, settings.seeds);
   set(flags.temperature, settings.temperature);
@@ -532,6 +537,15 @@ OptimizeOutcome OptimizeRun::Execute() {
   if (strategy_->needs_model()) loop_settings.profile_every = static_cast<size_t>(std::max(0, settings_.profile_every));
   loop_settings.stop_requested = &g_stop_requested;
   loop_settings.format = format_;
+  std::optional<TerminalReviewer> reviewer;
+  if (flags_.interactive) {
+    if (::isatty(STDIN_FILENO) == 0) {
+      Note("--interactive reads decisions from stdin, which is not a terminal: one per line (a, e, c TEXT, r N, v, s); "
+           "the end of the input stops the run");
+    }
+    reviewer.emplace(std::cin, stderr, EditorFromEnvironment());
+    loop_settings.reviewer = &*reviewer;
+  }
   // A strategy that can make fewer candidates than allowed says so now, not when it runs out.
   int64_t limit = settings_.max_candidates;
   if (const auto capacity = strategy_->Capacity(); capacity && static_cast<int64_t>(*capacity) < limit) {

@@ -24,6 +24,8 @@ struct OptimizeFlags {
   bool json = false, quiet = false, cache = false;
   bool no_overlap = false;
   bool no_knowledge = false;
+  /// A person reviews each proposal at the terminal before it is judged (cli/terminal_review.h).
+  bool interactive = false;
 };
 
 struct OptimizeEnvironment {

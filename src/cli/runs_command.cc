@@ -13,6 +13,7 @@
 #include "agent/activity_clock.h"
 #include "agent/elite_archive.h"
 #include "agent/hypothesis_ledger.h"
+#include "agent/proposal_review.h"
 #include "agent/optimize_loop.h"
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -141,10 +142,12 @@ int ShowRun(const RunsFlags& flags) {
   std::optional<EliteArchive> archive;
   std::optional<HypothesisLedger> ledger;  // a team's ideas and what they measured
   std::vector<Note> notes;                 // a team's plans and judgments
+  std::vector<Intervention> interventions; // what the person did (interactive runs)
   if (auto state = LoadRunState(**store, flags.run_id); state.ok()) {
     if (HasSearchPlacements(*state)) archive = ArchiveOf(*state);
     if (auto read = HypothesisLedger::FromRun(*state); !read.empty()) ledger = std::move(read);
     notes = state->notes;
+    interventions = state->interventions;
   }
   if (flags.json) {
     nlohmann::json json = RunJson(*run);
@@ -176,6 +179,16 @@ int ShowRun(const RunsFlags& flags) {
       json["notes"] = nlohmann::json::array();
       for (const Note& note : notes) {
         json["notes"].push_back({{"role", note.role}, {"after_candidate", note.after_attempts}, {"content", note.content}});
+      }
+    }
+    if (!interventions.empty()) {
+      json["interventions"] = nlohmann::json::array();
+      for (const Intervention& intervention : interventions) {
+        json["interventions"].push_back({{"action", intervention.action},
+                                         {"after_candidate", intervention.after_attempts},
+                                         {"candidate", intervention.candidate_number ? nlohmann::json(*intervention.candidate_number)
+                                                                                     : nlohmann::json()},
+                                         {"detail", intervention.detail}});
       }
     }
     std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -215,6 +228,11 @@ int ShowRun(const RunsFlags& flags) {
   for (const Note& note : notes) {
     std::printf("  %s after candidate %zu: %s\n", note.role.c_str(), note.after_attempts,
                 FirstLine(std::string(Trim(note.content)), 120).c_str());
+  }
+  if (!interventions.empty()) std::printf("  the person's decisions (interactive):\n");
+  for (const Intervention& intervention : interventions) {
+    std::printf("    after candidate %zu: %s\n", intervention.after_attempts,
+                FirstLine(DescribeIntervention(intervention), 120).c_str());
   }
   return kExitOk;
 }

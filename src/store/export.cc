@@ -58,9 +58,11 @@ std::string TextOf(const json& content) {
   return text;
 }
 
-// The call a candidate answered with, when it has a reply to learn from.
+// The call a candidate answered with, when it has a reply to learn from. A kernel the person
+// edited before it was judged (`--interactive`) is not the model's answer: its verdict says
+// nothing about what the model wrote.
 const LlmCallRecord* AnsweringCall(const RunContents& contents, const CandidateRecord& candidate) {
-  if (!candidate.llm_call_id) return nullptr;
+  if (!candidate.llm_call_id || candidate.origin == "edited") return nullptr;
   const auto found = contents.calls_by_id.find(*candidate.llm_call_id);
   if (found == contents.calls_by_id.end() || !found->second.call.reply) return nullptr;
   return &found->second;

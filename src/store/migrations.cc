@@ -133,6 +133,13 @@ const std::vector<Migration>& RunStoreMigrations() {
       // facts): the whole verdict of that evaluation, whose "profile" stage feeds the prompts.
       {8, "profiles", "CREATE TABLE profiles (candidate_id INTEGER PRIMARY KEY REFERENCES candidates (id), "
                       "verdict TEXT NOT NULL, profiled_at TEXT NOT NULL);\n"},
+      // What the person did at each review of an interactive run (approve, edit, constrain, roll
+      // back, stop), so that a resumed run keeps their constraints and a dataset shows their hand.
+      {9, "interventions",
+       "CREATE TABLE interventions (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs (id), "
+       "sequence INTEGER NOT NULL, action TEXT NOT NULL, llm_call_id INTEGER REFERENCES llm_calls (id), "
+       "candidate_id INTEGER REFERENCES candidates (id), attempts_before INTEGER NOT NULL, detail TEXT NOT NULL, "
+       "created_at TEXT NOT NULL, UNIQUE (run_id, sequence));\n"},
   };
   return migrations;
 }

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <set>
 #include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -331,6 +333,82 @@ Result<std::map<int64_t, nlohmann::json>> RunStore::Profiles(const std::string& 
   return profiles;
 }
 
+namespace {
+
+// Checks and inserts one intervention; the caller holds the store's lock and a transaction.
+Result<int64_t> InsertIntervention(Database& database, const InterventionRecord& intervention) {
+  static const std::set<std::string> kActions = {"approve", "edit", "constrain", "rollback", "stop"};
+  if (!kActions.contains(intervention.action)) {
+    return MakeError(ErrorKind::kInvalidArgument, "'{}' is not an intervention (approve, edit, constrain, rollback, stop)",
+                     intervention.action);
+  }
+  if (!intervention.detail.is_object()) return MakeError(ErrorKind::kInvalidArgument, "an intervention's detail is a JSON object");
+  const std::string& run_id = intervention.run_id;
+  if (Status exists = CheckRunExists(database, run_id); !exists.ok()) return exists.error();
+  for (const auto& [table, noun, id] : {std::tuple{"llm_calls", "LLM call", intervention.llm_call_id},
+                                        std::tuple{"candidates", "candidate", intervention.candidate_id}}) {
+    if (!id) continue;
+    if (Status own = CheckBelongsToRun(database, table, noun, *id, run_id); !own.ok()) return own.error();
+  }
+  auto sequence = NextSequence(database, "interventions", run_id);
+  if (!sequence.ok()) return sequence.error();
+  if (Status inserted = database.Execute(
+          "INSERT INTO interventions (run_id, sequence, action, llm_call_id, candidate_id, attempts_before, detail, "
+          "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+          {run_id, *sequence, intervention.action, SqlOptional(intervention.llm_call_id),
+           SqlOptional(intervention.candidate_id), intervention.attempts_before, DumpJson(intervention.detail),
+           intervention.created_at.empty() ? NowUtcIso8601() : intervention.created_at});
+      !inserted.ok()) {
+    return inserted.error();
+  }
+  return database.LastInsertRowId();
+}
+
+}  // namespace
+
+Result<int64_t> RunStore::AddIntervention(const InterventionRecord& intervention) {
+  std::lock_guard lock(mutex_);
+  Database& database = *database_;
+  auto transaction = Transaction::Begin(database);
+  if (!transaction.ok()) return transaction.error();
+  auto id = InsertIntervention(database, intervention);
+  if (!id.ok()) return id.error();
+  if (Status committed = transaction->Commit(); !committed.ok()) return committed.error();
+  return id;
+}
+
+Result<std::vector<InterventionRecord>> RunStore::Interventions(const std::string& run_id) const {
+  std::lock_guard lock(mutex_);
+  if (Status exists = CheckRunExists(*database_, run_id); !exists.ok()) return exists.error();
+  auto statement = database_->Query(
+      "SELECT id, sequence, action, llm_call_id, candidate_id, attempts_before, detail, created_at "
+      "FROM interventions WHERE run_id = ? ORDER BY sequence",
+      {run_id});
+  if (!statement.ok()) return statement.error();
+  std::vector<InterventionRecord> interventions;
+  while (true) {
+    auto row = statement->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) return interventions;
+    const Statement& r = *statement;
+    InterventionRecord record;
+    record.id = r.Int(0);
+    record.run_id = run_id;
+    record.sequence = r.Int(1);
+    record.action = r.Text(2);
+    record.llm_call_id = r.OptionalInt(3);
+    record.candidate_id = r.OptionalInt(4);
+    record.attempts_before = r.Int(5);
+    auto detail = ParseStoredJson(database_->path(), r.Text(6),
+                                  fmt::format("intervention {} of run {}: its detail", record.id, run_id),
+                                  nlohmann::json::value_t::object);
+    if (!detail.ok()) return detail.error();
+    record.detail = std::move(detail).value();
+    record.created_at = r.Text(7);
+    interventions.push_back(std::move(record));
+  }
+}
+
 Status RunStore::SetRunActivity(const std::string& run_id, const nlohmann::json& activity) {
   if (!activity.is_object()) return MakeError(ErrorKind::kInvalidArgument, "a run's activity is a JSON object");
   std::lock_guard lock(mutex_);
@@ -407,7 +485,8 @@ Result<int64_t> RunStore::AddLlmCall(const std::string& run_id, const LlmCall& c
   return id;
 }
 
-Result<int64_t> RunStore::AddCandidate(const CandidateRecord& candidate, int64_t* sequence_out) {
+Result<int64_t> RunStore::AddCandidate(const CandidateRecord& candidate, int64_t* sequence_out,
+                                       const InterventionRecord* decision) {
   std::lock_guard lock(mutex_);
   Database& database = *database_;
   auto transaction = Transaction::Begin(database);
@@ -438,6 +517,12 @@ Result<int64_t> RunStore::AddCandidate(const CandidateRecord& candidate, int64_t
     return inserted.error();
   }
   const int64_t id = database.LastInsertRowId();
+  if (decision != nullptr) {
+    InterventionRecord made = *decision;
+    made.run_id = run_id;
+    made.candidate_id = id;
+    if (auto added = InsertIntervention(database, made); !added.ok()) return added.error();
+  }
   if (Status committed = transaction->Commit(); !committed.ok()) return committed.error();
   if (sequence_out != nullptr) *sequence_out = *sequence;
   return id;

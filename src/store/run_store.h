@@ -83,6 +83,21 @@ struct CandidateRecord {
   int64_t number() const { return sequence + 1; }
 };
 
+/// What the person did at one review of an interactive run (`ksmith optimize --interactive`).
+struct InterventionRecord {
+  int64_t id = 0;                        // assigned by the store
+  std::string run_id;
+  int64_t sequence = 0;                  // assigned by the store: 0, 1, 2... within the run
+  std::string action;                    // "approve", "edit", "constrain", "rollback", "stop"
+  std::optional<int64_t> llm_call_id;    // the call that proposed the kernel under review, if a model did
+  std::optional<int64_t> candidate_id;   // the candidate the proposal became (approve, edit)
+  int64_t attempts_before = 0;           // the run's candidates when it was done: where it falls among them
+  /// constrain: {"constraint"}; edit: {"diff"} (unified, the proposal against the edit);
+  /// rollback: {"to_candidate": its number, "set_aside": the proposal's source}; stop: {"set_aside"}.
+  nlohmann::json detail = nlohmann::json::object();
+  std::string created_at;                // assigned by the store when empty
+};
+
 /// Each candidate's store id mapped to its number in the run (CandidateRecord::number), to show a
 /// parent by its number.
 std::map<int64_t, int64_t> CandidateNumbers(const std::vector<CandidateRecord>& candidates);
@@ -143,12 +158,20 @@ class RunStore {
   /// A candidate without a verdict: it is evaluated next. Extraction failures are recorded with
   /// status "extraction_failed" and never evaluated. The store assigns id and sequence (the
   /// fields given are ignored) and created_at when empty; parent_id and llm_call_id must belong
-  /// to the same run. Returns the id; `sequence_out`, when given, gets the sequence.
-  Result<int64_t> AddCandidate(const CandidateRecord& candidate, int64_t* sequence_out = nullptr);
+  /// to the same run. Returns the id; `sequence_out`, when given, gets the sequence. `decision`,
+  /// when given, is the person's approve or edit that made it (interactive runs): recorded in the
+  /// same transaction, with the new candidate's id, so that neither is ever stored without the other.
+  Result<int64_t> AddCandidate(const CandidateRecord& candidate, int64_t* sequence_out = nullptr,
+                               const InterventionRecord* decision = nullptr);
   /// `verdict` is what `ksmith eval --json` prints: an object with a string "status", and
   /// "speedup" (the median) when it was timed. A second verdict for one candidate, or one for a
   /// candidate whose extraction failed, is kInvalidArgument; an unknown candidate is kNotFound.
   Status AddVerdict(int64_t candidate_id, const nlohmann::json& verdict);
+
+  /// Records what the person did at a review; returns its id. llm_call_id and candidate_id must
+  /// belong to the run; an action outside InterventionRecord's list is kInvalidArgument.
+  Result<int64_t> AddIntervention(const InterventionRecord& intervention);
+  Result<std::vector<InterventionRecord>> Interventions(const std::string& run_id) const;  // by sequence
 
   Result<std::vector<RunRecord>> ListRuns() const;  // newest first
   Result<RunRecord> GetRun(const std::string& run_id) const;  // kNotFound names the id

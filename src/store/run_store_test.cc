@@ -365,3 +365,75 @@ TEST_F(RunStoreTest, FinishRefusesBadStatusAndForeignBest) {
 
 }  // namespace
 }  // namespace ksmith
+
+namespace ksmith {
+namespace {
+
+class InterventionStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = folder_.Open();
+    ASSERT_NE(store_, nullptr);
+    ASSERT_TRUE(store_->CreateRun(testing::SampleRun("run-a"), testing::kSampleTaskToml).ok());
+    ASSERT_TRUE(store_->CreateRun(testing::SampleRun("run-b"), testing::kSampleTaskToml).ok());
+  }
+  InterventionRecord Make(const std::string& run_id, const std::string& action, nlohmann::json detail) {
+    InterventionRecord record;
+    record.run_id = run_id;
+    record.action = action;
+    record.detail = std::move(detail);
+    return record;
+  }
+  testing::StoreFolder folder_;
+  std::unique_ptr<RunStore> store_;
+};
+
+TEST_F(InterventionStoreTest, EveryFieldRoundTripsInOrderWithinItsRun) {
+  const int64_t call = store_->AddLlmCall("run-a", testing::SampleCall()).value();
+  const int64_t candidate = store_->AddCandidate(testing::SampleCandidate("run-a", call)).value();
+  InterventionRecord constrain = Make("run-a", "constrain", {{"constraint", "no tensor cores"}});
+  constrain.llm_call_id = call;
+  InterventionRecord edit = Make("run-a", "edit", {{"diff", "-a\n+b\n"}});
+  edit.llm_call_id = call;
+  edit.candidate_id = candidate;
+  edit.attempts_before = 4;
+  edit.created_at = "2026-11-30T10:00:00.000Z";
+  ASSERT_TRUE(store_->AddIntervention(constrain).ok());
+  ASSERT_TRUE(store_->AddIntervention(Make("run-b", "stop", nlohmann::json::object())).ok());
+  ASSERT_TRUE(store_->AddIntervention(edit).ok());
+  const auto stored = store_->Interventions("run-a");
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+  ASSERT_EQ(stored->size(), 2u);
+  EXPECT_EQ((*stored)[0].sequence, 0);
+  EXPECT_EQ((*stored)[0].action, "constrain");
+  EXPECT_EQ((*stored)[0].detail["constraint"], "no tensor cores");
+  EXPECT_EQ((*stored)[0].llm_call_id, std::optional<int64_t>(call));
+  EXPECT_EQ((*stored)[0].candidate_id, std::nullopt);
+  EXPECT_FALSE((*stored)[0].created_at.empty());
+  const InterventionRecord& second = (*stored)[1];
+  EXPECT_EQ(second.sequence, 1);
+  EXPECT_EQ(second.action, "edit");
+  EXPECT_EQ(second.candidate_id, std::optional<int64_t>(candidate));
+  EXPECT_EQ(second.attempts_before, 4);
+  EXPECT_EQ(second.detail["diff"], "-a\n+b\n");
+  EXPECT_EQ(second.created_at, "2026-11-30T10:00:00.000Z");
+  EXPECT_EQ(store_->Interventions("run-b")->size(), 1u);
+}
+
+TEST_F(InterventionStoreTest, UnknownActionsForeignReferencesAndUnknownRunsAreRefused) {
+  auto unknown = store_->AddIntervention(Make("run-a", "shrug", nlohmann::json::object()));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(unknown.error().message.find("'shrug' is not an intervention"), std::string::npos);
+  InterventionRecord foreign = Make("run-a", "approve", nlohmann::json::object());
+  foreign.candidate_id = store_->AddCandidate(testing::SampleCandidate("run-b")).value();
+  auto refused = store_->AddIntervention(foreign);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("belongs to run 'run-b'"), std::string::npos) << refused.error().message;
+  EXPECT_FALSE(store_->AddIntervention(Make("run-a", "approve", nlohmann::json::array())).ok());
+  EXPECT_EQ(store_->AddIntervention(Make("nowhere", "stop", nlohmann::json::object())).error().kind, ErrorKind::kNotFound);
+  EXPECT_TRUE(store_->Interventions("run-a")->empty()) << "a refused intervention left a row";
+}
+
+}  // namespace
+}  // namespace ksmith

