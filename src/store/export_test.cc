@@ -170,6 +170,27 @@ TEST_F(ExportTest, SftHasPassedLlmAnswersWithThePromptAndTheReply) {
   EXPECT_EQ(lines[0]["candidate"], 2);
 }
 
+TEST_F(ExportTest, AKernelThePersonEditedIsNotTheModelsAnswerToLearn) {
+  // The model answered "Z" (a wrong kernel, say); the person edited it and the edit passed, fastest of all.
+  const int64_t call = store_->AddLlmCall("run-x", SampleCall("Z")).value();
+  CandidateRecord edited = SampleCandidate("run-x", call, fast_);
+  edited.origin = "edited";
+  edited.source = "source Z as the person fixed it";
+  const int64_t id = store_->AddCandidate(edited).value();
+  ASSERT_TRUE(store_->AddVerdict(id, SampleVerdict("passed", 5.0)).ok());
+  for (const ExportFormat format : {ExportFormat::kSft, ExportFormat::kSftFinal, ExportFormat::kPairs}) {
+    for (const auto& line : Export(format)) {
+      EXPECT_EQ(line.dump().find("\"Z\""), std::string::npos) << ExportFormatName(format) << ": " << line.dump();
+    }
+  }
+  // The trajectory keeps it, as what it is.
+  const auto trajectory = Export(ExportFormat::kTrajectory);
+  ASSERT_FALSE(trajectory.empty());
+  EXPECT_EQ(trajectory.back()["origin"], "edited");
+  EXPECT_EQ(trajectory.back()["response"], "Z");
+  EXPECT_EQ(trajectory.back()["source"], "source Z as the person fixed it");
+}
+
 TEST_F(ExportTest, SftFinalIsTheFirstPromptWithTheFastestPassingAnswer) {
   const auto lines = Export(ExportFormat::kSftFinal);
   ASSERT_EQ(lines.size(), 1u);
