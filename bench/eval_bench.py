@@ -8,6 +8,7 @@
                                      (label=path pairs, comma-separated; default: this build)
 Run from the repository root after `scripts/setup.sh build`.
 """
+import collections
 import json
 import os
 import pathlib
@@ -101,9 +102,10 @@ def suite(runs=int(os.environ.get("RUNS", "3"))):
         tasks = [folder for folder in tasks if folder.name in os.environ["SUITE_TASKS"].split()]
     labels = [label for label, _ in builds]
     print("| task | " + " | ".join(f"{label}: verdict [s]" for label in labels) +
-          " | " + " | ".join(f"{label}: correctness / timing / recheck [s]" for label in labels) + " |")
+          " | " + " | ".join(f"{label}: correctness / timing / recheck [s] (timing stopped by)" for label in labels) + " |")
     print("|---|" + "---|" * (2 * len(builds)))
     totals = {label: [] for label in labels}
+    stopped = {label: collections.Counter() for label in labels}
     for folder in tasks:
         task = folder.name
         cells, shares = [], []
@@ -121,13 +123,19 @@ def suite(runs=int(os.environ.get("RUNS", "3"))):
                 sum(s["seconds"] for s in v["stages"] if s["name"] == name) for v in verdicts)
             totals[label].append(total)
             cells.append(f"{total:.2f}")
-            shares.append(f"{pick('correctness'):.2f} / {pick('timing'):.2f} / {pick('recheck'):.2f}")
+            # Why each run's timing loop stopped (interval, decided, budget), counted.
+            stops = collections.Counter(s["details"].get("stopped_by", "?") for v in verdicts for s in v["stages"]
+                                        if s["name"] == "timing")
+            stopped[label].update(stops)
+            shares.append(f"{pick('correctness'):.2f} / {pick('timing'):.2f} / {pick('recheck'):.2f} "
+                          f"({', '.join(f'{k} {n}' for k, n in sorted(stops.items()))})")
         print(f"| {task} | " + " | ".join(cells) + " | " + " | ".join(shares) + " |")
         sys.stdout.flush()
     for label in labels:
         values = sorted(totals[label])
         print(f"\n{label}: median {statistics.median(values):.2f} s, fastest {values[0]:.2f} s, slowest "
-              f"{values[-1]:.2f} s, {sum(v <= 1.0 for v in values)} of {len(values)} tasks at or under 1 s")
+              f"{values[-1]:.2f} s, {sum(v <= 1.0 for v in values)} of {len(values)} tasks at or under 1 s; timing "
+              f"stopped by {dict(sorted(stopped[label].items()))}")
     shutil.rmtree(home_cache)
 
 

@@ -34,6 +34,9 @@ struct EvalOptions {
   bool time = true;
   double timing_budget_s = 1.0;   // [s] the timing loop stops by then (after min rounds)
   double target_rse = 0.01;       // stop timing once both sides' relative standard error is below
+  /// Stop timing once the speedup's 95% interval is clear of 1, or inside 1 +- this (cpu); 0: off,
+  /// the loop runs to target_rse or the budget.
+  double tie_band = 0.02;
   int threads = 0;                // OpenMP threads in the worker; 0: all cores
   bool sandbox = true;
   bool profile = false;           // add the backend's profile of a passing candidate (slow)

@@ -35,6 +35,9 @@ struct TimingSettings {
   double budget_s = 1.0;     // stop by then, once min_rounds are done
   double target_rse = 0.01;  // stop once both sides' relative standard error is below, or the
                              // speedup's 95% interval is within +-target_rse of its median
+  /// Stop once the comparison is decided: the speedup's 95% interval clear of 1 (faster or
+  /// slower), or inside 1 +- tie_band (a tie). 0: only the target or the budget stops the loop.
+  double tie_band = 0.0;
   std::chrono::milliseconds call_timeout{10'000};
 };
 

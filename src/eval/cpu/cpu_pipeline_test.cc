@@ -123,12 +123,38 @@ TEST_F(CpuPipelineTest, TimedHonestKernelGetsASpeedupWithAnInterval) {
   const StageRecord* timing = FindStage(verdict, "timing");
   ASSERT_NE(timing, nullptr);
   ASSERT_NE(FindStage(verdict, "recheck"), nullptr);
-  // The budget used is reported: what it was, and whether the interval or the budget ended it.
+  // The budget used is reported: what it was, and whether the interval, the decision or the budget ended it.
   ASSERT_TRUE(timing->details.timing.has_value());
   EXPECT_EQ(timing->details.timing->budget_s, options_.timing_budget_s);
-  const std::set<std::string> reasons = {"interval", "budget"};
+  const std::set<std::string> reasons = {"interval", "decided", "budget"};
   EXPECT_TRUE(reasons.contains(timing->details.timing->stopped_by.value_or("")))
       << timing->details.timing->stopped_by.value_or("(none)");
+}
+
+TEST_F(CpuPipelineTest, TimingOfAClearlySlowerKernelStopsOnceTheComparisonIsDecided) {
+  options_.time = true;
+  options_.timing_budget_s = 5.0;  // a cap it does not reach: the slower kernel is decided first
+  // Every element recomputed 64 times through a volatile: many times slower than the baseline.
+  const Verdict verdict = Evaluate(Kernel(
+      "for (int64_t i = 0; i < n; ++i) { volatile float s = 0; for (int r = 0; r < 64; ++r) s = a[i] + b[i]; c[i] = s; }"));
+  ASSERT_EQ(verdict.status, VerdictStatus::kPassed) << Describe(verdict);
+  ASSERT_TRUE(verdict.timing.has_value());
+  EXPECT_EQ(verdict.timing->comparison, "slower");
+  const StageRecord* timing = FindStage(verdict, "timing");
+  ASSERT_NE(timing, nullptr);
+  ASSERT_TRUE(timing->details.timing.has_value());
+  EXPECT_EQ(timing->details.timing->stopped_by.value_or(""), "decided") << Describe(verdict);
+  EXPECT_LT(timing->seconds, 5.0);
+
+  // Without the tie band only the target or the budget ends the loop.
+  options_.tie_band = 0;
+  options_.timing_budget_s = 0.3;
+  const Verdict full = Evaluate(Kernel(
+      "for (int64_t i = 0; i < n; ++i) { volatile float s = 0; for (int r = 0; r < 64; ++r) s = a[i] + b[i]; c[i] = s; }"));
+  const StageRecord* full_timing = FindStage(full, "timing");
+  ASSERT_NE(full_timing, nullptr);
+  ASSERT_TRUE(full_timing->details.timing.has_value());
+  EXPECT_NE(full_timing->details.timing->stopped_by.value_or(""), "decided");
 }
 
 TEST_F(CpuPipelineTest, EmptySourceIsACompileError) {

@@ -131,6 +131,7 @@ bool WorkerSession::TimeAgainstBaseline() {
   settings.order_seed = DeriveSeed(secret_seed_, kOrderSalt);
   settings.budget_s = options_.timing_budget_s;
   settings.target_rse = options_.target_rse;
+  settings.tie_band = options_.tie_band;
   settings.call_timeout = options_.call_timeout;
   // Other processes (or the hypervisor) taking a core during timing slow a parallel kernel more
   // than a serial baseline: measure how much else ran, and time once more if it was a lot.
