@@ -36,6 +36,17 @@ std::string AsEdited(const std::string& words, const std::string& source) {
                      words, source);
 }
 
+// The candidate a step makes, before its kernel is known.
+CandidateRecord RecordOf(const std::string& run_id, const Step& step) {
+  CandidateRecord record;
+  record.run_id = run_id;
+  record.parent_id = step.parent_id;
+  record.origin = step.origin;
+  record.role = step.role;
+  record.search = step.search;
+  return record;
+}
+
 Attempt FromRecord(const CandidateRecord& record, const std::string& answer) {
   Attempt attempt;
   attempt.candidate_id = record.id;
@@ -108,10 +119,11 @@ Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id) 
   }
   auto interventions = store.Interventions(run_id);
   if (!interventions.ok()) return interventions.error();
-  std::map<int64_t, int64_t> number_of = CandidateNumbers(*candidates);
+  const std::map<int64_t, int64_t> number_of = CandidateNumbers(*candidates);
   for (const auto& record : *interventions) {
     Intervention intervention{record.action, static_cast<size_t>(record.attempts_before), std::nullopt, record.detail};
-    if (record.candidate_id) intervention.candidate_number = number_of[*record.candidate_id];
+    const auto made = record.candidate_id ? number_of.find(*record.candidate_id) : number_of.end();
+    if (made != number_of.end()) intervention.candidate_number = made->second;
     state.interventions.push_back(std::move(intervention));
   }
   return state;
@@ -345,10 +357,11 @@ Status OptimizeLoop::RecordNote(const Step& step, LlmCall call, bool& exhausted)
 }
 
 Result<OptimizeLoop::Review> OptimizeLoop::ReviewProposal(CandidateRecord& record, std::optional<int64_t> llm_call_id) {
+  // Without a person, or without a kernel to show, the proposal is judged as it is.
+  if (settings_.reviewer == nullptr || !record.extraction_error.empty()) return Review{};
   ProposalView view;
   view.number = static_cast<int64_t>(state_.attempts.size()) + 1;
   view.role = record.role;
-  view.origin = record.origin;
   view.explanation = record.explanation;
   view.source = record.source;
   view.knobs = record.knobs;
@@ -443,23 +456,14 @@ Result<Attempt> OptimizeLoop::AddReviewedCandidate(CandidateRecord& record, cons
 }
 
 Result<Attempt> OptimizeLoop::RecordProposal(const Step& step, bool& declined) {
-  CandidateRecord record;
-  record.run_id = run_id_;
-  record.parent_id = step.parent_id;
-  record.origin = step.origin;
-  record.role = step.role;
+  CandidateRecord record = RecordOf(run_id_, step);
   record.source = step.source;
   record.knobs = KnobsToJson(step.knobs);
-  record.search = step.search;
-  Review review;
-  if (settings_.reviewer != nullptr) {
-    auto reviewed = ReviewProposal(record, std::nullopt);
-    if (!reviewed.ok()) return reviewed.error();
-    review = std::move(reviewed.value());
-  }
-  declined = !review.judge;
+  auto review = ReviewProposal(record, std::nullopt);
+  if (!review.ok()) return review.error();
+  declined = !review->judge;
   if (declined) return Attempt{};
-  return AddReviewedCandidate(record, review, "");
+  return AddReviewedCandidate(record, *review, "");
 }
 
 Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, bool& exhausted, bool& declined) {
@@ -473,12 +477,7 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
   // Answers that arrive after the person stopped are kept as calls, never judged.
   declined = person_stopped_;
   if (declined) return Attempt{};
-  CandidateRecord record;
-  record.run_id = run_id_;
-  record.parent_id = step.parent_id;
-  record.origin = step.origin;
-  record.role = step.role;
-  record.search = step.search;
+  CandidateRecord record = RecordOf(run_id_, step);
   record.llm_call_id = *call_id;
   if (!call.reply) {
     ++failed_calls_in_row_;
@@ -494,15 +493,11 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
     }
     record.explanation = Explanation(call.reply->content);
   }
-  Review review;
-  if (settings_.reviewer != nullptr && record.extraction_error.empty()) {
-    auto reviewed = ReviewProposal(record, *call_id);
-    if (!reviewed.ok()) return reviewed.error();
-    review = std::move(reviewed.value());
-  }
-  declined = !review.judge;
+  auto review = ReviewProposal(record, *call_id);
+  if (!review.ok()) return review.error();
+  declined = !review->judge;
   if (declined) return Attempt{};
-  auto added = AddReviewedCandidate(record, review, call.reply ? call.reply->content : std::string());
+  auto added = AddReviewedCandidate(record, *review, call.reply ? call.reply->content : std::string());
   if (!added.ok()) return added.error();
   Attempt attempt = std::move(added.value());
   if (!record.extraction_error.empty()) {

@@ -152,7 +152,8 @@ class OptimizeLoop {
     std::optional<InterventionRecord> decision;  // approve or edit: recorded with the candidate it makes
   };
   /// Shows `record` (about to become a candidate) to the reviewer, records each constraint,
-  /// rollback or stop as it is given, and applies an edit to `record`.
+  /// rollback or stop as it is given, and applies an edit to `record`. Without a reviewer, or for
+  /// an answer without a kernel, the proposal is judged as it is.
   Result<Review> ReviewProposal(CandidateRecord& record, std::optional<int64_t> llm_call_id);
   /// Adds `record` to the store (after its review) and records the person's decision with it.
   Result<Attempt> AddReviewedCandidate(CandidateRecord& record, const Review& review, const std::string& answer);

@@ -22,7 +22,6 @@ namespace ksmith {
 struct ProposalView {
   int64_t number = 0;           // the number it gets in the run if it is judged
   std::string role;             // who proposed it ("coder"; "" for a non-model proposer)
-  std::string origin;           // "llm", "tune"
   std::string explanation;      // the model's words before its code: its rationale (may be empty)
   std::string source;
   nlohmann::json knobs = nlohmann::json::object();  // a non-model proposer's knob setting

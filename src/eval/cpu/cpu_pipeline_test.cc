@@ -135,8 +135,9 @@ TEST_F(CpuPipelineTest, TimingOfAClearlySlowerKernelStopsOnceTheComparisonIsDeci
   options_.time = true;
   options_.timing_budget_s = 5.0;  // a cap it does not reach: the slower kernel is decided first
   // Every element recomputed 64 times through a volatile: many times slower than the baseline.
-  const Verdict verdict = Evaluate(Kernel(
-      "for (int64_t i = 0; i < n; ++i) { volatile float s = 0; for (int r = 0; r < 64; ++r) s = a[i] + b[i]; c[i] = s; }"));
+  const std::string slow = Kernel(
+      "for (int64_t i = 0; i < n; ++i) { volatile float s = 0; for (int r = 0; r < 64; ++r) s = a[i] + b[i]; c[i] = s; }");
+  const Verdict verdict = Evaluate(slow);
   ASSERT_EQ(verdict.status, VerdictStatus::kPassed) << Describe(verdict);
   ASSERT_TRUE(verdict.timing.has_value());
   EXPECT_EQ(verdict.timing->comparison, "slower");
@@ -149,8 +150,7 @@ TEST_F(CpuPipelineTest, TimingOfAClearlySlowerKernelStopsOnceTheComparisonIsDeci
   // Without the tie band only the target or the budget ends the loop.
   options_.tie_band = 0;
   options_.timing_budget_s = 0.3;
-  const Verdict full = Evaluate(Kernel(
-      "for (int64_t i = 0; i < n; ++i) { volatile float s = 0; for (int r = 0; r < 64; ++r) s = a[i] + b[i]; c[i] = s; }"));
+  const Verdict full = Evaluate(slow);
   const StageRecord* full_timing = FindStage(full, "timing");
   ASSERT_NE(full_timing, nullptr);
   ASSERT_TRUE(full_timing->details.timing.has_value());
