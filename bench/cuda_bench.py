@@ -8,7 +8,8 @@ docs/benchmarks.md by hand.
   bench/cuda_bench.py repeatability  one kernel evaluated 5 times: spread of its cold time
   bench/cuda_bench.py ncu            our cold time against ncu's gpu__time_duration, same kernel
   bench/cuda_bench.py all            all of the above
-KSMITH names the ksmith binary (default: .gpu/bin/ksmith, see scripts/gpu_env.sh); RUNS the
+KSMITH names the ksmith binary (default: .gpu/bin/ksmith, see scripts/gpu_env.sh); EXTRA more
+`ksmith eval` arguments for every run (e.g. "--tie-band 0": timing without the decided stop); RUNS the
 latency and breakdown runs per task (default 5); LABEL names the binary in the breakdown; VERDICTS
 a JSON-lines file for every verdict the breakdown measured; COUNT, TASKS and JOBS the throughput's
 candidates, tasks and --jobs values.
@@ -24,6 +25,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KSMITH = os.environ.get("KSMITH", str(ROOT / ".gpu" / "bin" / "ksmith"))
+EXTRA = os.environ.get("EXTRA", "").split()
 HONEST = ROOT / "tests" / "kernels" / "cuda" / "honest"
 VERIFY_STAGES = ("sandbox", "correctness", "idle_check", "recheck", "physical_limit", "close", "release")
 
@@ -32,7 +34,7 @@ def evaluate(task, kernels, extra=()):
     """One `ksmith eval` over `kernels`; returns (wall seconds, verdicts)."""
     start = time.perf_counter()
     out = subprocess.run([KSMITH, "eval", "--backend", "cuda", "--quiet", "--json", "--task", task,
-                          *extra, *map(str, kernels)], capture_output=True, text=True, check=False)
+                          *EXTRA, *extra, *map(str, kernels)], capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     text = out.stdout.strip()
     verdicts = [json.loads(line) for line in text.splitlines()] if len(kernels) > 1 else [json.loads(text)]
@@ -97,7 +99,7 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
     print(f"## Where a verdict's time goes ({label}: {KSMITH}; median of {runs}, trusted builds cached)\n")
     columns = ["total", "build", "compile", "correctness", "cand. request", "ref. wait", "case wait",
                "arena prep", "snapshot", "host check", "check wait", "download", "idle", "timing", "final check",
-               "recheck", "close", "release"]
+               "recheck", "close", "release", "timing stopped by"]
     print("| task | " + " | ".join(columns) + " |")
     print("|---|" + "---|" * len(columns))
     saved = open(os.environ["VERDICTS"], "a") if os.environ.get("VERDICTS") else None
@@ -136,9 +138,19 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
             for column in zip(*rows):
                 known = [value for value in column if value is not None]
                 cells.append(f"{statistics.median(known):.2f}" if known else "-")
+            cells.append(stopped_by_counts(verdict for _, verdict in results))
             print(f"| {task} | " + " | ".join(cells) + " |")
             sys.stdout.flush()
     print()
+
+
+def stopped_by_counts(verdicts):
+    """Why each verdict's timing loop ended, counted: "decided 4, budget 1"."""
+    counts = {}
+    for verdict in verdicts:
+        reason = stage(verdict, "timing")["details"].get("stopped_by", "?")
+        counts[reason] = counts.get(reason, 0) + 1
+    return ", ".join(f"{reason} {count}" for reason, count in sorted(counts.items()))
 
 
 def throughput(count=int(os.environ.get("COUNT", "24")), tasks=tuple(os.environ.get("TASKS", "vector_add softmax").split()),
@@ -163,19 +175,21 @@ def throughput(count=int(os.environ.get("COUNT", "24")), tasks=tuple(os.environ.
 
 def repeatability(runs=5):
     print(f"## Timing repeatability ({runs} evaluations of the same kernel)\n")
-    print("| kernel | cold us per run | spread (max-min)/median | speedup per run |")
-    print("|---|---|---|---|")
+    print("| kernel | cold us per run | spread (max-min)/median | speedup per run | timing s (median) | stopped by |")
+    print("|---|---|---|---|---|---|")
     for task in ("vector_add", "softmax", "row_sum", "transpose", "matmul"):
         kernel = HONEST / f"{task}_fast.cu"
-        colds, speedups = [], []
+        colds, speedups, verdicts = [], [], []
         for _ in range(runs):
             _, (verdict,) = evaluate(task, [kernel])
+            verdicts.append(verdict)
             timing = stage(verdict, "timing")["details"]
             colds.append(timing["candidate"]["cold_us"])
             speedups.append(verdict["speedup"]["median"] if isinstance(verdict["speedup"], dict) else verdict["speedup"])
         spread = (max(colds) - min(colds)) / statistics.median(colds)
+        timing_s = statistics.median(stage_seconds(v, ("timing",)) for v in verdicts)
         print(f"| {task}_fast | {', '.join(f'{c:.1f}' for c in colds)} | {100 * spread:.2f}% | "
-              f"{', '.join(f'{s:.3f}' for s in speedups)} |")
+              f"{', '.join(f'{s:.3f}' for s in speedups)} | {timing_s:.2f} | {stopped_by_counts(verdicts)} |")
     print()
 
 

@@ -47,6 +47,7 @@ struct EvalFlags {
   // Unset: ksmith.toml's [eval] value, else the default (OptimizeSettings's, shared with optimize).
   std::optional<int> seeds, timeout_ms;
   std::optional<double> timing_budget_s, build_memory_gib, build_cpu_s;
+  std::optional<double> tie_band;
   std::string config;
   bool no_time = false;
   int threads = 0;
@@ -80,6 +81,7 @@ EvalOptions CommonOptions(const EvalFlags& flags, const OptimizeSettings& settin
   options.call_timeout = std::chrono::milliseconds(settings.eval_timeout_ms);
   options.time = !flags.no_time;
   options.timing_budget_s = settings.timing_budget_s;
+  if (flags.tie_band) options.tie_band = *flags.tie_band;
   options.threads = flags.threads;
   options.sandbox = !flags.no_sandbox;
   options.profile = flags.profile;
@@ -362,6 +364,10 @@ CommandHandler AddEvalCommand(CLI::App& app) {
   app.add_option("--timing-budget", flags->timing_budget_s,
                  "Seconds the timing loop may take (default 1, or [eval] timing_budget_s)")
       ->check(RangeCheck("timing_budget_s"));
+  app.add_option("--tie-band", flags->tie_band,
+                 "Timing stops once the speedup's 95% interval is clear of 1 or inside 1 +- this "
+                 "(default 0.02; 0: it runs to the noise target or the budget)")
+      ->check(CLI::Range(0.0, 0.5));
   app.add_option("--config", flags->config,
                  "Settings file whose [eval] table sets the evaluation's defaults, under the flags (default "
                  "./ksmith.toml when present)")

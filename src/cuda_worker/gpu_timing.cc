@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cuda_worker/gpu_kernels.h"
+#include "eval/statistics.h"
 #include "tensor/compare.h"
 
 namespace ksmith {
@@ -188,6 +189,7 @@ GpuTimingConfig GpuTimingConfig::FromJson(const nlohmann::json& json) {
   config.min_rounds = json.value("min_rounds", config.min_rounds);
   config.max_rounds = json.value("max_rounds", config.max_rounds);
   config.target_rse = json.value("target_rse", config.target_rse);
+  config.tie_band = json.value("tie_band", config.tie_band);
   config.flush_bytes = json.value("flush_bytes", config.flush_bytes);
   config.mutation_pairs = json.value("mutation_pairs", config.mutation_pairs);
   config.distribution = json.value("distribution", config.distribution);
@@ -366,9 +368,12 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     }
     const bool settled = RelativeStandardError(times[0]) <= config.target_rse &&
                          RelativeStandardError(times[1]) <= config.target_rse;
+    // The interval costs a sort of every round's ratio: past 64 rounds it is asked every 16th.
+    const bool ask = rounds >= config.min_rounds && (rounds < 64 || rounds % 16 == 0);
+    const bool decided = ask && ComparisonDecided(PairedSpeedup(times[1], times[0]), config.tie_band);
     if (rounds >= config.max_rounds) break;
-    if (rounds >= config.min_rounds && (settled || spent_s >= config.budget_s)) {
-      stopped_by = settled ? "interval" : "budget";
+    if (rounds >= config.min_rounds && (decided || settled || spent_s >= config.budget_s)) {
+      stopped_by = decided ? "decided" : settled ? "interval" : "budget";
       break;
     }
   }

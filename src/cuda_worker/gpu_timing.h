@@ -24,6 +24,9 @@ struct GpuTimingConfig {
   int min_rounds = 10;
   int max_rounds = 5000;
   double target_rse = 0.005;
+  /// > 0: stop once the paired speedup's interval is clear of 1 or inside 1 +- tie_band
+  /// (eval/statistics.h's ComparisonDecided); the budget stays the cap.
+  double tie_band = 0;
   size_t flush_bytes = 0;      // >= 2x L2
   int mutation_pairs = 4;      // per input tensor per sample on barely changed inputs
   int distribution = 0;        // the inputs' (tensor/random.h's Distribution, as an index)

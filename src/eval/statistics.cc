@@ -75,4 +75,9 @@ Estimate PairedSpeedup(const std::vector<double>& baseline, const std::vector<do
   return MedianWithInterval(std::move(ratios));
 }
 
+bool ComparisonDecided(const Estimate& speedup, double tie_band) {
+  if (tie_band <= 0 || speedup.median <= 0) return false;
+  return speedup.low > 1 || speedup.high < 1 || (speedup.low >= 1 - tie_band && speedup.high <= 1 + tie_band);
+}
+
 }  // namespace ksmith

@@ -33,4 +33,9 @@ Estimate MedianWithInterval(std::vector<double> samples);
 /// baseline_i / candidate_i, which cancels drift that affects both sides of a round.
 Estimate PairedSpeedup(const std::vector<double>& baseline, const std::vector<double>& candidate);
 
+/// Whether a paired speedup already answers what a verdict asks: its 95% interval is clear of 1
+/// (faster, or slower) or lies inside 1 +- tie_band (a tie), so more rounds would only narrow it.
+/// Never with tie_band 0 or without an estimate. Shared by the CPU and GPU timing loops.
+bool ComparisonDecided(const Estimate& speedup, double tie_band);
+
 }  // namespace ksmith

@@ -154,5 +154,22 @@ TEST(Estimate, AlsoHasTheMeanStdAndRangeKernelBenchReports) {
   EXPECT_FALSE(Estimate{}.ToJson().contains("mean"));
 }
 
+TEST(ComparisonDecided, AnIntervalClearOfOneOrInsideTheTieBandAnswersTheQuestion) {
+  auto speedup = [](double low, double median, double high) {
+    Estimate estimate;
+    estimate.low = low;
+    estimate.median = median;
+    estimate.high = high;
+    return estimate;
+  };
+  EXPECT_TRUE(ComparisonDecided(speedup(1.10, 1.20, 1.30), 0.02));    // faster
+  EXPECT_TRUE(ComparisonDecided(speedup(0.25, 0.26, 0.27), 0.02));    // slower
+  EXPECT_TRUE(ComparisonDecided(speedup(0.985, 1.0, 1.015), 0.02));   // a tie
+  EXPECT_FALSE(ComparisonDecided(speedup(0.97, 1.01, 1.05), 0.02));   // straddles 1, wider than the band
+  EXPECT_FALSE(ComparisonDecided(speedup(0.99, 1.02, 1.025), 0.02));  // straddles 1 and leaves the band
+  EXPECT_FALSE(ComparisonDecided(speedup(1.10, 1.20, 1.30), 0.0));    // no band: only the budget or noise stop
+  EXPECT_FALSE(ComparisonDecided(Estimate{}, 0.02));                  // no samples yet
+}
+
 }  // namespace
 }  // namespace ksmith

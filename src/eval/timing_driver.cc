@@ -147,9 +147,7 @@ class Driver {
                                     RelativeStandardError(outcome.baseline_us) <= settings_.target_rse);
       // The question a verdict answers is already answered: more rounds would only narrow the
       // interval around a comparison that cannot change.
-      const bool decided = settings_.tie_band > 0 && rounds >= kMinRoundsForInterval && speedup.median > 0 &&
-                           (speedup.low > 1 || speedup.high < 1 ||
-                            (speedup.low >= 1 - settings_.tie_band && speedup.high <= 1 + settings_.tie_band));
+      const bool decided = rounds >= kMinRoundsForInterval && ComparisonDecided(speedup, settings_.tie_band);
       if (enough && decided) {
         outcome.stopped_by = "decided";
         break;

@@ -44,6 +44,13 @@ inline fs::path CliPath() {
   return fs::path(configured && *configured ? configured : KSMITH_CLI_PATH);
 }
 inline fs::path BuildDir() { return CliPath().parent_path(); }
+/// KSMITH_EXHAUSTIVE=1: the few tests that sample a large space (every knob setting of every CUDA
+/// seed, KernelBench's levels in full) cover all of it. CI covers a fixed part, to stay inside its
+/// time; a change to the seeds or the importer is checked with the whole before it lands.
+inline bool Exhaustive() {
+  const char* configured = std::getenv("KSMITH_EXHAUSTIVE");
+  return configured && std::string_view(configured) == "1";
+}
 // Every test shares one cache under the build folder: compiled objects and the machine's facts.
 inline fs::path CacheDir() { return BuildDir() / "integration-cache"; }
 inline fs::path RedteamDir() { return SourceDir() / "tests" / "kernels" / "redteam"; }

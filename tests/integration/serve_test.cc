@@ -1,4 +1,4 @@
-// `ksmith serve` on loopback with the local broker: eight clients and 300 jobs of honest and
+// `ksmith serve` on loopback with the local broker: eight clients and 120 jobs of honest and
 // hostile candidates, native and ModelNew, each getting exactly the verdict `ksmith eval` gives;
 // bad clients refused with clear errors; SIGTERM finishing the jobs in flight; KernelGYM's
 // endpoints as its client calls them. Every wait is bounded.
@@ -18,22 +18,20 @@ namespace {
 
 using nlohmann::json;
 
-const json& kOptions = VolumeOptions();
-
 std::vector<CandidateKind> Kinds() {
   std::vector<CandidateKind> kinds = NativeKinds();
   const fs::path modelnew = CandidatesDir() / "modelnew";
-  kinds.push_back({"kb_l0_001_linear_scale", modelnew / "honest_torch_ops_kb_l0_001_linear_scale.py"});
-  kinds.push_back({"kb_l0_001_linear_scale", modelnew / "hostile_exit_kb_l0_001_linear_scale.py"});
+  kinds.push_back({"kb_l0_001_linear_scale", modelnew / "honest_torch_ops_kb_l0_001_linear_scale.py", 30000});
+  kinds.push_back({"kb_l0_001_linear_scale", modelnew / "hostile_exit_kb_l0_001_linear_scale.py", 30000});
   return kinds;
 }
 
 json Candidate(const CandidateKind& kind, const std::string& client_id) {
   return {{"task", kind.task}, {"backend", "cpu"}, {"source", Slurp(kind.file)},
-          {"file_name", kind.file.filename().string()}, {"client_id", client_id}, {"options", kOptions}};
+          {"file_name", kind.file.filename().string()}, {"client_id", client_id}, {"options", VolumeOptions(kind)}};
 }
 
-TEST(Serve, EightClientsSubmit300JobsAndEachGetsOneVerdictAsEvalGives) {
+TEST(Serve, EightClientsSubmit120JobsAndEachGetsOneVerdictAsEvalGives) {
   SKIP_WITHOUT_TORCH();
   const Imported imported = ImportOnce("test-problems", {(ProblemsDir() / "problems").string()});
   const std::vector<std::string> env = {"KSMITH_TASKS_PATH=" + imported.out.string()};
@@ -43,7 +41,7 @@ TEST(Serve, EightClientsSubmit300JobsAndEachGetsOneVerdictAsEvalGives) {
   Server server = StartServe(folder.path(), {"--no-auth", "--backend", "cpu", "--jobs", "2"}, env);
   ASSERT_GT(server.port, 0) << server.process.Log();
 
-  constexpr int kClients = 8, kJobs = 300;
+  constexpr int kClients = 8, kJobs = 120;
   // Job i is of kind i % 10, except that ModelNew kinds (2 s each) come one job in ten.
   auto kind_of = [&kinds](int job) {
     const int slot = job % 10;
@@ -111,7 +109,7 @@ TEST(Serve, EightClientsSubmit300JobsAndEachGetsOneVerdictAsEvalGives) {
     ++by_status[verdict.value("status", std::string())];
   }
   EXPECT_GE(by_status.size(), 5u);
-  // Exactly one verdict per job: the server counted 300 and no more.
+  // Exactly one verdict per job: the server counted kJobs and no more.
   const std::string metrics = http.Get("/metrics")->body;
   int64_t counted = 0;
   for (size_t at = metrics.find("ksmith_verdicts_total{"); at != std::string::npos;
@@ -151,7 +149,7 @@ TEST(Serve, BadClientsAreRefusedClearlyAndTheServerLivesOn) {
   httplib::Client wrong = Client(server.port, "not-the-token");
   httplib::Client good = Client(server.port, token);
   const std::string honest = Slurp(HonestDir() / "vector_add_fast.cpp");
-  const json job = {{"task", "vector_add"}, {"backend", "cpu"}, {"source", honest}, {"options", kOptions}};
+  const json job = {{"task", "vector_add"}, {"backend", "cpu"}, {"source", honest}, {"options", VolumeOptions({})}};
 
   auto expect_error = [](const httplib::Result& reply, int status, const std::string& code, const std::string& words) {
     ASSERT_TRUE(reply) << "no reply";
@@ -250,7 +248,7 @@ TEST(Serve, SigtermFinishesTheJobsInFlightAndRecordsThem) {
   json body = {{"candidates", json::array()}};
   for (int i = 0; i < 4; ++i) {
     body["candidates"].push_back({{"task", "vector_add"}, {"backend", "cpu"},
-                                  {"source", Slurp(HonestDir() / "vector_add_fast.cpp")}, {"options", kOptions}});
+                                  {"source", Slurp(HonestDir() / "vector_add_fast.cpp")}, {"options", VolumeOptions({})}});
   }
   const json accepted = BodyJson(http.Post("/v1/evaluations", body.dump(), "application/json"));
   ASSERT_EQ(accepted["jobs"].size(), 4u) << accepted.dump();

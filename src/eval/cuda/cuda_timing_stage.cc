@@ -70,6 +70,7 @@ Message CudaSession::TimingRequest(const CaseLayout& layout, uint64_t salt) cons
   const double budget_s = options_.timing_budget_s;
   nlohmann::json config = {{"budget_s", budget_s},
                            {"target_rse", std::min(options_.target_rse, kGpuTargetRse)},
+                           {"tie_band", options_.tie_band},
                            {"flush_bytes", std::max(2 * l2_bytes_, kMinFlushBytes)},
                            {"seed", DeriveSeed(secret_seed_, salt)},
                            {"final_seed", final_case_.seed},
