@@ -103,6 +103,7 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
     print("| task | " + " | ".join(columns) + " |")
     print("|---|" + "---|" * len(columns))
     saved = open(os.environ["VERDICTS"], "a") if os.environ.get("VERDICTS") else None
+    phases_by_task = {}
 
     def first_known(*values):  # 0.0 is a measurement, not a missing one
         return next((value for value in values if value is not None), None)
@@ -141,7 +142,21 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
             cells.append(stopped_by_counts(verdict for _, verdict in results))
             print(f"| {task} | " + " | ".join(cells) + " |")
             sys.stdout.flush()
+            phases_by_task[task] = [stage(verdict, "timing")["details"].get("worker_phase_ms", {}) for _, verdict in results]
     print()
+    # The worker's timing call, phase by phase (median ms), where the worker reports them.
+    names = sorted({name for runs in phases_by_task.values() for phases in runs for name in phases})
+    if names:
+        print("Timing in the worker, median ms per phase:\n")
+        print("| task | " + " | ".join(name.removeprefix("timing_") for name in names) + " |")
+        print("|---|" + "---|" * len(names))
+        for task, runs in phases_by_task.items():
+            cells = []
+            for name in names:
+                known = [phases[name] for phases in runs if name in phases]
+                cells.append(f"{statistics.median(known):.1f}" if known else "-")
+            print(f"| {task} | " + " | ".join(cells) + " |")
+        print()
 
 
 def stopped_by_counts(verdicts):

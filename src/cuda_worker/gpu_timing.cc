@@ -63,6 +63,22 @@ double RelativeStandardError(const std::vector<double>& values) {
   return mean > 0 ? deviation / std::sqrt(static_cast<double>(values.size())) / mean : 1;
 }
 
+// Where the timing call's time goes, phase by phase [us], for the verdict's worker_phase_ms.
+class PhaseClock {
+ public:
+  explicit PhaseClock(Clock::time_point start) : last_(start) {}
+  void Mark(const char* phase) {
+    const auto now = Clock::now();
+    phases_[phase] = std::chrono::duration<double, std::micro>(now - last_).count();
+    last_ = now;
+  }
+  const nlohmann::json& phases() const { return phases_; }
+
+ private:
+  Clock::time_point last_;
+  nlohmann::json phases_ = nlohmann::json::object();
+};
+
 struct Sample {
   double ns = 0;
   double clock_mhz = 0;  // 0: not measured
@@ -206,6 +222,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
                                  StreamMonitor& monitor, const GpuTimingConfig& config, CudaFinish baseline_finish,
                                  CudaFinish candidate_finish) {
   const auto started = Clock::now();
+  PhaseClock phases(started);
   const CaseLayout& layout = bench.layout();
   unsigned char* baseline_base = nullptr;
   KS_TRY_CUDA("baseline's timing buffers", cudaMalloc(&baseline_base, bench.bytes()));
@@ -278,6 +295,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   Sampler sampler;
   if (auto status = sampler.Init(stream, config.flush_bytes, bench.scalars()); !status.ok()) return status.error();
   monitor.Begin(stream, {copy_stream});
+  phases.Mark("timing_setup");
 
   // Untimed first calls (lazy module loading, first-touch), then the scale of the outputs.
   for (const Side& side : sides) {
@@ -299,6 +317,7 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
       !status.ok()) {
     return status.error();
   }
+  phases.Mark("timing_first_calls");
 
   // Counts, on the device, the candidate's output elements that differ from the baseline's.
   auto compare_outputs = [&]() -> Status {
@@ -378,6 +397,8 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     }
   }
 
+  phases.Mark("timing_rounds");
+
   // The same cold samples on inputs that barely changed since the call before: an honest
   // kernel takes as long as on fresh inputs; one that remembers earlier calls and redoes only
   // what changed is faster here, and the evaluator says so.
@@ -391,6 +412,8 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     }
     if (auto status = compare_outputs(); !status.ok()) return status.error();
   }
+
+  phases.Mark("timing_reuse");
 
   // Warm time: back-to-back calls without a flush; batched when a call is short.
   for (Side& side : sides) {
@@ -410,6 +433,8 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
     }
     side.warm_ns = Median(warm);
   }
+
+  phases.Mark("timing_warm");
 
   // A last untimed call on fresh inputs, left in place for the evaluator to check against the
   // reference: the outputs timed must be outputs of the inputs timed.
@@ -431,7 +456,9 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
   KS_TRY_CUDA("final call", cudaDeviceSynchronize());
   unsigned long long mismatch_count = 0;
   KS_TRY_CUDA("counter", cudaMemcpy(&mismatch_count, mismatches, sizeof(mismatch_count), cudaMemcpyDeviceToHost));
+  phases.Mark("timing_final_call");
   StreamReport streams = monitor.Collect();
+  phases.Mark("timing_stream_report");
 
   double fastest_clock = 0;
   for (const Side& side : sides) {
@@ -443,7 +470,8 @@ Result<nlohmann::json> TimeOnGpu(DeviceCase& bench, CudaEntry candidate, CudaEnt
                           {"blocking_kernel", sampler.blocking()},
                           {"flush_bytes", config.flush_bytes},
                           {"stopped_by", stopped_by},
-                          {"elapsed_s", std::chrono::duration<double>(Clock::now() - started).count()}};
+                          {"elapsed_s", std::chrono::duration<double>(Clock::now() - started).count()},
+                          {"phase_us", phases.phases()}};
   if (!blocking_note.empty()) reply["note"] = blocking_note;
   for (const Side& side : sides) {
     std::vector<double> kept;

@@ -2,7 +2,8 @@
 // is reset and a buffer of twice the L2 is written; the sample waits behind a blocking kernel
 // until all of it is queued, so launch latency is not counted; CUDA events time it; the SM clock
 // is read during the blocking kernel and throttled samples are dropped; sampling stops once the
-// relative standard error is below target or the budget is spent. Every round first draws every
+// comparison is decided (tie_band), the relative standard error is below target, or the budget
+// is spent. Every round first draws every
 // input element afresh on the device and poisons the outputs, and afterwards compares the
 // candidate's output with the baseline's on the GPU, so a kernel that skips, caches or counts
 // calls while timed is seen. A few more samples follow on inputs that barely changed since the

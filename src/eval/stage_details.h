@@ -197,8 +197,9 @@ struct TimingFacts {
   int64_t rounds = 0;  // rounds of the timing loop
   std::string shape;   // the bench shape
   std::optional<double> budget_s;  // the loop's budget: it may stop sooner, never later (min rounds aside)
-  /// Why the loop stopped: "interval" (both sides' noise, or the speedup's interval, under the
-  /// target), "budget" (spent), "rounds" (the most it takes) or "mismatch" (a wrong output).
+  /// Why the loop stopped: "decided" (the speedup's interval clear of 1 or inside the tie band),
+  /// "interval" (both sides' noise, or the speedup's interval, under the target), "budget"
+  /// (spent), "rounds" (the most it takes) or "mismatch" (a wrong output).
   std::optional<std::string> stopped_by;
   std::optional<std::string> mismatch;  // a timed output that differed: "round N: ..."
   // cpu: the evaluator's outside clock over rotating input sets.

@@ -4,8 +4,8 @@
 // domain) and each way a file can be bad; their integer-input tasks, and five of KernelBench's own
 // level-1 problems (tests/data/kernelbench), each judge an honest and a hostile C++ candidate;
 // KernelBench-format ModelNew candidates (tests/kernels/kernelbench/modelnew/) get the verdict
-// their first line names; levels 1 and 2 import in full (kernelbench_levels_test.cc, from
-// ../shared). Everything skips, saying why, without a python3 with torch.
+// their first line names; levels 1 and 2 import (kernelbench_levels_test.cc, from ../shared: a
+// tenth, in full with KSMITH_EXHAUSTIVE=1). Everything skips, saying why, without a python3 with torch.
 #include <algorithm>
 #include <optional>
 #include <set>

@@ -1,5 +1,5 @@
 // `ksmith serve --broker redis://` with `ksmith worker`s, on a redis-server of the test's own (a free
-// port, a temporary folder, AOF on): 150 jobs while one worker is SIGKILLed mid-job, Redis is
+// port, a temporary folder, AOF on): 100 jobs while one worker is SIGKILLed mid-job, Redis is
 // restarted, a worker joins late and another is stopped with SIGTERM. Every job gets exactly one
 // verdict, the one `ksmith eval` gives, and nothing acknowledged is lost. Skips, saying why,
 // where redis-server is not installed.
@@ -47,7 +47,7 @@ TEST(ServeRedis, JobsSurviveAKilledWorkerARedisRestartAndAStoppedWorker) {
   Background w2 = StartWorker(folder.path(), broker, "w2");
 
   httplib::Client http = Client(server.port);
-  constexpr int kJobs = 150;
+  constexpr int kJobs = 100;
   std::map<std::string, int> kind_by_id;
   for (int start = 0; start < kJobs; start += 25) {
     json body = {{"candidates", json::array()}};
@@ -75,7 +75,7 @@ TEST(ServeRedis, JobsSurviveAKilledWorkerARedisRestartAndAStoppedWorker) {
     return done() >= verdicts;
   };
   // w1 dies mid-job: killed while its heartbeat says it holds jobs.
-  ASSERT_TRUE(wait_for(10)) << server.process.Log();
+  ASSERT_TRUE(wait_for(7)) << server.process.Log();
   bool holding = false;  // heartbeats come every 5 s: 10 s of looking sees at least one
   for (int i = 0; i < 200 && !holding; ++i) {
     auto beat = redis_client.Command({"GET", "t:worker:w1"});
@@ -87,7 +87,7 @@ TEST(ServeRedis, JobsSurviveAKilledWorkerARedisRestartAndAStoppedWorker) {
   EXPECT_TRUE(w1.Wait(std::chrono::seconds(10)).has_value());
 
   // Redis goes down and comes back on its AOF.
-  ASSERT_TRUE(wait_for(30)) << w2.Log();
+  ASSERT_TRUE(wait_for(20)) << w2.Log();
   redis.Signal(SIGTERM);
   ASSERT_TRUE(redis.Wait(std::chrono::seconds(30)).has_value());
   std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -95,9 +95,9 @@ TEST(ServeRedis, JobsSurviveAKilledWorkerARedisRestartAndAStoppedWorker) {
   ASSERT_TRUE(Listening(redis_port)) << redis.Log();
 
   // A worker joins late; another is stopped with SIGTERM and puts its jobs back.
-  ASSERT_TRUE(wait_for(60)) << w2.Log();
+  ASSERT_TRUE(wait_for(40)) << w2.Log();
   Background w3 = StartWorker(folder.path(), broker, "w3");
-  ASSERT_TRUE(wait_for(90)) << w3.Log();
+  ASSERT_TRUE(wait_for(60)) << w3.Log();
   w2.Signal(SIGTERM);
   EXPECT_EQ(w2.Wait(std::chrono::seconds(60)), 0) << w2.Log();
   Background w4 = StartWorker(folder.path(), broker, "w4");

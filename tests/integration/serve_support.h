@@ -215,7 +215,7 @@ inline std::vector<CandidateKind> NativeKinds() {
           {"softmax", RedteamDir() / "misspelled_softmax.cpp"}, {"softmax", RedteamDir() / "hang_softmax.cpp"}};
 }
 
-/// The status `ksmith eval` gives each kind with VolumeOptions()'s settings.
+/// The status `ksmith eval` gives each kind with its VolumeOptions(kind).
 inline std::vector<std::string> EvalStatuses(const std::vector<CandidateKind>& kinds,
                                              const std::vector<std::string>& env = {}) {
   std::vector<std::string> statuses;

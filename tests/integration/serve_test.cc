@@ -1,4 +1,4 @@
-// `ksmith serve` on loopback with the local broker: eight clients and 120 jobs of honest and
+// `ksmith serve` on loopback with the local broker: eight clients and 80 jobs of honest and
 // hostile candidates, native and ModelNew, each getting exactly the verdict `ksmith eval` gives;
 // bad clients refused with clear errors; SIGTERM finishing the jobs in flight; KernelGYM's
 // endpoints as its client calls them. Every wait is bounded.
@@ -31,7 +31,7 @@ json Candidate(const CandidateKind& kind, const std::string& client_id) {
           {"file_name", kind.file.filename().string()}, {"client_id", client_id}, {"options", VolumeOptions(kind)}};
 }
 
-TEST(Serve, EightClientsSubmit120JobsAndEachGetsOneVerdictAsEvalGives) {
+TEST(Serve, EightClientsSubmit80JobsAndEachGetsOneVerdictAsEvalGives) {
   SKIP_WITHOUT_TORCH();
   const Imported imported = ImportOnce("test-problems", {(ProblemsDir() / "problems").string()});
   const std::vector<std::string> env = {"KSMITH_TASKS_PATH=" + imported.out.string()};
@@ -41,7 +41,7 @@ TEST(Serve, EightClientsSubmit120JobsAndEachGetsOneVerdictAsEvalGives) {
   Server server = StartServe(folder.path(), {"--no-auth", "--backend", "cpu", "--jobs", "2"}, env);
   ASSERT_GT(server.port, 0) << server.process.Log();
 
-  constexpr int kClients = 8, kJobs = 120;
+  constexpr int kClients = 8, kJobs = 80;
   // Job i is of kind i % 10, except that ModelNew kinds (2 s each) come one job in ten.
   auto kind_of = [&kinds](int job) {
     const int slot = job % 10;

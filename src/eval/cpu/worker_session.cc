@@ -151,11 +151,20 @@ GuardedArena* WorkerSession::ArenaFor(StageRecord& stage, const CaseLayout& layo
 
 bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared,
                             bool after_timing, std::string* snapshot_out) {
+  // Where a case's time goes, as running totals in the stage's evaluator_ms.
+  auto& spent_ms = stage.details.MutableCounters().evaluator_ms;
+  auto lap = Clock::now();
+  auto count = [&spent_ms, &lap](const char* phase) {
+    const auto now = Clock::now();
+    spent_ms[phase] += std::chrono::duration<double, std::milli>(now - lap).count();
+    lap = now;
+  };
   GuardedArena* arena = ArenaFor(stage, prepared.layout);
   if (arena == nullptr) return false;
   if (auto status = arena->Prepare(prepared.inputs, guard_key_); !status.ok()) {
     return Finish(stage, VerdictStatus::kInfraError, status.error().message);
   }
+  count("arena_prepare");
   // Unless it was computed ahead, the reference runs here while the worker runs the candidate.
   std::future<void> expected;
   if (prepared.expected.empty()) {
@@ -167,7 +176,9 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   request.header["target"] = "candidate";
   auto reply = worker_->Request(request, "result", options_.call_timeout + kReplySlack,
                                 "running case " + spec.label);
+  count("candidate_request");
   if (expected.valid()) expected.wait();
+  count("reference_wait");
   if (!reply) return WorkerFailed(stage, &spec);
   if (reply->type() != "result") {
     return Finish(stage, VerdictStatus::kInfraError,
@@ -178,7 +189,9 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   }
   // Judge a private copy: the shared pages stay writable from the worker's side.
   arena->SnapshotInto(snapshot_);
+  count("snapshot");
   const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, guard_key_);
+  count("check");
   auto& worst = stage.details.MutableCheck().worst_norm_error;
   worst = std::max(worst.value_or(0.0), check.worst_norm_error);
   if (check.problem != CaseProblem::kNone) {
@@ -228,7 +241,10 @@ bool WorkerSession::Correctness() {
       options_.progress(fmt::format("correctness {}/{}", i + 1, cases_.size()));
     }
     prepare_ahead();
+    const auto waiting = Clock::now();
     PreparedCase prepared = ahead.front().get();
+    stage.details.MutableCounters().evaluator_ms["case_wait"] +=
+        std::chrono::duration<double, std::milli>(Clock::now() - waiting).count();
     ahead.pop_front();
     prepare_ahead();
     std::string* keep = i == determinism_case_ ? &determinism_snapshot_ : nullptr;

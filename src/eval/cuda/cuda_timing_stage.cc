@@ -186,6 +186,12 @@ bool CudaSession::Time() {
   facts.loop_s = header.value("elapsed_s", 0.0);
   facts.stopped_by = header.value("stopped_by", std::string("rounds"));
   facts.blocking_kernel = header.value("blocking_kernel", true);
+  // Where the worker's timing call spent its time (set-up, rounds, reuse, warm, last call, ...).
+  auto& phase_ms = stage.details.MutableCounters().worker_phase_ms;
+  const nlohmann::json phase_us = header.value("phase_us", nlohmann::json::object());
+  for (const auto& [phase, value] : phase_us.items()) {
+    if (value.is_number()) phase_ms[phase] = value.get<double>() / 1000;
+  }
   facts.l2_flush_bytes = header.value("flush_bytes", int64_t{0});
   if (header.contains("note") && header["note"].is_string()) {
     const std::string worker_note = header["note"].get<std::string>();
