@@ -129,6 +129,26 @@ __global__ void CompareKernel(const void* got, const void* want, uint64_t count,
   if (local != 0) atomicAdd(mismatches, local);
 }
 
+template <GpuElement kElement>
+__global__ void SumOfSquaresKernel(const void* data, uint64_t count, double* sum) {
+  double local = 0;
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    const float value = LoadElement<kElement>(data, i);
+    if (isfinite(value)) local += static_cast<double>(value) * value;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
+  __shared__ double warps[32];
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned warp = threadIdx.x / 32;
+  if (lane == 0) warps[warp] = local;
+  __syncthreads();
+  if (warp != 0) return;
+  local = lane < (blockDim.x + 31) / 32 ? warps[lane] : 0.0;
+  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
+  if (lane == 0) atomicAdd(sum, local);
+}
+
 // `words` 4-byte words, then the 2-byte tail of a 16-bit tensor with an odd element count.
 __global__ void FillKernel(uint32_t* data, uint64_t words, bool half_tail, uint32_t pattern) {
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < words;
@@ -196,6 +216,18 @@ cudaError_t LaunchCompare(GpuElement element, const void* got, const void* want,
     case GpuElement::kInt32:
       CompareKernel<GpuElement::kInt32><<<grid, 256, 0, stream>>>(got, want, count, tolerance, scale, mismatches);
       break;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchSumOfSquares(GpuElement element, const void* data, uint64_t count, double* sum,
+                               cudaStream_t stream) {
+  const unsigned grid = GridFor(count, 256);
+  switch (element) {
+    case GpuElement::kFloat32: SumOfSquaresKernel<GpuElement::kFloat32><<<grid, 256, 0, stream>>>(data, count, sum); break;
+    case GpuElement::kFloat16: SumOfSquaresKernel<GpuElement::kFloat16><<<grid, 256, 0, stream>>>(data, count, sum); break;
+    case GpuElement::kBFloat16: SumOfSquaresKernel<GpuElement::kBFloat16><<<grid, 256, 0, stream>>>(data, count, sum); break;
+    case GpuElement::kInt32: SumOfSquaresKernel<GpuElement::kInt32><<<grid, 256, 0, stream>>>(data, count, sum); break;
   }
   return cudaGetLastError();
 }

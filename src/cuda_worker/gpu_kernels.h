@@ -34,6 +34,11 @@ cudaError_t LaunchSwapMutation(void* data, uint64_t count, size_t element_bytes,
 cudaError_t LaunchCompare(GpuElement element, const void* got, const void* want, uint64_t count, float tolerance,
                           float scale, unsigned long long* mismatches, cudaStream_t stream);
 
+/// Adds the squares of the finite ones of `count` elements, read as `element`, to `*sum` (in
+/// double, as tensor/compare.h's RootMeanSquare sums them on the host; the order differs).
+cudaError_t LaunchSumOfSquares(GpuElement element, const void* data, uint64_t count, double* sum,
+                               cudaStream_t stream);
+
 /// Fills `count` elements of `element` (a floating type) with values of `distribution` (the
 /// index of tensor/random.h's Distribution) from counter stream (`seed`, `stream_id`): the host's
 /// FillRandom computed on the device, then rounded to the element type. Every value changes
