@@ -215,6 +215,13 @@ class Driver {
     return Accept(worker_.Request(request, "refreshed", kCheckTimeout, "rewriting a timing set's inputs"));
   }
 
+  // Untimed: the worker's core forgets the branches of the calls before (ScrubBranchPredictors).
+  bool Scrub() {
+    Message request;
+    request.header = {{"type", "time_scrub"}};
+    return Accept(worker_.Request(request, "scrubbed", kCheckTimeout, "scrubbing the branch predictors"));
+  }
+
   // Untimed: the worker drops `set` from the caches.
   bool Evict(size_t set) {
     Message request;
@@ -230,6 +237,9 @@ class Driver {
     // A round on fresh inputs gets them: a set its last round left as it was holds inputs the
     // baseline has answered.
     if (!tweak && answered_.at(set) && !Refresh(set, kRenewedInputsRound + round)) return false;
+    // Samples on barely changed inputs: what the branch predictors remember of the calls before
+    // must not pass for what the kernel remembers.
+    if (tweak && !Scrub()) return false;
     answered_.at(set) = !refresh;
     bool first_call = true;  // a tweak changes the set before the round's first call
     for (const RoundStep step : PlanRound(candidate_first, tweak, settings_.spare_set, evict_between_sides_)) {

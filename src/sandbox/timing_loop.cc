@@ -65,7 +65,7 @@ void EvictFromCaches(const void*, size_t) {}
 
 void ScrubBranchPredictors() {
   // 8192 rounds of 8 branch sites on a xorshift stream: 65536 branches, half of them
-  // mispredicted, each misprediction taking a predictor entry (about 0.3 ms). The empty asm in
+  // mispredicted, each misprediction taking a predictor entry (about 0.5 ms). The empty asm in
   // each taken arm keeps the compiler from turning the branches into conditional moves.
   static thread_local uint64_t state = 0x9e3779b97f4a7c15ull;
   uint64_t x = state;
@@ -275,7 +275,6 @@ void TimingBench::Evict(size_t set_index) const {
   for (const auto* buffers : {&set.inputs, &set.candidate_outputs, &set.baseline_outputs}) {
     for (const Buffer& buffer : *buffers) EvictFromCaches(buffer.data, buffer.count * DTypeBytes(buffer.dtype));
   }
-  ScrubBranchPredictors();
 }
 
 Result<double> TimingBench::Call(const std::string& target, size_t set_index, size_t round,

@@ -332,6 +332,11 @@ int RunWorker(int channel_fd, int report_fd) {
         }},
        {"time_check", [&](const Message& request) { return HandleTimeCheck(request, kernels, timing); }},
        {"time_evict", [&](const Message& request) { return HandleTimeEvict(request, timing); }},
+       // Before a round on barely changed inputs: the branch predictors forget (timing_loop.h).
+       {"time_scrub", [](const Message&) {
+          ScrubBranchPredictors();
+          return Reply("scrubbed");
+        }},
        {"time_refresh", [&](const Message& request) { return HandleTimeRefresh(request, timing); }}});
 }
 
