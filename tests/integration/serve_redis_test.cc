@@ -107,7 +107,9 @@ TEST(ServeRedis, JobsSurviveAKilledWorkerARedisRestartAndAStoppedWorker) {
   for (const auto& [id, kind] : kind_by_id) {
     const json verdict = WaitForVerdict(http, id, std::chrono::seconds(120));
     ASSERT_TRUE(verdict.is_object()) << id << " has no verdict on the server\n" << server.process.Log();
-    EXPECT_EQ(verdict.value("status", std::string()), expected[kind]) << kinds[kind].file;
+    EXPECT_EQ(verdict.value("status", std::string()), expected[kind])
+        << kinds[kind].file << " (worker " << verdict["provenance"].value("worker", std::string("?"))
+        << "): " << verdict.value("reason", std::string());
     ++by_worker[verdict["provenance"].value("worker", std::string("?"))];
   }
   EXPECT_GT(by_worker["w3"], 0) << "the late worker judged nothing";
