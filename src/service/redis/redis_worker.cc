@@ -86,6 +86,7 @@ void RedisWorker::Start(const std::string& entry_id, const std::string& encoded)
       found->second.entry_ids.push_back(entry_id);  // a second copy of a job this worker is running
       return;
     }
+    if (finishing_.contains(job_id)) return;
   }
   // A reclaimed job that another worker finished before it died is only acknowledged.
   if (auto done = intake_.Command({"EXISTS", keys_.result_prefix + job_id}); done.ok() && done->integer > 0) {
@@ -209,14 +210,17 @@ Status RedisWorker::Run(const std::atomic<bool>& stop) {
       auto next = service_.NextVerdict(std::chrono::milliseconds(200));
       if (!next) continue;
       InFlight job;
+      bool put_back = false;
       {
         std::lock_guard lock(mutex_);
         const auto found = in_flight_.find(next->job_id);
         if (found == in_flight_.end()) continue;
         job = std::move(found->second);
         in_flight_.erase(found);
+        put_back = requeue && next->verdict.status == VerdictStatus::kInfraError;
+        if (!put_back) finishing_.insert(next->job_id);
       }
-      if (requeue && next->verdict.status == VerdictStatus::kInfraError) {
+      if (put_back) {
         // Cancelled by this worker's stop, not judged: back in the stream for another worker.
         std::vector<std::string> command = {"EVAL", kRequeueScript, "1", keys_.jobs, job.encoded, keys_.group};
         command.insert(command.end(), job.entry_ids.begin(), job.entry_ids.end());
@@ -230,6 +234,8 @@ Status RedisWorker::Run(const std::atomic<bool>& stop) {
       // Which worker judged it: a served run's dataset says where each verdict came from.
       next->verdict.provenance["worker"] = config_.consumer;
       Finish(next->job_id, job.entry_ids, next->verdict.ToJson(), give_up);
+      std::lock_guard lock(mutex_);
+      finishing_.erase(next->job_id);
     }
   });
   auto last_heartbeat = std::chrono::steady_clock::time_point{};

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <set>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ class RedisWorker {
   RedisConnection intake_, results_, events_;
   std::mutex mutex_;
   std::map<std::string, InFlight> in_flight_;  // guarded by mutex_: by job id
+  // Guarded by mutex_: jobs judged here whose verdict is being published. Their entries are no
+  // longer claimed by the heartbeat, so this worker may reclaim one before the publication
+  // acknowledges it; such a copy is left to that publication (its service already ran the job).
+  std::set<std::string> finishing_;
   std::atomic<size_t> completed_{0};
   std::string reclaim_cursor_ = "0-0";  // where the next XAUTOCLAIM looks (the intake thread's)
 };
