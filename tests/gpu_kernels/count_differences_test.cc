@@ -2,7 +2,6 @@
 // every differing 8-byte word and every differing byte of the tail, and nothing where the two
 // copies agree. Needs an NVIDIA GPU; skips, saying why, everywhere else.
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -10,16 +9,10 @@
 #include <gtest/gtest.h>
 
 #include "cuda_worker/gpu_kernels.h"
+#include "gpu_present.h"
 
 namespace ksmith {
 namespace {
-
-std::string WhyNoGpu() {
-  if (!std::filesystem::exists("/dev/nvidiactl")) return "no NVIDIA GPU here (/dev/nvidiactl is missing)";
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return "the CUDA runtime sees no GPU";
-  return {};
-}
 
 // The count for two host buffers, compared on the device.
 unsigned long long DeviceCount(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b) {

@@ -6,7 +6,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "cuda_worker/gpu_kernels.h"
+#include "gpu_present.h"
 #include "tensor/dtype.h"
 #include "tensor/random.h"
 
@@ -21,13 +21,6 @@ namespace ksmith {
 namespace {
 
 constexpr uint64_t kCount = 100'001;
-
-std::string WhyNoGpu() {
-  if (!std::filesystem::exists("/dev/nvidiactl")) return "no NVIDIA GPU here (/dev/nvidiactl is missing)";
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return "the CUDA runtime sees no GPU";
-  return {};
-}
 
 // The device's values, as the host reads them back.
 std::vector<uint16_t> DeviceBits16(GpuElement element, Distribution distribution, uint64_t seed, uint64_t stream) {

@@ -3,7 +3,6 @@
 // fp16 and bf16, across many blocks. Needs an NVIDIA GPU; skips, saying why, everywhere else.
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -14,17 +13,11 @@
 #include <gtest/gtest.h>
 
 #include "cuda_worker/gpu_kernels.h"
+#include "gpu_present.h"
 #include "tensor/compare.h"
 
 namespace ksmith {
 namespace {
-
-std::string WhyNoGpu() {
-  if (!std::filesystem::exists("/dev/nvidiactl")) return "no NVIDIA GPU here (/dev/nvidiactl is missing)";
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return "the CUDA runtime sees no GPU";
-  return {};
-}
 
 // The device's sum of squares of `elements` (already in the element type's bytes).
 template <typename Element>

@@ -1,6 +1,6 @@
 // KernelBench's levels 1 and 2 imported (../shared/kernelbench): at least 90% of each level's
 // problems become tasks and every one skipped says why. With KSMITH_EXHAUSTIVE=1 all 100 of each
-// level (16 minutes of a 2-core machine); else problems 1, 11, 21, ..., 91 of each (a tenth, the
+// level (736 s on the 2-core VM of docs/benchmarks.md); else problems 1, 11, 21, ..., 91 of each (a tenth, the
 // same every run), which keeps CI inside its time. Its own executable, run alone
 // (RUN_SERIAL): the import keeps every core busy for minutes, which would disturb timing tests.
 // The only test that reads ../shared: the repository ships just the problems the other tests use
