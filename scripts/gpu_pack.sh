@@ -9,7 +9,7 @@ build=${1:-build}
 out=${2:-.gpu}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith_gpu_tests ksmith_gpu_kernel_tests ksmith-fake-llm; do
+for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith-nvrtc ksmith_gpu_tests ksmith_gpu_kernel_tests ksmith-fake-llm; do
   if [[ -x "$build/$binary" ]]; then strip -o "$out/bin/$binary" "$build/$binary"; fi
 done
 for library in libfmt.so.9 libtomlplusplus.so.3 libcpp-httplib.so.0.11 libhiredis.so.0.14; do

@@ -18,6 +18,7 @@
 #include "cuda_worker/device_case.h"
 #include "cuda_worker/gpu_kernels.h"
 #include "cuda_worker/gpu_timing.h"
+#include "cuda_worker/nvrtc_module.h"
 #include "cuda_worker/stream_monitor.h"
 #include "sandbox/call_watch.h"
 #include "sandbox/policy.h"
@@ -55,6 +56,8 @@ struct WorkerState {
   cudaEvent_t call_end = nullptr;
   std::unique_ptr<StreamMonitor> monitor;
   std::unique_ptr<SharedLibrary> libraries[4];
+  // The device code of the NVRTC-form ones among them (nvrtc_module.h), bound to their launches.
+  std::unique_ptr<NvrtcModule> modules[4];
   std::unique_ptr<SharedLibrary> warmed;  // the trusted library a "warm" request loaded, kept loaded
   bool set_up = false;                    // setup ran: the walls are up, nothing more is warmed
   // "candidate", "baseline", "reference", and "second_baseline" where the evaluator gave one
@@ -158,6 +161,13 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
     }
     auto symbol = (*library)->Symbol(kKernelEntrySymbol);
     if (!symbol.ok()) return Reply("load_error", {{"message", symbol.error().message}});
+    // ksmith compiled the cubin: loaded as trusted code, whatever role it plays.
+    auto module = [&] {
+      ScopedCodeWindow loading(CodeWindow::kTrusted);
+      return NvrtcModule::Bind(**library);
+    }();
+    if (!module.ok()) return Reply("load_error", {{"message", module.error().message}});
+    state.modules[i] = std::move(module.value());
     state.entries[roles[i]] = InWindow(window, reinterpret_cast<CudaEntry>(*symbol));
     if (std::string_view(roles[i]).ends_with("baseline")) {
       if (auto finish = (*library)->Symbol(kKernelFinishSymbol); finish.ok()) {
@@ -239,8 +249,9 @@ Message HandleArena(const Message& request, int channel_fd, WorkerState& state) 
 
 Message CudaError(WorkerState& state, const std::string& when, cudaError_t error) {
   state.context_lost = true;
-  return Reply("cuda_error", {{"message", fmt::format("{}: {}", when, CudaText(error))},
-                              {"error_name", cudaGetErrorName(error)}});
+  std::string message = fmt::format("{}: {}", when, CudaText(error));
+  if (const std::string refused = TakeLaunchRefusal(); !refused.empty()) message += "; " + refused;
+  return Reply("cuda_error", {{"message", message}, {"error_name", cudaGetErrorName(error)}});
 }
 
 Result<DeviceCase*> FindCase(const Message& request, WorkerState& state) {
@@ -439,7 +450,9 @@ Message HandleTime(const Message& request, WorkerState& state) {
   if (!timed.ok()) {
     const cudaError_t error = cudaGetLastError();
     state.context_lost = true;
-    return Reply("cuda_error", {{"message", timed.error().message},
+    std::string message = timed.error().message;
+    if (const std::string refused = TakeLaunchRefusal(); !refused.empty()) message += "; " + refused;
+    return Reply("cuda_error", {{"message", message},
                                 {"error_name", cudaGetErrorName(error)}});
   }
   if (auto error = bench.Download(state.copy_stream); error != cudaSuccess) {

@@ -8,7 +8,7 @@
 #include <future>
 
 #include "agent/tune_knobs.h"
-#include "backend/cuda/nvcc_compiler.h"
+#include "backend/cuda/cuda_compiler.h"
 #include "eval/compile_pool.h"
 #include "cli_runner.h"
 #include "cuda_kernels.h"
@@ -19,16 +19,16 @@
 namespace ksmith::it {
 namespace {
 
-// Queues one nvcc build of `request` for `task` on `pool`.
-std::future<Result<BuildOutput>> SubmitBuild(CompilePool& pool, const NvccCompiler& compiler, const Task& task,
+// Queues one build (nvcc, or NVRTC for the NVRTC form) of `request` for `task` on `pool`.
+std::future<Result<BuildOutput>> SubmitBuild(CompilePool& pool, const CudaCompiler& compiler, const Task& task,
                                              BuildRequest request) {
   return pool.Submit([&compiler, task, request = std::move(request)] { return compiler.Build(task, request); });
 }
 
-std::optional<NvccCompiler> Compiler() {
+std::optional<CudaCompiler> Compiler() {
   auto target = ResolveCudaTarget(std::string("sm_90a"));
   if (!target.ok()) return std::nullopt;
-  auto compiler = NvccCompiler::Create(CacheDir(), *target);
+  auto compiler = CudaCompiler::Create(CacheDir(), *target);
   if (!compiler.ok()) return std::nullopt;
   return std::move(compiler.value());
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "backend/build.h"
 #include "backend/cuda/cuda_resources.h"
+#include "core/landlock.h"
 #include "core/result.h"
 #include "task/task.h"
 
@@ -53,6 +55,31 @@ std::optional<CudaTarget> ParseNvidiaSmiQuery(std::string_view output);
 /// The --arch flag when given; else the first GPU nvidia-smi reports; else sm_90a. Works with
 /// no GPU and no nvidia-smi (compile-only machines). Fails only on a malformed flag.
 Result<CudaTarget> ResolveCudaTarget(std::optional<std::string> arch_flag);
+
+/// How ksmith_entry calls a kernel of `role`: the declaration it expects (the task's signature,
+/// or its CUDA reference's with double* outputs) and the call, from `pointers`, `scalars` and
+/// `stream`, as both the nvcc and the NVRTC wrappers write it.
+struct CudaEntryBinding {
+  std::string declaration;  // "extern \"C\" void vector_add(..., cudaStream_t stream)"
+  std::string call;         // "vector_add(static_cast<const float*>(pointers[0]), ...)"
+};
+CudaEntryBinding BindCudaEntry(const Task& task, KernelRole role);
+
+/// What CUDA's build tools run with: PATH (nvcc finds its host compiler there) and LC_ALL=C.
+std::vector<std::string> CudaToolEnvironment();
+
+/// The walls of a CUDA build (nvcc's, NVRTC's and its host compiler's): the system's headers and
+/// tools, the toolkit, `executable` folders, and `work` writable; nothing else, so that an
+/// include cannot pull a secret into the build log. nullopt where Landlock is unavailable.
+std::optional<LandlockRuleset> CudaBuildRuleset(const std::filesystem::path& toolkit_root,
+                                                const std::filesystem::path& work,
+                                                const std::vector<std::filesystem::path>& executable);
+
+/// cuobjdump's summary of `object`'s SASS (a shared object or a cubin), read on a thread of its
+/// own; the text is stored at `sass_path` for later cache hits.
+std::shared_future<SassSummary> ReadSassInBackground(const std::filesystem::path& cuobjdump,
+                                                     const std::filesystem::path& object,
+                                                     const std::filesystem::path& sass_path);
 
 struct NvccInfo {
   std::filesystem::path executable;    // absolute path of nvcc

@@ -9,6 +9,7 @@
 
 #include "binary/shared_library.h"
 #include "backend/cuda/cuda_resources.h"
+#include "backend/cuda/nvrtc_form.h"
 #include "core/strings.h"
 
 namespace ksmith {
@@ -301,7 +302,7 @@ std::vector<AuditFinding> AuditCudaBinary(const DynamicSymbols& symbols, const T
   }
 
   for (const auto& name : symbols.exported) {
-    if (name == kKernelEntrySymbol || IsStandardLibraryInstance(name)) continue;
+    if (name == kKernelEntrySymbol || name == kNvrtcModuleSymbol || IsStandardLibraryInstance(name)) continue;
     findings.push_back({"exports", fmt::format("exports '{}': a CUDA candidate exports only {} "
                                                "(everything else is built hidden)",
                                                name, kKernelEntrySymbol)});

@@ -8,7 +8,7 @@
 
 #include "backend/build.h"
 #include "backend/cuda/gpu_facts.h"
-#include "backend/cuda/nvcc_compiler.h"
+#include "backend/cuda/cuda_compiler.h"
 #include "core/strings.h"
 #include "eval/backend_registry.h"
 #include "eval/cuda/cuda_audit.h"
@@ -70,7 +70,7 @@ class CudaSessionHolder : public VerificationSession {
 
 class CudaBackend : public EvalBackend {
  public:
-  CudaBackend(NvccCompiler compiler, std::shared_future<std::optional<GpuFacts>> gpu,
+  CudaBackend(CudaCompiler compiler, std::shared_future<std::optional<GpuFacts>> gpu,
               std::filesystem::path worker_executable, std::filesystem::path scratch_parent, std::string device)
       : compiler_(std::move(compiler)), gpu_(std::move(gpu)), worker_executable_(std::move(worker_executable)),
         scratch_parent_(std::move(scratch_parent)), device_(std::move(device)) {}
@@ -111,8 +111,7 @@ class CudaBackend : public EvalBackend {
   std::filesystem::path CacheDirectory() const override { return scratch_parent_.parent_path(); }
   BuildLimits Limits() const override { return compiler_.limits(); }
   nlohmann::json Provenance() const override {
-    const auto& info = compiler_.info();
-    return {{"compiler", info.version}, {"flags", info.flags}, {"target", info.target.ToJson()}};
+    return compiler_.Provenance();
   }
 
   nlohmann::json DeviceFacts() const override {
@@ -134,7 +133,7 @@ class CudaBackend : public EvalBackend {
   }
 
  private:
-  const NvccCompiler compiler_;
+  const CudaCompiler compiler_;
   std::shared_future<std::optional<GpuFacts>> gpu_;
   const std::filesystem::path worker_executable_;
   const std::filesystem::path scratch_parent_;
@@ -148,7 +147,7 @@ Result<std::unique_ptr<EvalBackend>> MakeCudaBuildBackend(const BackendConfig& c
   auto target = ResolveCudaTarget(config.arch.empty() ? std::nullopt : std::optional<std::string>(config.arch));
   if (!target.ok()) return Error{ErrorKind::kInvalidArgument, target.error().message};
   RemoveStaleBuildFolders(config.cache_directory);
-  auto compiler = NvccCompiler::Create(config.cache_directory, *target, config.build_limits);
+  auto compiler = CudaCompiler::Create(config.cache_directory, *target, config.build_limits);
   if (!compiler.ok()) return compiler.error();
   std::promise<std::optional<GpuFacts>> none;
   none.set_value(std::nullopt);
@@ -169,7 +168,7 @@ Task CudaView(const Task& task) {
 }
 
 const BackendTraits& CudaBackendTraits() {
-  static const BackendTraits traits{"cuda", "CUDA C++ kernels on an NVIDIA GPU (nvcc)", ".cu", "cuda", "nvcc", true, true, false};
+  static const BackendTraits traits{"cuda", "CUDA C++ kernels on an NVIDIA GPU (nvcc, or NVRTC for the NVRTC form)", ".cu", "cuda", "nvcc or NVRTC", true, true, false};
   return traits;
 }
 
@@ -189,7 +188,7 @@ Result<std::unique_ptr<EvalBackend>> MakeCudaBackend(const BackendConfig& config
   auto target = ResolveCudaTarget(config.arch.empty() ? std::nullopt : std::optional<std::string>(config.arch));
   if (!target.ok()) return Error{ErrorKind::kInvalidArgument, target.error().message};
   RemoveStaleBuildFolders(config.cache_directory);
-  auto compiler = NvccCompiler::Create(config.cache_directory, *target, config.build_limits);
+  auto compiler = CudaCompiler::Create(config.cache_directory, *target, config.build_limits);
   if (!compiler.ok()) return compiler.error();
   // Measured once per GPU and cached; measured in the background while the first candidates build.
   auto gpu = std::async(std::launch::async,

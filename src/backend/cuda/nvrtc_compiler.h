@@ -1,0 +1,68 @@
+// Builds NVRTC-form CUDA candidates (backend/cuda/nvrtc_form.h) into shared objects the CUDA
+// worker loads like an nvcc-built one, in a few hundred milliseconds instead of seconds.
+//
+// Two compilers run at once, each walled in like nvcc (Landlock: the system's and the toolkit's
+// files, its own folder) and held to the build's limits: ksmith-nvrtc compiles the KSMITH_DEVICE
+// part to a cubin for the target GPU, and g++ the KSMITH_HOST part inside the generated wrapper
+// (the expected signature, ksmith_entry, the launcher the worker binds). Then g++ links the host
+// object with an assembler file that carries the cubin and the table of its kernels. ptxas's
+// report (-Xptxas -v) gives the resources; cuobjdump reads the SASS from the stored cubin.
+// The cache is <cache>/cuda-objects/<sha256>.{so,cubin,log,json,sass}; the .so is written last.
+//
+// Thread-safe: Build may run concurrently.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/build.h"
+#include "backend/cuda/nvcc_compiler.h"
+#include "core/result.h"
+#include "task/task.h"
+
+namespace ksmith {
+
+struct NvrtcInfo {
+  std::filesystem::path executable;     // ksmith-nvrtc
+  std::string version;                  // "NVRTC 13.0"
+  std::filesystem::path host_compiler;  // g++
+  std::string host_version;             // its first line of --version
+  std::filesystem::path toolkit_root;
+  std::filesystem::path cuobjdump;      // empty: no SASS summary
+  std::vector<std::string> device_options;  // NVRTC's, without the include folders
+  std::vector<std::string> host_flags;      // g++'s for the host object
+  CudaTarget target;
+};
+
+/// $KSMITH_NVRTC, else ksmith-nvrtc beside this executable.
+std::filesystem::path DefaultNvrtcExecutable();
+
+class NvrtcCompiler {
+ public:
+  /// Uses the toolkit, cuobjdump and target nvcc found. kNotFound when ksmith-nvrtc or g++ does
+  /// not run (ksmith was configured without the CUDA toolkit, or KSMITH_NVRTC is wrong).
+  static Result<NvrtcCompiler> Create(std::filesystem::path cache_directory, const NvccInfo& nvcc,
+                                      BuildLimits limits = {});
+
+  /// Compile failures (either compiler's, or a launch the scan cannot read) are a BuildOutput
+  /// with compiled == false and the reason in its log; an Error means a compiler could not run.
+  /// Candidates and baselines only: references stay with nvcc.
+  Result<BuildOutput> Build(const Task& task, const BuildRequest& request) const;
+
+  const NvrtcInfo& info() const { return info_; }
+
+ private:
+  NvrtcCompiler(NvrtcInfo info, std::filesystem::path cache_directory, BuildLimits limits);
+
+  /// One build in a fresh folder; the stored object's key is `digest`.
+  Result<BuildOutput> Run(const Task& task, const BuildRequest& request, const std::vector<std::string>& kernels,
+                          bool sandboxed) const;
+
+  NvrtcInfo info_;
+  std::filesystem::path cache_directory_;
+  BuildLimits limits_;
+};
+
+}  // namespace ksmith
