@@ -12,7 +12,9 @@ KSMITH names the ksmith binary (default: .gpu/bin/ksmith, see scripts/gpu_env.sh
 `ksmith eval` arguments for every run (e.g. "--tie-band 0": timing without the decided stop); RUNS the
 latency and breakdown runs per task (default 5); LABEL names the binary in the breakdown; VERDICTS
 a JSON-lines file for every verdict the breakdown measured; COUNT, TASKS and JOBS the throughput's
-candidates, tasks and --jobs values.
+candidates, tasks and --jobs values; FORM=nvrtc has latency, breakdown and throughput judge the
+NVRTC-form kernels (tests/kernels/cuda/honest/<task>_nvrtc.cu, built by NVRTC) instead of the
+nvcc-built <task>_fast.cu (throughput: and _slow.cu).
 """
 import json
 import os
@@ -27,6 +29,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 KSMITH = os.environ.get("KSMITH", str(ROOT / ".gpu" / "bin" / "ksmith"))
 EXTRA = os.environ.get("EXTRA", "").split()
 HONEST = ROOT / "tests" / "kernels" / "cuda" / "honest"
+FORM = os.environ.get("FORM", "nvcc")
 VERIFY_STAGES = ("sandbox", "correctness", "idle_check", "recheck", "physical_limit", "close", "release")
 
 
@@ -42,6 +45,13 @@ def evaluate(task, kernels, extra=()):
         if verdict["status"] != "passed":
             sys.exit(f"{task}: {verdict['status']}: {verdict['reason']}")
     return wall, verdicts
+
+
+def new_kernel(task, fast=True):
+    """The honest kernel a new-candidate measurement judges: in the NVRTC form where FORM says so."""
+    if FORM == "nvrtc":
+        return HONEST / f"{task}_nvrtc.cu"
+    return HONEST / f"{task}_{'fast' if fast else 'slow'}.cu"
 
 
 def fresh_variant(kernel, directory, index):
@@ -66,16 +76,16 @@ def new_candidate_verdicts(directory, runs):
     """Per latency task: `runs` verdicts of its honest fast kernel, each a new build (a first,
     unmeasured one warms the caches). Yields (task, [(wall seconds, verdict)])."""
     for task in LATENCY_TASKS:
-        evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, 0)])
+        evaluate(task, [fresh_variant(new_kernel(task), directory, 0)])
         results = []
         for run in range(runs):
-            wall, (verdict,) = evaluate(task, [fresh_variant(HONEST / f"{task}_fast.cu", directory, run + 1)])
+            wall, (verdict,) = evaluate(task, [fresh_variant(new_kernel(task), directory, run + 1)])
             results.append((wall, verdict))
         yield task, results
 
 
 def latency(runs=int(os.environ.get("RUNS", "5"))):
-    print(f"## Verdict latency, new candidate (median of {runs}; trusted builds cached)\n")
+    print(f"## Verdict latency, new candidate, {FORM} form (median of {runs}; trusted builds cached)\n")
     print("| task | wall s | total_s | compile s | verify s | time s | of verify: start / correctness / recheck / release s |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
@@ -170,13 +180,13 @@ def stopped_by_counts(verdicts):
 
 def throughput(count=int(os.environ.get("COUNT", "24")), tasks=tuple(os.environ.get("TASKS", "vector_add softmax").split()),
                jobs_list=tuple(int(jobs) for jobs in os.environ.get("JOBS", "3 6").split())):
-    print(f"## Sustained verdicts per minute ({count} new candidates in one `ksmith eval`)\n")
+    print(f"## Sustained verdicts per minute, {FORM} form ({count} new candidates in one `ksmith eval`)\n")
     print("| task | --jobs | verdicts | wall s | per minute | fast kernel's cold us: median (spread) |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
         for task in tasks:
             for jobs in jobs_list:
-                kernels = [fresh_variant(HONEST / f"{task}_{'fast' if i % 2 else 'slow'}.cu", directory, i)
+                kernels = [fresh_variant(new_kernel(task, fast=i % 2 == 1), directory, i)
                            for i in range(count)]
                 wall, verdicts = evaluate(task, kernels, ("--jobs", str(jobs)))
                 # Timing takes the GPU alone: the same kernel must time the same under load.

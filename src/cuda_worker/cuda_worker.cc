@@ -366,7 +366,11 @@ Message HandleRun(const Message& request, WorkerState& state) {
       {"phase_us", {{"upload", us(received, uploaded)}, {"begin", us(uploaded, start)},
                     {"call", us(start, complete)}, {"download", us(complete, downloaded)},
                     {"collect", us(downloaded, collected)}}}};
-  if (launch_error != cudaSuccess) reply["launch_error"] = CudaText(launch_error);
+  if (launch_error != cudaSuccess) {
+    // A launch the NVRTC launcher refused says why (nvrtc_module.h).
+    const std::string refused = TakeLaunchRefusal();
+    reply["launch_error"] = CudaText(launch_error) + (refused.empty() ? "" : "; " + refused);
+  }
   if (attribute) {
     reply["own_kernels"] = streams.own_kernels;
     reply["own_device_ns"] = streams.own_device_time_ns;
