@@ -82,6 +82,10 @@ TEST(SystemPrompt, CudaPutsAllWorkOnTheGivenStreamAndAsksForACudaBlock) {
   const Task task = LoadTask("softmax");
   const std::string prompt = BuildSystemPrompt({task, "cuda", H100Facts()});
   EXPECT_TRUE(Contains(prompt, "Enqueue all GPU work on `stream`"));
+  // The NVRTC form is the one asked for, with an example of its two sections and its launch.
+  EXPECT_TRUE(Contains(prompt, "#include <ksmith/launch.h>"));
+  EXPECT_TRUE(Contains(prompt, "KSMITH_LAUNCH((n + 255) / 256, 256, 0, stream, scale_kernel<256>)(x, y, n);"));
+  EXPECT_TRUE(Contains(prompt, "#ifdef KSMITH_DEVICE"));
   EXPECT_TRUE(Contains(prompt, "No other streams"));
   EXPECT_TRUE(Contains(prompt, "no driver API"));
   EXPECT_TRUE(Contains(prompt, "cuBLAS"));

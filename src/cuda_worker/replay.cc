@@ -10,6 +10,7 @@
 #include "binary/shared_library.h"
 #include "core/files.h"
 #include "cuda_worker/device_case.h"
+#include "cuda_worker/nvrtc_module.h"
 
 namespace ksmith {
 
@@ -35,6 +36,9 @@ int ReplayOnce(const std::string& directory, int device) {
   if (!library.ok()) return fail(library.error().message);
   auto symbol = (*library)->Symbol(kKernelEntrySymbol);
   if (!symbol.ok()) return fail(symbol.error().message);
+  // An NVRTC-form library launches through the worker's launcher, as in an evaluation.
+  auto module = NvrtcModule::Bind(**library);
+  if (!module.ok()) return fail(module.error().message);
   cudaStream_t stream = nullptr;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   if ((*device_case)->Upload(stream) != cudaSuccess) return fail("upload failed");

@@ -97,7 +97,7 @@ std::vector<KnobSetting> EveryValueOnce(const std::vector<TuneKnob>& knobs) {
 
 // The tuner builds a seed once per setting it tries; a setting that does not compile, or that the
 // audit refuses, would be a wasted evaluation, or worse, the only one it tries. Every value of
-// every knob is built (146 nvcc builds of the 54 seeds); every combination of them with
+// every knob is built (146 builds of the 54 seeds, by NVRTC: the seeds are in its form); every combination of them with
 // KSMITH_EXHAUSTIVE=1 (426 builds, 13.5 minutes of CI's two cores).
 TEST(CudaKernelSuite, EverySeedCompilesAndPassesTheAuditInItsKnobSettings) {
   auto compiler = Compiler();

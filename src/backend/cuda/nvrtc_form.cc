@@ -69,6 +69,12 @@ constexpr const char* kHostLaunchHeader = R"(// ksmith's launch interface, host 
 #include <cstddef>
 #include <cstdint>
 
+// __host__, __device__, __forceinline__ as the CUDA runtime defines them for a host compiler, so
+// that __host__ __device__ helpers written outside both sections compile here too.
+#define __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+#include <crt/host_defines.h>
+#undef __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+
 // As the CUDA runtime declares it, so that <cuda_runtime.h> may be included beside this header.
 typedef struct CUstream_st* cudaStream_t;
 

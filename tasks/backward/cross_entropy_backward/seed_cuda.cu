@@ -3,10 +3,9 @@
 // of the targets, then write (exp(x - max) * sum(target) / sum - target) / rows, reading the
 // logits three times and the targets twice (the later passes mostly from L2). VECTOR 4 moves
 // float4s when classes is a multiple of 4 and every pointer 16-byte aligned.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -17,7 +16,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -25,6 +23,17 @@ namespace {
 constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
+
+// The rows this thread's group handles: the same sequence for every thread of the group, so the
+// group's shuffles and barriers are reached by all of its threads.
+#define FOR_EACH_ROW(r)                                                                          \
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
+       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // Combines a and b over the threads of a row group with op; every one of them gets the results,
 // so every one of them must call it.
@@ -58,19 +67,6 @@ struct Max {
 struct Sum {
   __device__ float operator()(float p, float q) const { return p + q; }
 };
-
-// The rows this thread's group handles: the same sequence for every thread of the group, so the
-// group's shuffles and barriers are reached by all of its threads.
-#define FOR_EACH_ROW(r)                                                                          \
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
-       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
-unsigned Blocks(int64_t rows) {
-  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
-}
 
 template <int kVector>
 __global__ void __launch_bounds__(kBlockThreads)
@@ -128,13 +124,29 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+unsigned Blocks(int64_t rows) {
+  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+}
+
+}  // namespace
 
 extern "C" void cross_entropy_backward(const float* logits, const float* target, float* dlogits,
                                        int64_t rows, int64_t classes, cudaStream_t stream) {
   if (rows <= 0 || classes <= 0) return;
   if (VECTOR == 4 && classes % 4 == 0 && Aligned(logits) && Aligned(target) && Aligned(dlogits)) {
-    CrossEntropyBackward<4><<<Blocks(rows), kBlockThreads, 0, stream>>>(logits, target, dlogits, rows, classes);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, CrossEntropyBackward<4>)(logits, target, dlogits, rows, classes);
   } else {
-    CrossEntropyBackward<1><<<Blocks(rows), kBlockThreads, 0, stream>>>(logits, target, dlogits, rows, classes);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, CrossEntropyBackward<1>)(logits, target, dlogits, rows, classes);
   }
 }
+#endif  // KSMITH_HOST

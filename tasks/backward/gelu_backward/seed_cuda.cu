@@ -2,10 +2,9 @@
 // consecutive elements; with VECTOR 4 (and every pointer 16-byte aligned) a thread moves float4s,
 // so a warp issues a quarter of the memory instructions. A vector that would cross n is done
 // element by element, so every setting handles every n.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 128, 256, 512
 #ifndef THREADS
@@ -22,6 +21,7 @@
 #define VECTOR 4
 #endif
 
+#ifdef KSMITH_DEVICE
 namespace {
 
 // dy * (Phi(x) + x phi(x)), the exact form (approximate='none'): erff is accurate to 2 ulp, and
@@ -54,6 +54,14 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -65,8 +73,9 @@ extern "C" void gelu_backward(const float* x, const float* dy, float* dx, int64_
   const int64_t needed = (n + per_block - 1) / per_block;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
   if (vector) {
-    GeluBackward<4><<<blocks, THREADS, 0, stream>>>(x, dy, dx, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, GeluBackward<4>)(x, dy, dx, n);
   } else {
-    GeluBackward<1><<<blocks, THREADS, 0, stream>>>(x, dy, dx, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, GeluBackward<1>)(x, dy, dx, n);
   }
 }
+#endif  // KSMITH_HOST

@@ -8,10 +8,9 @@
 // deterministic. When a single group is left (one row, or rows too long for the buffer), it
 // writes dweight and dbias directly and the second kernel is skipped. VECTOR 4 moves float4s when
 // cols is a multiple of 4 and every pointer 16-byte aligned.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -27,7 +26,6 @@
 #ifndef BLOCKS
 #define BLOCKS 256
 #endif
-
 namespace {
 
 constexpr int kRowThreads = ROW_THREADS;
@@ -38,7 +36,16 @@ constexpr float kEps = 1e-5f;
 // Partial column sums, group g at [g * 2 * cols, (g + 1) * 2 * cols): its dweight then its dbias.
 // 16 MiB: small enough to stay in L2 while the groups update it. float4 for 16-byte alignment.
 // Calls on one stream run one after another, so one buffer serves every call.
-constexpr int64_t kPartialFloats = int64_t{1} << 22;
+constexpr int64_t kPartialFloats = int64_t{1} 
+<< 22;
+
+constexpr int kColumns = 32;  // columns per block of the second kernel
+constexpr int kLanes = 8;     // group lanes per column
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 __device__ float4 g_partials[kPartialFloats / 4];
 
 // Sums a and b over the threads of a row group; every one of them gets the results, so every one
@@ -204,9 +211,6 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-constexpr int kColumns = 32;  // columns per block of the second kernel
-constexpr int kLanes = 8;     // group lanes per column
-
 // dweight[c] = sum over groups of their partials, in a fixed order (lane l takes every 8th group
 // from l, then the lanes are added 0..7).
 __global__ void __launch_bounds__(kColumns * kLanes)
@@ -244,6 +248,14 @@ __global__ void __launch_bounds__(kColumns * kLanes)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -260,15 +272,16 @@ extern "C" void layernorm_backward(const float* x, const float* dy, const float*
   const bool vector = VECTOR == 4 && cols % 4 == 0 && Aligned(x) && Aligned(dy) && Aligned(weight) &&
                       Aligned(dx) && Aligned(dweight) && Aligned(dbias);
   if (vector) {
-    Rows<4><<<blocks, kBlockThreads, 0, stream>>>(x, dy, weight, dx, dweight, dbias, rows, cols, groups,
+    KSMITH_LAUNCH(blocks, kBlockThreads, 0, stream, Rows<4>)(x, dy, weight, dx, dweight, dbias, rows, cols, groups,
                                                   direct);
   } else {
-    Rows<1><<<blocks, kBlockThreads, 0, stream>>>(x, dy, weight, dx, dweight, dbias, rows, cols, groups,
+    KSMITH_LAUNCH(blocks, kBlockThreads, 0, stream, Rows<1>)(x, dy, weight, dx, dweight, dbias, rows, cols, groups,
                                                   direct);
   }
   if (!direct) {
     const int64_t tiles = (cols + kColumns - 1) / kColumns;
     const auto column_blocks = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{1} << 30));
-    Columns<<<column_blocks, kColumns * kLanes, 0, stream>>>(dweight, dbias, cols, groups);
+    KSMITH_LAUNCH(column_blocks, kColumns * kLanes, 0, stream, Columns)(dweight, dbias, cols, groups);
   }
 }
+#endif  // KSMITH_HOST

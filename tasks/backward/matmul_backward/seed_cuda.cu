@@ -8,10 +8,9 @@
 // THREAD_TILE x THREAD_TILE outputs in registers, owning strided rows and columns
 // (ty + EDGE i, tx + EDGE j) so that shared-memory reads are broadcasts or conflict-free. Loads
 // outside the matrices read zero and stores outside are skipped, so every shape is handled.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune BLOCK_TILE: 64, 128
 #ifndef BLOCK_TILE
@@ -27,7 +26,6 @@
 #ifndef K_STEP
 #define K_STEP 8
 #endif
-
 namespace {
 
 constexpr int kTile = BLOCK_TILE;
@@ -36,6 +34,11 @@ constexpr int kStep = K_STEP;
 constexpr int kEdge = kTile / kThreadTile;  // threads along each side of the tile
 constexpr int kThreads = kEdge * kEdge;     // 64 to 1024 over the knobs' values
 static_assert(kThreads <= 1024, "a block holds at most 1024 threads");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // kADepthMajor: A(i, q) = a[i * lda + q] (contiguous along the depth q); otherwise
 // A(i, q) = a[q * lda + i] (contiguous along the rows i).
@@ -108,6 +111,14 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 dim3 Grid(int64_t rows, int64_t cols) {
   const int64_t row_tiles = (rows + kTile - 1) / kTile;
   const int64_t col_tiles = (cols + kTile - 1) / kTile;
@@ -121,7 +132,8 @@ extern "C" void matmul_backward(const float* a, const float* b, const float* dc,
                                 int64_t m, int64_t n, int64_t k, cudaStream_t stream) {
   if (m <= 0 || n <= 0 || k <= 0) return;
   // da [m, k] = dc [m, n] @ b^T: A(i, q) = dc[i*n + q], B(q, p) = b[p*n + q].
-  Sgemm<true, false><<<Grid(m, k), kThreads, 0, stream>>>(dc, b, da, m, k, n, n, n);
+  KSMITH_LAUNCH(Grid(m, k), kThreads, 0, stream, Sgemm<true, false>)(dc, b, da, m, k, n, n, n);
   // db [k, n] = a^T @ dc: A(p, q) = a[q*k + p], B(q, j) = dc[q*n + j].
-  Sgemm<false, true><<<Grid(k, n), kThreads, 0, stream>>>(a, dc, db, k, n, m, k, n);
+  KSMITH_LAUNCH(Grid(k, n), kThreads, 0, stream, Sgemm<false, true>)(a, dc, db, k, n, m, k, n);
 }
+#endif  // KSMITH_HOST

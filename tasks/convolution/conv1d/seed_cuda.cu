@@ -6,10 +6,9 @@
 // (ty + EDGE_O i, tx + EDGE_S j) so that shared-memory reads are broadcasts or conflict-free and
 // stores to y are coalesced. Loads outside the tensors read zero, stores outside are skipped, and
 // grid x, y and z (positions, channels, batch) are walked with stride loops: every shape works.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune TILE_O: 64, 32
 #ifndef TILE_O
@@ -25,7 +24,6 @@
 #ifndef K_STEP
 #define K_STEP 16
 #endif
-
 namespace {
 
 constexpr int kPer = 4;                   // outputs per thread along each side
@@ -33,6 +31,11 @@ constexpr int kEdgeO = TILE_O / kPer;     // threads along the channel side
 constexpr int kEdgeS = TILE_S / kPer;     // threads along the position side
 constexpr int kThreads = kEdgeO * kEdgeS;  // 128 to 512 over the knobs' values
 constexpr int kStep = K_STEP;
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 __global__ void __launch_bounds__(kThreads)
     Conv1d(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
@@ -105,6 +108,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
 
 extern "C" void conv1d(const float* x, const float* w, float* y, int64_t n, int64_t cin, int64_t l,
                        int64_t cout, int64_t kw, int64_t lo, cudaStream_t stream) {
@@ -114,5 +121,6 @@ extern "C" void conv1d(const float* x, const float* w, float* y, int64_t n, int6
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(col_tiles, int64_t{1} << 30)),
                   static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)),
                   static_cast<unsigned>(std::min<int64_t>(n, 65535)));
-  Conv1d<<<grid, kThreads, 0, stream>>>(x, w, y, n, cin, l, cout, kw, lo);
+  KSMITH_LAUNCH(grid, kThreads, 0, stream, Conv1d)(x, w, y, n, cin, l, cout, kw, lo);
 }
+#endif  // KSMITH_HOST

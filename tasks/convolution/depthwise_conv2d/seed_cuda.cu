@@ -6,10 +6,9 @@
 // threads on consecutive columns so that the stores are coalesced. Grid x, y and z (column tiles,
 // row tiles, planes) are walked with stride loops, so any shape works; a window too large for
 // shared memory (never in this task) takes a direct one-thread-per-output kernel.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune TILE_W: 32, 64
 #ifndef TILE_W
@@ -20,11 +19,15 @@
 #ifndef TILE_H
 #define TILE_H 8
 #endif
-
 namespace {
 
 constexpr int kThreads = 256;
 constexpr size_t kMaxShared = 48 * 1024;  // what a launch may ask for without opting in
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 __global__ void __launch_bounds__(kThreads)
     DepthwiseTiled(const float* __restrict__ x, const float* __restrict__ wt, float* __restrict__ y,
@@ -92,6 +95,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
 
 extern "C" void depthwise_conv2d(const float* x, const float* wt, float* y, int64_t n, int64_t c,
                                  int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t oh,
@@ -103,7 +110,7 @@ extern "C" void depthwise_conv2d(const float* x, const float* wt, float* y, int6
   if (shared > kMaxShared) {
     const int64_t blocks =
         std::min<int64_t>((planes * oh * ow + kThreads - 1) / kThreads, int64_t{1} << 30);
-    DepthwiseDirect<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, wt, y, planes, c, h,
+    KSMITH_LAUNCH(static_cast<unsigned>(blocks), kThreads, 0, stream, DepthwiseDirect)(x, wt, y, planes, c, h,
                                                                             w, kh, kw, oh, ow);
     return;
   }
@@ -112,5 +119,6 @@ extern "C" void depthwise_conv2d(const float* x, const float* wt, float* y, int6
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(col_tiles, int64_t{1} << 30)),
                   static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)),
                   static_cast<unsigned>(std::min<int64_t>(planes, 65535)));
-  DepthwiseTiled<<<grid, kThreads, shared, stream>>>(x, wt, y, planes, c, h, w, kh, kw, oh, ow);
+  KSMITH_LAUNCH(grid, kThreads, shared, stream, DepthwiseTiled)(x, wt, y, planes, c, h, w, kh, kw, oh, ow);
 }
+#endif  // KSMITH_HOST

@@ -3,10 +3,9 @@
 // keeps the column reads of the tile free of bank conflicts. The block is TILE x ROWS_PER_PASS
 // threads, each moving TILE / ROWS_PER_PASS elements per tile. Tiles are looped over, so no grid
 // dimension can overflow, and every element is bounds-checked, so every shape is handled.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune TILE: 16, 32, 64
 #ifndef TILE
@@ -18,6 +17,7 @@
 #define ROWS_PER_PASS 8
 #endif
 
+#ifdef KSMITH_DEVICE
 namespace {
 
 __global__ void __launch_bounds__(TILE * ROWS_PER_PASS)
@@ -46,6 +46,10 @@ __global__ void __launch_bounds__(TILE * ROWS_PER_PASS)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
 
 extern "C" void transpose(const float* x, float* y, int64_t rows, int64_t cols,
                           cudaStream_t stream) {
@@ -54,5 +58,6 @@ extern "C" void transpose(const float* x, float* y, int64_t rows, int64_t cols,
   const int64_t col_tiles = (cols + TILE - 1) / TILE;
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(col_tiles, int64_t{1} << 30)),
                   static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)));
-  Transpose<<<grid, dim3(TILE, ROWS_PER_PASS), 0, stream>>>(x, y, rows, cols);
+  KSMITH_LAUNCH(grid, dim3(TILE, ROWS_PER_PASS), 0, stream, Transpose)(x, y, rows, cols);
 }
+#endif  // KSMITH_HOST

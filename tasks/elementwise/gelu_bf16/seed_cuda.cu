@@ -3,11 +3,10 @@
 // 8 bf16, so a warp issues an eighth of the memory instructions. Math in fp32, each result
 // rounded once to bf16. A vector that would cross n is done element by element, so every setting
 // handles every n.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 128, 256, 512
 #ifndef THREADS
@@ -24,6 +23,7 @@
 #define VECTOR 8
 #endif
 
+#ifdef KSMITH_DEVICE
 namespace {
 
 // The exact form, approximate='none': erff is accurate to 2 ulp.
@@ -59,6 +59,14 @@ __global__ void __launch_bounds__(THREADS) Gelu(const __nv_bfloat16* x, __nv_bfl
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -70,8 +78,9 @@ extern "C" void gelu_bf16(const __nv_bfloat16* x, __nv_bfloat16* y, int64_t n, c
   const int64_t needed = (n + per_block - 1) / per_block;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
   if (vector) {
-    Gelu<8><<<blocks, THREADS, 0, stream>>>(x, y, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, Gelu<8>)(x, y, n);
   } else {
-    Gelu<1><<<blocks, THREADS, 0, stream>>>(x, y, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, Gelu<1>)(x, y, n);
   }
 }
+#endif  // KSMITH_HOST

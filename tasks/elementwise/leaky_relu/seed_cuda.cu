@@ -2,10 +2,9 @@
 // consecutive elements; with VECTOR 4 (and every pointer 16-byte aligned) a thread moves float4s,
 // so a warp issues a quarter of the memory instructions. A vector that would cross n is done
 // element by element, so every setting handles every n.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 128, 256, 512
 #ifndef THREADS
@@ -22,6 +21,7 @@
 #define VECTOR 4
 #endif
 
+#ifdef KSMITH_DEVICE
 namespace {
 
 __device__ __forceinline__ float Op(float v) { return v > 0.0f ? v : 0.01f * v; }
@@ -44,6 +44,14 @@ __global__ void __launch_bounds__(THREADS) LeakyRelu(const float* x, float* y, i
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -55,8 +63,9 @@ extern "C" void leaky_relu(const float* x, float* y, int64_t n, cudaStream_t str
   const int64_t needed = (n + per_block - 1) / per_block;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
   if (vector) {
-    LeakyRelu<4><<<blocks, THREADS, 0, stream>>>(x, y, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, LeakyRelu<4>)(x, y, n);
   } else {
-    LeakyRelu<1><<<blocks, THREADS, 0, stream>>>(x, y, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, LeakyRelu<1>)(x, y, n);
   }
 }
+#endif  // KSMITH_HOST

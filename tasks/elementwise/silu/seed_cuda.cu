@@ -2,10 +2,9 @@
 // elements; with VECTOR 4 (and every pointer 16-byte aligned) a thread moves float4s, so a warp
 // issues a quarter of the memory instructions. A vector that would cross n is done element by
 // element, so every setting handles every n.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 128, 256, 512
 #ifndef THREADS
@@ -22,6 +21,7 @@
 #define VECTOR 4
 #endif
 
+#ifdef KSMITH_DEVICE
 namespace {
 
 // expf (2 ulp) and an IEEE division; for x below -88.7 expf(-x) is infinity and the result -0.
@@ -45,6 +45,14 @@ __global__ void __launch_bounds__(THREADS) Silu(const float* x, float* y, int64_
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -56,8 +64,9 @@ extern "C" void silu(const float* x, float* y, int64_t n, cudaStream_t stream) {
   const int64_t needed = (n + per_block - 1) / per_block;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
   if (vector) {
-    Silu<4><<<blocks, THREADS, 0, stream>>>(x, y, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, Silu<4>)(x, y, n);
   } else {
-    Silu<1><<<blocks, THREADS, 0, stream>>>(x, y, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, Silu<1>)(x, y, n);
   }
 }
+#endif  // KSMITH_HOST

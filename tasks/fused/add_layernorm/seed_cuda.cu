@@ -3,10 +3,9 @@
 // read back themselves, mostly from L2) while summing it, then sum the squared deviations (two
 // passes, so a large mean cancels nothing), then normalize y in place: one kernel, x and residual
 // read once, no temporary. VECTOR 4 moves float4s when every row is 16-byte aligned.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -17,7 +16,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -25,6 +23,17 @@ namespace {
 constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
+
+// The rows this thread's group handles: the same sequence for every thread of the group, so the
+// group's shuffles and barriers are reached by all of its threads.
+#define FOR_EACH_ROW(r)                                                                          \
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
+       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // Sums `value` over the threads of a row group; every one of them gets the result, so every one
 // of them must call it.
@@ -44,19 +53,6 @@ __device__ T RowSum(T value) {
     for (int warp = 1; warp < kRowThreads / 32; ++warp) value += partial[warp];
     return value;
   }
-}
-
-// The rows this thread's group handles: the same sequence for every thread of the group, so the
-// group's shuffles and barriers are reached by all of its threads.
-#define FOR_EACH_ROW(r)                                                                          \
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
-       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
-unsigned Blocks(int64_t rows) {
-  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
 }
 
 // kVector 4: the caller checked that cols is a multiple of 4 and every pointer 16-byte aligned.
@@ -120,6 +116,21 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+unsigned Blocks(int64_t rows) {
+  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+}
+
+}  // namespace
 
 extern "C" void add_layernorm(const float* x, const float* residual, const float* weight,
                               const float* bias, float* y, int64_t rows, int64_t cols,
@@ -127,8 +138,9 @@ extern "C" void add_layernorm(const float* x, const float* residual, const float
   if (rows <= 0 || cols <= 0) return;
   if (VECTOR == 4 && cols % 4 == 0 && Aligned(x) && Aligned(residual) && Aligned(weight) &&
       Aligned(bias) && Aligned(y)) {
-    AddLayerNorm<4><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, residual, weight, bias, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, AddLayerNorm<4>)(x, residual, weight, bias, y, rows, cols);
   } else {
-    AddLayerNorm<1><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, residual, weight, bias, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, AddLayerNorm<1>)(x, residual, weight, bias, y, rows, cols);
   }
 }
+#endif  // KSMITH_HOST

@@ -13,11 +13,10 @@
 // 48 KiB. q is pre-scaled by log2(e) / sqrt(d) so that exp2f gives the weights. Keys past t score
 // -inf; query rows past s are computed but not stored. A d above 128 takes a plain fallback
 // kernel (a warp per query row, in passes of 128 columns), correct but not fast.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune BLOCK_Q: 64, 32
 #ifndef BLOCK_Q
@@ -28,7 +27,6 @@
 #ifndef BLOCK_K
 #define BLOCK_K 64
 #endif
-
 namespace {
 
 constexpr int kEdge = 16;                // threads along each side of the block
@@ -39,6 +37,16 @@ static_assert(BLOCK_Q % kEdge == 0 && BLOCK_K % kEdge == 0, "tiles are multiples
 // of static shared memory must stay within 48 KiB.
 __host__ __device__ constexpr int QueryRows(int dim) { return dim > 64 && BLOCK_Q > 32 ? 32 : BLOCK_Q; }
 __host__ __device__ constexpr int KeyRows(int dim) { return dim > 64 && BLOCK_K > 32 ? 32 : BLOCK_K; }
+
+// Any d: a warp per query row, its lanes splitting the columns. A pass finds the row max; then,
+// 128 columns of o at a time, a pass sums exp(a - max) and accumulates the weighted rows of v.
+constexpr int kFallbackWarps = 8;
+constexpr int kFallbackCols = 4;  // per lane and pass
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // Stages rows [row0, row0 + tile_rows) of a [rows, d] matrix, scaled, into tile[r * (kDim + 1) + c];
 // rows past `rows` and columns past d read zero.
@@ -166,11 +174,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Any d: a warp per query row, its lanes splitting the columns. A pass finds the row max; then,
-// 128 columns of o at a time, a pass sums exp(a - max) and accumulates the weighted rows of v.
-constexpr int kFallbackWarps = 8;
-constexpr int kFallbackCols = 4;  // per lane and pass
-
 __device__ __forceinline__ float WarpScore(const float* qi, const float* kj, int64_t d, float scale, int lane) {
   float dot = 0.0f;
   for (int64_t c = lane; c < d; c += 32) dot = fmaf(qi[c], kj[c], dot);
@@ -208,13 +211,25 @@ __global__ void __launch_bounds__(32 * kFallbackWarps)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 template <int kDim>
 void LaunchFlash(const float* q, const float* k, const float* v, float* o, int64_t s, int64_t t, int64_t d,
                  cudaStream_t stream) {
   const float q_scale = 1.4426950408889634f / std::sqrt(static_cast<float>(d));  // log2(e) / sqrt(d)
   const int64_t q_tiles = (s + QueryRows(kDim) - 1) / QueryRows(kDim);
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(q_tiles, int64_t{1} << 30));
-  FlashAttention<kDim><<<blocks, kThreads, 0, stream>>>(q, k, v, o, s, t, d, q_scale);
+  // NVRTC compiles the kernels that launches name as written: one launch per instantiation.
+  if constexpr (kDim == 16) KSMITH_LAUNCH(blocks, kThreads, 0, stream, FlashAttention<16>)(q, k, v, o, s, t, d, q_scale);
+  if constexpr (kDim == 32) KSMITH_LAUNCH(blocks, kThreads, 0, stream, FlashAttention<32>)(q, k, v, o, s, t, d, q_scale);
+  if constexpr (kDim == 64) KSMITH_LAUNCH(blocks, kThreads, 0, stream, FlashAttention<64>)(q, k, v, o, s, t, d, q_scale);
+  if constexpr (kDim == 128) KSMITH_LAUNCH(blocks, kThreads, 0, stream, FlashAttention<128>)(q, k, v, o, s, t, d, q_scale);
 }
 
 }  // namespace
@@ -233,7 +248,8 @@ extern "C" void attention_head(const float* q, const float* k, const float* v, f
   } else {
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     const int64_t blocks = std::min<int64_t>((s + kFallbackWarps - 1) / kFallbackWarps, int64_t{1} << 30);
-    AttentionFallback<<<static_cast<unsigned>(blocks), 32 * kFallbackWarps, 0, stream>>>(q, k, v, o, s, t, d,
+    KSMITH_LAUNCH(static_cast<unsigned>(blocks), 32 * kFallbackWarps, 0, stream, AttentionFallback)(q, k, v, o, s, t, d,
                                                                                        scale);
   }
 }
+#endif  // KSMITH_HOST

@@ -9,10 +9,9 @@
 // step, so its (image, oy, ox) offset is computed once per tile; the depth index is split into
 // (ci, ky, kx) with 32-bit division (cin*kh*kw, the length of a weight row, is far below 2^31).
 // Loads outside the operands read zero and stores outside are skipped, so every shape is handled.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune BLOCK_TILE: 64, 128
 #ifndef BLOCK_TILE
@@ -28,7 +27,6 @@
 #ifndef K_STEP
 #define K_STEP 8
 #endif
-
 namespace {
 
 constexpr int kTile = BLOCK_TILE;
@@ -39,6 +37,11 @@ constexpr int kThreads = kEdge * kEdge;     // 64 to 1024 over the knobs' values
 static_assert(kThreads <= 1024, "a block holds at most 1024 threads");
 // Every thread gathers the same column of the tile at every step (see below).
 static_assert(kThreads % kTile == 0, "the block's threads cover whole rows of the column stage");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 __global__ void __launch_bounds__(kThreads)
     Conv2dBiasRelu(const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ b,
@@ -130,6 +133,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
 
 extern "C" void conv2d_bias_relu(const float* x, const float* wt, const float* b, float* y, int64_t n,
                                  int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t kw,
@@ -139,5 +146,6 @@ extern "C" void conv2d_bias_relu(const float* x, const float* wt, const float* b
   const int64_t col_tiles = (n * oh * ow + kTile - 1) / kTile;
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(col_tiles, int64_t{1} << 30)),
                   static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)));
-  Conv2dBiasRelu<<<grid, kThreads, 0, stream>>>(x, wt, b, y, n, cin, h, w, cout, kh, kw, oh, ow);
+  KSMITH_LAUNCH(grid, kThreads, 0, stream, Conv2dBiasRelu)(x, wt, b, y, n, cin, h, w, cout, kh, kw, oh, ow);
 }
+#endif  // KSMITH_HOST

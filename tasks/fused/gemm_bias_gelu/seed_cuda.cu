@@ -7,10 +7,9 @@
 // Threads own strided rows and columns (ty + EDGE i, tx + EDGE j), so that shared-memory reads are
 // broadcasts or conflict-free. Loads outside the matrices read zero and stores outside are
 // skipped, so every shape is handled.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune BLOCK_TILE: 64, 128
 #ifndef BLOCK_TILE
@@ -26,7 +25,6 @@
 #ifndef K_STEP
 #define K_STEP 8
 #endif
-
 namespace {
 
 constexpr int kTile = BLOCK_TILE;
@@ -35,6 +33,11 @@ constexpr int kStep = K_STEP;
 constexpr int kEdge = kTile / kThreadTile;  // threads along each side of the tile
 constexpr int kThreads = kEdge * kEdge;     // 64 to 1024 over the knobs' values
 static_assert(kThreads <= 1024, "a block holds at most 1024 threads");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // The exact form, approximate='none', as 0.5 v erfc(-v / sqrt 2): the same function as
 // 0.5 v (1 + erf(v / sqrt 2)), without the cancellation of 1 + erf far below zero.
@@ -104,6 +107,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
 
 extern "C" void gemm_bias_gelu(const float* x, const float* w, const float* b, float* y, int64_t m,
                                int64_t n, int64_t k, cudaStream_t stream) {
@@ -112,5 +119,6 @@ extern "C" void gemm_bias_gelu(const float* x, const float* w, const float* b, f
   const int64_t col_tiles = (n + kTile - 1) / kTile;
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(col_tiles, int64_t{1} << 30)),
                   static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)));
-  GemmBiasGelu<<<grid, kThreads, 0, stream>>>(x, w, b, y, m, n, k);
+  KSMITH_LAUNCH(grid, kThreads, 0, stream, GemmBiasGelu)(x, w, b, y, m, n, k);
 }
+#endif  // KSMITH_HOST

@@ -9,10 +9,9 @@
 // y = max + log(sum). z never goes to memory, and y needs no atomics: a row belongs to one block.
 // Loads outside the matrices read zero and columns past n are left out of the max and the sums,
 // so every shape is handled.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_TILE: 64, 32
 #ifndef ROW_TILE
@@ -28,7 +27,6 @@
 #ifndef K_STEP
 #define K_STEP 8
 #endif
-
 namespace {
 
 constexpr int kEdge = 16;                 // threads along each side of the block
@@ -39,6 +37,11 @@ constexpr int kStep = K_STEP;
 constexpr int kRowsPerThread = kRowTile / kEdge;
 constexpr int kColsPerThread = kColTile / kEdge;
 static_assert(kRowTile % kEdge == 0 && kColTile % kEdge == 0, "tiles are multiples of 16");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 __global__ void __launch_bounds__(kThreads)
     GemmLogsumexp(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
@@ -133,11 +136,16 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
 
 extern "C" void gemm_logsumexp(const float* x, const float* w, const float* b, float* y, int64_t m,
                                int64_t n, int64_t k, cudaStream_t stream) {
   if (m <= 0) return;
   const int64_t row_tiles = (m + kRowTile - 1) / kRowTile;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(row_tiles, int64_t{1} << 30));
-  GemmLogsumexp<<<blocks, kThreads, 0, stream>>>(x, w, b, y, m, n, k);
+  KSMITH_LAUNCH(blocks, kThreads, 0, stream, GemmLogsumexp)(x, w, b, y, m, n, k);
 }
+#endif  // KSMITH_HOST

@@ -7,10 +7,9 @@
 // combine theirs with warp shuffles, and the row's running sum grows. z never goes to memory, and
 // y needs no atomics: a row belongs to one block. Loads outside the matrices read zero and
 // columns past n are left out of the sums, so every shape is handled.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_TILE: 64, 32
 #ifndef ROW_TILE
@@ -26,7 +25,6 @@
 #ifndef K_STEP
 #define K_STEP 8
 #endif
-
 namespace {
 
 constexpr int kEdge = 16;                 // threads along each side of the block
@@ -37,6 +35,11 @@ constexpr int kStep = K_STEP;
 constexpr int kRowsPerThread = kRowTile / kEdge;
 constexpr int kColsPerThread = kColTile / kEdge;
 static_assert(kRowTile % kEdge == 0 && kColTile % kEdge == 0, "tiles are multiples of 16");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // 1 / (1 + exp(-v)): exp(-v) = inf gives 0, not NaN.
 __device__ __forceinline__ float Sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
@@ -111,11 +114,16 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
 
 extern "C" void gemm_sigmoid_rowsum(const float* x, const float* w, float* y, int64_t m, int64_t n,
                                     int64_t k, cudaStream_t stream) {
   if (m <= 0) return;
   const int64_t row_tiles = (m + kRowTile - 1) / kRowTile;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(row_tiles, int64_t{1} << 30));
-  GemmSigmoidRowsum<<<blocks, kThreads, 0, stream>>>(x, w, y, m, n, k);
+  KSMITH_LAUNCH(blocks, kThreads, 0, stream, GemmSigmoidRowsum)(x, w, y, m, n, k);
 }
+#endif  // KSMITH_HOST

@@ -5,10 +5,9 @@
 // The later passes read x again, mostly from L2. VECTOR 4 moves float4s when hw is a multiple of
 // 4 (a float4 never straddles two channels) and every pointer is 16-byte aligned. A thread tracks
 // the channel of its element incrementally (no 64-bit division per element).
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune GROUP_THREADS: 32, 256, 1024
 #ifndef GROUP_THREADS
@@ -19,7 +18,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A group belongs to kGroupThreads threads: one warp (several groups per block) or a whole block
@@ -27,6 +25,11 @@ namespace {
 constexpr int kGroupThreads = GROUP_THREADS;
 constexpr int kBlockThreads = kGroupThreads < 256 ? 256 : kGroupThreads;
 constexpr int kGroupsPerBlock = kBlockThreads / kGroupThreads;
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // Sums `value` over the threads of a group; every one of them gets the result, so every one of
 // them must call it.
@@ -51,8 +54,6 @@ __device__ T GroupSum(T value) {
 // v / (1 + exp(-v)): for v below about -88 expf overflows to infinity and the quotient is the
 // exact limit -0.
 __device__ __forceinline__ float Silu(float v) { return v / (1.0f + expf(-v)); }
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 // kVector 4: the caller checked that hw is a multiple of 4 and every pointer 16-byte aligned, so
 // every group starts 16-byte aligned and a float4 never crosses a channel.
@@ -122,6 +123,16 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+}  // namespace
 
 extern "C" void groupnorm_silu(const float* x, const float* weight, const float* bias, float* y,
                                int64_t n, int64_t g, int64_t cpg, int64_t hw, int64_t c,
@@ -130,8 +141,9 @@ extern "C" void groupnorm_silu(const float* x, const float* weight, const float*
   const int64_t needed = (n * g + kGroupsPerBlock - 1) / kGroupsPerBlock;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
   if (VECTOR == 4 && hw % 4 == 0 && Aligned(x) && Aligned(y)) {
-    GroupNormSilu<4><<<blocks, kBlockThreads, 0, stream>>>(x, weight, bias, y, n, g, cpg, hw, c);
+    KSMITH_LAUNCH(blocks, kBlockThreads, 0, stream, GroupNormSilu<4>)(x, weight, bias, y, n, g, cpg, hw, c);
   } else {
-    GroupNormSilu<1><<<blocks, kBlockThreads, 0, stream>>>(x, weight, bias, y, n, g, cpg, hw, c);
+    KSMITH_LAUNCH(blocks, kBlockThreads, 0, stream, GroupNormSilu<1>)(x, weight, bias, y, n, g, cpg, hw, c);
   }
 }
+#endif  // KSMITH_HOST

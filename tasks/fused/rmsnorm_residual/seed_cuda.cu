@@ -2,10 +2,9 @@
 // rows) or to a whole block. Its threads write h = x + residual while summing the squares, then
 // read back the h elements they wrote themselves (mostly from L2) to write y: one kernel, x and
 // residual read once. VECTOR 4 moves float4s when every row is 16-byte aligned.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -16,7 +15,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -24,6 +22,17 @@ namespace {
 constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
+
+// The rows this thread's group handles: the same sequence for every thread of the group, so the
+// group's shuffles and barriers are reached by all of its threads.
+#define FOR_EACH_ROW(r)                                                                          \
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
+       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // Sums `value` over the threads of a row group; every one of them gets the result, so every one
 // of them must call it.
@@ -43,19 +52,6 @@ __device__ T RowSum(T value) {
     for (int warp = 1; warp < kRowThreads / 32; ++warp) value += partial[warp];
     return value;
   }
-}
-
-// The rows this thread's group handles: the same sequence for every thread of the group, so the
-// group's shuffles and barriers are reached by all of its threads.
-#define FOR_EACH_ROW(r)                                                                          \
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
-       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
-unsigned Blocks(int64_t rows) {
-  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
 }
 
 // kVector 4: the caller checked that cols is a multiple of 4 and every pointer 16-byte aligned.
@@ -102,14 +98,30 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+unsigned Blocks(int64_t rows) {
+  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+}
+
+}  // namespace
 
 extern "C" void rmsnorm_residual(const float* x, const float* residual, const float* weight, float* h,
                                  float* y, int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (VECTOR == 4 && cols % 4 == 0 && Aligned(x) && Aligned(residual) && Aligned(weight) &&
       Aligned(h) && Aligned(y)) {
-    RmsNormResidual<4><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, residual, weight, h, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, RmsNormResidual<4>)(x, residual, weight, h, y, rows, cols);
   } else {
-    RmsNormResidual<1><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, residual, weight, h, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, RmsNormResidual<1>)(x, residual, weight, h, y, rows, cols);
   }
 }
+#endif  // KSMITH_HOST

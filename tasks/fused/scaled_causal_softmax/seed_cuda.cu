@@ -4,10 +4,9 @@
 // exp(0.125 x - max) / sum there and zeros after the diagonal without reading x: one kernel, no
 // temporary, no -inf. VECTOR 4 moves float4s when s is a multiple of 4 and both pointers are
 // 16-byte aligned; the lanes of a float4 past the diagonal are masked.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -18,7 +17,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -27,6 +25,11 @@ constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
 constexpr float kScale = 0.125f;
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 struct Sum {
   __device__ float operator()(float p, float q) const { return p + q; }
@@ -53,13 +56,6 @@ __device__ float RowReduce(float value, Op op) {
     for (int warp = 1; warp < kRowThreads / 32; ++warp) value = op(value, partial[warp]);
     return value;
   }
-}
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
-unsigned Blocks(int64_t rows) {
-  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
 }
 
 // kVector 4: the caller checked that s is a multiple of 4 and both pointers 16-byte aligned.
@@ -122,13 +118,29 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+unsigned Blocks(int64_t rows) {
+  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+}
+
+}  // namespace
 
 extern "C" void scaled_causal_softmax(const float* x, float* y, int64_t heads, int64_t s,
                                       cudaStream_t stream) {
   if (heads <= 0 || s <= 0) return;
   if (VECTOR == 4 && s % 4 == 0 && Aligned(x) && Aligned(y)) {
-    ScaledCausalSoftmax<4><<<Blocks(heads * s), kBlockThreads, 0, stream>>>(x, y, heads, s);
+    KSMITH_LAUNCH(Blocks(heads * s), kBlockThreads, 0, stream, ScaledCausalSoftmax<4>)(x, y, heads, s);
   } else {
-    ScaledCausalSoftmax<1><<<Blocks(heads * s), kBlockThreads, 0, stream>>>(x, y, heads, s);
+    KSMITH_LAUNCH(Blocks(heads * s), kBlockThreads, 0, stream, ScaledCausalSoftmax<1>)(x, y, heads, s);
   }
 }
+#endif  // KSMITH_HOST

@@ -3,10 +3,9 @@
 // every pointer 16-byte aligned, so every row's gate and up halves are too) a thread moves
 // float4s. A group never crosses a row (cols is a multiple of the group size), so one row/column
 // split per group finds both halves.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 128, 256, 512
 #ifndef THREADS
@@ -18,6 +17,7 @@
 #define VECTOR 4
 #endif
 
+#ifdef KSMITH_DEVICE
 namespace {
 
 // v / (1 + exp(-v)): for v below about -88 expf overflows to infinity and the quotient is the
@@ -46,6 +46,14 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 unsigned Blocks(int64_t groups) {
@@ -59,8 +67,9 @@ extern "C" void swiglu(const float* x, float* y, int64_t rows, int64_t cols, int
                        cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (VECTOR == 4 && cols % 4 == 0 && Aligned(x) && Aligned(y)) {
-    Swiglu<4><<<Blocks(rows * (cols / 4)), THREADS, 0, stream>>>(x, y, rows, cols, two_cols);
+    KSMITH_LAUNCH(Blocks(rows * (cols / 4)), THREADS, 0, stream, Swiglu<4>)(x, y, rows, cols, two_cols);
   } else {
-    Swiglu<1><<<Blocks(rows * cols), THREADS, 0, stream>>>(x, y, rows, cols, two_cols);
+    KSMITH_LAUNCH(Blocks(rows * cols), THREADS, 0, stream, Swiglu<1>)(x, y, rows, cols, two_cols);
   }
 }
+#endif  // KSMITH_HOST

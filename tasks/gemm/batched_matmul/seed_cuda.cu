@@ -5,10 +5,9 @@
 // (ty + EDGE i, tx + EDGE j), so that shared-memory reads are broadcasts or conflict-free. Loads
 // outside the matrices read zero and stores outside are skipped, and every grid dimension is
 // walked with a stride loop (a batch beyond 65535 entries included), so every shape is handled.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune BLOCK_TILE: 64, 128
 #ifndef BLOCK_TILE
@@ -24,7 +23,6 @@
 #ifndef K_STEP
 #define K_STEP 16
 #endif
-
 namespace {
 
 constexpr int kTile = BLOCK_TILE;
@@ -33,6 +31,11 @@ constexpr int kStep = K_STEP;
 constexpr int kEdge = kTile / kThreadTile;  // threads along each side of the tile
 constexpr int kThreads = kEdge * kEdge;     // 64 to 1024 over the knobs' values
 static_assert(kThreads <= 1024, "a block holds at most 1024 threads");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 __global__ void __launch_bounds__(kThreads)
     BatchedSgemm(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
@@ -100,6 +103,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
 
 extern "C" void batched_matmul(const float* a, const float* b, float* c, int64_t batch, int64_t m,
                                int64_t n, int64_t k, cudaStream_t stream) {
@@ -109,5 +116,6 @@ extern "C" void batched_matmul(const float* a, const float* b, float* c, int64_t
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(col_tiles, int64_t{1} << 30)),
                   static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)),
                   static_cast<unsigned>(std::min<int64_t>(batch, 65535)));
-  BatchedSgemm<<<grid, kThreads, 0, stream>>>(a, b, c, batch, m, n, k);
+  KSMITH_LAUNCH(grid, kThreads, 0, stream, BatchedSgemm)(a, b, c, batch, m, n, k);
 }
+#endif  // KSMITH_HOST

@@ -4,10 +4,9 @@
 // strided rows and columns (ty + EDGE i, tx + EDGE j), so that shared-memory reads are broadcasts
 // or conflict-free. Loads outside the matrices read zero and stores outside are skipped, so every
 // shape is handled.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune BLOCK_TILE: 64, 128
 #ifndef BLOCK_TILE
@@ -23,7 +22,6 @@
 #ifndef K_STEP
 #define K_STEP 8
 #endif
-
 namespace {
 
 constexpr int kTile = BLOCK_TILE;
@@ -32,6 +30,11 @@ constexpr int kStep = K_STEP;
 constexpr int kEdge = kTile / kThreadTile;  // threads along each side of the tile
 constexpr int kThreads = kEdge * kEdge;     // 64 to 1024 over the knobs' values
 static_assert(kThreads <= 1024, "a block holds at most 1024 threads");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 __global__ void __launch_bounds__(kThreads)
     Sgemm(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
@@ -94,6 +97,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
 
 extern "C" void matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
                        cudaStream_t stream) {
@@ -102,5 +109,6 @@ extern "C" void matmul(const float* a, const float* b, float* c, int64_t m, int6
   const int64_t col_tiles = (n + kTile - 1) / kTile;
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(col_tiles, int64_t{1} << 30)),
                   static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)));
-  Sgemm<<<grid, kThreads, 0, stream>>>(a, b, c, m, n, k);
+  KSMITH_LAUNCH(grid, kThreads, 0, stream, Sgemm)(a, b, c, m, n, k);
 }
+#endif  // KSMITH_HOST

@@ -10,12 +10,10 @@
 // the matrix are stored as zero in the shared tile, so the fragments multiply zero padding and
 // any m, n, k (1 and odd values included) is handled. The epilogue stages each accumulator
 // fragment through shared memory and stores only the elements inside c.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <mma.h>
+#include <ksmith/launch.h>
 
 // @tune BLOCK_M: 64, 128
 #ifndef BLOCK_M
@@ -31,10 +29,7 @@
 #ifndef K_STEP
 #define K_STEP 32
 #endif
-
 namespace {
-
-using namespace nvcuda;
 
 constexpr int kBlockM = BLOCK_M;
 constexpr int kBlockN = BLOCK_N;
@@ -52,6 +47,15 @@ constexpr int kLdA = kStep + 8;
 constexpr int kLdB = kBlockN + 8;
 constexpr int kChunk = 8;  // halves per 16-byte vector
 static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0 && kStep % 16 == 0, "whole fragments");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+#include <mma.h>
+
+namespace {
+
+using namespace nvcuda;
 
 __global__ void __launch_bounds__(kThreads)
     HgemmWmma(const __half* __restrict__ a, const __half* __restrict__ b, __half* __restrict__ c,
@@ -153,6 +157,14 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -166,5 +178,6 @@ extern "C" void matmul_fp16(const __half* a, const __half* b, __half* c, int64_t
   const int64_t col_tiles = (n + kBlockN - 1) / kBlockN;
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(col_tiles, int64_t{1} << 30)),
                   static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)));
-  HgemmWmma<<<grid, kThreads, 0, stream>>>(a, b, c, m, n, k, vector_a, vector_b);
+  KSMITH_LAUNCH(grid, kThreads, 0, stream, HgemmWmma)(a, b, c, m, n, k, vector_a, vector_b);
 }
+#endif  // KSMITH_HOST

@@ -5,10 +5,9 @@
 // different rows hit different banks, and the TILE_M x n outputs of the tile are computed one
 // per thread in row-major order, so that the stores to c are coalesced. a is read once, c
 // written once. Shapes beyond the task's k, n <= 64 take a plain one-thread-per-output kernel.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune TILE_M: 64, 32
 #ifndef TILE_M
@@ -24,10 +23,14 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 constexpr int64_t kMaxSmall = 64;  // the staged kernel's bound on k and n
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 template <int kVector>
 __global__ void __launch_bounds__(THREADS)
@@ -90,6 +93,14 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -99,7 +110,7 @@ extern "C" void matmul_tall_skinny(const float* a, const float* b, float* c, int
   if (m <= 0 || n <= 0 || k <= 0) return;
   if (k > kMaxSmall || n > kMaxSmall) {
     const int64_t blocks = std::min<int64_t>((m * n + THREADS - 1) / THREADS, int64_t{1} << 30);
-    Generic<<<static_cast<unsigned>(blocks), THREADS, 0, stream>>>(a, b, c, m, n, k);
+    KSMITH_LAUNCH(static_cast<unsigned>(blocks), THREADS, 0, stream, Generic)(a, b, c, m, n, k);
     return;
   }
   // At most (64 * 64 + 64 * 65) floats = 33 KiB: within the 48 KiB a launch may ask for.
@@ -108,8 +119,9 @@ extern "C" void matmul_tall_skinny(const float* a, const float* b, float* c, int
   const int64_t tiles = (m + TILE_M - 1) / TILE_M;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(tiles, 4096));
   if (VECTOR == 4 && k % 4 == 0 && Aligned(a)) {
-    TallSkinny<4><<<blocks, THREADS, shared, stream>>>(a, b, c, m, n, k);
+    KSMITH_LAUNCH(blocks, THREADS, shared, stream, TallSkinny<4>)(a, b, c, m, n, k);
   } else {
-    TallSkinny<1><<<blocks, THREADS, shared, stream>>>(a, b, c, m, n, k);
+    KSMITH_LAUNCH(blocks, THREADS, shared, stream, TallSkinny<1>)(a, b, c, m, n, k);
   }
 }
+#endif  // KSMITH_HOST

@@ -2,10 +2,9 @@
 // to a whole block; its threads sum their strided share of a[i, p] * x[p], then reduce with warp
 // shuffles (and shared memory across warps). VECTOR 4 moves float4s when k is a multiple of 4
 // and a and x are 16-byte aligned. x is small and stays in L1/L2; a is read once.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -16,7 +15,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -25,6 +23,11 @@ constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
 static_assert(kRowThreads == 32 || kRowsPerBlock == 1, "a multi-warp row group fills its block");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // Sums `value` over the kGroup threads of a row group; every one of them gets the result, so
 // every one of them must call it.
@@ -75,6 +78,14 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -85,8 +96,9 @@ extern "C" void matvec(const float* a, const float* x, float* y, int64_t m, int6
   const int64_t needed = (m + kRowsPerBlock - 1) / kRowsPerBlock;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
   if (VECTOR == 4 && k % 4 == 0 && Aligned(a) && Aligned(x)) {
-    Matvec<4><<<blocks, kBlockThreads, 0, stream>>>(a, x, y, m, k);
+    KSMITH_LAUNCH(blocks, kBlockThreads, 0, stream, Matvec<4>)(a, x, y, m, k);
   } else {
-    Matvec<1><<<blocks, kBlockThreads, 0, stream>>>(a, x, y, m, k);
+    KSMITH_LAUNCH(blocks, kBlockThreads, 0, stream, Matvec<1>)(a, x, y, m, k);
   }
 }
+#endif  // KSMITH_HOST

@@ -6,10 +6,9 @@
 // ticket) adds the partials in a fixed order, writes the sum / rows and resets the ticket for the
 // next call. The grid depends only on rows, so the result is deterministic. VECTOR 4 moves float4s
 // when classes is a multiple of 4 and both inputs are 16-byte aligned.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -20,7 +19,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -29,6 +27,11 @@ constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
 constexpr int kMaxBlocks = 1024;  // the size of the partials array, which bounds the grid
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 __device__ float g_partials[kMaxBlocks];
 __device__ unsigned int g_ticket = 0;
@@ -136,6 +139,14 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -145,8 +156,9 @@ extern "C" void cross_entropy(const float* logits, const float* target, float* l
   if (rows <= 0 || classes <= 0) return;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, kMaxBlocks));
   if (VECTOR == 4 && classes % 4 == 0 && Aligned(logits) && Aligned(target)) {
-    CrossEntropy<4><<<blocks, kBlockThreads, 0, stream>>>(logits, target, loss, rows, classes);
+    KSMITH_LAUNCH(blocks, kBlockThreads, 0, stream, CrossEntropy<4>)(logits, target, loss, rows, classes);
   } else {
-    CrossEntropy<1><<<blocks, kBlockThreads, 0, stream>>>(logits, target, loss, rows, classes);
+    KSMITH_LAUNCH(blocks, kBlockThreads, 0, stream, CrossEntropy<1>)(logits, target, loss, rows, classes);
   }
 }
+#endif  // KSMITH_HOST

@@ -4,10 +4,9 @@
 // the last block to finish (a __threadfence and an atomic ticket) adds the partials in a fixed order,
 // writes sum / n and resets the ticket for the next call. The grid depends only on n, so the
 // result is deterministic. No scratch allocation: the partials are a static device array.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 256, 512
 #ifndef THREADS
@@ -23,11 +22,15 @@
 #ifndef MAX_BLOCKS
 #define MAX_BLOCKS 1024
 #endif
-
 namespace {
 
 constexpr int kPartialCapacity = 1024;  // >= every MAX_BLOCKS setting
 static_assert(MAX_BLOCKS <= kPartialCapacity, "the partials array bounds the grid");
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 __device__ float g_partials[kPartialCapacity];
 __device__ unsigned int g_ticket = 0;
@@ -88,6 +91,14 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 }  // namespace
@@ -99,8 +110,9 @@ extern "C" void smooth_l1_loss(const float* pred, const float* target, float* lo
   const int64_t per_block = int64_t{THREADS} * (vector ? 4 : 1);
   const auto blocks = static_cast<unsigned>(std::min<int64_t>((n + per_block - 1) / per_block, MAX_BLOCKS));
   if (vector) {
-    SmoothL1Loss<4><<<blocks, THREADS, 0, stream>>>(pred, target, loss, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, SmoothL1Loss<4>)(pred, target, loss, n);
   } else {
-    SmoothL1Loss<1><<<blocks, THREADS, 0, stream>>>(pred, target, loss, n);
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, SmoothL1Loss<1>)(pred, target, loss, n);
   }
 }
+#endif  // KSMITH_HOST

@@ -4,10 +4,9 @@
 // sums of (x - shift) and (x - shift)^2, the shift being the channel's first value, so that a
 // mean far from zero cancels nothing; a second read writes the output. VECTOR 4 moves float4s
 // when hw is a multiple of 4 and x and y are 16-byte aligned.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 256, 512, 1024
 #ifndef THREADS
@@ -18,10 +17,14 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 constexpr int kWarps = THREADS / 32;
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // Sums a and b over the block; every thread gets the results, so every thread must call it.
 // A template, as every __device__ function holding a __shared__ array here: nvcc gives a plain
@@ -98,6 +101,14 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 // The smallest power of two that covers `units`, at most THREADS.
@@ -114,8 +125,9 @@ extern "C" void batchnorm(const float* x, const float* weight, const float* bias
   if (n <= 0 || c <= 0 || hw <= 0) return;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(c, int64_t{1} << 30));
   if (VECTOR == 4 && hw % 4 == 0 && Aligned(x) && Aligned(y)) {
-    BatchNorm<4><<<blocks, THREADS, 0, stream>>>(x, weight, bias, y, n, c, hw, SegThreads(hw / 4));
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, BatchNorm<4>)(x, weight, bias, y, n, c, hw, SegThreads(hw / 4));
   } else {
-    BatchNorm<1><<<blocks, THREADS, 0, stream>>>(x, weight, bias, y, n, c, hw, SegThreads(hw));
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, BatchNorm<1>)(x, weight, bias, y, n, c, hw, SegThreads(hw));
   }
 }
+#endif  // KSMITH_HOST

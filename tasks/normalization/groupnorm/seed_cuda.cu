@@ -4,10 +4,9 @@
 // read writes the output channel by channel (several channels at a time when hw is short), each
 // with its own weight and bias. VECTOR 4 moves float4s when hw is a multiple of 4 and x and y
 // are 16-byte aligned.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 256, 512, 1024
 #ifndef THREADS
@@ -18,10 +17,14 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 constexpr int kWarps = THREADS / 32;
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // Sums a and b over the block; every thread gets the results, so every thread must call it.
 // A template, as every __device__ function holding a __shared__ array here: nvcc gives a plain
@@ -101,6 +104,14 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 // The smallest power of two that covers `units`, at most THREADS.
@@ -119,8 +130,9 @@ extern "C" void groupnorm(const float* x, const float* weight, const float* bias
   const int64_t groups = n * g;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(groups, int64_t{1} << 30));
   if (VECTOR == 4 && hw % 4 == 0 && Aligned(x) && Aligned(y)) {
-    GroupNorm<4><<<blocks, THREADS, 0, stream>>>(x, weight, bias, y, groups, hw, g, cpg, SegThreads(hw / 4));
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, GroupNorm<4>)(x, weight, bias, y, groups, hw, g, cpg, SegThreads(hw / 4));
   } else {
-    GroupNorm<1><<<blocks, THREADS, 0, stream>>>(x, weight, bias, y, groups, hw, g, cpg, SegThreads(hw));
+    KSMITH_LAUNCH(blocks, THREADS, 0, stream, GroupNorm<1>)(x, weight, bias, y, groups, hw, g, cpg, SegThreads(hw));
   }
 }
+#endif  // KSMITH_HOST

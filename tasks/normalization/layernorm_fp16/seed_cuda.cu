@@ -4,11 +4,10 @@
 // to fp16, reading x three times (the later passes mostly from L2). VECTOR 8 moves 16-byte
 // vectors of 8 halves (x, weight, bias, y) when cols % 8 == 0 and every pointer is 16-byte
 // aligned (so every row is).
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -19,7 +18,6 @@
 #ifndef VECTOR
 #define VECTOR 8
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -27,6 +25,17 @@ namespace {
 constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
+
+// The rows this thread's group handles: the same sequence for every thread of the group, so the
+// group's shuffles and barriers are reached by all of its threads.
+#define FOR_EACH_ROW(r)                                                                          \
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
+       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // Sums `value` over the threads of a row group; every one of them gets the result, so every one
 // of them must call it.
@@ -71,19 +80,6 @@ __device__ __forceinline__ void ForRow(const __half* row, int64_t cols, int t, F
   }
 }
 
-// The rows this thread's group handles: the same sequence for every thread of the group, so the
-// group's shuffles and barriers are reached by all of its threads.
-#define FOR_EACH_ROW(r)                                                                          \
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
-       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
-unsigned Blocks(int64_t rows) {
-  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
-}
-
 template <int kVector>
 __global__ void __launch_bounds__(kBlockThreads)
     LayerNorm(const __half* x, const __half* weight, const __half* bias, __half* y, int64_t rows,
@@ -126,13 +122,29 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+unsigned Blocks(int64_t rows) {
+  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+}
+
+}  // namespace
 
 extern "C" void layernorm_fp16(const __half* x, const __half* weight, const __half* bias, __half* y,
                                int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (VECTOR == 8 && cols % 8 == 0 && Aligned(x) && Aligned(y) && Aligned(weight) && Aligned(bias)) {
-    LayerNorm<8><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, weight, bias, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, LayerNorm<8>)(x, weight, bias, y, rows, cols);
   } else {
-    LayerNorm<1><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, weight, bias, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, LayerNorm<1>)(x, weight, bias, y, rows, cols);
   }
 }
+#endif  // KSMITH_HOST

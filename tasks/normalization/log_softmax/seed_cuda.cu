@@ -2,10 +2,9 @@
 // to a whole block; its threads find the row max, the sum of exp(x - max), then write
 // (x - max) - log(sum), reading x three times (the later passes mostly from L2). VECTOR 4 moves
 // float4s when every row is 16-byte aligned.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -16,7 +15,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -24,6 +22,17 @@ namespace {
 constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
+
+// The rows this thread's group handles: the same sequence for every thread of the group, so the
+// group's shuffles and barriers are reached by all of its threads.
+#define FOR_EACH_ROW(r)                                                                          \
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
+       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 struct Sum {
   __device__ float operator()(float p, float q) const { return p + q; }
@@ -84,19 +93,6 @@ __device__ __forceinline__ void MapRow(const float* in, float* out, int64_t cols
   }
 }
 
-// The rows this thread's group handles: the same sequence for every thread of the group, so the
-// group's shuffles and barriers are reached by all of its threads.
-#define FOR_EACH_ROW(r)                                                                          \
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
-       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
-unsigned Blocks(int64_t rows) {
-  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
-}
-
 template <int kVector>
 __global__ void __launch_bounds__(kBlockThreads)
     LogSoftmax(const float* x, float* y, int64_t rows, int64_t cols) {
@@ -114,13 +110,29 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+unsigned Blocks(int64_t rows) {
+  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+}
+
+}  // namespace
 
 extern "C" void log_softmax(const float* x, float* y, int64_t rows, int64_t cols,
                             cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (VECTOR == 4 && cols % 4 == 0 && Aligned(x) && Aligned(y)) {
-    LogSoftmax<4><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, LogSoftmax<4>)(x, y, rows, cols);
   } else {
-    LogSoftmax<1><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, LogSoftmax<1>)(x, y, rows, cols);
   }
 }
+#endif  // KSMITH_HOST

@@ -1,10 +1,9 @@
 // Tuner seed for rmsnorm on a GPU: a row belongs to a warp (ROW_THREADS 32, for short rows) or to
 // a whole block; its threads sum the squares, then scale, reading x twice (the second pass mostly
 // from L2). VECTOR 4 moves float4s when every row is 16-byte aligned.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -15,7 +14,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -23,6 +21,17 @@ namespace {
 constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
+
+// The rows this thread's group handles: the same sequence for every thread of the group, so the
+// group's shuffles and barriers are reached by all of its threads.
+#define FOR_EACH_ROW(r)                                                                          \
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
+       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 struct Sum {
   __device__ float operator()(float p, float q) const { return p + q; }
@@ -81,19 +90,6 @@ __device__ __forceinline__ void MapRow(const float* in, float* out, int64_t cols
   }
 }
 
-// The rows this thread's group handles: the same sequence for every thread of the group, so the
-// group's shuffles and barriers are reached by all of its threads.
-#define FOR_EACH_ROW(r)                                                                          \
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
-       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
-unsigned Blocks(int64_t rows) {
-  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
-}
-
 template <int kVector>
 __global__ void __launch_bounds__(kBlockThreads)
     RmsNorm(const float* x, const float* weight, float* y, int64_t rows, int64_t cols) {
@@ -110,13 +106,29 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+unsigned Blocks(int64_t rows) {
+  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+}
+
+}  // namespace
 
 extern "C" void rmsnorm(const float* x, const float* weight, float* y, int64_t rows, int64_t cols,
                         cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (VECTOR == 4 && cols % 4 == 0 && Aligned(x) && Aligned(y)) {
-    RmsNorm<4><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, weight, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, RmsNorm<4>)(x, weight, y, rows, cols);
   } else {
-    RmsNorm<1><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, weight, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, RmsNorm<1>)(x, weight, y, rows, cols);
   }
 }
+#endif  // KSMITH_HOST

@@ -3,11 +3,10 @@
 // exp(x - max) / sum, all in fp32, each output rounded once to bf16. x is read three times (the
 // later passes mostly from L2). VECTOR 8 moves 16-byte vectors of 8 bf16 when cols % 8 == 0 and
 // both pointers are 16-byte aligned (so every row is).
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -18,7 +17,6 @@
 #ifndef VECTOR
 #define VECTOR 8
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -26,6 +24,17 @@ namespace {
 constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
+
+// The rows this thread's group handles: the same sequence for every thread of the group, so the
+// group's shuffles and barriers are reached by all of its threads.
+#define FOR_EACH_ROW(r)                                                                          \
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
+       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 struct Sum {
   __device__ float operator()(float p, float q) const { return p + q; }
@@ -101,19 +110,6 @@ __device__ __forceinline__ void MapRow(const __nv_bfloat16* in, __nv_bfloat16* o
   }
 }
 
-// The rows this thread's group handles: the same sequence for every thread of the group, so the
-// group's shuffles and barriers are reached by all of its threads.
-#define FOR_EACH_ROW(r)                                                                          \
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
-       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
-unsigned Blocks(int64_t rows) {
-  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
-}
-
 template <int kVector>
 __global__ void __launch_bounds__(kBlockThreads)
     Softmax(const __nv_bfloat16* x, __nv_bfloat16* y, int64_t rows, int64_t cols) {
@@ -131,13 +127,29 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+unsigned Blocks(int64_t rows) {
+  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+}
+
+}  // namespace
 
 extern "C" void softmax_bf16(const __nv_bfloat16* x, __nv_bfloat16* y, int64_t rows, int64_t cols,
                              cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (VECTOR == 8 && cols % 8 == 0 && Aligned(x) && Aligned(y)) {
-    Softmax<8><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, Softmax<8>)(x, y, rows, cols);
   } else {
-    Softmax<1><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, Softmax<1>)(x, y, rows, cols);
   }
 }
+#endif  // KSMITH_HOST

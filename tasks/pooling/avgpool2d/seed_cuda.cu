@@ -4,10 +4,9 @@
 // with 32-bit divisions whenever every offset fits, which is much cheaper than 64-bit ones. With
 // VECTOR 2, an even kw and an even w, the window's columns are read as float2 pairs. The window is
 // summed in fp32 and scaled by 1 / (kh kw).
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 128, 256, 512
 #ifndef THREADS
@@ -19,6 +18,7 @@
 #define VECTOR 2
 #endif
 
+#ifdef KSMITH_DEVICE
 namespace {
 
 template <typename Index, int kVector>
@@ -49,17 +49,25 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+#include <type_traits>
+
+namespace {
+
 template <typename Index>
 void Launch(const float* x, float* y, int64_t total, int64_t h, int64_t w, int64_t kh, int64_t kw,
             int64_t oh, int64_t ow, float inv, bool vector, unsigned blocks, cudaStream_t stream) {
   const auto i = [](int64_t v) { return static_cast<Index>(v); };
-  if (vector) {
-    AvgPool2d<Index, 2><<<blocks, THREADS, 0, stream>>>(x, y, i(total), i(h), i(w), i(kh), i(kw),
-                                                        i(oh), i(ow), inv);
-  } else {
-    AvgPool2d<Index, 1><<<blocks, THREADS, 0, stream>>>(x, y, i(total), i(h), i(w), i(kh), i(kw),
-                                                        i(oh), i(ow), inv);
-  }
+  // NVRTC compiles the kernels that launches name as written: one launch per instantiation.
+  constexpr bool k32 = std::is_same_v<Index, uint32_t>;
+  if (vector && k32) KSMITH_LAUNCH(blocks, THREADS, 0, stream, AvgPool2d<uint32_t, 2>)(x, y, i(total), i(h), i(w), i(kh), i(kw), i(oh), i(ow), inv);
+  if (vector && !k32) KSMITH_LAUNCH(blocks, THREADS, 0, stream, AvgPool2d<int64_t, 2>)(x, y, i(total), i(h), i(w), i(kh), i(kw), i(oh), i(ow), inv);
+  if (!vector && k32) KSMITH_LAUNCH(blocks, THREADS, 0, stream, AvgPool2d<uint32_t, 1>)(x, y, i(total), i(h), i(w), i(kh), i(kw), i(oh), i(ow), inv);
+  if (!vector && !k32) KSMITH_LAUNCH(blocks, THREADS, 0, stream, AvgPool2d<int64_t, 1>)(x, y, i(total), i(h), i(w), i(kh), i(kw), i(oh), i(ow), inv);
 }
 
 }  // namespace
@@ -82,3 +90,4 @@ extern "C" void avgpool2d(const float* x, float* y, int64_t n, int64_t c, int64_
     Launch<int64_t>(x, y, total, h, w, kh, kw, oh, ow, inv, vector, blocks, stream);
   }
 }
+#endif  // KSMITH_HOST

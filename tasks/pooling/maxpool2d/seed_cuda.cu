@@ -3,10 +3,9 @@
 // input row of its windows as one contiguous span. The output index is split into (row, column)
 // with 32-bit divisions whenever every offset fits, which is much cheaper than 64-bit ones. With
 // VECTOR 2, an even kw and an even w, the window's columns are read as float2 pairs.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune THREADS: 128, 256, 512
 #ifndef THREADS
@@ -18,6 +17,7 @@
 #define VECTOR 2
 #endif
 
+#ifdef KSMITH_DEVICE
 namespace {
 
 template <typename Index, int kVector>
@@ -48,17 +48,25 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+#include <type_traits>
+
+namespace {
+
 template <typename Index>
 void Launch(const float* x, float* y, int64_t total, int64_t h, int64_t w, int64_t kh, int64_t kw,
             int64_t oh, int64_t ow, bool vector, unsigned blocks, cudaStream_t stream) {
   const auto i = [](int64_t v) { return static_cast<Index>(v); };
-  if (vector) {
-    MaxPool2d<Index, 2><<<blocks, THREADS, 0, stream>>>(x, y, i(total), i(h), i(w), i(kh), i(kw),
-                                                        i(oh), i(ow));
-  } else {
-    MaxPool2d<Index, 1><<<blocks, THREADS, 0, stream>>>(x, y, i(total), i(h), i(w), i(kh), i(kw),
-                                                        i(oh), i(ow));
-  }
+  // NVRTC compiles the kernels that launches name as written: one launch per instantiation.
+  constexpr bool k32 = std::is_same_v<Index, uint32_t>;
+  if (vector && k32) KSMITH_LAUNCH(blocks, THREADS, 0, stream, MaxPool2d<uint32_t, 2>)(x, y, i(total), i(h), i(w), i(kh), i(kw), i(oh), i(ow));
+  if (vector && !k32) KSMITH_LAUNCH(blocks, THREADS, 0, stream, MaxPool2d<int64_t, 2>)(x, y, i(total), i(h), i(w), i(kh), i(kw), i(oh), i(ow));
+  if (!vector && k32) KSMITH_LAUNCH(blocks, THREADS, 0, stream, MaxPool2d<uint32_t, 1>)(x, y, i(total), i(h), i(w), i(kh), i(kw), i(oh), i(ow));
+  if (!vector && !k32) KSMITH_LAUNCH(blocks, THREADS, 0, stream, MaxPool2d<int64_t, 1>)(x, y, i(total), i(h), i(w), i(kh), i(kw), i(oh), i(ow));
 }
 
 }  // namespace
@@ -80,3 +88,4 @@ extern "C" void maxpool2d(const float* x, float* y, int64_t n, int64_t c, int64_
     Launch<int64_t>(x, y, total, h, w, kh, kw, oh, ow, vector, blocks, stream);
   }
 }
+#endif  // KSMITH_HOST

@@ -4,10 +4,9 @@
 // larger value and, on equal values, the lower index, i.e. it maximizes (value, -index), so the
 // row's FIRST maximum wins however the columns were split. VECTOR 4 moves float4s when
 // cols % 4 == 0 and x is 16-byte aligned (so every row is).
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -18,7 +17,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 constexpr int kRowThreads = ROW_THREADS;
@@ -30,6 +28,17 @@ struct Best {
   float value;
   int64_t index;
 };
+
+// The rows this thread's group handles: the same sequence for every thread of the group, so the
+// group's shuffles and barriers are reached by all of its threads.
+#define FOR_EACH_ROW(r)                                                                          \
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
+       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // The larger (value, -index): on equal values the lower index wins.
 __device__ __forceinline__ Best Better(Best a, Best b) {
@@ -63,19 +72,6 @@ __device__ __forceinline__ Best RowBest(Best best) {
   }
 }
 
-// The rows this thread's group handles: the same sequence for every thread of the group, so the
-// group's shuffles and barriers are reached by all of its threads.
-#define FOR_EACH_ROW(r)                                                                          \
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
-       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
-
-bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
-unsigned Blocks(int64_t rows) {
-  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
-}
-
 template <int kVector>
 __global__ void __launch_bounds__(kBlockThreads) Argmax(const float* x, int32_t* y, int64_t rows,
                                                         int64_t cols) {
@@ -100,12 +96,28 @@ __global__ void __launch_bounds__(kBlockThreads) Argmax(const float* x, int32_t*
 }
 
 }  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
+bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+unsigned Blocks(int64_t rows) {
+  const int64_t needed = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(needed, int64_t{1} << 30));
+}
+
+}  // namespace
 
 extern "C" void argmax(const float* x, int32_t* y, int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (VECTOR == 4 && cols % 4 == 0 && Aligned(x)) {
-    Argmax<4><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, Argmax<4>)(x, y, rows, cols);
   } else {
-    Argmax<1><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, Argmax<1>)(x, y, rows, cols);
   }
 }
+#endif  // KSMITH_HOST

@@ -4,10 +4,9 @@
 // VECTOR is 4, every row is 16-byte aligned and cols a multiple of 4) in registers, the threads'
 // totals are scanned with warp shuffles, the warps' totals through shared memory, and the running
 // total of the previous chunks (the carry) is added. Sums are fp32.
-#include <algorithm>
 #include <cstdint>
-
 #include <cuda_runtime.h>
+#include <ksmith/launch.h>
 
 // @tune ROW_THREADS: 32, 256, 1024
 #ifndef ROW_THREADS
@@ -18,7 +17,6 @@
 #ifndef VECTOR
 #define VECTOR 4
 #endif
-
 namespace {
 
 // A row belongs to a group of kRowThreads threads: one warp (several rows per block) or a whole
@@ -27,6 +25,17 @@ constexpr int kRowThreads = ROW_THREADS;
 constexpr int kBlockThreads = kRowThreads < 256 ? 256 : kRowThreads;
 constexpr int kRowsPerBlock = kBlockThreads / kRowThreads;
 constexpr int kWarps = kRowThreads / 32;
+
+// The rows this thread's group handles: the same sequence for every thread of the group, so the
+// group's shuffles and barriers are reached by all of its threads.
+#define FOR_EACH_ROW(r)                                                                          \
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
+       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
+
+}  // namespace
+
+#ifdef KSMITH_DEVICE
+namespace {
 
 // The sum of `value` over the group's threads before this one (0 for the first), in thread order;
 // `total` gets the sum over all of them. Every thread of the group must call it.
@@ -63,12 +72,6 @@ __device__ __forceinline__ float GroupExclusiveScan(float value, float& total) {
     return (warp > 0 ? warp_sums[warp - 1] : 0.0f) + exclusive;
   }
 }
-
-// The rows this thread's group handles: the same sequence for every thread of the group, so the
-// group's shuffles and barriers are reached by all of its threads.
-#define FOR_EACH_ROW(r)                                                                          \
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads; \
-       r < rows; r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock)
 
 template <int kVector>
 __global__ void __launch_bounds__(kBlockThreads)
@@ -110,6 +113,14 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+}  // namespace
+#endif  // KSMITH_DEVICE
+
+#ifdef KSMITH_HOST
+#include <algorithm>
+
+namespace {
+
 bool Aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
 
 unsigned Blocks(int64_t rows) {
@@ -122,8 +133,9 @@ unsigned Blocks(int64_t rows) {
 extern "C" void cumsum(const float* x, float* y, int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (VECTOR == 4 && cols % 4 == 0 && Aligned(x) && Aligned(y)) {
-    Cumsum<4><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, Cumsum<4>)(x, y, rows, cols);
   } else {
-    Cumsum<1><<<Blocks(rows), kBlockThreads, 0, stream>>>(x, y, rows, cols);
+    KSMITH_LAUNCH(Blocks(rows), kBlockThreads, 0, stream, Cumsum<1>)(x, y, rows, cols);
   }
 }
+#endif  // KSMITH_HOST
