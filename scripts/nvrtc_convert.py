@@ -35,7 +35,11 @@ def items(text):
             i += 1
             continue
         if text.startswith("//", i) or text.startswith("/*", i):
-            end = text.find("\n", i) if text.startswith("//", i) else text.find("*/", i) + 2
+            if text.startswith("//", i):
+                end = text.find("\n", i)
+            else:
+                end = text.find("*/", i)
+                end = -1 if end < 0 else end + 2  # an unterminated comment runs to the end
             end = n if end < 0 else end
             if end < n and text[end] == "\n":
                 end += 1
@@ -73,9 +77,9 @@ def items(text):
                 while j < n and text[j] != c:
                     j += 2 if text[j] == "\\" else 1
             elif text.startswith("//", j):
-                j = text.find("\n", j) - 1
+                j = text.find("\n", j) - 1 if "\n" in text[j:] else n
             elif text.startswith("/*", j):
-                j = text.find("*/", j) + 1
+                j = text.find("*/", j) + 1 if "*/" in text[j:] else n
             elif c in "({[":
                 depth += 1
             elif c in ")]}":

@@ -87,6 +87,9 @@ struct BuildOutput {
   bool compiled = false;
   bool cache_hit = false;
   std::filesystem::path shared_object;
+  /// An NVRTC-form CUDA build's cubin, beside `shared_object` (backend/cuda/nvrtc_form.h): the
+  /// device code the CUDA worker loads for it. Empty where the device code is in the library.
+  std::filesystem::path device_code;
   std::string log;            // the compiler's output, untrimmed
   std::string command;        // what was run, for provenance
   double compile_s = 0;       // [seconds], 0 on a cache hit

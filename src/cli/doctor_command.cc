@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cuda/gpu_facts.h"
+#include "backend/cuda/nvrtc_compiler.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -111,7 +112,10 @@ int RunDoctor(const DoctorFlags& flags) {
   }
   const MachineFacts& machine = context->machine;
   nlohmann::json json = machine.ToJson();
-  json["compilers"] = {{"cxx", context->compiler.info().version}, {"nvcc", ToolVersion("nvcc")}};
+  json["compilers"] = {{"cxx", context->compiler.info().version},
+                       {"nvcc", ToolVersion("nvcc")},
+                       // The NVRTC form's device compiler (backend/cuda/nvrtc_compiler.h).
+                       {"nvrtc", ToolVersion(DefaultNvrtcExecutable().string())}};
   json["cache_directory"] = context->cache_directory.string();
   json["worker"] = WorkerProcess::DefaultExecutable().string();
   const auto gpu = LoadGpuFacts(DefaultCudaWorkerExecutable(), context->cache_directory, flags.refresh);
@@ -127,12 +131,13 @@ int RunDoctor(const DoctorFlags& flags) {
       "bandwidth    {:.1f} GB/s (measured: best of copy and triad, all cores)\n"
       "fp32 peak    {:.1f} GFLOP/s (measured: FMA throughput, all cores)\n"
       "measured at  {}{}\n"
-      "compilers    {}\n             nvcc: {}\n"
+      "compilers    {}\n             nvcc: {}\n             nvrtc: {}\n"
       "cache        {}\n",
       machine.cpu_model, machine.cores, machine.l1d_bytes >> 10, machine.l2_bytes >> 10,
       machine.llc_bytes >> 20, machine.memory_bandwidth_gbs, machine.fp32_gflops,
       machine.measured_at, machine.from_cache ? " (cached; --refresh measures again)" : "",
       context->compiler.info().version, json["compilers"]["nvcc"].get<std::string>(),
+      json["compilers"]["nvrtc"].get<std::string>(),
       context->cache_directory.string());
   text += SandboxText(json["sandbox"]);
   text += GpuText(gpu, json["gpu"]);

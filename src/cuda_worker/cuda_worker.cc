@@ -151,6 +151,18 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
     const std::string path = request.header.value(roles[i], std::string());
     if (path.empty()) continue;
     const CodeWindow window = std::string_view(roles[i]) == "candidate" ? CodeWindow::kCandidate : CodeWindow::kTrusted;
+    // An NVRTC-form library's device code, which the evaluator names and ksmith compiled: read
+    // and loaded by the worker before anything of the library runs (nvrtc_module.h).
+    std::unique_ptr<NvrtcModule> module;
+    if (const std::string cubin = request.header.value(std::string(roles[i]) + "_device_code", std::string());
+        !cubin.empty()) {
+      ScopedCodeWindow loading(CodeWindow::kTrusted);
+      auto loaded = NvrtcModule::Load(cubin);
+      if (!loaded.ok()) {
+        return Reply("load_error", {{"message", fmt::format("the {}'s device code: {}", roles[i], loaded.error().message)}});
+      }
+      module = std::move(loaded.value());
+    }
     if (window == CodeWindow::kCandidate) MarkCandidateLoaded();
     auto library = [&] {
       ScopedCodeWindow loading(window);
@@ -161,13 +173,12 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
     }
     auto symbol = (*library)->Symbol(kKernelEntrySymbol);
     if (!symbol.ok()) return Reply("load_error", {{"message", symbol.error().message}});
-    // ksmith compiled the cubin: loaded as trusted code, whatever role it plays.
-    auto module = [&] {
-      ScopedCodeWindow loading(CodeWindow::kTrusted);
-      return NvrtcModule::Bind(**library);
-    }();
-    if (!module.ok()) return Reply("load_error", {{"message", module.error().message}});
-    state.modules[i] = std::move(module.value());
+    if (module) {
+      if (auto bound = module->BindTo(**library); !bound.ok()) {
+        return Reply("load_error", {{"message", fmt::format("the {}: {}", roles[i], bound.error().message)}});
+      }
+      state.modules[i] = std::move(module);
+    }
     state.entries[roles[i]] = InWindow(window, reinterpret_cast<CudaEntry>(*symbol));
     if (std::string_view(roles[i]).ends_with("baseline")) {
       if (auto finish = (*library)->Symbol(kKernelFinishSymbol); finish.ok()) {
@@ -314,6 +325,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
   for (int i = 0; i < repeat; ++i) {
     entry->second(device_case.device_pointers(), device_case.scalars(), state.stream);
   }
+  TakeLaunchRefusal();  // one of an earlier call's, already reported or forgotten with it
   const auto start = Clock::now();
   entry->second(device_case.device_pointers(), device_case.scalars(), state.stream);
   if (const auto finish = state.finishes.find(target); finish != state.finishes.end()) finish->second(state.stream);
@@ -366,10 +378,11 @@ Message HandleRun(const Message& request, WorkerState& state) {
       {"phase_us", {{"upload", us(received, uploaded)}, {"begin", us(uploaded, start)},
                     {"call", us(start, complete)}, {"download", us(complete, downloaded)},
                     {"collect", us(downloaded, collected)}}}};
-  if (launch_error != cudaSuccess) {
-    // A launch the NVRTC launcher refused says why (nvrtc_module.h).
-    const std::string refused = TakeLaunchRefusal();
-    reply["launch_error"] = CudaText(launch_error) + (refused.empty() ? "" : "; " + refused);
+  // A launch the NVRTC launcher refused says why (nvrtc_module.h), even where the candidate
+  // cleared the CUDA error it left.
+  if (const std::string refused = TakeLaunchRefusal(); launch_error != cudaSuccess || !refused.empty()) {
+    reply["launch_error"] = launch_error != cudaSuccess ? CudaText(launch_error) + (refused.empty() ? "" : "; " + refused)
+                                                        : "refused: " + refused;
   }
   if (attribute) {
     reply["own_kernels"] = streams.own_kernels;

@@ -1,38 +1,41 @@
 #include "cuda_worker/nvrtc_module.h"
 
+#include <cxxabi.h>
+
+#include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "backend/cuda/nvrtc_form.h"
+#include "core/files.h"
 #include "core/strings.h"
 
 namespace ksmith {
 namespace {
 
-// The layout the generated wrapper defines (kLauncherSource in backend/cuda/nvrtc_form.cc).
+// The slot's layout in ksmith's launcher object (NvrtcLauncherSource, backend/cuda/nvrtc_headers.cc).
 using LaunchFunction = int (*)(void* context, const char* kernel, const unsigned long long* grid,
                                const unsigned long long* block, unsigned long long shared_bytes, void* stream,
-                               void** arguments, const unsigned long long* argument_bytes, int argument_count);
-struct ModuleView {
-  unsigned version;
-  const void* cubin;
-  unsigned long long cubin_bytes;
-  const char* kernels;
-  LaunchFunction* launch;
-  void** launch_context;
+                               void** arguments, const unsigned long long* argument_bytes,
+                               const char* argument_kinds, int argument_count);
+struct LauncherSlot {
+  LaunchFunction launch;
+  void* context;
 };
-using ModuleFunction = const ModuleView* (*)();
 
 constexpr unsigned long long kDefaultSharedBytes = 48 * 1024;
+constexpr size_t kMaxCubinBytes = size_t{1} << 30;
 
 std::mutex refusal_mutex;
 std::string last_refusal;  // guarded by refusal_mutex
 
 // Records why, and fails the launch the way CUDA fails a bad one, so that the call's error
-// check sees it (the runtime keeps the error for cudaGetLastError).
+// check sees it too (the runtime keeps the error for cudaGetLastError).
 int Refuse(std::string why) {
   std::fprintf(stderr, "ksmith: %s\n", why.c_str());
   {
@@ -44,6 +47,24 @@ int Refuse(std::string why) {
 
 std::string CudaText(cudaError_t error) { return fmt::format("{} ({})", cudaGetErrorString(error), cudaGetErrorName(error)); }
 
+std::string KindName(char kind) {
+  switch (kind) {
+    case 'p': return "a pointer";
+    case 'i': return "an integer";
+    case 'f': return "floating point";
+    default: return "a struct or vector type";
+  }
+}
+
+std::string Demangle(const std::string& mangled) {
+  int status = 0;
+  char* text = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || text == nullptr) return "";
+  std::string demangled(text);
+  std::free(text);
+  return demangled;
+}
+
 }  // namespace
 
 std::string TakeLaunchRefusal() {
@@ -51,21 +72,18 @@ std::string TakeLaunchRefusal() {
   return std::exchange(last_refusal, std::string());
 }
 
-Result<std::unique_ptr<NvrtcModule>> NvrtcModule::Bind(const SharedLibrary& library) {
-  auto symbol = library.Symbol(kNvrtcModuleSymbol);
-  if (!symbol.ok()) return std::unique_ptr<NvrtcModule>();
-  const ModuleView* view = reinterpret_cast<ModuleFunction>(*symbol)();
-  if (view == nullptr || view->version != kNvrtcModuleVersion) {
-    return MakeError(ErrorKind::kInvalidArgument, "the NVRTC-form library's module is of version {}, this worker reads {}",
-                     view ? view->version : 0, kNvrtcModuleVersion);
-  }
+Result<std::unique_ptr<NvrtcModule>> NvrtcModule::Load(const std::string& cubin_path) {
+  auto cubin = ReadFile(cubin_path, kMaxCubinBytes);
+  if (!cubin.ok()) return cubin.error();
+  auto table = ReadFile(std::filesystem::path(cubin_path).replace_extension(kNvrtcKernelsExtension));
+  if (!table.ok()) return table.error();
   std::unique_ptr<NvrtcModule> module(new NvrtcModule());
-  if (auto error = cudaLibraryLoadData(&module->library_, view->cubin, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (auto error = cudaLibraryLoadData(&module->library_, cubin->data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
       error != cudaSuccess) {
     cudaGetLastError();
     return MakeError(ErrorKind::kInvalidArgument, "loading the candidate's cubin: {}", CudaText(error));
   }
-  for (const auto& line : SplitLines(view->kernels)) {
+  for (const auto& line : SplitLines(*table)) {
     const size_t tab = line.find('\t');
     if (tab == std::string::npos) continue;
     const std::string expression = line.substr(0, tab), mangled = line.substr(tab + 1);
@@ -75,18 +93,34 @@ Result<std::unique_ptr<NvrtcModule>> NvrtcModule::Bind(const SharedLibrary& libr
       return MakeError(ErrorKind::kInvalidArgument, "the cubin has no kernel {} ({}): {}", expression, mangled,
                        CudaText(error));
     }
-    // Past the last parameter the query fails; that error is this loop's, not the candidate's.
+    // Past the last parameter the query says cudaErrorInvalidValue; that error is this loop's.
     for (size_t index = 0;; ++index) {
       size_t offset = 0, bytes = 0;
-      if (cudaFuncGetParamInfo(reinterpret_cast<const void*>(kernel.handle), index, &offset, &bytes) != cudaSuccess) break;
+      const cudaError_t error = cudaFuncGetParamInfo(reinterpret_cast<const void*>(kernel.handle), index, &offset, &bytes);
+      if (error == cudaErrorInvalidValue) break;
+      if (error != cudaSuccess) {
+        cudaGetLastError();
+        return MakeError(ErrorKind::kUnsupported, "reading kernel {}'s parameters: {}", expression, CudaText(error));
+      }
       kernel.parameter_bytes.push_back(bytes);
     }
     cudaGetLastError();
+    kernel.parameter_kinds = ParameterKinds(Demangle(mangled));
+    if (kernel.parameter_kinds.size() != kernel.parameter_bytes.size()) kernel.parameter_kinds.clear();
     module->kernels_[expression] = std::move(kernel);
   }
-  *view->launch = &NvrtcModule::Launch;
-  *view->launch_context = module.get();
   return module;
+}
+
+Status NvrtcModule::BindTo(const SharedLibrary& library) {
+  auto symbol = library.Symbol(kNvrtcLauncherSymbol);
+  if (!symbol.ok()) {
+    return MakeError(ErrorKind::kInvalidArgument, "the NVRTC-form library has no launcher slot ({})", kNvrtcLauncherSymbol);
+  }
+  auto* slot = static_cast<LauncherSlot*>(*symbol);
+  slot->launch = &NvrtcModule::Launch;
+  slot->context = this;
+  return {};
 }
 
 NvrtcModule::~NvrtcModule() {
@@ -95,7 +129,8 @@ NvrtcModule::~NvrtcModule() {
 
 int NvrtcModule::Launch(void* context, const char* name, const unsigned long long* grid,
                         const unsigned long long* block, unsigned long long shared_bytes, void* stream,
-                        void** arguments, const unsigned long long* argument_bytes, int argument_count) {
+                        void** arguments, const unsigned long long* argument_bytes, const char* argument_kinds,
+                        int argument_count) {
   auto* self = static_cast<NvrtcModule*>(context);
   const std::string expression = name != nullptr ? name : "";
   const auto found = self->kernels_.find(expression);
@@ -115,6 +150,14 @@ int NvrtcModule::Launch(void* context, const char* name, const unsigned long lon
                                 "(pass the parameter's own type, e.g. int64_t for int64_t)",
                                 expression, i + 1, argument_bytes[i], i + 1, kernel.parameter_bytes[i]));
     }
+    const char want = i < kernel.parameter_kinds.size() ? kernel.parameter_kinds[i] : 'o';
+    const char have = argument_kinds != nullptr ? argument_kinds[i] : 'o';
+    // A struct, a vector type or __half on either side is checked by size alone.
+    if (want != 'o' && have != 'o' && want != have) {
+      return Refuse(fmt::format("KSMITH_LAUNCH of {}: argument {} is {}, the kernel's parameter {} is {} (its bits "
+                                "would be read as the other; convert it to the parameter's type)",
+                                expression, i + 1, KindName(have), i + 1, KindName(want)));
+    }
   }
   for (int axis = 0; axis < 3; ++axis) {
     if (grid[axis] > UINT_MAX || block[axis] > UINT_MAX) {
@@ -122,6 +165,7 @@ int NvrtcModule::Launch(void* context, const char* name, const unsigned long lon
                                 expression, std::max(grid[axis], block[axis])));
     }
   }
+  // The candidate's calls come from one thread at a time (the worker's): no lock for the grant.
   if (shared_bytes > kDefaultSharedBytes && shared_bytes > kernel.shared_bytes_granted && shared_bytes <= INT_MAX) {
     int device = 0;
     cudaGetDevice(&device);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -36,9 +37,15 @@ int ReplayOnce(const std::string& directory, int device) {
   if (!library.ok()) return fail(library.error().message);
   auto symbol = (*library)->Symbol(kKernelEntrySymbol);
   if (!symbol.ok()) return fail(symbol.error().message);
-  // An NVRTC-form library launches through the worker's launcher, as in an evaluation.
-  auto module = NvrtcModule::Bind(**library);
-  if (!module.ok()) return fail(module.error().message);
+  // An NVRTC-form library launches through the worker's launcher, as in an evaluation; its
+  // device code sits beside the library's link (cuda_profile.cc).
+  std::unique_ptr<NvrtcModule> module;
+  if (const std::string cubin = directory + "/kernel.cubin"; std::filesystem::exists(cubin)) {
+    auto loaded = NvrtcModule::Load(cubin);
+    if (!loaded.ok()) return fail(loaded.error().message);
+    module = std::move(loaded.value());
+    if (auto bound = module->BindTo(**library); !bound.ok()) return fail(bound.error().message);
+  }
   cudaStream_t stream = nullptr;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   if ((*device_case)->Upload(stream) != cudaSuccess) return fail("upload failed");

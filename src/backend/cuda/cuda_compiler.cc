@@ -25,11 +25,9 @@ Result<CudaCompiler> CudaCompiler::Create(std::filesystem::path cache_directory,
 Result<BuildOutput> CudaCompiler::Build(const Task& task, const BuildRequest& request) const {
   if (!IsNvrtcForm(request.source)) return nvcc_.Build(task, request);
   if (!nvrtc_) {
-    BuildOutput failed;
-    failed.log = fmt::format("{}: error: this source is in the NVRTC form (it includes <{}>), which this machine "
-                             "cannot build: {}\n",
-                             request.display_name, kNvrtcFormHeader, why_no_nvrtc_);
-    return failed;
+    // This machine's lack, not the candidate's fault: an infrastructure error, not a compile error.
+    return MakeError(ErrorKind::kNotFound, "{} is in the NVRTC form (it includes <{}>), which this machine cannot build: {}",
+                     request.display_name, kNvrtcFormHeader, why_no_nvrtc_);
   }
   return nvrtc_->Build(task, request);
 }

@@ -19,8 +19,8 @@ namespace ksmith {
 
 class CudaCompiler {
  public:
-  /// Fails only where nvcc does not run; without ksmith-nvrtc, NVRTC-form sources fail to build
-  /// with a log that says why.
+  /// Fails only where nvcc does not run; without ksmith-nvrtc, building an NVRTC-form source is
+  /// an error (kNotFound) that says why.
   static Result<CudaCompiler> Create(std::filesystem::path cache_directory, CudaTarget target,
                                      BuildLimits limits = {});
 

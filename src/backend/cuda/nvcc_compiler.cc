@@ -103,6 +103,30 @@ std::optional<LandlockRuleset> CudaBuildRuleset(const fs::path& toolkit_root, co
   return std::move(created.value());
 }
 
+BuildOutput CachedCudaBuild(const fs::path& stored, const fs::path& sass_object, const fs::path& cuobjdump) {
+  auto beside = [&stored](const char* extension) { return fs::path(stored).replace_extension(extension); };
+  BuildOutput output;
+  output.compiled = true;
+  output.cache_hit = true;
+  output.shared_object = stored;
+  if (auto log = ReadFile(beside(".log")); log.ok()) output.log = *log;
+  // How the stored object was built: the command and whether the compilers ran walled in.
+  if (auto build = ReadFile(beside(".json")); build.ok()) {
+    const auto json = nlohmann::json::parse(*build, nullptr, /*allow_exceptions=*/false);
+    if (json.is_object()) {
+      output.command = json.value("command", "");
+      output.sandboxed = json.value("sandboxed", false);
+    }
+  }
+  output.resources = ParsePtxasInfo(output.log);
+  if (auto sass = ReadFile(beside(".sass"), kMaxSassBytes); sass.ok()) {
+    output.sass = SummarizeSass(*sass);
+  } else {
+    output.pending_sass = ReadSassInBackground(cuobjdump, sass_object, beside(".sass"));  // a build beside is still reading it
+  }
+  return output;
+}
+
 std::shared_future<SassSummary> ReadSassInBackground(const fs::path& cuobjdump, const fs::path& object,
                                                      const fs::path& sass_path) {
   // Copies of the paths: the thread may outlive the compiler that asked.
@@ -318,28 +342,7 @@ Result<BuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
   const fs::path build_path = cache_directory_ / "cuda-objects" / (digest + ".json");
 
   // The .so is stored last, so its presence means the log and the SASS beside it are complete.
-  if (fs::exists(stored)) {
-    BuildOutput output;
-    output.compiled = true;
-    output.cache_hit = true;
-    output.shared_object = stored;
-    if (auto log = ReadFile(log_path); log.ok()) output.log = *log;
-    // How the stored object was built: the command and whether nvcc ran walled in.
-    if (auto build = ReadFile(build_path); build.ok()) {
-      const auto json = nlohmann::json::parse(*build, nullptr, /*allow_exceptions=*/false);
-      if (json.is_object()) {
-        output.command = json.value("command", "");
-        output.sandboxed = json.value("sandboxed", false);
-      }
-    }
-    output.resources = ParsePtxasInfo(output.log);
-    if (auto sass = ReadFile(sass_path, kMaxSassBytes); sass.ok()) {
-      output.sass = SummarizeSass(*sass);
-    } else {
-      output.pending_sass = ReadSassAside(stored, sass_path);  // a build beside is still reading it
-    }
-    return output;
-  }
+  if (fs::exists(stored)) return CachedCudaBuild(stored, stored, info_.cuobjdump);
 
   auto output = RunNvcc(kernel_source, display_name, wrapper, libraries, /*sandboxed=*/true);
   if (!output.ok()) return output.error();

@@ -81,6 +81,12 @@ std::shared_future<SassSummary> ReadSassInBackground(const std::filesystem::path
                                                      const std::filesystem::path& object,
                                                      const std::filesystem::path& sass_path);
 
+/// A CUDA build stored in the cache, read back: `stored` is the library; its log (`.log`), how it
+/// was built (`.json`: command, sandboxed) and its SASS text (`.sass`) sit beside it. Where the
+/// SASS is not stored yet it is read from `sass_object` (the library, or an NVRTC build's cubin).
+BuildOutput CachedCudaBuild(const std::filesystem::path& stored, const std::filesystem::path& sass_object,
+                            const std::filesystem::path& cuobjdump);
+
 struct NvccInfo {
   std::filesystem::path executable;    // absolute path of nvcc
   std::filesystem::path toolkit_root;  // nvcc's ../.. resolved: "/usr/local/cuda-13.0"

@@ -23,10 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Each of the three steps gets nvcc's own limit: a CUTLASS-sized kernel takes minutes in ptxas.
+// Each step gets nvcc's own limit: a CUTLASS-sized kernel takes minutes in ptxas.
 constexpr auto kCompileTimeout = std::chrono::seconds(300);
 constexpr auto kToolTimeout = std::chrono::seconds(30);
-constexpr size_t kMaxSassBytes = size_t{64} << 20;
 
 std::string CommandText(const std::vector<std::string>& argv) {
   std::string text;
@@ -85,6 +84,7 @@ Result<NvrtcCompiler> NvrtcCompiler::Create(fs::path cache_directory, const Nvcc
   }
   info.host_version = FirstLine(run->output, 200);
   info.toolkit_root = nvcc.toolkit_root;
+  info.toolkit_version = nvcc.version_output;
   info.cuobjdump = nvcc.cuobjdump;
   info.target = nvcc.target;
   // nvcc's device flags (-O3 is NVRTC's default), with the target's real machine code only.
@@ -112,74 +112,98 @@ Result<BuildOutput> NvrtcCompiler::Build(const Task& task, const BuildRequest& r
   }
 
   Sha256Builder key;
-  key.Add(NvrtcHostWrapper(task, "@KERNEL@")).Add(NvrtcDataAssembly("@CUBIN@", {}));
+  key.Add(NvrtcHostWrapper(task, "@KERNEL@")).Add(NvrtcLauncherSource());
   for (const auto* headers : {&NvrtcHostHeaders(), &NvrtcDeviceHeaders()}) {
     for (const auto& [name, text] : *headers) key.Add(name).Add(text);
   }
-  key.Add(request.source).Add(request.display_name).Add(info_.version).Add(info_.host_version);
+  key.Add(request.source).Add(request.display_name);
+  key.Add(info_.executable.string()).Add(info_.version).Add(info_.toolkit_version).Add(info_.host_version);
   key.Add(info_.target.arch).Add(info_.toolkit_root.string());
   for (const auto& option : info_.device_options) key.Add(option);
   for (const auto& flag : info_.host_flags) key.Add(flag);
   for (const auto& library : request.libraries) key.Add("-l" + library);
-  const std::string digest = key.HexDigest();
-  const fs::path folder = cache_directory_ / "cuda-objects";
-  const fs::path stored = folder / (digest + ".so");
-  const fs::path cubin = folder / (digest + ".cubin");
-  const fs::path log_path = folder / (digest + ".log");
-  const fs::path sass_path = folder / (digest + ".sass");
-  const fs::path build_path = folder / (digest + ".json");
+  const fs::path stored = cache_directory_ / "cuda-objects" / (key.HexDigest() + ".so");
+  auto beside = [&stored](std::string_view extension) { return fs::path(stored).replace_extension(extension); };
 
+  // The .so is stored last: its presence means everything beside it is complete.
   if (fs::exists(stored)) {
-    BuildOutput output;
-    output.compiled = true;
-    output.cache_hit = true;
-    output.shared_object = stored;
-    if (auto log = ReadFile(log_path); log.ok()) output.log = *log;
-    if (auto build = ReadFile(build_path); build.ok()) {
-      const auto json = nlohmann::json::parse(*build, nullptr, /*allow_exceptions=*/false);
-      if (json.is_object()) {
-        output.command = json.value("command", "");
-        output.sandboxed = json.value("sandboxed", false);
-      }
-    }
-    output.resources = ParsePtxasInfo(output.log);
-    if (auto sass = ReadFile(sass_path, kMaxSassBytes); sass.ok()) {
-      output.sass = SummarizeSass(*sass);
-    } else {
-      output.pending_sass = ReadSassInBackground(info_.cuobjdump, cubin, sass_path);
-    }
+    BuildOutput output = CachedCudaBuild(stored, beside(kNvrtcCubinExtension), info_.cuobjdump);
+    output.device_code = beside(kNvrtcCubinExtension);
     return output;
   }
-
-  auto output = Run(task, request, *kernels, /*sandboxed=*/true);
+  auto launcher = LauncherObject();
+  if (!launcher.ok()) return launcher.error();
+  auto output = Run(task, request, *kernels, *launcher);
   if (!output.ok() || !output->compiled) return output;
   const fs::path work = output->shared_object.parent_path();
-  (void)WriteFileAtomic(log_path, output->log);
-  (void)WriteFileAtomic(build_path,
+  (void)WriteFileAtomic(beside(".log"), output->log);
+  (void)WriteFileAtomic(beside(".json"),
                         nlohmann::json({{"command", output->command}, {"sandboxed", output->sandboxed}}).dump());
   std::error_code error;
-  fs::rename(work / "kernel.cubin", cubin, error);
+  fs::rename(work / "kernel.cubin", beside(kNvrtcCubinExtension), error);
+  if (!error) fs::rename(work / "kernels.tsv", beside(kNvrtcKernelsExtension), error);
   if (!error) fs::rename(output->shared_object, stored, error);
   RemoveWorkFolder(work);
   if (error) return MakeError(ErrorKind::kIo, "cannot store {}: {}", stored.string(), error.message());
   output->shared_object = stored;
-  output->pending_sass = ReadSassInBackground(info_.cuobjdump, cubin, sass_path);
+  output->device_code = beside(kNvrtcCubinExtension);
+  output->pending_sass = ReadSassInBackground(info_.cuobjdump, output->device_code, beside(".sass"));
   return output;
 }
 
-Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& request,
-                                       const std::vector<std::string>& kernels, bool sandboxed) const {
+Result<fs::path> NvrtcCompiler::LauncherObject() const {
+  Sha256Builder key;
+  key.Add(NvrtcLauncherSource()).Add(info_.host_version);
+  for (const auto& flag : info_.host_flags) key.Add(flag);
+  const fs::path stored = cache_directory_ / "cuda-objects" / ("launcher-" + key.HexDigest() + ".o");
+  if (fs::exists(stored)) return stored;
+  auto work = MakeWorkFolder("launcher");
+  if (!work.ok()) return work.error();
+  struct Cleanup {
+    fs::path path;
+    ~Cleanup() { RemoveWorkFolder(path); }
+  } cleanup{*work};
+  if (auto status = WriteFileAtomic(*work / "launcher.cc", NvrtcLauncherSource()); !status.ok()) return status.error();
+  SpawnOptions options;
+  options.argv = {info_.host_compiler.string()};
+  options.argv.insert(options.argv.end(), info_.host_flags.begin(), info_.host_flags.end());
+  options.argv.insert(options.argv.end(), {"-c", "launcher.cc", "-o", "launcher.o"});
+  options.environment = CudaToolEnvironment();
+  options.working_directory = *work;
+  options.limits = limits_.ForChild(/*address_space=*/true);
+  auto run = RunBuildCommand(options, limits_, kCompileTimeout, *work, "the host compiler");
+  if (!run.ok()) return run.error();
+  if (!run->exit.succeeded()) {
+    // ksmith's own source: a failure here is this machine's compiler, never a candidate's.
+    return MakeError(ErrorKind::kInternal, "ksmith's launcher object does not compile with {}: {}",
+                     info_.host_compiler.string(), Tail(run->exit.output, 2000));
+  }
+  std::error_code error;
+  fs::rename(*work / "launcher.o", stored, error);
+  if (error) return MakeError(ErrorKind::kIo, "cannot store {}: {}", stored.string(), error.message());
+  return stored;
+}
+
+Result<fs::path> NvrtcCompiler::MakeWorkFolder(std::string_view kind) const {
   const fs::path parent = cache_directory_ / "tmp";
   std::error_code error;
   fs::create_directories(parent, error);
-  std::string pattern = (parent / "nvrtc-XXXXXX").string();
+  std::string pattern = (parent / fmt::format("{}-XXXXXX", kind)).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     return MakeError(ErrorKind::kIo, "the build's temporary folder: cannot create a folder under {}: {}; the cache "
                      "directory must be writable (or set KSMITH_CACHE_DIR to a folder you can write)",
                      parent.string(), error ? error.message() : std::strerror(errno));
   }
-  const fs::path work = pattern;
-  MarkWorkFolder(work);
+  // Marked with this process: a build killed mid-way leaves the folder, which a later run removes.
+  MarkWorkFolder(pattern);
+  return fs::path(pattern);
+}
+
+Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& request,
+                                       const std::vector<std::string>& kernels, const fs::path& launcher) const {
+  auto made = MakeWorkFolder("nvrtc");
+  if (!made.ok()) return made.error();
+  const fs::path work = *made;
   struct Cleanup {
     fs::path path;
     bool keep = false;
@@ -188,6 +212,7 @@ Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& req
     }
   } cleanup{work};
 
+  std::error_code error;
   const fs::path kernel_path = work / "src" / fs::path(request.display_name).filename();
   fs::create_directories(kernel_path.parent_path(), error);
   if (auto status = WriteFileAtomic(kernel_path, request.source); !status.ok()) return status.error();
@@ -197,8 +222,10 @@ Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& req
     return status.error();
   }
 
+  // The compilers read the candidate's text: walled in like nvcc, with ksmith-nvrtc itself (the
+  // file, not its folder, which may hold other candidates' builds) and the launcher object.
   std::optional<LandlockRuleset> ruleset =
-      sandboxed ? CudaBuildRuleset(info_.toolkit_root, work, {info_.executable.parent_path()}) : std::nullopt;
+      CudaBuildRuleset(info_.toolkit_root, work, {info_.executable, launcher});
   auto step = [&](std::vector<std::string> argv, std::string name) {
     Step made;
     made.options.argv = std::move(argv);
@@ -222,8 +249,8 @@ Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& req
   std::vector<std::string> host = {info_.host_compiler.string()};
   host.insert(host.end(), info_.host_flags.begin(), info_.host_flags.end());
   host.insert(host.end(), {"-I", (work / "host_include").string(), "-I", include, "-c", "host.cc", "-o", "host.o"});
-  std::vector<std::string> link = {info_.host_compiler.string(), "-shared", "-o", "kernel.so", "host.o", "data.S",
-                                   "-L" + (info_.toolkit_root / "lib64").string(), "-lcudart",
+  std::vector<std::string> link = {info_.host_compiler.string(), "-shared", "-o", "kernel.so", "host.o",
+                                   launcher.string(), "-L" + (info_.toolkit_root / "lib64").string(), "-lcudart",
                                    "-Wl,--no-undefined,-z,now"};
   for (const auto& library : request.libraries) link.push_back("-l" + library);
 
@@ -231,43 +258,33 @@ Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& req
   output.sandboxed = ruleset.has_value();
   output.command = fmt::format("{} && {} && {}", CommandText(device), CommandText(host), CommandText(link));
   const auto started = std::chrono::steady_clock::now();
-  auto run = [this, &work](const Step& step) {
-    return RunBuildCommand(step.options, limits_, kCompileTimeout, work, step.name);
+  auto run = [this, &work](const Step& what) {
+    return RunBuildCommand(what.options, limits_, kCompileTimeout, work, what.name);
   };
-  // The device and host compilers at once: the build costs the slower of the two, then the link.
-  const Step device_step = step(device, "NVRTC"), host_step = step(host, "the host compiler");
+  // The device compiler beside the host compiler and the link: the build costs the slower side.
+  const Step device_step = step(device, "NVRTC"), host_step = step(host, "the host compiler"),
+             link_step = step(link, "the linker");
   auto device_run = std::async(std::launch::async, run, std::cref(device_step));
   auto host_run = run(host_step);
+  std::optional<Result<BuildRun>> link_run;
+  if (host_run.ok() && host_run->exit.succeeded()) link_run = run(link_step);
   auto device_result = device_run.get();
   if (!device_result.ok()) return device_result.error();
   if (!host_run.ok()) return host_run.error();
-  output.log = device_result->exit.output + host_run->exit.output;
+  if (link_run && !link_run->ok()) return link_run->error();
+  output.compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // ksmith-nvrtc's exit status 2 is its own trouble (a file it could not write), not the source's.
+  if (device_result->exit.exit_code == 2 && device_result->exit.signal == 0 && !device_result->limit_hit) {
+    return MakeError(ErrorKind::kInternal, "ksmith-nvrtc failed: {}", Tail(device_result->exit.output, 2000));
+  }
+  output.log = device_result->exit.output + host_run->exit.output + (link_run ? (*link_run)->exit.output : "");
   output.resources = ParsePtxasInfo(device_result->exit.output);
-  for (const auto* finished : {&*device_result, &*host_run}) {
-    if (!output.limit_hit) output.limit_hit = finished->limit_hit;
+  for (const std::optional<BuildLimitHit>* hit :
+       {&device_result->limit_hit, &host_run->limit_hit, link_run ? &(*link_run)->limit_hit : nullptr}) {
+    if (hit != nullptr && !output.limit_hit) output.limit_hit = *hit;
   }
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-  if (!device_result->exit.succeeded() || !host_run->exit.succeeded()) {
-    output.compile_s = elapsed();
-    return output;
-  }
-
-  std::vector<std::pair<std::string, std::string>> table;
-  auto names = ReadFile(work / "kernels.tsv");
-  if (!names.ok()) return names.error();
-  for (const auto& line : SplitLines(*names)) {
-    const size_t tab = line.find('\t');
-    if (tab != std::string::npos) table.emplace_back(line.substr(0, tab), line.substr(tab + 1));
-  }
-  if (auto status = WriteFileAtomic(work / "data.S", NvrtcDataAssembly("kernel.cubin", table)); !status.ok()) {
-    return status.error();
-  }
-  auto linked = run(step(link, "the linker"));
-  if (!linked.ok()) return linked.error();
-  output.log += linked->exit.output;
-  output.compile_s = elapsed();
-  if (!output.limit_hit) output.limit_hit = linked->limit_hit;
-  if (!linked->exit.succeeded() || !fs::exists(work / "kernel.so")) return output;
+  if (!device_result->exit.succeeded() || !link_run || !(*link_run)->exit.succeeded()) return output;
+  if (!fs::exists(work / "kernel.so") || !fs::exists(work / "kernel.cubin")) return output;
   output.compiled = true;
   output.shared_object = work / "kernel.so";
   cleanup.keep = true;

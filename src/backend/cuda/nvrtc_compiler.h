@@ -3,11 +3,11 @@
 //
 // Two compilers run at once, each walled in like nvcc (Landlock: the system's and the toolkit's
 // files, its own folder) and held to the build's limits: ksmith-nvrtc compiles the KSMITH_DEVICE
-// part to a cubin for the target GPU, and g++ the KSMITH_HOST part inside the generated wrapper
-// (the expected signature, ksmith_entry, the launcher the worker binds). Then g++ links the host
-// object with an assembler file that carries the cubin and the table of its kernels. ptxas's
-// report (-Xptxas -v) gives the resources; cuobjdump reads the SASS from the stored cubin.
-// The cache is <cache>/cuda-objects/<sha256>.{so,cubin,log,json,sass}; the .so is written last.
+// part to a cubin for the target GPU with its kernel table, while g++ compiles the KSMITH_HOST
+// part inside the generated wrapper (the expected signature, ksmith_entry) and links it with
+// ksmith's launcher object (compiled once, apart from any candidate's code). ptxas's report
+// (-Xptxas -v) gives the resources; cuobjdump reads the SASS from the stored cubin. The cache is
+// <cache>/cuda-objects/<sha256>.{so,cubin,kernels,log,json,sass}; the .so is written last.
 //
 // Thread-safe: Build may run concurrently.
 #pragma once
@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/build.h"
@@ -30,6 +31,7 @@ struct NvrtcInfo {
   std::filesystem::path host_compiler;  // g++
   std::string host_version;             // its first line of --version
   std::filesystem::path toolkit_root;
+  std::string toolkit_version;          // all of `nvcc --version`: a toolkit update is a new build
   std::filesystem::path cuobjdump;      // empty: no SASS summary
   std::vector<std::string> device_options;  // NVRTC's, without the include folders
   std::vector<std::string> host_flags;      // g++'s for the host object
@@ -56,9 +58,13 @@ class NvrtcCompiler {
  private:
   NvrtcCompiler(NvrtcInfo info, std::filesystem::path cache_directory, BuildLimits limits);
 
-  /// One build in a fresh folder; the stored object's key is `digest`.
+  /// One build in a fresh folder, linked with `launcher`.
   Result<BuildOutput> Run(const Task& task, const BuildRequest& request, const std::vector<std::string>& kernels,
-                          bool sandboxed) const;
+                          const std::filesystem::path& launcher) const;
+  /// ksmith's launcher object (NvrtcLauncherSource), compiled once per host compiler and cached.
+  Result<std::filesystem::path> LauncherObject() const;
+  /// A fresh folder under <cache>/tmp, marked with this process.
+  Result<std::filesystem::path> MakeWorkFolder(std::string_view kind) const;
 
   NvrtcInfo info_;
   std::filesystem::path cache_directory_;

@@ -13,11 +13,13 @@
 #include <gtest/gtest.h>
 
 #include "backend/cuda/cuda_compiler.h"
+#include "backend/cuda/nvrtc_form.h"
 #include "binary/elf_symbols.h"
 #include "core/files.h"
 #include "core/landlock.h"
 #include "eval/cuda/cuda_audit.h"
 #include "task/task_loader.h"
+#include "testing/scoped_env.h"
 
 namespace ksmith {
 namespace {
@@ -81,17 +83,22 @@ TEST_F(NvrtcCompilerTest, BuildsALibraryThatExportsTheEntryAndTheModuleOnlyAndPa
   EXPECT_EQ(build->sandboxed, LandlockAbi() > 0);
   EXPECT_TRUE(Contains(build->command, "ksmith-nvrtc"));
   EXPECT_TRUE(Contains(build->command, "-arch=sm_90a"));
-  const fs::path cubin = fs::path(build->shared_object).replace_extension(".cubin");
-  EXPECT_TRUE(fs::exists(cubin));
-  EXPECT_GT(fs::file_size(cubin), 1000u);
+  // The cubin and its kernel table stay beside the library, where the worker reads them.
+  EXPECT_EQ(build->device_code, fs::path(build->shared_object).replace_extension(".cubin"));
+  EXPECT_EQ(NvrtcDeviceCodeOf(build->shared_object), build->device_code);
+  EXPECT_GT(fs::file_size(build->device_code), 1000u);
+  auto table = ReadFile(fs::path(build->shared_object).replace_extension(".kernels"));
+  ASSERT_TRUE(table.ok());
+  EXPECT_TRUE(Contains(*table, "add_kernel<kThreads>\t_Z10add_kernelILi256EE"));
 
   auto symbols = ReadDynamicSymbols(build->shared_object);
   ASSERT_TRUE(symbols.ok()) << symbols.error().message;
   std::vector<std::string> exported = symbols->exported;
   std::sort(exported.begin(), exported.end());
-  EXPECT_EQ(exported, (std::vector<std::string>{"ksmith_entry", "ksmith_module"}));
+  EXPECT_EQ(exported, (std::vector<std::string>{"ksmith_entry", "ksmith_launcher"}));
   // The launcher calls through the worker's slot: the library loads no code of its own.
-  EXPECT_TRUE(AuditCudaBinary(*symbols, task_).empty()) << ::testing::PrintToString(symbols->imported);
+  EXPECT_TRUE(AuditCudaBinary(*symbols, task_, /*nvrtc_form=*/true).empty())
+      << ::testing::PrintToString(symbols->imported);
   EXPECT_TRUE(AuditCudaSource(kVectorAdd, task_).empty());
 
   // ptxas's report, per kernel, from NVRTC's log.
@@ -103,6 +110,7 @@ TEST_F(NvrtcCompilerTest, BuildsALibraryThatExportsTheEntryAndTheModuleOnlyAndPa
   ASSERT_TRUE(again.ok() && again->compiled);
   EXPECT_TRUE(again->cache_hit);
   EXPECT_EQ(again->shared_object, build->shared_object);
+  EXPECT_EQ(again->device_code, build->device_code);
   EXPECT_EQ(again->resources.size(), 1u);
   EXPECT_TRUE(fs::is_empty(temp_.path() / "cache" / "tmp"));
 }
@@ -189,6 +197,16 @@ TEST_F(NvrtcCompilerTest, ASourceWithoutLaunchesSaysHowToLaunch) {
   ASSERT_TRUE(build.ok()) << build.error().message;
   EXPECT_FALSE(build->compiled);
   EXPECT_TRUE(Contains(build->log, "KSMITH_LAUNCH(grid, block, shared_bytes, stream, kernel)"));
+}
+
+TEST_F(NvrtcCompilerTest, WithoutKsmithNvrtcTheFormIsAnErrorOfTheMachineNotACompileError) {
+  testing::ScopedEnv missing("KSMITH_NVRTC", "/nonexistent/ksmith-nvrtc");
+  auto compiler = CudaCompiler::Create(temp_.path() / "other", CudaTarget{"sm_90a", "--arch flag"});
+  ASSERT_TRUE(compiler.ok()) << compiler.error().message;
+  auto build = compiler->Build(task_, {kVectorAdd, "candidate.cu", KernelRole::kCandidate, {}});
+  ASSERT_FALSE(build.ok());
+  EXPECT_EQ(build.error().kind, ErrorKind::kNotFound);
+  EXPECT_TRUE(Contains(build.error().message, "KSMITH_NVRTC"));
 }
 
 TEST_F(NvrtcCompilerTest, AnIncludeOutsideTheSystemIsDeniedToBothCompilers) {

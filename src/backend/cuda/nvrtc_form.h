@@ -16,11 +16,14 @@
 //
 // Everything outside the two sections is seen by both. A launch names its kernel as an
 // expression (templates included); the build finds every such expression in the source and asks
-// NVRTC for its mangled name, and the CUDA worker, not the candidate, loads the cubin and launches
-// through it (cuda_worker/nvrtc_module.h), checking each launch's arguments against the kernel's
-// parameters. Kernels in the old form (`<<<...>>>` in one .cu file) still build with nvcc.
+// NVRTC for its mangled name. The library holds the host code and ksmith's launcher; the cubin
+// and the table of its kernels stay beside it in the cache, and the CUDA worker, not the
+// candidate, loads them and launches through them (cuda_worker/nvrtc_module.h), checking each
+// launch's arguments against the kernel's parameters. Kernels in the old form (`<<<...>>>` in one
+// .cu file) still build with nvcc.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -34,11 +37,19 @@ namespace ksmith {
 /// The header a candidate includes to choose this form.
 inline constexpr std::string_view kNvrtcFormHeader = "ksmith/launch.h";
 
-/// The symbol an NVRTC-form library exports beside ksmith_entry: `const KsmithModule*
-/// ksmith_module(void)`, its cubin, its kernels and the slot the worker binds its launcher to
-/// (the layout is kModuleLayout in nvrtc_form.cc and NvrtcModuleView in cuda_worker).
-inline constexpr const char* kNvrtcModuleSymbol = "ksmith_module";
-inline constexpr unsigned kNvrtcModuleVersion = 1;
+/// The data symbol an NVRTC-form library exports beside ksmith_entry: the slot, in ksmith's
+/// launcher object, that the CUDA worker fills with its launch function.
+inline constexpr const char* kNvrtcLauncherSymbol = "ksmith_launcher";
+
+/// Beside a built library `<digest>.so`: its cubin and its kernel table ("expression\tmangled
+/// name\n" lines), which the CUDA worker loads.
+inline constexpr std::string_view kNvrtcCubinExtension = ".cubin";
+inline constexpr std::string_view kNvrtcKernelsExtension = ".kernels";
+
+/// The cubin of the NVRTC-form library `shared_object` (the one beside it in ksmith's cache), or
+/// empty for a library that carries its own device code (nvcc's, a KernelBench shim). Only an
+/// NVRTC build writes a .cubin there; a candidate cannot write into the cache.
+std::filesystem::path NvrtcDeviceCodeOf(const std::filesystem::path& shared_object);
 
 /// Whether `source` is in the NVRTC form: it includes <ksmith/launch.h> (outside comments).
 bool IsNvrtcForm(std::string_view source);
@@ -49,22 +60,25 @@ bool IsNvrtcForm(std::string_view source);
 /// names no kernel.
 Result<std::vector<std::string>> LaunchedKernels(std::string_view source);
 
-/// The headers the build provides, by path relative to an include folder: ksmith/launch.h (both
-/// compilers) and, for NVRTC only, stand-ins for the C and C++ headers it lacks (cstdint,
+/// The kinds of a kernel's parameters from its demangled name ("void K<4>(float const*, long
+/// long)" -> "pi"): p pointer, i integer (bool, char, the ints, their unsigned forms), f float or
+/// double, o anything else (a struct, float4, __half), where only the size is checked. Empty
+/// when the name has no parameter list.
+std::string ParameterKinds(const std::string& demangled);
+
+/// The headers the build provides (nvrtc_headers.cc), by path relative to an include folder:
+/// ksmith/launch.h (both compilers) and, for NVRTC only, stand-ins for the C and C++ headers it lacks (cstdint,
 /// stdint.h, cstddef, cfloat, climits, cmath, math.h) and an empty cuda_runtime.h, so that
 /// includes written above both sections work in both.
 const std::map<std::string, std::string>& NvrtcHostHeaders();
 const std::map<std::string, std::string>& NvrtcDeviceHeaders();
 
 /// The host translation unit: the candidate (included with KSMITH_HOST), the task's expected
-/// signature and ksmith_entry, and the launcher the worker binds (ksmith_module). `kernel_path`
-/// is where the candidate is written; `data_symbols` name the cubin and kernel table that the
-/// assembler file defines.
+/// signature and ksmith_entry. `kernel_path` is where the candidate is written.
 std::string NvrtcHostWrapper(const Task& task, const std::string& kernel_path);
 
-/// The assembler file that carries the cubin (by .incbin of `cubin_path`) and the table of
-/// kernels, one "expression\tmangled name\n" line each.
-std::string NvrtcDataAssembly(const std::string& cubin_path,
-                              const std::vector<std::pair<std::string, std::string>>& kernels);
+/// ksmith's launcher object's source: the exported slot and the ksmith_launch_kernel that the
+/// host header's launches call. Compiled once per host compiler, linked into every library.
+std::string NvrtcLauncherSource();
 
 }  // namespace ksmith

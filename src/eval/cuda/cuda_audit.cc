@@ -250,7 +250,7 @@ std::vector<AuditFinding> AuditCudaSource(std::string_view text, const Task& tas
   return findings;
 }
 
-std::vector<AuditFinding> AuditCudaBinary(const DynamicSymbols& symbols, const Task& task) {
+std::vector<AuditFinding> AuditCudaBinary(const DynamicSymbols& symbols, const Task& task, bool nvrtc_form) {
   std::vector<AuditFinding> findings;
   auto library_for = [&](auto matches) -> const CudaLibrary* {
     for (const auto& library : Libraries()) {
@@ -302,7 +302,8 @@ std::vector<AuditFinding> AuditCudaBinary(const DynamicSymbols& symbols, const T
   }
 
   for (const auto& name : symbols.exported) {
-    if (name == kKernelEntrySymbol || name == kNvrtcModuleSymbol || IsStandardLibraryInstance(name)) continue;
+    if (name == kKernelEntrySymbol || IsStandardLibraryInstance(name)) continue;
+    if (nvrtc_form && name == kNvrtcLauncherSymbol) continue;
     findings.push_back({"exports", fmt::format("exports '{}': a CUDA candidate exports only {} "
                                                "(everything else is built hidden)",
                                                name, kKernelEntrySymbol)});

@@ -34,8 +34,9 @@ namespace ksmith {
 std::vector<AuditFinding> AuditCudaSource(std::string_view text, const Task& task);
 
 /// `symbols` of the built candidate (ReadDynamicSymbols): the libraries it links, what it
-/// imports, what it exports (only ksmith_entry, and standard-library template instances), and
-/// every symbol it defines, hidden ones included, named like a CUDA/CUPTI/NVML API function.
-std::vector<AuditFinding> AuditCudaBinary(const DynamicSymbols& symbols, const Task& task);
+/// imports, what it exports (only ksmith_entry, standard-library template instances and, for a
+/// library NVRTC built (`nvrtc_form`), ksmith's launcher slot), and every symbol it defines,
+/// hidden ones included, named like a CUDA/CUPTI/NVML API function.
+std::vector<AuditFinding> AuditCudaBinary(const DynamicSymbols& symbols, const Task& task, bool nvrtc_form = false);
 
 }  // namespace ksmith

@@ -299,6 +299,18 @@ TEST(AuditCudaBinary, ExportsOtherThanTheEntryAreFindingsExceptStandardLibraryIn
   EXPECT_NE(findings[1].message.find("'_Z6helperPf'"), std::string::npos);
 }
 
+TEST(AuditCudaBinary, TheLauncherSlotIsAllowedOnlyInALibraryNvrtcBuilt) {
+  // The worker fills that slot only for a library whose cubin ksmith compiled; anywhere else the
+  // export is a finding like any other.
+  DynamicSymbols symbols = HonestSymbols();
+  symbols.exported.push_back("ksmith_launcher");
+  EXPECT_TRUE(AuditCudaBinary(symbols, VectorAdd(), /*nvrtc_form=*/true).empty());
+  const auto findings = AuditCudaBinary(symbols, VectorAdd(), /*nvrtc_form=*/false);
+  ASSERT_EQ(findings.size(), 1u) << Describe(findings);
+  EXPECT_EQ(findings[0].rule, "exports");
+  EXPECT_NE(findings[0].message.find("'ksmith_launcher'"), std::string::npos);
+}
+
 TEST(AuditCudaBinary, DefinedApiNamesAreFoundEvenWhenHidden) {
   DynamicSymbols symbols = HonestSymbols();
   symbols.defined.push_back("cudaEventElapsedTime");

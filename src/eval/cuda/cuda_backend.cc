@@ -98,8 +98,10 @@ class CudaBackend : public EvalBackend {
   }
 
   Result<std::vector<AuditFinding>> AuditBinary(const BuildOutput& build, const Task& task) const override {
-    return AuditBuiltObject(build.shared_object,
-                            [&task](const DynamicSymbols& symbols) { return AuditCudaBinary(symbols, task); });
+    const bool nvrtc_form = !build.device_code.empty();
+    return AuditBuiltObject(build.shared_object, [&task, nvrtc_form](const DynamicSymbols& symbols) {
+      return AuditCudaBinary(symbols, task, nvrtc_form);
+    });
   }
 
   Result<std::pair<BuildRequest, BuildRequest>> TrustedSources(const Task& task) const override {

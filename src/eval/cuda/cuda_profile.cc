@@ -1,5 +1,7 @@
 #include "eval/cuda/cuda_profile.h"
 
+#include "backend/cuda/nvrtc_form.h"
+
 #include "backend/cuda/profile.h"
 #include "core/clock.h"
 #include "core/files.h"
@@ -36,6 +38,14 @@ Status WriteReplay(const Task& task, const std::filesystem::path& shared_object,
   std::error_code error;
   std::filesystem::create_symlink(std::filesystem::absolute(shared_object), directory / "kernel.so", error);
   if (error) return MakeError(ErrorKind::kIo, "cannot link {}: {}", shared_object.string(), error.message());
+  // An NVRTC-form library's device code and kernel table, which the replay loads for it.
+  if (const auto cubin = NvrtcDeviceCodeOf(std::filesystem::absolute(shared_object)); !cubin.empty()) {
+    for (const std::string_view extension : {kNvrtcCubinExtension, kNvrtcKernelsExtension}) {
+      std::filesystem::create_symlink(std::filesystem::path(cubin).replace_extension(extension),
+                                      (directory / "kernel").replace_extension(extension), error);
+      if (error) return MakeError(ErrorKind::kIo, "cannot link {}'s device code: {}", shared_object.string(), error.message());
+    }
+  }
   if (auto status = WriteFileAtomic(directory / "layout.json", prepared.layout.ToJson().dump()); !status.ok()) {
     return status;
   }

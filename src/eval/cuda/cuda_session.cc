@@ -1,5 +1,7 @@
 #include "eval/cuda/cuda_session.h"
 
+#include "backend/cuda/nvrtc_form.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -237,6 +239,8 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
                   // checked runs launch are attributed to it or to torch, cuBLAS, ...
                   {"own_code", OwnCode()},
                   {"limits", WorkerLimits()}};
+  // An NVRTC-form candidate's cubin, which the worker loads and launches for it (nvrtc_module.h).
+  if (const auto cubin = NvrtcDeviceCodeOf(candidate); !cubin.empty()) setup.header["candidate_device_code"] = cubin.string();
   auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
