@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -156,6 +157,10 @@ Result<fs::path> NvrtcCompiler::LauncherObject() const {
   key.Add(NvrtcLauncherSource()).Add(info_.host_version);
   for (const auto& flag : info_.host_flags) key.Add(flag);
   const fs::path stored = cache_directory_ / "cuda-objects" / ("launcher-" + key.HexDigest() + ".o");
+  // Builds beside this one may be linking it: once stored, the file is never replaced (a build's
+  // Landlock rule names the file it found, and a new file at that path would be denied to it).
+  static std::mutex storing;
+  std::lock_guard lock(storing);
   if (fs::exists(stored)) return stored;
   auto work = MakeWorkFolder("launcher");
   if (!work.ok()) return work.error();
@@ -178,9 +183,10 @@ Result<fs::path> NvrtcCompiler::LauncherObject() const {
     return MakeError(ErrorKind::kInternal, "ksmith's launcher object does not compile with {}: {}",
                      info_.host_compiler.string(), Tail(run->exit.output, 2000));
   }
-  std::error_code error;
-  fs::rename(*work / "launcher.o", stored, error);
-  if (error) return MakeError(ErrorKind::kIo, "cannot store {}: {}", stored.string(), error.message());
+  // link(2), not rename: another process that stored it first keeps its file.
+  if (::link((*work / "launcher.o").c_str(), stored.c_str()) != 0 && errno != EEXIST) {
+    return MakeError(ErrorKind::kIo, "cannot store {}: {}", stored.string(), std::strerror(errno));
+  }
   return stored;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,22 @@ TEST_F(NvrtcCompilerTest, BuildsALibraryThatExportsTheEntryAndTheModuleOnlyAndPa
   EXPECT_EQ(again->device_code, build->device_code);
   EXPECT_EQ(again->resources.size(), 1u);
   EXPECT_TRUE(fs::is_empty(temp_.path() / "cache" / "tmp"));
+}
+
+TEST_F(NvrtcCompilerTest, FirstBuildsAtOnceShareOneLauncherObject) {
+  // The first builds of a cache compile ksmith's launcher object; one stored while another build
+  // was linking must not take the file it was granted from under it.
+  std::vector<std::future<Result<BuildOutput>>> builds;
+  for (int i = 0; i < 4; ++i) {
+    builds.push_back(std::async(std::launch::async, [this, i] {
+      return BuildCandidate(std::string(kVectorAdd) + "// variant " + std::to_string(i) + "\n");
+    }));
+  }
+  for (auto& build : builds) {
+    auto output = build.get();
+    ASSERT_TRUE(output.ok()) << output.error().message;
+    EXPECT_TRUE(output->compiled) << output->log;
+  }
 }
 
 TEST_F(NvrtcCompilerTest, CompilesWhatTheOldFormExpresses) {
