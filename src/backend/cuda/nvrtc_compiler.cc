@@ -102,7 +102,7 @@ Result<BuildOutput> NvrtcCompiler::Build(const Task& task, const BuildRequest& r
   BuildOutput failed;
   auto kernels = LaunchedKernels(request.source);
   if (!kernels.ok()) {
-    failed.log = fmt::format("{}:{}\n", request.display_name, kernels.error().message);
+    failed.log = fmt::format("{}: error: {}\n", request.display_name, kernels.error().message);
     return failed;
   }
   if (kernels->empty()) {
