@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/cuda/nvrtc_form.h"
 #include "binary/shared_library.h"
 #include "cuda_worker/device_case.h"
 #include "cuda_worker/gpu_kernels.h"
@@ -159,7 +160,11 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
       ScopedCodeWindow loading(CodeWindow::kTrusted);
       auto loaded = NvrtcModule::Load(cubin);
       if (!loaded.ok()) {
-        return Reply("load_error", {{"message", fmt::format("the {}'s device code: {}", roles[i], loaded.error().message)}});
+        nlohmann::json reply = {{"message", fmt::format("the {}'s device code: {}", roles[i], loaded.error().message)}};
+        // With `protections` a load error is the candidate's (its code did not load), without them
+        // the machine's (the evaluator's infrastructure error).
+        if (loaded.error().kind == ErrorKind::kInvalidArgument) reply["protections"] = protections.ToJson();
+        return Reply("load_error", std::move(reply));
       }
       module = std::move(loaded.value());
     }
@@ -178,6 +183,10 @@ Message HandleSetup(const Message& request, WorkerState& state, const Result<nlo
         return Reply("load_error", {{"message", fmt::format("the {}: {}", roles[i], bound.error().message)}});
       }
       state.modules[i] = std::move(module);
+    } else if ((*library)->Symbol(kNvrtcLauncherSymbol).ok()) {
+      // An NVRTC-form library whose device code nobody named would launch nothing, silently.
+      return Reply("load_error", {{"message", fmt::format("the {} is an NVRTC-form library, and the evaluator named no "
+                                                          "device code for it", roles[i])}});
     }
     state.entries[roles[i]] = InWindow(window, reinterpret_cast<CudaEntry>(*symbol));
     if (std::string_view(roles[i]).ends_with("baseline")) {
@@ -310,6 +319,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
   const std::string target = request.header.value("target", std::string("candidate"));
   const auto entry = state.entries.find(target);
   if (entry == state.entries.end()) return Reply("error", {{"message", "no " + target + " kernel loaded"}});
+  TakeLaunchRefusal();  // an earlier request's, reported with it or forgotten
   const auto received = Clock::now();
   if (auto error = device_case.Upload(state.copy_stream); error != cudaSuccess) {
     return CudaError(state, "uploading the case", error);
@@ -325,7 +335,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
   for (int i = 0; i < repeat; ++i) {
     entry->second(device_case.device_pointers(), device_case.scalars(), state.stream);
   }
-  TakeLaunchRefusal();  // one of an earlier call's, already reported or forgotten with it
+  TakeLaunchRefusal();  // the extra calls': the checked call is the one reported
   const auto start = Clock::now();
   entry->second(device_case.device_pointers(), device_case.scalars(), state.stream);
   if (const auto finish = state.finishes.find(target); finish != state.finishes.end()) finish->second(state.stream);
@@ -462,6 +472,7 @@ Message HandleTime(const Message& request, WorkerState& state) {
     }
   }
   const auto config = GpuTimingConfig::FromJson(request.header.value("config", nlohmann::json::object()));
+  TakeLaunchRefusal();  // an earlier request's, reported with it or forgotten
   auto timed = TimeOnGpu(bench, candidate->second, baseline->second, state.stream, state.copy_stream,
                          *state.monitor, config, baseline_finish, state.candidate_finish);
   if (!timed.ok()) {
@@ -475,7 +486,11 @@ Message HandleTime(const Message& request, WorkerState& state) {
   if (auto error = bench.Download(state.copy_stream); error != cudaSuccess) {
     return CudaError(state, "downloading the timed outputs", error);
   }
-  return WithRaised(state, Reply("timed", std::move(timed.value())));
+  nlohmann::json timed_reply = std::move(timed.value());
+  // A launch refused in a timed call ran no kernel: the verdict's checks of the timed outputs
+  // fail it, and this says why.
+  if (const std::string refused = TakeLaunchRefusal(); !refused.empty()) timed_reply["launch_refused"] = refused;
+  return WithRaised(state, Reply("timed", std::move(timed_reply)));
 }
 
 // Nothing may run once the candidate's calls are over: a thread it left behind that launches

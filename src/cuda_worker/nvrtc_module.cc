@@ -81,7 +81,12 @@ Result<std::unique_ptr<NvrtcModule>> NvrtcModule::Load(const std::string& cubin_
   if (auto error = cudaLibraryLoadData(&module->library_, cubin->data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
       error != cudaSuccess) {
     cudaGetLastError();
-    return MakeError(ErrorKind::kInvalidArgument, "loading the candidate's cubin: {}", CudaText(error));
+    // Built for another GPU or toolkit: this machine's mismatch. Anything else the driver refuses
+    // (device data larger than the GPU, ...) is what the candidate's code asked for.
+    const bool machine = error == cudaErrorNoKernelImageForDevice || error == cudaErrorUnsupportedPtxVersion ||
+                         error == cudaErrorInvalidKernelImage;
+    return MakeError(machine ? ErrorKind::kUnsupported : ErrorKind::kInvalidArgument, "loading the cubin: {}",
+                     CudaText(error));
   }
   for (const auto& line : SplitLines(*table)) {
     const size_t tab = line.find('\t');
@@ -90,7 +95,8 @@ Result<std::unique_ptr<NvrtcModule>> NvrtcModule::Load(const std::string& cubin_
     Kernel kernel;
     if (auto error = cudaLibraryGetKernel(&kernel.handle, module->library_, mangled.c_str()); error != cudaSuccess) {
       cudaGetLastError();
-      return MakeError(ErrorKind::kInvalidArgument, "the cubin has no kernel {} ({}): {}", expression, mangled,
+      // The build named it: a table that disagrees with its cubin is ksmith's trouble.
+      return MakeError(ErrorKind::kInternal, "the cubin has no kernel {} ({}): {}", expression, mangled,
                        CudaText(error));
     }
     // Past the last parameter the query says cudaErrorInvalidValue; that error is this loop's.
@@ -132,9 +138,14 @@ int NvrtcModule::Launch(void* context, const char* name, const unsigned long lon
                         void** arguments, const unsigned long long* argument_bytes, const char* argument_kinds,
                         int argument_count) {
   auto* self = static_cast<NvrtcModule*>(context);
-  const std::string expression = name != nullptr ? name : "";
+  std::string expression = name != nullptr ? std::string(name).substr(0, 1000) : "";
   const auto found = self->kernels_.find(expression);
   if (found == self->kernels_.end()) {
+    // The candidate's own text, into a JSON reply: printable ASCII only, and not too much of it.
+    for (char& c : expression) {
+      if (c < 0x20 || c > 0x7e) c = '?';
+    }
+    if (expression.size() > 200) expression = expression.substr(0, 200) + "...";
     return Refuse(fmt::format("KSMITH_LAUNCH of '{}': the build compiled no such kernel (it compiles the kernels that "
                               "KSMITH_LAUNCH names in the source, as written there)",
                               expression));

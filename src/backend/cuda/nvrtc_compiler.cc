@@ -63,7 +63,8 @@ NvrtcCompiler::NvrtcCompiler(NvrtcInfo info, fs::path cache_directory, BuildLimi
 
 Result<NvrtcCompiler> NvrtcCompiler::Create(fs::path cache_directory, const NvccInfo& nvcc, BuildLimits limits) {
   NvrtcInfo info;
-  info.executable = DefaultNvrtcExecutable();
+  // Absolute: the build runs it from its work folder.
+  info.executable = fs::absolute(DefaultNvrtcExecutable());
   SpawnOptions options;
   options.argv = {info.executable.string(), "--version"};
   options.environment = CudaToolEnvironment();
@@ -96,8 +97,10 @@ Result<NvrtcCompiler> NvrtcCompiler::Create(fs::path cache_directory, const Nvcc
 }
 
 Result<BuildOutput> NvrtcCompiler::Build(const Task& task, const BuildRequest& request) const {
-  if (request.role == KernelRole::kReference) {
-    return MakeError(ErrorKind::kInvalidArgument, "a task's CUDA reference is built with nvcc, not in the NVRTC form");
+  // The worker loads device code for the candidate alone: a trusted library keeps its own (nvcc).
+  if (request.role != KernelRole::kCandidate) {
+    return MakeError(ErrorKind::kInvalidArgument, "a task's CUDA reference and baseline are built with nvcc, not in the "
+                     "NVRTC form: {} includes <{}>", request.display_name, kNvrtcFormHeader);
   }
   BuildOutput failed;
   auto kernels = LaunchedKernels(request.source);
@@ -126,8 +129,9 @@ Result<BuildOutput> NvrtcCompiler::Build(const Task& task, const BuildRequest& r
   const fs::path stored = cache_directory_ / "cuda-objects" / (key.HexDigest() + ".so");
   auto beside = [&stored](std::string_view extension) { return fs::path(stored).replace_extension(extension); };
 
-  // The .so is stored last: its presence means everything beside it is complete.
-  if (fs::exists(stored)) {
+  // The .so is stored last: its presence means everything beside it is complete (unless someone
+  // removed files from the cache since: then it is built again).
+  if (fs::exists(stored) && fs::exists(beside(kNvrtcCubinExtension)) && fs::exists(beside(kNvrtcKernelsExtension))) {
     BuildOutput output = CachedCudaBuild(stored, beside(kNvrtcCubinExtension), info_.cuobjdump);
     output.device_code = beside(kNvrtcCubinExtension);
     return output;
@@ -230,8 +234,9 @@ Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& req
 
   // The compilers read the candidate's text: walled in like nvcc, with ksmith-nvrtc itself (the
   // file, not its folder, which may hold other candidates' builds) and the launcher object.
-  std::optional<LandlockRuleset> ruleset =
-      CudaBuildRuleset(info_.toolkit_root, work, {info_.executable, launcher});
+  std::vector<fs::path> runnable = {info_.executable, launcher};
+  if (info_.host_compiler.is_absolute()) runnable.push_back(info_.host_compiler.parent_path());
+  std::optional<LandlockRuleset> ruleset = CudaBuildRuleset(info_.toolkit_root, work, runnable);
   auto step = [&](std::vector<std::string> argv, std::string name) {
     Step made;
     made.options.argv = std::move(argv);

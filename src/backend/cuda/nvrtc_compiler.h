@@ -50,7 +50,7 @@ class NvrtcCompiler {
 
   /// Compile failures (either compiler's, or a launch the scan cannot read) are a BuildOutput
   /// with compiled == false and the reason in its log; an Error means a compiler could not run.
-  /// Candidates and baselines only: references stay with nvcc.
+  /// Candidates only: the trusted references and baselines stay with nvcc.
   Result<BuildOutput> Build(const Task& task, const BuildRequest& request) const;
 
   const NvrtcInfo& info() const { return info_; }

@@ -86,7 +86,17 @@ TEST_F(NvrtcCompilerTest, BuildsALibraryThatExportsTheEntryAndTheModuleOnlyAndPa
   EXPECT_TRUE(Contains(build->command, "-arch=sm_90a"));
   // The cubin and its kernel table stay beside the library, where the worker reads them.
   EXPECT_EQ(build->device_code, fs::path(build->shared_object).replace_extension(".cubin"));
-  EXPECT_EQ(NvrtcDeviceCodeOf(build->shared_object), build->device_code);
+  EXPECT_EQ(NvrtcDeviceCodeOf(build->shared_object, temp_.path() / "cache"), build->device_code);
+  // Only ksmith's compiled-objects folder counts: the same files elsewhere (a link to them from
+  // a KernelBench build's folder, which its candidate writes) name no device code.
+  const fs::path elsewhere = temp_.path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  for (const char* extension : {".so", ".cubin", ".kernels"}) {
+    fs::create_symlink(fs::path(build->shared_object).replace_extension(extension),
+                       (elsewhere / "modelnew_shim").replace_extension(extension));
+  }
+  EXPECT_TRUE(NvrtcDeviceCodeOf(elsewhere / "modelnew_shim.so", temp_.path() / "cache").empty());
+  EXPECT_TRUE(NvrtcDeviceCodeOf(elsewhere / "modelnew_shim.so", elsewhere.parent_path()).empty());
   EXPECT_GT(fs::file_size(build->device_code), 1000u);
   auto table = ReadFile(fs::path(build->shared_object).replace_extension(".kernels"));
   ASSERT_TRUE(table.ok());
@@ -206,6 +216,22 @@ TEST_F(NvrtcCompilerTest, ALaunchOfAKernelThatDoesNotExistFailsTheBuild) {
   ASSERT_TRUE(build.ok()) << build.error().message;
   EXPECT_FALSE(build->compiled);
   EXPECT_TRUE(Contains(build->log, "add_kernal")) << build->log;
+}
+
+TEST_F(NvrtcCompilerTest, TrustedLibrariesStayWithNvcc) {
+  auto build = compiler_->Build(task_, {kVectorAdd, "baseline_cuda.cu", KernelRole::kBaseline, {}});
+  ASSERT_FALSE(build.ok());
+  EXPECT_TRUE(Contains(build.error().message, "built with nvcc"));
+}
+
+TEST_F(NvrtcCompilerTest, ACacheMissingTheCubinBuildsAgain) {
+  auto build = BuildCandidate(kVectorAdd);
+  ASSERT_TRUE(build.ok() && build->compiled);
+  fs::remove(build->device_code);
+  auto again = BuildCandidate(kVectorAdd);
+  ASSERT_TRUE(again.ok() && again->compiled) << (again.ok() ? again->log : again.error().message);
+  EXPECT_FALSE(again->cache_hit);
+  EXPECT_TRUE(fs::exists(again->device_code));
 }
 
 TEST_F(NvrtcCompilerTest, ASourceWithoutLaunchesSaysHowToLaunch) {

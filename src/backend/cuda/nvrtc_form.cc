@@ -71,11 +71,23 @@ std::string Stringized(std::string_view text) {
 
 }  // namespace
 
-std::filesystem::path NvrtcDeviceCodeOf(const std::filesystem::path& shared_object) {
-  if (shared_object.extension() != ".so") return {};
-  const auto cubin = std::filesystem::path(shared_object).replace_extension(kNvrtcCubinExtension);
+std::filesystem::path NvrtcDeviceCodeOf(const std::filesystem::path& shared_object,
+                                        const std::filesystem::path& cache_directory) {
+  namespace fs = std::filesystem;
+  // Lexically, and no link followed: a link elsewhere to a compiled object names nothing.
   std::error_code error;
-  return std::filesystem::is_regular_file(cubin, error) ? cubin : std::filesystem::path();
+  const fs::path objects = fs::absolute(cache_directory / "cuda-objects", error).lexically_normal();
+  const fs::path library = fs::absolute(shared_object, error).lexically_normal();
+  if (error || library.extension() != ".so" || library.parent_path() != objects) return {};
+  auto regular = [](const fs::path& path) {
+    std::error_code status_error;
+    return fs::symlink_status(path, status_error).type() == fs::file_type::regular;
+  };
+  const fs::path cubin = fs::path(library).replace_extension(kNvrtcCubinExtension);
+  if (!regular(library) || !regular(cubin) || !regular(fs::path(library).replace_extension(kNvrtcKernelsExtension))) {
+    return {};
+  }
+  return cubin;
 }
 
 std::string ParameterKinds(const std::string& demangled) {

@@ -46,10 +46,12 @@ inline constexpr const char* kNvrtcLauncherSymbol = "ksmith_launcher";
 inline constexpr std::string_view kNvrtcCubinExtension = ".cubin";
 inline constexpr std::string_view kNvrtcKernelsExtension = ".kernels";
 
-/// The cubin of the NVRTC-form library `shared_object` (the one beside it in ksmith's cache), or
-/// empty for a library that carries its own device code (nvcc's, a KernelBench shim). Only an
-/// NVRTC build writes a .cubin there; a candidate cannot write into the cache.
-std::filesystem::path NvrtcDeviceCodeOf(const std::filesystem::path& shared_object);
+/// The cubin of the NVRTC-form library `shared_object`: the regular file (not a link) beside it,
+/// with its kernel table, where the library sits in `cache_directory`/cuda-objects, the compiled
+/// objects' folder, which only ksmith's builds write (a KernelBench candidate's build sandbox
+/// writes elsewhere). Empty for any other library (nvcc's, a KernelBench shim).
+std::filesystem::path NvrtcDeviceCodeOf(const std::filesystem::path& shared_object,
+                                        const std::filesystem::path& cache_directory);
 
 /// Whether `source` is in the NVRTC form: it includes <ksmith/launch.h> (outside comments).
 bool IsNvrtcForm(std::string_view source);

@@ -25,7 +25,7 @@ std::string SharedObjectOf(const Verdict& verdict) {
 
 // The replay folder: kernel.so (a link to the candidate's), layout.json and arena.bin of the bench case.
 Status WriteReplay(const Task& task, const std::filesystem::path& shared_object,
-                   const std::filesystem::path& directory) {
+                   const std::filesystem::path& directory, const std::filesystem::path& cache_directory) {
   const Task view = CudaView(task);
   CaseSpec spec{view.bench_shape, view.distributions.front(), kReplaySeed, "bench shape"};
   PreparedCase prepared = PrepareCase(view, spec, 256);
@@ -39,7 +39,7 @@ Status WriteReplay(const Task& task, const std::filesystem::path& shared_object,
   std::filesystem::create_symlink(std::filesystem::absolute(shared_object), directory / "kernel.so", error);
   if (error) return MakeError(ErrorKind::kIo, "cannot link {}: {}", shared_object.string(), error.message());
   // An NVRTC-form library's device code and kernel table, which the replay loads for it.
-  if (const auto cubin = NvrtcDeviceCodeOf(std::filesystem::absolute(shared_object)); !cubin.empty()) {
+  if (const auto cubin = NvrtcDeviceCodeOf(shared_object, cache_directory); !cubin.empty()) {
     for (const std::string_view extension : {kNvrtcCubinExtension, kNvrtcKernelsExtension}) {
       std::filesystem::create_symlink(std::filesystem::path(cubin).replace_extension(extension),
                                       (directory / "kernel").replace_extension(extension), error);
@@ -72,7 +72,8 @@ void AttachCudaProfile(Verdict& verdict, const Task& task, const std::filesystem
   }
   ScopedTempDir directory("profile", scratch_parent, OwnerMark::kMark);
   if (!directory.ok()) return note("not profiled: " + directory.error());
-  if (auto status = WriteReplay(task, shared_object, directory.path()); !status.ok()) {
+  // The scratch folder is <cache>/scratch (the backend's CacheDirectory).
+  if (auto status = WriteReplay(task, shared_object, directory.path(), scratch_parent.parent_path()); !status.ok()) {
     return note("not profiled: " + status.error().message);
   }
   auto kernels = RunProfile({worker_executable.string(), "--replay", directory.path().string()}, kProfileTimeout);

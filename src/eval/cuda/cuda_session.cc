@@ -240,7 +240,9 @@ bool CudaSession::Setup(const std::filesystem::path& candidate, const std::files
                   {"own_code", OwnCode()},
                   {"limits", WorkerLimits()}};
   // An NVRTC-form candidate's cubin, which the worker loads and launches for it (nvrtc_module.h).
-  if (const auto cubin = NvrtcDeviceCodeOf(candidate); !cubin.empty()) setup.header["candidate_device_code"] = cubin.string();
+  if (const auto cubin = NvrtcDeviceCodeOf(candidate, options_.scratch_parent.parent_path()); !cubin.empty()) {
+    setup.header["candidate_device_code"] = cubin.string();
+  }
   auto reply = workers_.candidate->Request(setup, "ready", kCudaSetupTimeout, "loading the candidate");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
