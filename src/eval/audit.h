@@ -13,6 +13,7 @@
 
 #include "binary/disassembly.h"
 #include "binary/elf_symbols.h"
+#include "core/source_text.h"  // StripComments, StripCommentsAndStrings: the audits' scanning
 #include "task/task.h"
 
 namespace ksmith {
@@ -61,10 +62,5 @@ std::vector<AuditFinding> AuditInstructions(const std::vector<InstructionUse>& u
 /// rather than a mere compile error.
 std::vector<AuditFinding> AuditBuildLog(std::string_view log, const Task& task);
 
-/// The source with comments and string/char literals blanked (newlines kept), for scanning.
-std::string StripCommentsAndStrings(std::string_view source);
-
-/// The source with only comments blanked: for rules that look inside literals (PTX in asm).
-std::string StripComments(std::string_view source);
 
 }  // namespace ksmith

@@ -53,7 +53,6 @@ std::optional<fs::path> FindOnPath(const char* search_path, std::string_view nam
   }
 }
 
-
 // Known to compile on every toolkit ksmith supports; used to tell whether Landlock stops nvcc.
 constexpr const char* kSandboxProbe = R"(
 __global__ void ksmith_probe(float* x) { x[threadIdx.x] += 1.0f; }
@@ -125,6 +124,12 @@ BuildOutput CachedCudaBuild(const fs::path& stored, const fs::path& sass_object,
     output.pending_sass = ReadSassInBackground(cuobjdump, sass_object, beside(".sass"));  // a build beside is still reading it
   }
   return output;
+}
+
+void StoreCudaBuildRecord(const fs::path& stored, const BuildOutput& output) {
+  (void)WriteFileAtomic(fs::path(stored).replace_extension(".log"), output.log);
+  (void)WriteFileAtomic(fs::path(stored).replace_extension(".json"),
+                        nlohmann::json({{"command", output.command}, {"sandboxed", output.sandboxed}}).dump());
 }
 
 std::shared_future<SassSummary> ReadSassInBackground(const fs::path& cuobjdump, const fs::path& object,
@@ -337,9 +342,6 @@ Result<BuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
   for (const auto& library : libraries) key.Add(library);
   const std::string digest = key.HexDigest();
   const fs::path stored = cache_directory_ / "cuda-objects" / (digest + ".so");
-  const fs::path log_path = cache_directory_ / "cuda-objects" / (digest + ".log");
-  const fs::path sass_path = cache_directory_ / "cuda-objects" / (digest + ".sass");
-  const fs::path build_path = cache_directory_ / "cuda-objects" / (digest + ".json");
 
   // The .so is stored last, so its presence means the log and the SASS beside it are complete.
   if (fs::exists(stored)) return CachedCudaBuild(stored, stored, info_.cuobjdump);
@@ -354,9 +356,7 @@ Result<BuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
   }
   if (!output->compiled) return output;
 
-  (void)WriteFileAtomic(log_path, output->log);
-  (void)WriteFileAtomic(build_path,
-                        nlohmann::json({{"command", output->command}, {"sandboxed", output->sandboxed}}).dump());
+  StoreCudaBuildRecord(stored, *output);
   std::error_code error;
   fs::rename(output->shared_object, stored, error);
   RemoveWorkFolder(output->shared_object.parent_path());
@@ -364,7 +364,7 @@ Result<BuildOutput> NvccCompiler::Compile(const std::string& kernel_source,
     return MakeError(ErrorKind::kIo, "cannot store {}: {}", stored.string(), error.message());
   }
   output->shared_object = stored;
-  output->pending_sass = ReadSassAside(stored, sass_path);
+  output->pending_sass = ReadSassInBackground(info_.cuobjdump, stored, fs::path(stored).replace_extension(".sass"));
   return output;
 }
 
@@ -454,10 +454,6 @@ bool NvccCompiler::SandboxWorks() const {
     }
   }
   return *sandbox_->works;
-}
-
-std::shared_future<SassSummary> NvccCompiler::ReadSassAside(const fs::path& stored, const fs::path& sass_path) const {
-  return ReadSassInBackground(info_.cuobjdump, stored, sass_path);
 }
 
 }  // namespace ksmith

@@ -87,6 +87,10 @@ std::shared_future<SassSummary> ReadSassInBackground(const std::filesystem::path
 BuildOutput CachedCudaBuild(const std::filesystem::path& stored, const std::filesystem::path& sass_object,
                             const std::filesystem::path& cuobjdump);
 
+/// Stores beside `stored` what CachedCudaBuild reads back: the log and how it was built. Written
+/// before the library itself is moved to `stored`, whose presence means the rest is complete.
+void StoreCudaBuildRecord(const std::filesystem::path& stored, const BuildOutput& output);
+
 struct NvccInfo {
   std::filesystem::path executable;    // absolute path of nvcc
   std::filesystem::path toolkit_root;  // nvcc's ../.. resolved: "/usr/local/cuda-13.0"
@@ -134,10 +138,6 @@ class NvccCompiler {
                                   const std::vector<std::string>& libraries, bool sandboxed) const;
   /// Whether nvcc works under Landlock here: compiles a known-good kernel once per compiler.
   bool SandboxWorks() const;
-  /// Summarizes the stored object's SASS on a thread of its own, and stores the SASS text beside
-  /// the object for later cache hits.
-  std::shared_future<SassSummary> ReadSassAside(const std::filesystem::path& stored,
-                                                const std::filesystem::path& sass_path) const;
 
   NvccInfo info_;
   std::filesystem::path cache_directory_;

@@ -43,6 +43,11 @@ Status WriteHeaders(const fs::path& folder, const std::map<std::string, std::str
   return {};
 }
 
+Error WorkFolderError(const ScopedTempDir& work) {
+  return MakeError(ErrorKind::kIo, "the build's temporary folder: {}; the cache directory must be writable (or set "
+                   "KSMITH_CACHE_DIR to a folder you can write)", work.error());
+}
+
 // One step of a build, walled in and limited; its output joins the build's log.
 struct Step {
   SpawnOptions options;
@@ -138,17 +143,16 @@ Result<BuildOutput> NvrtcCompiler::Build(const Task& task, const BuildRequest& r
   }
   auto launcher = LauncherObject();
   if (!launcher.ok()) return launcher.error();
-  auto output = Run(task, request, *kernels, *launcher);
+  // Marked with this process: a build killed mid-way leaves the folder, which a later run removes.
+  ScopedTempDir work("nvrtc", cache_directory_ / "tmp", OwnerMark::kMark);
+  if (!work.ok()) return WorkFolderError(work);
+  auto output = Run(task, request, *kernels, *launcher, work.path());
   if (!output.ok() || !output->compiled) return output;
-  const fs::path work = output->shared_object.parent_path();
-  (void)WriteFileAtomic(beside(".log"), output->log);
-  (void)WriteFileAtomic(beside(".json"),
-                        nlohmann::json({{"command", output->command}, {"sandboxed", output->sandboxed}}).dump());
+  StoreCudaBuildRecord(stored, *output);
   std::error_code error;
-  fs::rename(work / "kernel.cubin", beside(kNvrtcCubinExtension), error);
-  if (!error) fs::rename(work / "kernels.tsv", beside(kNvrtcKernelsExtension), error);
+  fs::rename(work.path() / "kernel.cubin", beside(kNvrtcCubinExtension), error);
+  if (!error) fs::rename(work.path() / "kernels.tsv", beside(kNvrtcKernelsExtension), error);
   if (!error) fs::rename(output->shared_object, stored, error);
-  RemoveWorkFolder(work);
   if (error) return MakeError(ErrorKind::kIo, "cannot store {}: {}", stored.string(), error.message());
   output->shared_object = stored;
   output->device_code = beside(kNvrtcCubinExtension);
@@ -166,21 +170,19 @@ Result<fs::path> NvrtcCompiler::LauncherObject() const {
   static std::mutex storing;
   std::lock_guard lock(storing);
   if (fs::exists(stored)) return stored;
-  auto work = MakeWorkFolder("launcher");
-  if (!work.ok()) return work.error();
-  struct Cleanup {
-    fs::path path;
-    ~Cleanup() { RemoveWorkFolder(path); }
-  } cleanup{*work};
-  if (auto status = WriteFileAtomic(*work / "launcher.cc", NvrtcLauncherSource()); !status.ok()) return status.error();
+  ScopedTempDir work("launcher", cache_directory_ / "tmp", OwnerMark::kMark);
+  if (!work.ok()) return WorkFolderError(work);
+  if (auto status = WriteFileAtomic(work.path() / "launcher.cc", NvrtcLauncherSource()); !status.ok()) {
+    return status.error();
+  }
   SpawnOptions options;
   options.argv = {info_.host_compiler.string()};
   options.argv.insert(options.argv.end(), info_.host_flags.begin(), info_.host_flags.end());
   options.argv.insert(options.argv.end(), {"-c", "launcher.cc", "-o", "launcher.o"});
   options.environment = CudaToolEnvironment();
-  options.working_directory = *work;
+  options.working_directory = work.path();
   options.limits = limits_.ForChild(/*address_space=*/true);
-  auto run = RunBuildCommand(options, limits_, kCompileTimeout, *work, "the host compiler");
+  auto run = RunBuildCommand(options, limits_, kCompileTimeout, work.path(), "the host compiler");
   if (!run.ok()) return run.error();
   if (!run->exit.succeeded()) {
     // ksmith's own source: a failure here is this machine's compiler, never a candidate's.
@@ -188,40 +190,15 @@ Result<fs::path> NvrtcCompiler::LauncherObject() const {
                      info_.host_compiler.string(), Tail(run->exit.output, 2000));
   }
   // link(2), not rename: another process that stored it first keeps its file.
-  if (::link((*work / "launcher.o").c_str(), stored.c_str()) != 0 && errno != EEXIST) {
+  if (::link((work.path() / "launcher.o").c_str(), stored.c_str()) != 0 && errno != EEXIST) {
     return MakeError(ErrorKind::kIo, "cannot store {}: {}", stored.string(), std::strerror(errno));
   }
   return stored;
 }
 
-Result<fs::path> NvrtcCompiler::MakeWorkFolder(std::string_view kind) const {
-  const fs::path parent = cache_directory_ / "tmp";
-  std::error_code error;
-  fs::create_directories(parent, error);
-  std::string pattern = (parent / fmt::format("{}-XXXXXX", kind)).string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    return MakeError(ErrorKind::kIo, "the build's temporary folder: cannot create a folder under {}: {}; the cache "
-                     "directory must be writable (or set KSMITH_CACHE_DIR to a folder you can write)",
-                     parent.string(), error ? error.message() : std::strerror(errno));
-  }
-  // Marked with this process: a build killed mid-way leaves the folder, which a later run removes.
-  MarkWorkFolder(pattern);
-  return fs::path(pattern);
-}
-
 Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& request,
-                                       const std::vector<std::string>& kernels, const fs::path& launcher) const {
-  auto made = MakeWorkFolder("nvrtc");
-  if (!made.ok()) return made.error();
-  const fs::path work = *made;
-  struct Cleanup {
-    fs::path path;
-    bool keep = false;
-    ~Cleanup() {
-      if (!keep) RemoveWorkFolder(path);
-    }
-  } cleanup{work};
-
+                                       const std::vector<std::string>& kernels, const fs::path& launcher,
+                                       const fs::path& work) const {
   std::error_code error;
   const fs::path kernel_path = work / "src" / fs::path(request.display_name).filename();
   fs::create_directories(kernel_path.parent_path(), error);
@@ -298,7 +275,6 @@ Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& req
   if (!fs::exists(work / "kernel.so") || !fs::exists(work / "kernel.cubin")) return output;
   output.compiled = true;
   output.shared_object = work / "kernel.so";
-  cleanup.keep = true;
   return output;
 }
 

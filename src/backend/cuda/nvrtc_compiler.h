@@ -58,13 +58,11 @@ class NvrtcCompiler {
  private:
   NvrtcCompiler(NvrtcInfo info, std::filesystem::path cache_directory, BuildLimits limits);
 
-  /// One build in a fresh folder, linked with `launcher`.
+  /// One build in the fresh folder `work`, linked with `launcher`.
   Result<BuildOutput> Run(const Task& task, const BuildRequest& request, const std::vector<std::string>& kernels,
-                          const std::filesystem::path& launcher) const;
+                          const std::filesystem::path& launcher, const std::filesystem::path& work) const;
   /// ksmith's launcher object (NvrtcLauncherSource), compiled once per host compiler and cached.
   Result<std::filesystem::path> LauncherObject() const;
-  /// A fresh folder under <cache>/tmp, marked with this process.
-  Result<std::filesystem::path> MakeWorkFolder(std::string_view kind) const;
 
   NvrtcInfo info_;
   std::filesystem::path cache_directory_;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "backend/cuda/nvcc_compiler.h"
+#include "core/source_text.h"
 #include "core/strings.h"
 #include "tensor/dtype.h"
 
@@ -16,36 +17,6 @@ namespace {
 
 // Bump when the wrapper's text or the module's layout changes (part of every build's key).
 constexpr const char* kWrapperVersion = "ksmith-nvrtc-wrapper-2";
-
-// The source with comments replaced by spaces (newlines kept, so that offsets keep their line);
-// string and character literals kept as they are, or with `blank_literals` their contents blanked
-// too (a KSMITH_LAUNCH( in a message is no launch).
-std::string WithoutComments(std::string_view source, bool blank_literals = false) {
-  std::string out(source);
-  size_t i = 0;
-  while (i < out.size()) {
-    if (out[i] == '"' || out[i] == '\'') {
-      const char quote = out[i++];
-      while (i < out.size() && out[i] != quote && out[i] != '\n') {
-        const size_t step = out[i] == '\\' ? 2 : 1;
-        for (size_t k = i; blank_literals && k < std::min(i + step, out.size()); ++k) out[k] = ' ';
-        i += step;
-      }
-      ++i;
-    } else if (out.compare(i, 2, "//") == 0) {
-      while (i < out.size() && out[i] != '\n') out[i++] = ' ';
-    } else if (out.compare(i, 2, "/*") == 0) {
-      const size_t end = out.find("*/", i + 2);
-      const size_t stop = end == std::string::npos ? out.size() : end + 2;
-      for (; i < stop; ++i) {
-        if (out[i] != '\n') out[i] = ' ';
-      }
-    } else {
-      ++i;
-    }
-  }
-  return out;
-}
 
 size_t LineOf(std::string_view text, size_t offset) {
   return 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));
@@ -136,12 +107,13 @@ std::string ParameterKinds(const std::string& demangled) {
 
 bool IsNvrtcForm(std::string_view source) {
   static const std::regex include(R"(#\s*include\s*[<"]ksmith/launch\.h[>"])");
-  const std::string text = WithoutComments(source);
-  return std::regex_search(text, include);
+  // Comments out; the quoted include's target is a literal, kept.
+  return std::regex_search(StripComments(source), include);
 }
 
 Result<std::vector<std::string>> LaunchedKernels(std::string_view source) {
-  const std::string text = WithoutComments(source, /*blank_literals=*/true);
+  // Literals blanked: a KSMITH_LAUNCH( in a message is no launch.
+  const std::string text = StripCommentsAndStrings(source);
   constexpr std::string_view kMacro = "KSMITH_LAUNCH";
   std::vector<std::string> kernels;
   std::set<std::string> seen;
@@ -155,11 +127,8 @@ Result<std::vector<std::string>> LaunchedKernels(std::string_view source) {
     int depth = 0;
     size_t commas = 0, kernel_start = std::string::npos, end = std::string::npos;
     for (size_t j = i + 1; j < text.size(); ++j) {
-      const char c = text[j];
-      if (c == '"' || c == '\'') {
-        for (++j; j < text.size() && text[j] != c; j += text[j] == '\\' ? 2 : 1) {
-        }
-      } else if (c == '(' || c == '[' || c == '{') {
+      const char c = text[j];  // literals are blank: their brackets and commas are gone
+      if (c == '(' || c == '[' || c == '{') {
         ++depth;
       } else if (c == ')' || c == ']' || c == '}') {
         if (depth == 0) {
