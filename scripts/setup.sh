@@ -41,6 +41,8 @@ case "$mode" in
     echo "(every attempt: ksmith-demo/report.md; the kernel: ksmith-demo/best.cc)"
     ;;
   test)
+    # What this machine offers (compilers, the CUDA toolkit's folders, the sandbox): in CI's log.
+    ./build/ksmith doctor || true
     cd build && ctest -L 'unit|integration' --output-on-failure -j2
     ;;
   build) ;;

@@ -116,6 +116,17 @@ int RunDoctor(const DoctorFlags& flags) {
                        {"nvcc", ToolVersion("nvcc")},
                        // The NVRTC form's device compiler (backend/cuda/nvrtc_compiler.h).
                        {"nvrtc", ToolVersion(DefaultNvrtcExecutable().string())}};
+  // Where nvcc keeps the CUDA headers and libraries (its --dryrun): both CUDA forms build with them.
+  if (auto nvcc = NvccCompiler::Create(context->cache_directory, CudaTarget{"sm_90", "doctor"}); nvcc.ok()) {
+    const ToolkitPaths& paths = nvcc->info().paths;
+    json["cuda_toolkit"] = {{"root", nvcc->info().toolkit_root.string()}};
+    for (const auto& [name, folders] : {std::pair{"include", &paths.include_dirs},
+                                        std::pair{"system_include", &paths.system_include_dirs},
+                                        std::pair{"library", &paths.library_dirs}}) {
+      json["cuda_toolkit"][name] = nlohmann::json::array();
+      for (const auto& folder : *folders) json["cuda_toolkit"][name].push_back(folder.string());
+    }
+  }
   json["cache_directory"] = context->cache_directory.string();
   json["worker"] = WorkerProcess::DefaultExecutable().string();
   const auto gpu = LoadGpuFacts(DefaultCudaWorkerExecutable(), context->cache_directory, flags.refresh);
@@ -139,6 +150,14 @@ int RunDoctor(const DoctorFlags& flags) {
       context->compiler.info().version, json["compilers"]["nvcc"].get<std::string>(),
       json["compilers"]["nvrtc"].get<std::string>(),
       context->cache_directory.string());
+  if (json.contains("cuda_toolkit")) {
+    std::string folders;
+    for (const char* name : {"include", "system_include", "library"}) {
+      for (const auto& folder : json["cuda_toolkit"][name]) folders += " " + folder.get<std::string>();
+    }
+    text += fmt::format("cuda toolkit {}, folders:{}\n", json["cuda_toolkit"]["root"].get<std::string>(),
+                        folders.empty() ? " none found" : folders);
+  }
   text += SandboxText(json["sandbox"]);
   text += GpuText(gpu, json["gpu"]);
   std::fputs(text.c_str(), stdout);

@@ -90,14 +90,16 @@ std::vector<std::string> CudaToolEnvironment() {
   return {std::string("PATH=") + (path ? path : "/usr/bin:/bin"), "LC_ALL=C"};
 }
 
-std::optional<LandlockRuleset> CudaBuildRuleset(const fs::path& toolkit_root, const fs::path& work,
-                                                const std::vector<fs::path>& executable) {
+std::optional<LandlockRuleset> CudaBuildRuleset(const fs::path& toolkit_root, const ToolkitPaths& paths,
+                                                const fs::path& work, const std::vector<fs::path>& executable) {
   std::vector<fs::path> runnable = {"/usr", "/bin", "/lib", "/lib64", "/opt", toolkit_root};
   runnable.insert(runnable.end(), executable.begin(), executable.end());
-  auto created = LandlockRuleset::Create(
-      {"/usr/include", "/usr/local/include", "/etc/ld.so.cache", "/etc/alternatives", "/dev/null",
-       "/dev/urandom", "/proc/cpuinfo", "/sys/devices/system/cpu"},
-      runnable, {work});
+  runnable.insert(runnable.end(), paths.library_dirs.begin(), paths.library_dirs.end());
+  std::vector<fs::path> readable = {"/usr/include", "/usr/local/include", "/etc/ld.so.cache", "/etc/alternatives",
+                                    "/dev/null", "/dev/urandom", "/proc/cpuinfo", "/sys/devices/system/cpu"};
+  readable.insert(readable.end(), paths.include_dirs.begin(), paths.include_dirs.end());
+  readable.insert(readable.end(), paths.system_include_dirs.begin(), paths.system_include_dirs.end());
+  auto created = LandlockRuleset::Create(readable, runnable, {work});
   if (!created.ok()) return std::nullopt;
   return std::move(created.value());
 }
@@ -255,6 +257,10 @@ Result<NvccCompiler> NvccCompiler::Create(fs::path cache_directory, CudaTarget t
     if (line.find("release") != std::string::npos) info.version = std::string(Trim(line));
   }
   if (info.version.empty()) info.version = "unknown";
+  // nvcc names the folders it compiles with; the file need not exist for a dry run.
+  options.argv = {info.executable.string(), "--dryrun", "-c", "ksmith_paths.cu"};
+  auto dry_run = RunCommand(options, kToolTimeout);
+  info.paths = ToolkitPathsOr(dry_run.ok() ? ParseNvccDryRun(dry_run->output) : ToolkitPaths{}, info.toolkit_root);
   if (IsExecutableFile(info.toolkit_root / "bin" / "cuobjdump")) {
     info.cuobjdump = info.toolkit_root / "bin" / "cuobjdump";
   } else if (auto found = FindOnPath(std::getenv("PATH"), "cuobjdump")) {
@@ -424,7 +430,7 @@ Result<BuildOutput> NvccCompiler::RunNvcc(const std::string& kernel_source,
   // headers and tools, the toolkit, and its own folder, and nothing else (no task files, no
   // keys), so that an include cannot pull a secret into the build log.
   std::optional<LandlockRuleset> ruleset =
-      sandboxed ? CudaBuildRuleset(info_.toolkit_root, work, {}) : std::nullopt;
+      sandboxed ? CudaBuildRuleset(info_.toolkit_root, info_.paths, work, {}) : std::nullopt;
   if (ruleset) options.landlock_ruleset_fd = ruleset->fd();
   output.sandboxed = ruleset.has_value();
 

@@ -22,6 +22,7 @@
 
 #include "backend/build.h"
 #include "backend/cuda/cuda_resources.h"
+#include "backend/cuda/toolkit_paths.h"
 #include "core/landlock.h"
 #include "core/result.h"
 #include "task/task.h"
@@ -69,9 +70,10 @@ CudaEntryBinding BindCudaEntry(const Task& task, KernelRole role);
 std::vector<std::string> CudaToolEnvironment();
 
 /// The walls of a CUDA build (nvcc's, NVRTC's and its host compiler's): the system's headers and
-/// tools, the toolkit, `executable` folders, and `work` writable; nothing else, so that an
-/// include cannot pull a secret into the build log. nullopt where Landlock is unavailable.
-std::optional<LandlockRuleset> CudaBuildRuleset(const std::filesystem::path& toolkit_root,
+/// tools, the toolkit and the folders nvcc reads (`paths`, which may lie outside its root),
+/// `executable` folders, and `work` writable; nothing else, so that an include cannot pull a
+/// secret into the build log. nullopt where Landlock is unavailable.
+std::optional<LandlockRuleset> CudaBuildRuleset(const std::filesystem::path& toolkit_root, const ToolkitPaths& paths,
                                                 const std::filesystem::path& work,
                                                 const std::vector<std::filesystem::path>& executable);
 
@@ -97,6 +99,7 @@ struct NvccInfo {
   std::string version;                 // "Cuda compilation tools, release 13.0, V13.0.88"
   std::string version_output;          // all of `nvcc --version`, part of the cache key
   std::filesystem::path cuobjdump;     // empty when the toolkit has none: no SASS summary
+  ToolkitPaths paths;                  // the headers and libraries nvcc uses (its --dryrun)
   std::vector<std::string> flags;      // everything but the output, input and libraries
   CudaTarget target;
 };

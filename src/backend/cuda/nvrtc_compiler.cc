@@ -48,12 +48,6 @@ Error WorkFolderError(const ScopedTempDir& work) {
                    "KSMITH_CACHE_DIR to a folder you can write)", work.error());
 }
 
-// One step of a build, walled in and limited; its output joins the build's log.
-struct Step {
-  SpawnOptions options;
-  std::string name;  // "NVRTC", "the host compiler", "the linker": a limit's reason names it
-};
-
 }  // namespace
 
 fs::path DefaultNvrtcExecutable() {
@@ -91,6 +85,7 @@ Result<NvrtcCompiler> NvrtcCompiler::Create(fs::path cache_directory, const Nvcc
   }
   info.host_version = FirstLine(run->output, 200);
   info.toolkit_root = nvcc.toolkit_root;
+  info.paths = nvcc.paths;
   info.toolkit_version = nvcc.version_output;
   info.cuobjdump = nvcc.cuobjdump;
   info.target = nvcc.target;
@@ -128,6 +123,9 @@ Result<BuildOutput> NvrtcCompiler::Build(const Task& task, const BuildRequest& r
   key.Add(request.source).Add(request.display_name);
   key.Add(info_.executable.string()).Add(info_.version).Add(info_.toolkit_version).Add(info_.host_version);
   key.Add(info_.target.arch).Add(info_.toolkit_root.string());
+  for (const auto* folders : {&info_.paths.include_dirs, &info_.paths.system_include_dirs, &info_.paths.library_dirs}) {
+    for (const auto& folder : *folders) key.Add(folder.string());
+  }
   for (const auto& option : info_.device_options) key.Add(option);
   for (const auto& flag : info_.host_flags) key.Add(flag);
   for (const auto& library : request.libraries) key.Add("-l" + library);
@@ -146,12 +144,22 @@ Result<BuildOutput> NvrtcCompiler::Build(const Task& task, const BuildRequest& r
   // Marked with this process: a build killed mid-way leaves the folder, which a later run removes.
   ScopedTempDir work("nvrtc", cache_directory_ / "tmp", OwnerMark::kMark);
   if (!work.ok()) return WorkFolderError(work);
-  auto output = Run(task, request, *kernels, *launcher, work.path());
+  auto output = Run(task, request, *kernels, *launcher, work.path(), /*walled=*/true);
+  // A build that fails walled in may fail for the walls on this machine (a toolkit they do not
+  // cover): then it builds in the open, and says so (sandboxed == false), as nvcc's builds do.
+  std::optional<ScopedTempDir> open_work;
+  fs::path built_in = work.path();
+  if (output.ok() && !output->compiled && output->sandboxed && !WallsWork(*launcher)) {
+    open_work.emplace("nvrtc", cache_directory_ / "tmp", OwnerMark::kMark);
+    if (!open_work->ok()) return WorkFolderError(*open_work);
+    built_in = open_work->path();
+    output = Run(task, request, *kernels, *launcher, built_in, /*walled=*/false);
+  }
   if (!output.ok() || !output->compiled) return output;
   StoreCudaBuildRecord(stored, *output);
   std::error_code error;
-  fs::rename(work.path() / "kernel.cubin", beside(kNvrtcCubinExtension), error);
-  if (!error) fs::rename(work.path() / "kernels.tsv", beside(kNvrtcKernelsExtension), error);
+  fs::rename(built_in / "kernel.cubin", beside(kNvrtcCubinExtension), error);
+  if (!error) fs::rename(built_in / "kernels.tsv", beside(kNvrtcKernelsExtension), error);
   if (!error) fs::rename(output->shared_object, stored, error);
   if (error) return MakeError(ErrorKind::kIo, "cannot store {}: {}", stored.string(), error.message());
   output->shared_object = stored;
@@ -196,50 +204,112 @@ Result<fs::path> NvrtcCompiler::LauncherObject() const {
   return stored;
 }
 
-Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& request,
-                                       const std::vector<std::string>& kernels, const fs::path& launcher,
-                                       const fs::path& work) const {
+Status NvrtcCompiler::WriteSources(const fs::path& work, const fs::path& kernel_path, const std::string& kernel,
+                                   const std::string& host) const {
   std::error_code error;
-  const fs::path kernel_path = work / "src" / fs::path(request.display_name).filename();
   fs::create_directories(kernel_path.parent_path(), error);
-  if (auto status = WriteFileAtomic(kernel_path, request.source); !status.ok()) return status.error();
-  if (auto status = WriteHeaders(work / "host_include", NvrtcHostHeaders()); !status.ok()) return status.error();
-  if (auto status = WriteHeaders(work / "device_include", NvrtcDeviceHeaders()); !status.ok()) return status.error();
-  if (auto status = WriteFileAtomic(work / "host.cc", NvrtcHostWrapper(task, kernel_path.string())); !status.ok()) {
-    return status.error();
-  }
+  if (auto status = WriteFileAtomic(kernel_path, kernel); !status.ok()) return status;
+  if (auto status = WriteHeaders(work / "host_include", NvrtcHostHeaders()); !status.ok()) return status;
+  if (auto status = WriteHeaders(work / "device_include", NvrtcDeviceHeaders()); !status.ok()) return status;
+  return WriteFileAtomic(work / "host.cc", host);
+}
 
-  // The compilers read the candidate's text: walled in like nvcc, with ksmith-nvrtc itself (the
-  // file, not its folder, which may hold other candidates' builds) and the launcher object.
-  std::vector<fs::path> runnable = {info_.executable, launcher};
-  if (info_.host_compiler.is_absolute()) runnable.push_back(info_.host_compiler.parent_path());
-  std::optional<LandlockRuleset> ruleset = CudaBuildRuleset(info_.toolkit_root, work, runnable);
-  auto step = [&](std::vector<std::string> argv, std::string name) {
-    Step made;
-    made.options.argv = std::move(argv);
-    made.options.environment = CudaToolEnvironment();
-    made.options.environment.push_back("TMPDIR=" + work.string());
-    made.options.working_directory = work;
-    made.options.limits = limits_.ForChild(/*address_space=*/true);
-    if (ruleset) made.options.landlock_ruleset_fd = ruleset->fd();
-    made.name = std::move(name);
-    return made;
-  };
-  const std::string include = (info_.toolkit_root / "include").string();
-
-  std::vector<std::string> device = {info_.executable.string(), "--source", kernel_path.string(), "--cubin",
-                                     (work / "kernel.cubin").string(), "--kernels", (work / "kernels.tsv").string()};
+NvrtcCompiler::Commands NvrtcCompiler::CommandsFor(const fs::path& kernel_path, const fs::path& work,
+                                                   const std::vector<std::string>& kernels) const {
+  Commands commands;
+  auto& device = commands.device;
+  auto& host = commands.host;
+  device = {info_.executable.string(), "--source", kernel_path.string(), "--cubin", (work / "kernel.cubin").string(),
+            "--kernels", (work / "kernels.tsv").string()};
   for (const auto& option : info_.device_options) device.insert(device.end(), {"--option", option});
-  for (const auto& folder : {(work / "device_include").string(), include, include + "/cccl"}) {
-    device.insert(device.end(), {"--option", "-I" + folder});
+  // ksmith's stand-ins first, then nvcc's own folders in nvcc's order (CCCL's <cuda/std/...> last).
+  device.insert(device.end(), {"--option", "-I" + (work / "device_include").string()});
+  host = {info_.host_compiler.string()};
+  host.insert(host.end(), info_.host_flags.begin(), info_.host_flags.end());
+  host.insert(host.end(), {"-I", (work / "host_include").string()});
+  for (const auto* folders : {&info_.paths.include_dirs, &info_.paths.system_include_dirs}) {
+    for (const auto& folder : *folders) {
+      device.insert(device.end(), {"--option", "-I" + folder.string()});
+      host.insert(host.end(), {folders == &info_.paths.include_dirs ? "-I" : "-isystem", folder.string()});
+    }
   }
   for (const auto& kernel : kernels) device.insert(device.end(), {"--name", kernel});
-  std::vector<std::string> host = {info_.host_compiler.string()};
-  host.insert(host.end(), info_.host_flags.begin(), info_.host_flags.end());
-  host.insert(host.end(), {"-I", (work / "host_include").string(), "-I", include, "-c", "host.cc", "-o", "host.o"});
+  host.insert(host.end(), {"-c", "host.cc", "-o", "host.o"});
+  return commands;
+}
+
+std::optional<LandlockRuleset> NvrtcCompiler::Walls(const fs::path& work, const fs::path& launcher) const {
+  // ksmith-nvrtc itself (the file, not its folder, which may hold other candidates' builds) and
+  // the launcher object, beside the toolkit and the system's tools.
+  std::vector<fs::path> runnable = {info_.executable, launcher};
+  if (info_.host_compiler.is_absolute()) runnable.push_back(info_.host_compiler.parent_path());
+  return CudaBuildRuleset(info_.toolkit_root, info_.paths, work, runnable);
+}
+
+NvrtcCompiler::Step NvrtcCompiler::MakeStep(std::vector<std::string> argv, std::string name, const fs::path& work,
+                             const std::optional<LandlockRuleset>& walls) const {
+  Step made;
+  made.options.argv = std::move(argv);
+  made.options.environment = CudaToolEnvironment();
+  made.options.environment.push_back("TMPDIR=" + work.string());
+  made.options.working_directory = work;
+  made.options.limits = limits_.ForChild(/*address_space=*/true);
+  if (walls) made.options.landlock_ruleset_fd = walls->fd();
+  made.name = std::move(name);
+  return made;
+}
+
+bool NvrtcCompiler::WallsWork(const fs::path& launcher) const {
+  std::lock_guard lock(walls_->mutex);
+  if (walls_->work) return *walls_->work;
+  // ksmith's own sources, with the headers every build reads: built walled in, then in the open.
+  static constexpr const char* kProbeKernel =
+      "#include <cstdint>\n#include <cuda_fp16.h>\n#include <ksmith/launch.h>\n"
+      "__global__ void ksmith_probe(int64_t* out) { *out = 1; }\n";
+  static constexpr const char* kProbeHost = "#include <cstdint>\n#include <ksmith/launch.h>\nint ksmith_probe() { return 0; }\n";
+  walls_->work = true;  // where the compilers fail in the open too, the walls are not the cause
+  for (const bool walled : {true, false}) {
+    ScopedTempDir work("nvrtc-probe", cache_directory_ / "tmp", OwnerMark::kMark);
+    if (!work.ok()) break;
+    const fs::path kernel_path = work.path() / "src" / "probe.cu";
+    if (!WriteSources(work.path(), kernel_path, kProbeKernel, kProbeHost).ok()) break;
+    std::optional<LandlockRuleset> walls = walled ? Walls(work.path(), launcher) : std::nullopt;
+    if (walled && !walls) break;
+    const Commands commands = CommandsFor(kernel_path, work.path(), {"ksmith_probe"});
+    bool built = true;
+    for (const auto& [argv, name] : {std::pair{commands.device, "NVRTC"}, std::pair{commands.host, "g++"}}) {
+      auto run = RunBuildCommand(MakeStep(argv, name, work.path(), walls).options, limits_, kCompileTimeout,
+                                 work.path(), name);
+      built = built && run.ok() && run->exit.succeeded();
+    }
+    if (built) {
+      walls_->work = walled;
+      break;
+    }
+  }
+  return *walls_->work;
+}
+
+Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& request,
+                                       const std::vector<std::string>& kernels, const fs::path& launcher,
+                                       const fs::path& work, bool walled) const {
+  const fs::path kernel_path = work / "src" / fs::path(request.display_name).filename();
+  if (auto status = WriteSources(work, kernel_path, request.source, NvrtcHostWrapper(task, kernel_path.string()));
+      !status.ok()) {
+    return status.error();
+  }
+  // The compilers read the candidate's text: walled in like nvcc.
+  std::optional<LandlockRuleset> ruleset = walled ? Walls(work, launcher) : std::nullopt;
+  auto step = [&](std::vector<std::string> argv, std::string name) {
+    return MakeStep(std::move(argv), std::move(name), work, ruleset);
+  };
+  const Commands commands = CommandsFor(kernel_path, work, kernels);
+  const std::vector<std::string>& device = commands.device;
+  const std::vector<std::string>& host = commands.host;
   std::vector<std::string> link = {info_.host_compiler.string(), "-shared", "-o", "kernel.so", "host.o",
-                                   launcher.string(), "-L" + (info_.toolkit_root / "lib64").string(), "-lcudart",
-                                   "-Wl,--no-undefined,-z,now"};
+                                   launcher.string()};
+  for (const auto& folder : info_.paths.library_dirs) link.push_back("-L" + folder.string());
+  link.insert(link.end(), {"-lcudart", "-Wl,--no-undefined,-z,now"});
   for (const auto& library : request.libraries) link.push_back("-l" + library);
 
   BuildOutput output;

@@ -14,13 +14,17 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "backend/build.h"
 #include "backend/cuda/nvcc_compiler.h"
+#include "core/landlock.h"
 #include "core/result.h"
+#include "core/subprocess.h"
 #include "task/task.h"
 
 namespace ksmith {
@@ -31,6 +35,7 @@ struct NvrtcInfo {
   std::filesystem::path host_compiler;  // g++
   std::string host_version;             // its first line of --version
   std::filesystem::path toolkit_root;
+  ToolkitPaths paths;                   // nvcc's headers and libraries
   std::string toolkit_version;          // all of `nvcc --version`: a toolkit update is a new build
   std::filesystem::path cuobjdump;      // empty: no SASS summary
   std::vector<std::string> device_options;  // NVRTC's, without the include folders
@@ -58,15 +63,42 @@ class NvrtcCompiler {
  private:
   NvrtcCompiler(NvrtcInfo info, std::filesystem::path cache_directory, BuildLimits limits);
 
-  /// One build in the fresh folder `work`, linked with `launcher`.
+  /// The compilers' command lines (ksmith-nvrtc's and the host compiler's) for a build in `work`.
+  struct Commands {
+    std::vector<std::string> device;
+    std::vector<std::string> host;
+  };
+  /// One process of a build, limited, walled in where `walls` holds a ruleset.
+  struct Step {
+    SpawnOptions options;
+    std::string name;  // "NVRTC", "the host compiler", "the linker": a limit's reason names it
+  };
+  /// Whether builds walled in can compile at all here (once per compiler, after the first failed
+  /// walled build): ksmith's probe built walled in, else in the open. As NvccCompiler's.
+  struct WallsState {
+    std::mutex mutex;
+    std::optional<bool> work;  // guarded by mutex
+  };
+
+  /// One build in the fresh folder `work`, linked with `launcher`; `walled` asks for Landlock.
   Result<BuildOutput> Run(const Task& task, const BuildRequest& request, const std::vector<std::string>& kernels,
-                          const std::filesystem::path& launcher, const std::filesystem::path& work) const;
+                          const std::filesystem::path& launcher, const std::filesystem::path& work,
+                          bool walled) const;
+  Status WriteSources(const std::filesystem::path& work, const std::filesystem::path& kernel_path,
+                      const std::string& kernel, const std::string& host) const;
+  Commands CommandsFor(const std::filesystem::path& kernel_path, const std::filesystem::path& work,
+                       const std::vector<std::string>& kernels) const;
+  std::optional<LandlockRuleset> Walls(const std::filesystem::path& work, const std::filesystem::path& launcher) const;
+  Step MakeStep(std::vector<std::string> argv, std::string name, const std::filesystem::path& work,
+                const std::optional<LandlockRuleset>& walls) const;
+  bool WallsWork(const std::filesystem::path& launcher) const;
   /// ksmith's launcher object (NvrtcLauncherSource), compiled once per host compiler and cached.
   Result<std::filesystem::path> LauncherObject() const;
 
   NvrtcInfo info_;
   std::filesystem::path cache_directory_;
   BuildLimits limits_;
+  std::shared_ptr<WallsState> walls_ = std::make_shared<WallsState>();
 };
 
 }  // namespace ksmith

@@ -267,5 +267,50 @@ TEST_F(NvrtcCompilerTest, AnIncludeOutsideTheSystemIsDeniedToBothCompilers) {
   }
 }
 
+// A toolkit whose headers are not under nvcc's ../include (nvcc behind a wrapper script, Debian's
+// layout): the folders come from nvcc itself, so both compilers find crt/ and CCCL.
+TEST_F(NvrtcCompilerTest, NvccBehindAWrapperScriptGivesTheToolkitsFolders) {
+  const fs::path wrapper = temp_.path() / "wrapped" / "bin" / "nvcc";
+  fs::create_directories(wrapper.parent_path());
+  std::ofstream(wrapper) << "#!/bin/sh\nexec " << compiler_->nvcc().info().executable.string() << " \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  testing::ScopedEnv nvcc("KSMITH_NVCC", wrapper.string());
+  auto compiler = CudaCompiler::Create(temp_.path() / "wrapped-cache", CudaTarget{"sm_90a", "--arch flag"});
+  ASSERT_TRUE(compiler.ok()) << compiler.error().message;
+  EXPECT_EQ(compiler->nvcc().info().toolkit_root, fs::canonical(temp_.path() / "wrapped"));
+  EXPECT_EQ(compiler->nvcc().info().paths.include_dirs, compiler_->nvcc().info().paths.include_dirs);
+  auto build = compiler->Build(task_, {kVectorAdd, "candidate.cu", KernelRole::kCandidate, {}});
+  ASSERT_TRUE(build.ok()) << build.error().message;
+  EXPECT_TRUE(build->compiled) << build->log;
+  EXPECT_EQ(build->sandboxed, LandlockAbi() > 0);
+}
+
+// A host compiler that reads outside the walls (here a wrapper script checking a file of its
+// own) fails walled in: the build says so and runs in the open, as nvcc's builds do.
+TEST_F(NvrtcCompilerTest, WhereTheWallsStopTheCompilersTheBuildRunsInTheOpenAndSaysSo) {
+  if (LandlockAbi() == 0) GTEST_SKIP() << "Landlock is not available in this kernel";
+  const fs::path marker = temp_.path() / "outside" / "marker";
+  fs::create_directories(marker.parent_path());
+  std::ofstream(marker) << "outside the walls\n";
+  const fs::path wrapper = temp_.path() / "cxx" / "g++";
+  fs::create_directories(wrapper.parent_path());
+  std::ofstream(wrapper) << "#!/bin/sh\ncat " << marker.string() << " > /dev/null || exit 1\nexec g++ \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  testing::ScopedEnv cxx("KSMITH_CXX", wrapper.string());
+  auto compiler = CudaCompiler::Create(temp_.path() / "open-cache", CudaTarget{"sm_90a", "--arch flag"});
+  ASSERT_TRUE(compiler.ok()) << compiler.error().message;
+  auto build = compiler->Build(task_, {kVectorAdd, "candidate.cu", KernelRole::kCandidate, {}});
+  ASSERT_TRUE(build.ok()) << build.error().message;
+  EXPECT_TRUE(build->compiled) << build->log;
+  EXPECT_FALSE(build->sandboxed);
+  // A candidate's own error is still its own, with the compiler's message.
+  std::string broken = kVectorAdd;
+  broken.replace(broken.find("c[i] = a[i] + b[i];"), 19, "c[i] = a[i] + undefined_name;");
+  auto failed = compiler->Build(task_, {broken, "candidate.cu", KernelRole::kCandidate, {}});
+  ASSERT_TRUE(failed.ok()) << failed.error().message;
+  EXPECT_FALSE(failed->compiled);
+  EXPECT_TRUE(Contains(failed->log, "undefined_name"));
+}
+
 }  // namespace
 }  // namespace ksmith
