@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <atomic>
 #include <cstring>
 #include <system_error>
@@ -67,6 +68,43 @@ void ParallelCopy(void* destination, const void* source, size_t bytes) {
   auto* to = static_cast<unsigned char*>(destination);
   const auto* from = static_cast<const unsigned char*>(source);
   ParallelChunks(bytes, [&](size_t begin, size_t end) { std::memcpy(to + begin, from + begin, end - begin); });
+}
+
+namespace {
+
+// A piece's fingerprint: four lanes of multiply-and-rotate over 8-byte words (so that a word's
+// position counts, not only its value), folded with the piece's length and the tail's bytes.
+uint64_t PieceFingerprint(const unsigned char* data, size_t bytes) {
+  constexpr uint64_t kMultiplier = 0x9e3779b97f4a7c15ull;
+  uint64_t lanes[4] = {0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull};
+  size_t offset = 0;
+  for (; offset + 32 <= bytes; offset += 32) {
+    for (int lane = 0; lane < 4; ++lane) {
+      uint64_t word;
+      std::memcpy(&word, data + offset + 8 * lane, 8);
+      lanes[lane] = std::rotl((lanes[lane] ^ word) * kMultiplier, 29);
+    }
+  }
+  uint64_t tail = bytes;
+  for (; offset < bytes; ++offset) tail = std::rotl((tail ^ data[offset]) * kMultiplier, 29);
+  uint64_t folded = tail;
+  for (const uint64_t lane : lanes) folded = std::rotl((folded ^ lane) * kMultiplier, 31);
+  return folded;
+}
+
+}  // namespace
+
+uint64_t ParallelFingerprint(const void* data, size_t bytes) {
+  const auto* from = static_cast<const unsigned char*>(data);
+  // Fixed pieces, whatever the thread count: the same bytes give the same fingerprint anywhere.
+  std::vector<uint64_t> pieces(std::max<size_t>(1, Pieces(bytes)), 0);
+  ParallelFor(pieces.size(), [&](size_t piece) {
+    const size_t begin = piece * kPieceBytes;
+    pieces[piece] = PieceFingerprint(from + begin, std::min(bytes, begin + kPieceBytes) - begin);
+  });
+  uint64_t folded = bytes;
+  for (const uint64_t piece : pieces) folded = std::rotl((folded ^ piece) * 0xff51afd7ed558ccdull, 33);
+  return folded;
 }
 
 void PrefaultPages(void* data, size_t bytes) {

@@ -50,6 +50,11 @@ void ResizeFaultedIn(Buffer& buffer, size_t count) {
   buffer.resize(count);
 }
 
+/// A 64-bit fingerprint of `bytes` bytes at `data`, computed in pieces on several threads: equal
+/// for equal bytes, and different, but for a 2^-64 chance, once any byte changed. For checking
+/// that memory stayed as it was without keeping a copy of it.
+uint64_t ParallelFingerprint(const void* data, size_t bytes);
+
 /// The first offset where `a` and `b` (both `bytes` long) differ, or `bytes` when they are equal.
 size_t ParallelFirstDifference(const void* a, const void* b, size_t bytes);
 

@@ -68,6 +68,27 @@ TEST(ParallelFirstDifference, FindsTheFirstChangeWhereverItIs) {
   EXPECT_EQ(ParallelFirstDifference(a.data(), b.data(), 0), 0u);
 }
 
+TEST(ParallelFingerprint, ChangesWithAnyByteAndWithTheOrderOfWords) {
+  const size_t bytes = (size_t{16} << 20) * 2 + 13;  // three pieces, the last ending in a tail
+  const auto a = Counting(bytes);
+  const uint64_t original = ParallelFingerprint(a.data(), bytes);
+  EXPECT_EQ(ParallelFingerprint(a.data(), bytes), original);
+  auto b = a;
+  for (const size_t at : {size_t{0}, size_t{31}, (size_t{16} << 20) + 4097, bytes - 13, bytes - 1}) {
+    b[at] ^= 0x40;
+    EXPECT_NE(ParallelFingerprint(b.data(), bytes), original) << "byte " << at;
+    b[at] ^= 0x40;
+  }
+  EXPECT_EQ(ParallelFingerprint(b.data(), bytes), original);
+  // Two words swapped: the same values, elsewhere.
+  std::swap_ranges(b.begin(), b.begin() + 8, b.begin() + 64);
+  EXPECT_NE(ParallelFingerprint(b.data(), bytes), original);
+  // The length counts, even where the extra bytes are zeros.
+  const std::vector<unsigned char> zeros(64, 0);
+  EXPECT_NE(ParallelFingerprint(zeros.data(), 32), ParallelFingerprint(zeros.data(), 64));
+  EXPECT_NE(ParallelFingerprint(zeros.data(), 0), ParallelFingerprint(zeros.data(), 1));
+}
+
 TEST(ResizeFaultedIn, GrowsToTheSizeAndKeepsMemoryThatFits) {
   std::vector<double> values;
   const size_t count = kParallelMinBytes / sizeof(double) + 1000;  // large enough to be faulted in

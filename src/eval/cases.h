@@ -68,6 +68,10 @@ struct PreparedCase {
 /// Where each tensor of `shape` goes; no data.
 CaseLayout MakeLayout(const Task& task, const DimValues& shape, size_t guard_bytes);
 
+/// The bytes of a layout's input tensors (PreparedCase::inputs) and the elements of its outputs.
+size_t InputBytes(const CaseLayout& layout);
+size_t OutputElements(const CaseLayout& layout);
+
 /// Generates the inputs of `spec`. `guard_bytes` pads every tensor on both sides. The inputs are
 /// drawn into `reuse_inputs`'s memory (a judged case's: every byte is overwritten).
 PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes, std::string reuse_inputs = {});
@@ -107,12 +111,17 @@ using RunOnInputs = std::function<Status(const std::string& inputs, std::vector<
 Status ComputeMagnitude(PreparedCase& prepared, const RunOnInputs& run);
 
 /// Runs the trusted reference on the case's inputs (in this process), and when WantsMagnitude,
-/// on the variants ComputeMagnitude asks for (PreparedCase::magnitude).
+/// on the variants ComputeMagnitude asks for (PreparedCase::magnitude). The vectors already in
+/// `prepared.expected` (a judged case's, CaseBuffers) are reused for the answer.
 void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared);
 
-/// Runs the trusted reference on a copy of the case's inputs as `variant` says.
+/// Runs the trusted reference on the case's inputs as `variant` says, writing its outputs into
+/// `reuse`'s vectors where it has them. kAsGiven reads the inputs where they are (no copy: the
+/// largest cases' copies were a fifth of a CPU verdict) and checks that they did not change: a
+/// reference that writes to its inputs is a bug of the task's, thrown as std::logic_error.
 std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference,
-                                              const PreparedCase& prepared, InputVariant variant);
+                                              const PreparedCase& prepared, InputVariant variant,
+                                              std::vector<std::vector<double>> reuse = {});
 
 /// RMS over every input element, each read in its own dtype: the scale of the comparison's
 /// magnitude floor.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -244,8 +245,44 @@ TEST(PrepareCase, AHeldInputIsTheSameInEveryCaseOfAVerification) {
   }
 }
 
-TEST_F(VectorAddCases, ComputeExpectedRunsTheReferenceOnACopyOfTheInputs) {
+// A reference that writes into its (const) inputs: a bug the fingerprint finds.
+void ReferenceAddThatScribbles(void* const* p, const int64_t* s) {
+  ReferenceAdd(p, s);
+  static_cast<float*>(p[1])[s[3] - 1] += 1.0f;
+}
+
+TEST_F(VectorAddCases, AReferenceThatWritesToItsInputsIsABugSaidAsOne) {
+  spec_.shape = {{"n", 1000}};
+  spec_.seed = 7;
+  prepared_ = PrepareCase(task_, spec_, kGuard);
+  try {
+    ComputeExpected(task_, ReferenceAddThatScribbles, prepared_);
+    FAIL() << "the changed input went unnoticed";
+  } catch (const std::logic_error& error) {
+    EXPECT_NE(std::string(error.what()).find("reference of task vector_add wrote to its input"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST_F(VectorAddCases, AJudgedCasesOutputVectorsAreReusedForTheNext) {
+  RunKernel(HonestAdd, 1000);
+  std::vector<std::vector<double>> kept = std::move(prepared_.expected);
+  const double* memory = kept[0].data();
+  spec_.shape = {{"n", 600}};
+  PreparedCase next = PrepareCase(task_, spec_, kGuard);
+  next.expected = std::move(kept);
+  ComputeExpected(task_, ReferenceAdd, next);
+  ASSERT_EQ(next.expected.size(), 1u);
+  ASSERT_EQ(next.expected[0].size(), 600u);
+  EXPECT_EQ(next.expected[0].data(), memory);
+  std::vector<float> inputs(1200);
+  std::memcpy(inputs.data(), next.inputs.data(), inputs.size() * sizeof(float));
+  for (size_t i = 0; i < 600; ++i) EXPECT_DOUBLE_EQ(next.expected[0][i], static_cast<double>(inputs[i]) + inputs[600 + i]);
+}
+
+TEST_F(VectorAddCases, ComputeExpectedRunsTheReferenceOnTheInputsLeavingThemAsGiven) {
   RunKernel(HonestAdd, 10);
+  EXPECT_EQ(prepared_.inputs, PrepareCase(task_, spec_, kGuard).inputs);
   ASSERT_EQ(prepared_.expected.size(), 1u);
   ASSERT_EQ(prepared_.expected[0].size(), 10u);
   std::vector<float> inputs(20);

@@ -202,6 +202,14 @@ bool WorkerSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCa
   return true;
 }
 
+PreparedCase WorkerSession::PrepareAndAnswer(const CaseSpec& spec) {
+  const CaseLayout layout = MakeLayout(task_, spec.shape, kCaseGuardBytes);
+  PreparedCase prepared = PrepareCase(task_, spec, kCaseGuardBytes, case_buffers_.TakeInputs(InputBytes(layout)));
+  prepared.expected = case_buffers_.TakeOutputs(OutputElements(layout));
+  ComputeExpected(task_, reference_, prepared);
+  return prepared;
+}
+
 bool WorkerSession::Correctness() {
   const auto start = Clock::now();
   auto& stage = Stage("correctness");
@@ -226,11 +234,7 @@ bool WorkerSession::Correctness() {
   auto prepare_ahead = [&] {
     while (next_to_prepare < cases_.size() && ahead.size() < kCasesPreparedAhead) {
       const CaseSpec& spec = cases_[next_to_prepare++];
-      ahead.push_back(std::async(std::launch::async, [this, &spec] {
-        PreparedCase prepared = PrepareCase(task_, spec, kCaseGuardBytes);
-        ComputeExpected(task_, reference_, prepared);
-        return prepared;
-      }));
+      ahead.push_back(std::async(std::launch::async, [this, &spec] { return PrepareAndAnswer(spec); }));
     }
   };
   // After a wrong output the rest of the cases run too, counted (eval/case_counter.h).
@@ -249,6 +253,7 @@ bool WorkerSession::Correctness() {
     prepare_ahead();
     std::string* keep = i == determinism_case_ ? &determinism_snapshot_ : nullptr;
     completed = counter.Record(CaseRefFor(task_, cases_[i]), RunCase(stage, cases_[i], prepared, false, keep));
+    case_buffers_.Keep(std::move(prepared));
   }
   const bool passed = counter.Finish(completed);
   stage.seconds = SecondsSince(start);
@@ -294,11 +299,8 @@ void WorkerSession::StartRecheckCases() {
   for (size_t i = 0; i < recheck_cases_.size(); ++i) {
     recheck_cases_[i].seed = DeriveSeed(secret_seed_, kRecheckSalt + i);
     recheck_cases_[i].label += " (re-check, new values)";
-    recheck_prepared_.push_back(std::async(std::launch::async, [this, i] {
-      PreparedCase prepared = PrepareCase(task_, recheck_cases_[i], kCaseGuardBytes);
-      ComputeExpected(task_, reference_, prepared);
-      return prepared;
-    }));
+    recheck_prepared_.push_back(
+        std::async(std::launch::async, [this, i] { return PrepareAndAnswer(recheck_cases_[i]); }));
   }
 }
 

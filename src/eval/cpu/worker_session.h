@@ -15,6 +15,7 @@
 #include "backend/cpu/machine.h"
 #include "binary/shared_library.h"
 #include "core/files.h"
+#include "eval/case_buffers.h"
 #include "eval/cases.h"
 #include "eval/failed_case.h"
 #include "eval/eval_options.h"
@@ -94,6 +95,10 @@ class WorkerSession {
   std::optional<GpuGate::Exclusive> cores_alone_;
   KernelEntry reference_ = nullptr;
   uint64_t guard_key_ = 0;  // keys the guard zones' bytes (GuardPattern); secret, as the inputs' seeds are
+  /// Judged cases' memory for the next cases' inputs and answers; before the futures that use it.
+  CaseBuffers case_buffers_;
+  /// A case's inputs drawn and the reference run, into kept memory where case_buffers_ has some.
+  PreparedCase PrepareAndAnswer(const CaseSpec& spec);
   std::unique_ptr<WorkerProcess> worker_;
   std::unique_ptr<ScopedTempDir> scratch_;
   /// Case memory shared with the worker, one per layout: the same shape always gets the same
