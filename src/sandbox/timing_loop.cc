@@ -13,6 +13,8 @@
 #include <numeric>
 #include <new>
 
+#include "core/parallel.h"
+
 namespace ksmith {
 namespace {
 
@@ -97,6 +99,9 @@ PrivateMemory::PrivateMemory(size_t bytes) : size_((bytes + kHugePageBytes - 1) 
   if (data == MAP_FAILED) throw std::bad_alloc();
   ::madvise(data, size_, MADV_HUGEPAGE);  // a hint: without huge pages, plain pages
   data_ = static_cast<unsigned char*>(data);
+  // Faulted in on several threads now, not one page at a time by the copies: the same pages
+  // (huge ones where the kernel has them) at a fraction of the set-up's time.
+  PrefaultPages(data_, size_);
 }
 
 PrivateMemory::~PrivateMemory() { ::munmap(data_, size_); }
@@ -175,14 +180,18 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
         // Poisoned once: a kernel that writes nothing leaves NaN behind and fails the check.
         const Buffer expected{next, slot.Elements(), slot.dtype};
         next += RoundUp64(slot.bytes);
-        FillPattern(buffer.data, slot.bytes, DTypePoisonPattern(slot.dtype));
-        FillPattern(expected.data, slot.bytes, DTypePoisonPattern(slot.dtype));
+        for (unsigned char* poisoned : {buffer.data, expected.data}) {
+          // Pieces start at multiples of 4 bytes: the pattern stays in phase.
+          ParallelChunks(slot.bytes, [poisoned, pattern = DTypePoisonPattern(slot.dtype)](size_t begin, size_t end) {
+            FillPattern(poisoned + begin, end - begin, pattern);
+          });
+        }
         set.candidate_outputs.push_back(buffer);
         set.baseline_outputs.push_back(expected);
         set.candidate_pointers[slot.parameter] = buffer.data;
         set.baseline_pointers[slot.parameter] = expected.data;
       } else {
-        std::memcpy(buffer.data, source, slot.bytes);
+        ParallelCopy(buffer.data, source, slot.bytes);
         source += slot.bytes;
         set.inputs.push_back(buffer);
         set.candidate_pointers[slot.parameter] = buffer.data;
@@ -194,22 +203,27 @@ Result<std::unique_ptr<TimingBench>> TimingBench::Create(const nlohmann::json& r
   size_t input_count = 0;
   for (const auto& input : bench->sets_[0].inputs) {
     if (!IsFloatingPoint(input.dtype)) continue;  // labels and masks are not magnitudes
-    const std::vector<float> values = Widen(input);
-    const double rms = RootMeanSquare(values.data(), values.size());
-    square_sum += rms * rms * static_cast<double>(values.size());
-    input_count += values.size();
+    std::vector<float> widened;
+    const float* values = AsFloats(input, widened);
+    const double rms = RootMeanSquare(values, input.count);
+    square_sum += rms * rms * static_cast<double>(input.count);
+    input_count += input.count;
   }
   bench->input_rms_ = input_count > 0 ? std::sqrt(square_sum / static_cast<double>(input_count)) : 0;
   for (const auto& input : bench->sets_[0].inputs) {
     const size_t bytes = input.count * DTypeBytes(input.dtype);
     const size_t blocks = bytes / kRefreshBlockBytes;
-    std::vector<unsigned char>& pool = bench->pool_.emplace_back(bytes + blocks * kRefreshBlockBytes);
-    for (size_t b = 0; b < blocks; ++b) {
-      std::memcpy(pool.data() + 2 * b * kRefreshBlockBytes, input.data + b * kRefreshBlockBytes, kRefreshBlockBytes);
-      std::memcpy(pool.data() + (2 * b + 1) * kRefreshBlockBytes, input.data + b * kRefreshBlockBytes,
-                  kRefreshBlockBytes);
-    }
-    std::memcpy(pool.data() + 2 * blocks * kRefreshBlockBytes, input.data + blocks * kRefreshBlockBytes,
+    // Not zeroed first: every byte is copied below.
+    const size_t pool_bytes = bytes + blocks * kRefreshBlockBytes;
+    unsigned char* pool = bench->pool_.emplace_back(new unsigned char[std::max<size_t>(pool_bytes, 1)]).get();
+    PrefaultPages(pool, pool_bytes);
+    ParallelChunks(blocks * kRefreshBlockBytes, [&](size_t begin, size_t end) {  // whole blocks per piece
+      for (size_t b = begin / kRefreshBlockBytes; b < end / kRefreshBlockBytes; ++b) {
+        std::memcpy(pool + 2 * b * kRefreshBlockBytes, input.data + b * kRefreshBlockBytes, kRefreshBlockBytes);
+        std::memcpy(pool + (2 * b + 1) * kRefreshBlockBytes, input.data + b * kRefreshBlockBytes, kRefreshBlockBytes);
+      }
+    });
+    std::memcpy(pool + 2 * blocks * kRefreshBlockBytes, input.data + blocks * kRefreshBlockBytes,
                 bytes - blocks * kRefreshBlockBytes);
   }
   candidate(bench->sets_[0].candidate_pointers.data(), scalars.data());
@@ -226,7 +240,7 @@ void TimingBench::Refresh(size_t set_index, size_t round) {
   for (size_t i = 0; i < set.inputs.size(); ++i) {
     const Buffer& input = set.inputs[i];
     if (input.draw.held) continue;  // a model's weights stay as drawn: only its inputs move
-    const std::vector<unsigned char>& pool = pool_[i];
+    const unsigned char* pool = pool_[i].get();
     const size_t element_bytes = DTypeBytes(input.dtype);
     const size_t block_elements = kRefreshBlockBytes / element_bytes;
     const size_t blocks = input.count / block_elements;
@@ -245,14 +259,14 @@ void TimingBench::Refresh(size_t set_index, size_t round) {
     // elements: in the doubled pool, the 64 bytes from `rotated_bytes` on.
     size_t source = offset;
     for (size_t b = 0; b < blocks; ++b) {
-      std::memcpy(input.data + b * kRefreshBlockBytes, pool.data() + 2 * source * kRefreshBlockBytes + rotated_bytes,
+      std::memcpy(input.data + b * kRefreshBlockBytes, pool + 2 * source * kRefreshBlockBytes + rotated_bytes,
                   kRefreshBlockBytes);
       source += stride;
       if (source >= blocks) source -= blocks;
     }
     // The tail past the last whole block: the pool's tail, rotated the same way.
     const size_t tail_elements = input.count - blocks * block_elements;
-    const unsigned char* tail_from = pool.data() + 2 * blocks * kRefreshBlockBytes;
+    const unsigned char* tail_from = pool + 2 * blocks * kRefreshBlockBytes;
     unsigned char* tail_to = input.data + blocks * kRefreshBlockBytes;
     for (size_t e = 0; e < tail_elements; ++e) {
       std::memcpy(tail_to + e * element_bytes, tail_from + ((e + rotation) % tail_elements) * element_bytes,

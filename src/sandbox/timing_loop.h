@@ -138,7 +138,7 @@ class TimingBench {
   // Per input tensor: the first set's original bytes, each 64-byte block stored twice in a row,
   // so that a rotated block is one contiguous 64-byte copy. The tail past the last whole block
   // follows once.
-  std::vector<std::vector<unsigned char>> pool_;
+  std::vector<std::unique_ptr<unsigned char[]>> pool_;
   Tolerance tolerance_;
   double epsilon_ = 0x1p-24;
   double accumulation_ = 1;
