@@ -89,6 +89,20 @@ TEST(ParallelFingerprint, ChangesWithAnyByteAndWithTheOrderOfWords) {
   EXPECT_NE(ParallelFingerprint(zeros.data(), 0), ParallelFingerprint(zeros.data(), 1));
 }
 
+TEST(ParallelRanges, CoversEachItemOnceAndStaysOnOneThreadBelowTheMinimum) {
+  for (const size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{100003}}) {
+    std::vector<std::atomic<int>> seen(count);
+    std::atomic<int> calls{0};
+    ParallelRanges(count, 1000, [&](size_t begin, size_t end) {
+      ++calls;
+      for (size_t i = begin; i < end; ++i) ++seen[i];
+    });
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(seen[i].load(), 1) << i << " of " << count;
+    if (count < 1000) EXPECT_EQ(calls.load(), count == 0 ? 0 : 1) << count;
+    if (count >= 1000) EXPECT_EQ(static_cast<size_t>(calls.load()), std::min(count, ParallelThreads()));
+  }
+}
+
 TEST(ResizeFaultedIn, GrowsToTheSizeAndKeepsMemoryThatFits) {
   std::vector<double> values;
   const size_t count = kParallelMinBytes / sizeof(double) + 1000;  // large enough to be faulted in

@@ -49,8 +49,8 @@ CaseLayout VectorAddLayout(size_t n) {
   return layout;
 }
 
-nlohmann::json Request(size_t sets, size_t max_rounds = 40) {
-  nlohmann::json request = VectorAddLayout(kN).ToJson();
+nlohmann::json Request(size_t sets, size_t max_rounds = 40, size_t n = kN) {
+  nlohmann::json request = VectorAddLayout(n).ToJson();
   request.update({{"type", "time"},
                   {"sets", sets},
                   {"seed", 1234},
@@ -65,9 +65,9 @@ nlohmann::json Request(size_t sets, size_t max_rounds = 40) {
   return request;
 }
 
-std::vector<float> Inputs(size_t sets) {
-  std::vector<float> inputs(TimingInputBytes(VectorAddLayout(kN), sets) / sizeof(float));
-  FillTimingInputs(VectorAddLayout(kN), sets, Distribution::kNormal, 1234, inputs.data());
+std::vector<float> Inputs(size_t sets, size_t n = kN) {
+  std::vector<float> inputs(TimingInputBytes(VectorAddLayout(n), sets) / sizeof(float));
+  FillTimingInputs(VectorAddLayout(n), sets, Distribution::kNormal, 1234, inputs.data());
   return inputs;
 }
 
@@ -296,6 +296,27 @@ TEST(TimingBench, ARefreshMovesEveryValueAndKeepsTheirDistribution) {
   (*bench)->Refresh(0, 2);
   ASSERT_TRUE((*bench)->Call("candidate", 0, 2, false).ok());
   EXPECT_NE(g_seen_input, second);
+}
+
+// Large enough that the refresh runs in ranges on several threads: every value still lands once.
+TEST(TimingBench, ARefreshInRangesMovesEachValueOnceAndIsReproducible) {
+  constexpr size_t kLarge = (size_t{1} << 21) + 37;  // 8 MiB an input and a tail past the last block
+  auto inputs = Inputs(1, kLarge);
+  auto bench = TimingBench::Create(Request(1, 40, kLarge), inputs.data(), CopyingAdd, HonestAdd);
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  (*bench)->Refresh(0, 7);
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 7, false).ok());
+  const std::vector<float> refreshed = g_seen_input;
+  ASSERT_EQ(refreshed.size(), kLarge);
+  std::vector<float> original(inputs.begin(), inputs.begin() + kLarge);
+  EXPECT_NE(refreshed, original);
+  std::vector<float> sorted_refreshed = refreshed;
+  std::sort(sorted_refreshed.begin(), sorted_refreshed.end());
+  std::sort(original.begin(), original.end());
+  EXPECT_EQ(sorted_refreshed, original) << "a block copied twice or never";
+  (*bench)->Refresh(0, 7);
+  ASSERT_TRUE((*bench)->Call("candidate", 0, 7, false).ok());
+  EXPECT_EQ(g_seen_input, refreshed);
 }
 
 TEST(EvictFromCaches, IsAvailableWhereTheCpuHasClflushoptAndKeepsTheContents) {
