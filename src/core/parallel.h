@@ -56,8 +56,9 @@ void ResizeFaultedIn(Buffer& buffer, size_t count) {
 }
 
 /// A 64-bit fingerprint of `bytes` bytes at `data`, computed in pieces on several threads: equal
-/// for equal bytes, and different, but for a 2^-64 chance, once any byte changed. For checking
-/// that memory stayed as it was without keeping a copy of it.
+/// for equal bytes; a change of one 8-byte word always changes it, and other changes (words
+/// swapped, scattered writes) leave it equal only by a chance of the order of 2^-64. For
+/// checking that memory stayed as it was without keeping a copy of it (not against an adversary).
 uint64_t ParallelFingerprint(const void* data, size_t bytes);
 
 /// The first offset where `a` and `b` (both `bytes` long) differ, or `bytes` when they are equal.

@@ -98,8 +98,8 @@ TEST(ParallelRanges, CoversEachItemOnceAndStaysOnOneThreadBelowTheMinimum) {
       for (size_t i = begin; i < end; ++i) ++seen[i];
     });
     for (size_t i = 0; i < count; ++i) ASSERT_EQ(seen[i].load(), 1) << i << " of " << count;
-    if (count < 1000) EXPECT_EQ(calls.load(), count == 0 ? 0 : 1) << count;
-    if (count >= 1000) EXPECT_EQ(static_cast<size_t>(calls.load()), std::min(count, ParallelThreads()));
+    const size_t expected_calls = count == 0 ? 0 : count < 1000 ? 1 : std::min(count, ParallelThreads());
+    EXPECT_EQ(static_cast<size_t>(calls.load()), expected_calls) << count;
   }
 }
 

@@ -60,6 +60,17 @@ void CaseBuffers::Keep(PreparedCase&& judged) {
   KeepLargest(outputs_, std::move(judged.expected), kept_);
 }
 
+void CaseBuffers::Clear() {
+  std::vector<std::string> inputs;
+  std::vector<std::vector<std::vector<double>>> outputs;
+  {
+    std::lock_guard lock(mutex_);
+    inputs.swap(inputs_);
+    outputs.swap(outputs_);
+  }
+  // Freed here, outside the lock.
+}
+
 size_t CaseBuffers::HeldBytes() const {
   std::lock_guard lock(mutex_);
   size_t bytes = 0;

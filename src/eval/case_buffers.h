@@ -20,8 +20,8 @@ namespace ksmith {
 
 class CaseBuffers {
  public:
-  /// Keeps at most `kept` buffers of each kind (the largest), so that memory stays bounded by a
-  /// few of the largest cases.
+  /// Keeps at most `kept` buffers of each kind (the largest): as many as cases can be prepared
+  /// at once, so that memory stays bounded by a few of the largest cases.
   explicit CaseBuffers(size_t kept = 4) : kept_(kept) {}
 
   /// Memory for `bytes` bytes of inputs (PrepareCase's reuse_inputs): the smallest kept buffer
@@ -33,6 +33,9 @@ class CaseBuffers {
 
   /// Keeps `judged`'s inputs and expected outputs for later cases.
   void Keep(PreparedCase&& judged);
+
+  /// Lets go of everything kept (once no case is left to prepare).
+  void Clear();
 
   /// The bytes held now (inputs and outputs' capacities).
   size_t HeldBytes() const;

@@ -278,20 +278,17 @@ bool WantsMagnitude(const Task& task, const PreparedCase& prepared) {
          task.Accumulation(CaseShape(task, prepared.layout)) > 1;
 }
 
-std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference,
-                                              const PreparedCase& prepared, InputVariant variant,
-                                              std::vector<std::vector<double>> reuse) {
+namespace {
+
+// Runs `reference` on the input bytes at `inputs` (laid out as `layout` says), its outputs
+// written into `reuse`'s vectors where it has them.
+std::vector<std::vector<double>> RunReferenceOn(const Task& task, KernelEntry reference, const CaseLayout& layout,
+                                                char* inputs, std::vector<std::vector<double>> reuse) {
   std::vector<void*> pointers(task.bindings.size(), nullptr);
-  const bool as_given = variant == InputVariant::kAsGiven;
-  std::string transformed = as_given ? std::string() : VariantInputs(prepared.layout, prepared.inputs, variant);
-  // The reference's parameters are const: it reads the inputs where they are, and the fingerprint
-  // shows that trusted code still did not change what the candidate will be given.
-  char* inputs = as_given ? const_cast<char*>(prepared.inputs.data()) : transformed.data();
-  const uint64_t fingerprint = as_given ? ParallelFingerprint(inputs, prepared.inputs.size()) : 0;
   std::vector<std::vector<double>> outputs = std::move(reuse);
   size_t output_index = 0;
   size_t offset = 0;
-  for (const auto& slot : prepared.layout.tensors) {
+  for (const auto& slot : layout.tensors) {
     if (slot.output) {
       if (outputs.size() <= output_index) outputs.emplace_back();
       auto& output = outputs[output_index++];
@@ -303,13 +300,31 @@ std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry refe
     }
   }
   outputs.resize(output_index);
-  reference(pointers.data(), prepared.layout.scalars.data());
-  if (as_given && ParallelFingerprint(inputs, prepared.inputs.size()) != fingerprint) {
-    throw std::logic_error(fmt::format("the reference of task {} wrote to its input tensors: a task's reference "
-                                       "must leave its inputs as given (fix the task's reference source)",
-                                       task.name));
-  }
+  reference(pointers.data(), layout.scalars.data());
   return outputs;
+}
+
+// The magnitudes of `prepared` (WantsMagnitude), each variant run on a private copy.
+void ComputeMagnitudes(const Task& task, KernelEntry reference, PreparedCase& prepared) {
+  prepared.magnitude.clear();
+  if (!WantsMagnitude(task, prepared)) return;
+  const Status computed = ComputeMagnitude(prepared, [&](const std::string& inputs, std::vector<std::vector<double>>& answer) {
+    std::string copy = inputs;
+    answer = RunReferenceOn(task, reference, prepared.layout, copy.data(), {});
+    return Status();
+  });
+  (void)computed;  // an in-process reference cannot fail
+}
+
+}  // namespace
+
+// A copy of the inputs (trusted code still cannot change what a result is compared against),
+// transformed as `variant` says.
+std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference,
+                                              const PreparedCase& prepared, InputVariant variant,
+                                              std::vector<std::vector<double>> reuse) {
+  std::string inputs = VariantInputs(prepared.layout, prepared.inputs, variant);
+  return RunReferenceOn(task, reference, prepared.layout, inputs.data(), std::move(reuse));
 }
 
 // RMS over every floating-point input element, read in its own dtype. Integer inputs are labels
@@ -420,16 +435,16 @@ Comparison JudgeOutput(const Task& task, const PreparedCase& prepared, size_t ou
 
 void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared) {
   prepared.expected = RunReference(task, reference, prepared, InputVariant::kAsGiven, std::move(prepared.expected));
-  prepared.magnitude.clear();
-  if (!WantsMagnitude(task, prepared)) return;
-  const Status computed = ComputeMagnitude(prepared, [&](const std::string& inputs, std::vector<std::vector<double>>& answer) {
-    PreparedCase variant;  // the layout, with these inputs
-    variant.layout = prepared.layout;
-    variant.inputs = inputs;
-    answer = RunReference(task, reference, variant, InputVariant::kAsGiven);
-    return Status();
-  });
-  (void)computed;  // an in-process reference cannot fail
+  ComputeMagnitudes(task, reference, prepared);
+}
+
+bool ComputeExpectedInPlace(const Task& task, KernelEntry reference, PreparedCase& prepared) {
+  const uint64_t fingerprint = ParallelFingerprint(prepared.inputs.data(), prepared.inputs.size());
+  prepared.expected = RunReferenceOn(task, reference, prepared.layout, prepared.inputs.data(),
+                                     std::move(prepared.expected));
+  if (ParallelFingerprint(prepared.inputs.data(), prepared.inputs.size()) != fingerprint) return false;
+  ComputeMagnitudes(task, reference, prepared);
+  return true;
 }
 
 namespace {

@@ -110,15 +110,20 @@ using RunOnInputs = std::function<Status(const std::string& inputs, std::vector<
 /// (sums, products, matmul) never does that, so its cases pay for two extra runs, not three.
 Status ComputeMagnitude(PreparedCase& prepared, const RunOnInputs& run);
 
-/// Runs the trusted reference on the case's inputs (in this process), and when WantsMagnitude,
-/// on the variants ComputeMagnitude asks for (PreparedCase::magnitude). The vectors already in
-/// `prepared.expected` (a judged case's, CaseBuffers) are reused for the answer.
+/// Runs the trusted reference on a copy of the case's inputs (in this process), and when
+/// WantsMagnitude, on the variants ComputeMagnitude asks for (PreparedCase::magnitude). The
+/// vectors already in `prepared.expected` (a judged case's, CaseBuffers) are reused for the answer.
 void ComputeExpected(const Task& task, KernelEntry reference, PreparedCase& prepared);
 
-/// Runs the trusted reference on the case's inputs as `variant` says, writing its outputs into
-/// `reuse`'s vectors where it has them. kAsGiven reads the inputs where they are (no copy: the
-/// largest cases' copies were a fifth of a CPU verdict) and checks that they did not change: a
-/// reference that writes to its inputs is a bug of the task's, thrown as std::logic_error.
+/// ComputeExpected with the reference reading the inputs where they are, not a copy (the largest
+/// cases' copies were a fifth of a cached CPU verdict). False when the reference wrote to them (an
+/// imported model's in-place operation, say, as a fingerprint before and after shows): then
+/// `prepared.inputs` are no longer the case's and `expected` is not its answer; draw the case
+/// again and use ComputeExpected.
+bool ComputeExpectedInPlace(const Task& task, KernelEntry reference, PreparedCase& prepared);
+
+/// Runs the trusted reference on a copy of the case's inputs as `variant` says, writing its
+/// outputs into `reuse`'s vectors where it has them.
 std::vector<std::vector<double>> RunReference(const Task& task, KernelEntry reference,
                                               const PreparedCase& prepared, InputVariant variant,
                                               std::vector<std::vector<double>> reuse = {});

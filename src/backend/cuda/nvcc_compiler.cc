@@ -93,6 +93,8 @@ std::vector<std::string> CudaToolEnvironment() {
 std::optional<LandlockRuleset> CudaBuildRuleset(const fs::path& toolkit_root, const ToolkitPaths& paths,
                                                 const fs::path& work, const std::vector<fs::path>& executable) {
   std::vector<fs::path> runnable = {"/usr", "/bin", "/lib", "/lib64", "/opt", toolkit_root};
+  // nvcc's own root where a wrapper script stands in for it elsewhere: its bin/ and nvvm/ run.
+  if (!paths.root.empty() && paths.root != toolkit_root) runnable.push_back(paths.root);
   runnable.insert(runnable.end(), executable.begin(), executable.end());
   runnable.insert(runnable.end(), paths.library_dirs.begin(), paths.library_dirs.end());
   std::vector<fs::path> readable = {"/usr/include", "/usr/local/include", "/etc/ld.so.cache", "/etc/alternatives",
@@ -260,7 +262,8 @@ Result<NvccCompiler> NvccCompiler::Create(fs::path cache_directory, CudaTarget t
   // nvcc names the folders it compiles with; the file need not exist for a dry run.
   options.argv = {info.executable.string(), "--dryrun", "-c", "ksmith_paths.cu"};
   auto dry_run = RunCommand(options, kToolTimeout);
-  info.paths = ToolkitPathsOr(dry_run.ok() ? ParseNvccDryRun(dry_run->output) : ToolkitPaths{}, info.toolkit_root);
+  info.paths = ToolkitPathsOr(dry_run.ok() && dry_run->succeeded() ? ParseNvccDryRun(dry_run->output) : ToolkitPaths{},
+                              info.toolkit_root);
   if (IsExecutableFile(info.toolkit_root / "bin" / "cuobjdump")) {
     info.cuobjdump = info.toolkit_root / "bin" / "cuobjdump";
   } else if (auto found = FindOnPath(std::getenv("PATH"), "cuobjdump")) {

@@ -123,7 +123,10 @@ Result<BuildOutput> NvrtcCompiler::Build(const Task& task, const BuildRequest& r
   key.Add(request.source).Add(request.display_name);
   key.Add(info_.executable.string()).Add(info_.version).Add(info_.toolkit_version).Add(info_.host_version);
   key.Add(info_.target.arch).Add(info_.toolkit_root.string());
-  for (const auto* folders : {&info_.paths.include_dirs, &info_.paths.system_include_dirs, &info_.paths.library_dirs}) {
+  for (const auto& [list, folders] : {std::pair{"include", &info_.paths.include_dirs},
+                                      std::pair{"system_include", &info_.paths.system_include_dirs},
+                                      std::pair{"library", &info_.paths.library_dirs}}) {
+    key.Add(list);  // a folder moved from one list to another is another build
     for (const auto& folder : *folders) key.Add(folder.string());
   }
   for (const auto& option : info_.device_options) key.Add(option);
@@ -215,7 +218,8 @@ Status NvrtcCompiler::WriteSources(const fs::path& work, const fs::path& kernel_
 }
 
 NvrtcCompiler::Commands NvrtcCompiler::CommandsFor(const fs::path& kernel_path, const fs::path& work,
-                                                   const std::vector<std::string>& kernels) const {
+                                                   const std::vector<std::string>& kernels, const fs::path& launcher,
+                                                   const std::vector<std::string>& libraries) const {
   Commands commands;
   auto& device = commands.device;
   auto& host = commands.host;
@@ -235,6 +239,12 @@ NvrtcCompiler::Commands NvrtcCompiler::CommandsFor(const fs::path& kernel_path, 
   }
   for (const auto& kernel : kernels) device.insert(device.end(), {"--name", kernel});
   host.insert(host.end(), {"-c", "host.cc", "-o", "host.o"});
+  auto& link = commands.link;
+  link = {info_.host_compiler.string(), "-shared", "-o", "kernel.so", "host.o"};
+  if (!launcher.empty()) link.push_back(launcher.string());
+  for (const auto& folder : info_.paths.library_dirs) link.push_back("-L" + folder.string());
+  link.insert(link.end(), {"-lcudart", "-Wl,--no-undefined,-z,now"});
+  for (const auto& library : libraries) link.push_back("-l" + library);
   return commands;
 }
 
@@ -262,32 +272,38 @@ NvrtcCompiler::Step NvrtcCompiler::MakeStep(std::vector<std::string> argv, std::
 bool NvrtcCompiler::WallsWork(const fs::path& launcher) const {
   std::lock_guard lock(walls_->mutex);
   if (walls_->work) return *walls_->work;
-  // ksmith's own sources, with the headers every build reads: built walled in, then in the open.
+  // ksmith's own sources, with the headers and the library every build reads: compiled and
+  // linked walled in, then in the open.
   static constexpr const char* kProbeKernel =
       "#include <cstdint>\n#include <cuda_fp16.h>\n#include <ksmith/launch.h>\n"
       "__global__ void ksmith_probe(int64_t* out) { *out = 1; }\n";
-  static constexpr const char* kProbeHost = "#include <cstdint>\n#include <ksmith/launch.h>\nint ksmith_probe() { return 0; }\n";
-  walls_->work = true;  // where the compilers fail in the open too, the walls are not the cause
+  static constexpr const char* kProbeHost =
+      "#include <cstdint>\n#include <ksmith/launch.h>\nextern \"C\" int ksmith_probe() { return 0; }\n";
   for (const bool walled : {true, false}) {
     ScopedTempDir work("nvrtc-probe", cache_directory_ / "tmp", OwnerMark::kMark);
-    if (!work.ok()) break;
+    if (!work.ok()) return true;
     const fs::path kernel_path = work.path() / "src" / "probe.cu";
-    if (!WriteSources(work.path(), kernel_path, kProbeKernel, kProbeHost).ok()) break;
+    if (!WriteSources(work.path(), kernel_path, kProbeKernel, kProbeHost).ok()) return true;
     std::optional<LandlockRuleset> walls = walled ? Walls(work.path(), launcher) : std::nullopt;
-    if (walled && !walls) break;
-    const Commands commands = CommandsFor(kernel_path, work.path(), {"ksmith_probe"});
+    if (walled && !walls) return true;
+    const Commands commands = CommandsFor(kernel_path, work.path(), {"ksmith_probe"}, {}, {});
     bool built = true;
-    for (const auto& [argv, name] : {std::pair{commands.device, "NVRTC"}, std::pair{commands.host, "g++"}}) {
+    for (const auto& [argv, name] : {std::pair{commands.device, "NVRTC"}, std::pair{commands.host, "g++"},
+                                     std::pair{commands.link, "the linker"}}) {
+      if (!built) break;
       auto run = RunBuildCommand(MakeStep(argv, name, work.path(), walls).options, limits_, kCompileTimeout,
                                  work.path(), name);
-      built = built && run.ok() && run->exit.succeeded();
+      // A probe stopped by a limit (a loaded machine) says nothing of the walls: not remembered.
+      if (!run.ok() || run->limit_hit) return true;
+      built = run->exit.succeeded();
     }
     if (built) {
       walls_->work = walled;
-      break;
+      return walled;
     }
   }
-  return *walls_->work;
+  walls_->work = true;  // the compilers fail in the open too: the walls are not the cause
+  return true;
 }
 
 Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& request,
@@ -303,14 +319,10 @@ Result<BuildOutput> NvrtcCompiler::Run(const Task& task, const BuildRequest& req
   auto step = [&](std::vector<std::string> argv, std::string name) {
     return MakeStep(std::move(argv), std::move(name), work, ruleset);
   };
-  const Commands commands = CommandsFor(kernel_path, work, kernels);
+  const Commands commands = CommandsFor(kernel_path, work, kernels, launcher, request.libraries);
   const std::vector<std::string>& device = commands.device;
   const std::vector<std::string>& host = commands.host;
-  std::vector<std::string> link = {info_.host_compiler.string(), "-shared", "-o", "kernel.so", "host.o",
-                                   launcher.string()};
-  for (const auto& folder : info_.paths.library_dirs) link.push_back("-L" + folder.string());
-  link.insert(link.end(), {"-lcudart", "-Wl,--no-undefined,-z,now"});
-  for (const auto& library : request.libraries) link.push_back("-l" + library);
+  const std::vector<std::string>& link = commands.link;
 
   BuildOutput output;
   output.sandboxed = ruleset.has_value();

@@ -63,10 +63,11 @@ class NvrtcCompiler {
  private:
   NvrtcCompiler(NvrtcInfo info, std::filesystem::path cache_directory, BuildLimits limits);
 
-  /// The compilers' command lines (ksmith-nvrtc's and the host compiler's) for a build in `work`.
+  /// The compilers' and the linker's command lines for a build in `work`.
   struct Commands {
     std::vector<std::string> device;
     std::vector<std::string> host;
+    std::vector<std::string> link;  // host.o with `launcher` (none: the probe's) and the libraries
   };
   /// One process of a build, limited, walled in where `walls` holds a ruleset.
   struct Step {
@@ -87,7 +88,8 @@ class NvrtcCompiler {
   Status WriteSources(const std::filesystem::path& work, const std::filesystem::path& kernel_path,
                       const std::string& kernel, const std::string& host) const;
   Commands CommandsFor(const std::filesystem::path& kernel_path, const std::filesystem::path& work,
-                       const std::vector<std::string>& kernels) const;
+                       const std::vector<std::string>& kernels, const std::filesystem::path& launcher,
+                       const std::vector<std::string>& libraries) const;
   std::optional<LandlockRuleset> Walls(const std::filesystem::path& work, const std::filesystem::path& launcher) const;
   Step MakeStep(std::vector<std::string> argv, std::string name, const std::filesystem::path& work,
                 const std::optional<LandlockRuleset>& walls) const;

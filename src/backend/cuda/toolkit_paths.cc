@@ -53,14 +53,24 @@ ToolkitPaths ParseNvccDryRun(std::string_view dry_run_output) {
     if (equals == std::string_view::npos) continue;
     const std::string_view name = Trim(text.substr(3, equals - 3));
     const auto words = Words(text.substr(equals + 1));
+    if (name == "TOP" && !words.empty()) {
+      std::error_code error;
+      const fs::path root = fs::canonical(words.front(), error);
+      if (!error && fs::is_directory(root, error)) paths.root = root;
+      continue;
+    }
+    std::vector<fs::path>* folders = name == "INCLUDES"          ? &paths.include_dirs
+                                     : name == "SYSTEM_INCLUDES" ? &paths.system_include_dirs
+                                     : name == "LIBRARIES"       ? &paths.library_dirs
+                                                                 : nullptr;
+    const std::string_view option = name == "INCLUDES" ? "-I" : name == "SYSTEM_INCLUDES" ? "-isystem" : "-L";
+    if (folders == nullptr) continue;
     for (size_t i = 0; i < words.size(); ++i) {
       const std::string_view word = words[i];
-      if (name == "INCLUDES" && word.starts_with("-I") && word.size() > 2) {
-        AddFolder(paths.include_dirs, word.substr(2));
-      } else if (name == "SYSTEM_INCLUDES" && word == "-isystem" && i + 1 < words.size()) {
-        AddFolder(paths.system_include_dirs, words[++i]);
-      } else if (name == "LIBRARIES" && word.starts_with("-L") && word.size() > 2) {
-        AddFolder(paths.library_dirs, word.substr(2));
+      if (word == option && i + 1 < words.size()) {
+        AddFolder(*folders, words[++i]);  // "-isystem" "/path"
+      } else if (word.starts_with(option) && word.size() > option.size()) {
+        AddFolder(*folders, word.substr(option.size()));  // "-I/path"
       }
     }
   }
@@ -68,6 +78,7 @@ ToolkitPaths ParseNvccDryRun(std::string_view dry_run_output) {
 }
 
 ToolkitPaths ToolkitPathsOr(ToolkitPaths from_nvcc, const fs::path& toolkit_root) {
+  if (from_nvcc.root.empty()) from_nvcc.root = toolkit_root;
   if (from_nvcc.include_dirs.empty()) AddFolder(from_nvcc.include_dirs, toolkit_root / "include");
   if (from_nvcc.system_include_dirs.empty()) {
     for (const auto& include : std::vector<fs::path>(from_nvcc.include_dirs)) {

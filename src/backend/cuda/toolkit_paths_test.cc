@@ -37,6 +37,7 @@ TEST_F(ToolkitPathsTest, ReadsTheIncludeSystemIncludeAndLibraryLines) {
                              "/targets/x86_64-linux/lib\"\n#$ gcc -E -x c++ \"-I/elsewhere\" x.cu\n";
   const ToolkitPaths paths = ParseNvccDryRun(output);
   const fs::path target = root_ / "targets" / "x86_64-linux";
+  EXPECT_EQ(paths.root, root_);
   EXPECT_EQ(paths.include_dirs, std::vector<fs::path>{target / "include"});
   EXPECT_EQ(paths.system_include_dirs, std::vector<fs::path>{target / "include" / "cccl"});
   EXPECT_EQ(paths.library_dirs, (std::vector<fs::path>{target / "lib" / "stubs", target / "lib"}));
@@ -49,6 +50,15 @@ TEST_F(ToolkitPathsTest, ResolvesLinksAndDropsFoldersThatDoNotExist) {
   EXPECT_EQ(paths.include_dirs, std::vector<fs::path>{root_ / "targets" / "x86_64-linux" / "include"});
 }
 
+TEST_F(ToolkitPathsTest, AnOptionsPathMayBeTheNextWordOrJoinedToIt) {
+  const std::string include = (root_ / "targets/x86_64-linux/include").string();
+  const ToolkitPaths paths = ParseNvccDryRun("#$ INCLUDES=-I \"" + include + "\"\n#$ SYSTEM_INCLUDES=\"-isystem" +
+                                             include + "/cccl\"\n#$ LIBRARIES= -L " + include + "/../lib\n");
+  EXPECT_EQ(paths.include_dirs, std::vector<fs::path>{include});
+  EXPECT_EQ(paths.system_include_dirs, std::vector<fs::path>{fs::path(include) / "cccl"});
+  EXPECT_EQ(paths.library_dirs, std::vector<fs::path>{root_ / "targets" / "x86_64-linux" / "lib"});
+}
+
 TEST_F(ToolkitPathsTest, WithoutNvccsWordTheToolkitsOwnFoldersAreUsed) {
   fs::create_directories(root_ / "include" / "cccl");
   fs::create_directories(root_ / "lib64");
@@ -56,6 +66,7 @@ TEST_F(ToolkitPathsTest, WithoutNvccsWordTheToolkitsOwnFoldersAreUsed) {
   EXPECT_EQ(paths.include_dirs, std::vector<fs::path>{root_ / "include"});
   EXPECT_EQ(paths.system_include_dirs, std::vector<fs::path>{root_ / "include" / "cccl"});
   EXPECT_EQ(paths.library_dirs, std::vector<fs::path>{root_ / "lib64"});
+  EXPECT_EQ(paths.root, root_);
 }
 
 TEST_F(ToolkitPathsTest, NvccsWordWinsOverTheToolkitRoot) {

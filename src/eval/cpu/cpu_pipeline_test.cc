@@ -108,6 +108,23 @@ TEST_F(CpuPipelineTest, HonestKernelPassesEveryStage) {
   EXPECT_EQ(verdict.provenance.value("candidate_sha256", std::string()).size(), 64u);
 }
 
+// A reference that changes its inputs once it has answered (as an imported model's in-place
+// operation can): the reference reads each case in place until that shows, then the case is drawn
+// again and the reference runs on copies, so the candidate is still given the case's own inputs.
+TEST_F(CpuPipelineTest, AReferenceThatWritesToItsInputsStillJudgesAnHonestKernelOnTheCasesOwnInputs) {
+  const fs::path reference = task_.directory / "reference.cc";
+  std::ofstream(reference) << "#include <cstdint>\n"
+                              "extern \"C\" void vector_add_reference(const float* a, const float* b, double* c, "
+                              "int64_t n) {\n"
+                              "  for (int64_t i = 0; i < n; ++i) c[i] = static_cast<double>(a[i]) + b[i];\n"
+                              "  if (n > 0) const_cast<float*>(a)[n - 1] += 1.0f;\n"
+                              "}\n";
+  const Verdict honest = Evaluate(kHonest);
+  EXPECT_EQ(honest.status, VerdictStatus::kPassed) << Describe(honest);
+  const Verdict wrong = Evaluate(Kernel("for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i];"));
+  EXPECT_EQ(wrong.status, VerdictStatus::kWrongOutput) << Describe(wrong);
+}
+
 TEST_F(CpuPipelineTest, TimedHonestKernelGetsASpeedupWithAnInterval) {
   options_.time = true;
   const Verdict verdict = Evaluate(kHonest);

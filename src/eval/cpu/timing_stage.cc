@@ -101,6 +101,7 @@ bool WorkerSession::TimeAgainstBaseline() {
   // The evaluator's own background work (the re-check's inputs and references) must be done
   // before the clock starts: it would take cores from a parallel kernel, not from the baseline.
   for (auto& prepared : recheck_prepared_) prepared.wait();
+  case_buffers_.Clear();  // every case is prepared: the kept memory is not held through timing
   // Then the cores alone: other evaluations' checks and builds finish first, and new ones wait
   // until the timing is done. The stage starts once they are held.
   const auto waiting = Clock::now();

@@ -24,7 +24,6 @@ using std::chrono::milliseconds;
 
 constexpr auto kSetupTimeout = milliseconds(30'000);
 constexpr auto kReplySlack = milliseconds(2000);  // beyond the call itself
-constexpr size_t kCasesPreparedAhead = 2;
 constexpr auto kIdleWindow = milliseconds(100);
 constexpr uint64_t kIdleTicksAllowed = 3;          // [clock ticks] in the idle window
 constexpr uint64_t kRecheckSalt = 0xec4ec4;
@@ -206,6 +205,11 @@ PreparedCase WorkerSession::PrepareAndAnswer(const CaseSpec& spec) {
   const CaseLayout layout = MakeLayout(task_, spec.shape, kCaseGuardBytes);
   PreparedCase prepared = PrepareCase(task_, spec, kCaseGuardBytes, case_buffers_.TakeInputs(InputBytes(layout)));
   prepared.expected = case_buffers_.TakeOutputs(OutputElements(layout));
+  if (!reference_writes_inputs_ && ComputeExpectedInPlace(task_, reference_, prepared)) return prepared;
+  // The reference changed its inputs (an imported model's in-place operation): the case is drawn
+  // again, and from now on the reference runs on a copy.
+  reference_writes_inputs_ = true;
+  prepared = PrepareCase(task_, spec, kCaseGuardBytes, std::move(prepared.inputs));
   ComputeExpected(task_, reference_, prepared);
   return prepared;
 }

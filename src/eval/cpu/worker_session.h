@@ -2,6 +2,7 @@
 // the physical-limit check, all against one sandboxed worker.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -95,8 +96,12 @@ class WorkerSession {
   std::optional<GpuGate::Exclusive> cores_alone_;
   KernelEntry reference_ = nullptr;
   uint64_t guard_key_ = 0;  // keys the guard zones' bytes (GuardPattern); secret, as the inputs' seeds are
+  /// Cases whose inputs and answers are made ahead, while the worker runs the current one.
+  static constexpr size_t kCasesPreparedAhead = 2;
   /// Judged cases' memory for the next cases' inputs and answers; before the futures that use it.
-  CaseBuffers case_buffers_;
+  CaseBuffers case_buffers_{kCasesPreparedAhead + 1};
+  /// Set once the reference wrote to a case's inputs: it then runs on copies (ComputeExpected).
+  std::atomic<bool> reference_writes_inputs_{false};
   /// A case's inputs drawn and the reference run, into kept memory where case_buffers_ has some.
   PreparedCase PrepareAndAnswer(const CaseSpec& spec);
   std::unique_ptr<WorkerProcess> worker_;
