@@ -53,15 +53,6 @@ void ParallelFor(size_t tasks, const std::function<void(size_t task)>& body) {
   for (auto& helper : helpers) helper.join();
 }
 
-void ParallelRanges(size_t count, size_t min_count, const std::function<void(size_t begin, size_t end)>& body) {
-  const size_t ranges = count < std::max<size_t>(min_count, 1) ? 1 : std::min(count, ParallelThreads());
-  if (ranges <= 1) {
-    if (count > 0) body(0, count);
-    return;
-  }
-  ParallelFor(ranges, [&](size_t range) { body(count * range / ranges, count * (range + 1) / ranges); });
-}
-
 void ParallelChunks(size_t bytes, const std::function<void(size_t begin, size_t end)>& body) {
   if (bytes < kParallelMinBytes) {
     if (bytes > 0) body(0, bytes);

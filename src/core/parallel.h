@@ -21,11 +21,6 @@ size_t ParallelThreads();
 /// a body that combines results writes them per task and the caller combines them in order.
 void ParallelFor(size_t tasks, const std::function<void(size_t task)>& body);
 
-/// Runs body(begin, end) over [0, count) split into one range per thread (ParallelThreads()),
-/// or in one call on this thread where `count` is below `min_count`: for loops whose items cost
-/// too little for ParallelFor's one call each.
-void ParallelRanges(size_t count, size_t min_count, const std::function<void(size_t begin, size_t end)>& body);
-
 /// memcpy, spread over threads when `bytes` is large.
 void ParallelCopy(void* destination, const void* source, size_t bytes);
 

@@ -89,20 +89,6 @@ TEST(ParallelFingerprint, ChangesWithAnyByteAndWithTheOrderOfWords) {
   EXPECT_NE(ParallelFingerprint(zeros.data(), 0), ParallelFingerprint(zeros.data(), 1));
 }
 
-TEST(ParallelRanges, CoversEachItemOnceAndStaysOnOneThreadBelowTheMinimum) {
-  for (const size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{100003}}) {
-    std::vector<std::atomic<int>> seen(count);
-    std::atomic<int> calls{0};
-    ParallelRanges(count, 1000, [&](size_t begin, size_t end) {
-      ++calls;
-      for (size_t i = begin; i < end; ++i) ++seen[i];
-    });
-    for (size_t i = 0; i < count; ++i) ASSERT_EQ(seen[i].load(), 1) << i << " of " << count;
-    const size_t expected_calls = count == 0 ? 0 : count < 1000 ? 1 : std::min(count, ParallelThreads());
-    EXPECT_EQ(static_cast<size_t>(calls.load()), expected_calls) << count;
-  }
-}
-
 TEST(ResizeFaultedIn, GrowsToTheSizeAndKeepsMemoryThatFits) {
   std::vector<double> values;
   const size_t count = kParallelMinBytes / sizeof(double) + 1000;  // large enough to be faulted in

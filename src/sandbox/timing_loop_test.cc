@@ -13,8 +13,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/parallel.h"
-
 namespace ksmith {
 namespace {
 
@@ -298,28 +296,6 @@ TEST(TimingBench, ARefreshMovesEveryValueAndKeepsTheirDistribution) {
   (*bench)->Refresh(0, 2);
   ASSERT_TRUE((*bench)->Call("candidate", 0, 2, false).ok());
   EXPECT_NE(g_seen_input, second);
-}
-
-// Large enough that the refresh runs in ranges on several threads: every value still lands once.
-TEST(TimingBench, ARefreshInRangesMovesEachValueOnceAndIsReproducible) {
-  if (ParallelThreads() < 2) GTEST_SKIP() << "one thread here: the refresh runs in one range";
-  constexpr size_t kLarge = (size_t{1} << 21) + 37;  // 8 MiB an input and a tail past the last block
-  auto inputs = Inputs(1, kLarge);
-  auto bench = TimingBench::Create(Request(1, 40, kLarge), inputs.data(), CopyingAdd, HonestAdd);
-  ASSERT_TRUE(bench.ok()) << bench.error().message;
-  (*bench)->Refresh(0, 7);
-  ASSERT_TRUE((*bench)->Call("candidate", 0, 7, false).ok());
-  const std::vector<float> refreshed = g_seen_input;
-  ASSERT_EQ(refreshed.size(), kLarge);
-  std::vector<float> original(inputs.begin(), inputs.begin() + kLarge);
-  EXPECT_NE(refreshed, original);
-  std::vector<float> sorted_refreshed = refreshed;
-  std::sort(sorted_refreshed.begin(), sorted_refreshed.end());
-  std::sort(original.begin(), original.end());
-  EXPECT_EQ(sorted_refreshed, original) << "a block copied twice or never";
-  (*bench)->Refresh(0, 7);
-  ASSERT_TRUE((*bench)->Call("candidate", 0, 7, false).ok());
-  EXPECT_EQ(g_seen_input, refreshed);
 }
 
 TEST(EvictFromCaches, IsAvailableWhereTheCpuHasClflushoptAndKeepsTheContents) {
