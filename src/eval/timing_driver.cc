@@ -31,6 +31,12 @@ constexpr auto kSetupTimeout = milliseconds(60'000);
 constexpr auto kCheckTimeout = milliseconds(30'000);
 constexpr double kTamperRelative = 0.2;  // of the candidate's median time
 constexpr double kTamperAbsoluteUs = 50;
+// A candidate's in-process clock reading short is evidence, not a gain (each sample is the larger
+// of the two clocks), so it convicts only past what an honest call shows: an honest KernelBench
+// extension's call (a serial loop of 40 us through the Python runner) read 50-64 us short of the
+// evaluator's clock in 2 of 5 verdicts on an idle 2-core VM, each time in every attempt of that
+// worker. Timer changes that matter are milliseconds (the red team's: 40 ms and up).
+constexpr double kShortClockAbsoluteUs = 150;
 
 double RelativeStandardError(const std::vector<double>& samples) {
   const double n = static_cast<double>(samples.size());
@@ -342,7 +348,7 @@ void CrossCheckClocks(TimingOutcome& outcome) {
   // whose in-process time is much shorter than the evaluator saw has changed the worker's clock.
   const double candidate_gap = gaps(outcome.candidate_us, outcome.candidate_inner_us);
   const double baseline_gap = gaps(outcome.baseline_us, outcome.baseline_inner_us);
-  const double allowed = std::max(kTamperAbsoluteUs, kTamperRelative * Median(outcome.candidate_us));
+  const double allowed = std::max(kShortClockAbsoluteUs, kTamperRelative * Median(outcome.candidate_us));
   outcome.clock_gap_excess_us = candidate_gap - baseline_gap;
   if (candidate_gap - baseline_gap > allowed) {
     outcome.tampering = fmt::format(

@@ -193,6 +193,18 @@ TEST(CrossCheckClocks, ACandidateWhoseClockReadsShortIsCaughtAsAGapLoadMayForgiv
   EXPECT_NEAR(short_clock.clock_gap_excess_us, 5001.0, 1e-9);
 }
 
+TEST(CrossCheckClocks, ACandidateClockAFewTensOfMicrosecondsShortIsNotTampering) {
+  // About 100 us shorter than the baseline's gap: an honest KernelBench extension's call through the
+  // Python runner read 50-64 us short.
+  TimingOutcome honest = Clocks(40, 164, 140, 168);
+  CrossCheckClocks(honest);
+  EXPECT_FALSE(honest.tampering.has_value()) << *honest.tampering;
+  EXPECT_NEAR(honest.clock_gap_excess_us, 96.0, 1e-9);
+  TimingOutcome tampered = Clocks(40, 264, 140, 168);  // 200 us short: past any honest call's
+  CrossCheckClocks(tampered);
+  EXPECT_TRUE(tampered.tampering.has_value());
+}
+
 TEST(CrossCheckClocks, AClockThatReadsLongerThanTheRequestAroundItIsNeverLoads) {
   // The baseline's in-process time 3 ms longer than the whole request: its sample, the larger of
   // the two clocks, would read 3 ms long and inflate the candidate's speedup. No load does that.
