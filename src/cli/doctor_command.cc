@@ -112,12 +112,13 @@ int RunDoctor(const DoctorFlags& flags) {
   }
   const MachineFacts& machine = context->machine;
   nlohmann::json json = machine.ToJson();
+  // nvcc's version and folders (its --dryrun: both CUDA forms build with them), asked once.
+  auto nvcc = NvccCompiler::Create(context->cache_directory, CudaTarget{"sm_90", "doctor"});
   json["compilers"] = {{"cxx", context->compiler.info().version},
-                       {"nvcc", ToolVersion("nvcc")},
+                       {"nvcc", nvcc.ok() ? nvcc->info().version : ToolVersion("nvcc")},
                        // The NVRTC form's device compiler (backend/cuda/nvrtc_compiler.h).
                        {"nvrtc", ToolVersion(DefaultNvrtcExecutable().string())}};
-  // Where nvcc keeps the CUDA headers and libraries (its --dryrun): both CUDA forms build with them.
-  if (auto nvcc = NvccCompiler::Create(context->cache_directory, CudaTarget{"sm_90", "doctor"}); nvcc.ok()) {
+  if (nvcc.ok()) {
     const ToolkitPaths& paths = nvcc->info().paths;
     json["cuda_toolkit"] = {{"root", nvcc->info().toolkit_root.string()}};
     for (const auto& [name, folders] : {std::pair{"include", &paths.include_dirs},
