@@ -17,6 +17,7 @@
 #include "backend/cuda/nvrtc_form.h"
 #include "binary/shared_library.h"
 #include "cuda_worker/device_case.h"
+#include "cuda_worker/device_inputs.h"
 #include "cuda_worker/gpu_kernels.h"
 #include "cuda_worker/gpu_timing.h"
 #include "cuda_worker/nvrtc_module.h"
@@ -282,18 +283,24 @@ Result<DeviceCase*> FindCase(const Message& request, WorkerState& state) {
   return found->second.get();
 }
 
-// Copies the case's device memory into the worker's own device buffer, on the copy stream.
-cudaError_t SnapshotOnDevice(WorkerState& state, const DeviceCase& device_case) {
-  if (state.settled_bytes < device_case.bytes()) {
+// Grows the worker's device buffer (`settled`) to `bytes`, and makes its one device counter.
+cudaError_t EnsureScratch(WorkerState& state, size_t bytes) {
+  if (state.settled_bytes < bytes) {
     if (state.settled != nullptr) cudaFree(state.settled);
     state.settled = nullptr;
     state.settled_bytes = 0;
-    if (auto error = cudaMalloc(&state.settled, device_case.bytes()); error != cudaSuccess) return error;
-    state.settled_bytes = device_case.bytes();
+    if (auto error = cudaMalloc(&state.settled, bytes); error != cudaSuccess) return error;
+    state.settled_bytes = bytes;
   }
   if (state.differing == nullptr) {
     if (auto error = cudaMalloc(&state.differing, sizeof(*state.differing)); error != cudaSuccess) return error;
   }
+  return cudaSuccess;
+}
+
+// Copies the case's device memory into the worker's own device buffer, on the copy stream.
+cudaError_t SnapshotOnDevice(WorkerState& state, const DeviceCase& device_case) {
+  if (auto error = EnsureScratch(state, device_case.bytes()); error != cudaSuccess) return error;
   return cudaMemcpyAsync(state.settled, device_case.device_base(), device_case.bytes(), cudaMemcpyDeviceToDevice,
                          state.copy_stream);
 }
@@ -312,6 +319,59 @@ cudaError_t CountChangedSinceSnapshot(WorkerState& state, const DeviceCase& devi
   return error == cudaSuccess ? cudaStreamSynchronize(state.copy_stream) : error;
 }
 
+// Fills every output of `bench` with its poison, on `stream`.
+cudaError_t PoisonOutputs(const DeviceCase& bench, cudaStream_t stream) {
+  const CaseLayout& layout = bench.layout();
+  for (size_t slot = 0; slot < layout.tensors.size(); ++slot) {
+    const TensorSlot& tensor = layout.tensors[slot];
+    if (!tensor.output) continue;
+    if (auto error = LaunchFill(bench.DeviceTensor(slot), tensor.bytes, DTypePoisonPattern(tensor.dtype), stream);
+        error != cudaSuccess) {
+      return error;
+    }
+  }
+  return cudaSuccess;
+}
+
+// A case the evaluator asked to be drawn here: the guards it wrote, the outputs poisoned, the
+// inputs drawn as its FillSlot draws them. Nothing of the inputs or outputs crosses PCIe.
+cudaError_t PrepareOnDevice(WorkerState& state, DeviceCase& device_case, const CaseDraw& draw) {
+  if (auto error = device_case.UploadGuards(state.copy_stream); error != cudaSuccess) return error;
+  if (auto error = PoisonOutputs(device_case, state.copy_stream); error != cudaSuccess) return error;
+  if (auto error = DrawInputs(device_case.layout(), device_case.DeviceTensors(), draw, state.copy_stream);
+      error != cudaSuccess) {
+    return error;
+  }
+  return cudaStreamSynchronize(state.copy_stream);
+}
+
+// What ReadBack brought back, or the CUDA error that stopped it and in doing what.
+struct ReadBackResult {
+  ArenaPart part = ArenaPart::kAll;
+  cudaError_t error = cudaSuccess;
+  const char* when = "";
+};
+
+// Brings back what the evaluator judges, once the device is idle. With the inputs drawn here
+// (`draw`) and found as drawn (compared on the device with a second draw), the guards and outputs
+// alone; otherwise, the whole arena, and the evaluator finds the change byte for byte.
+ReadBackResult ReadBack(WorkerState& state, DeviceCase& device_case, const std::optional<CaseDraw>& draw) {
+  if (draw) {
+    unsigned long long changed = 0;
+    cudaError_t error = EnsureScratch(state, LargestInputBytes(device_case.layout()));
+    if (error == cudaSuccess) {
+      error = CountInputChanges(device_case.layout(), device_case.DeviceTensors(), *draw, state.settled,
+                                state.differing, state.copy_stream, changed);
+    }
+    if (error != cudaSuccess) return {ArenaPart::kAll, error, "comparing the inputs with their draw"};
+    if (changed == 0) {
+      error = device_case.DownloadGuardsAndOutputs(state.copy_stream);
+      return {ArenaPart::kGuardsAndOutputs, error, "downloading the outputs"};
+    }
+  }
+  return {ArenaPart::kAll, device_case.Download(state.copy_stream), "downloading the case"};
+}
+
 Message HandleRun(const Message& request, WorkerState& state) {
   auto found = FindCase(request, state);
   if (!found.ok()) return Reply("error", {{"message", found.error().message}});
@@ -319,10 +379,16 @@ Message HandleRun(const Message& request, WorkerState& state) {
   const std::string target = request.header.value("target", std::string("candidate"));
   const auto entry = state.entries.find(target);
   if (entry == state.entries.end()) return Reply("error", {{"message", "no " + target + " kernel loaded"}});
+  auto draw = CaseDraw::FromRequest(request.header);
+  if (!draw.ok()) return Reply("error", {{"message", draw.error().message}});
+  if (*draw && !DrawableOnDevice(device_case.layout())) {
+    return Reply("error", {{"message", "this layout's inputs cannot be drawn on the device"}});
+  }
   TakeLaunchRefusal();  // an earlier request's, reported with it or forgotten
   const auto received = Clock::now();
-  if (auto error = device_case.Upload(state.copy_stream); error != cudaSuccess) {
-    return CudaError(state, "uploading the case", error);
+  if (auto error = *draw ? PrepareOnDevice(state, device_case, **draw) : device_case.Upload(state.copy_stream);
+      error != cudaSuccess) {
+    return CudaError(state, "preparing the case", error);
   }
   const auto uploaded = Clock::now();
   // The checked calls only: attributing each launch walks the stack, which no timed call pays
@@ -358,9 +424,6 @@ Message HandleRun(const Message& request, WorkerState& state) {
       return CudaError(state, "copying the outputs", error);
     }
   }
-  if (auto error = device_case.Download(state.copy_stream); error != cudaSuccess) {
-    return CudaError(state, "downloading the outputs", error);
-  }
   if (auto error = cudaDeviceSynchronize(); error != cudaSuccess) {
     return CudaError(state, "work left running after the call failed", error);
   }
@@ -372,6 +435,8 @@ Message HandleRun(const Message& request, WorkerState& state) {
     }
     late_write = changed != 0;
   }
+  const auto read_back = ReadBack(state, device_case, *draw);
+  if (read_back.error != cudaSuccess) return CudaError(state, read_back.when, read_back.error);
   const auto downloaded = Clock::now();
   StreamReport streams = state.monitor->Collect();
   state.monitor->AttributeLaunches(false);
@@ -384,6 +449,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
       {"device_ns", streams.device_time_ns},
       {"violations", streams.violations},
       {"late_write", late_write},
+      {"inputs_as_drawn", read_back.part == ArenaPart::kGuardsAndOutputs},
       // Where the worker's time went, for the latency benchmark.
       {"phase_us", {{"upload", us(received, uploaded)}, {"begin", us(uploaded, start)},
                     {"call", us(start, complete)}, {"download", us(complete, downloaded)},
@@ -400,20 +466,6 @@ Message HandleRun(const Message& request, WorkerState& state) {
     reply["launched_by"] = streams.launched_by;
   }
   return WithRaised(state, Reply("result", std::move(reply)));
-}
-
-// Fills every output of `bench` with its poison, on `stream`.
-cudaError_t PoisonOutputs(const DeviceCase& bench, cudaStream_t stream) {
-  const CaseLayout& layout = bench.layout();
-  for (size_t slot = 0; slot < layout.tensors.size(); ++slot) {
-    const TensorSlot& tensor = layout.tensors[slot];
-    if (!tensor.output) continue;
-    if (auto error = LaunchFill(bench.DeviceTensor(slot), tensor.bytes, DTypePoisonPattern(tensor.dtype), stream);
-        error != cudaSuccess) {
-      return error;
-    }
-  }
-  return cudaSuccess;
 }
 
 // Whether every output of `bench` still begins with the poison PoisonOutputs left there. The timing
@@ -450,8 +502,14 @@ Message HandleTime(const Message& request, WorkerState& state) {
   const auto finish = state.finishes.find(against);
   const CudaFinish baseline_finish = finish != state.finishes.end() ? finish->second : nullptr;
   DeviceCase& bench = **found;
-  if (auto error = bench.Upload(state.copy_stream); error != cudaSuccess) {
-    return CudaError(state, "uploading the timing case", error);
+  auto draw = CaseDraw::FromRequest(request.header);
+  if (!draw.ok()) return Reply("error", {{"message", draw.error().message}});
+  if (*draw && !DrawableOnDevice(bench.layout())) {
+    return Reply("error", {{"message", "this layout's inputs cannot be drawn on the device"}});
+  }
+  if (auto error = *draw ? PrepareOnDevice(state, bench, **draw) : bench.Upload(state.copy_stream);
+      error != cudaSuccess) {
+    return CudaError(state, "preparing the timing case", error);
   }
   if (against != "baseline") {
     // Its first call loads what it runs (torch.compile traces the model and loads inductor's
@@ -483,10 +541,13 @@ Message HandleTime(const Message& request, WorkerState& state) {
     return Reply("cuda_error", {{"message", message},
                                 {"error_name", cudaGetErrorName(error)}});
   }
-  if (auto error = bench.Download(state.copy_stream); error != cudaSuccess) {
-    return CudaError(state, "downloading the timed outputs", error);
-  }
+  // The last call's inputs were drawn from the final seed (a held input keeps the bench case's).
+  std::optional<CaseDraw> final_draw;
+  if (*draw && config.final_seed != 0) final_draw = CaseDraw{config.final_seed, static_cast<Distribution>(config.distribution)};
+  const auto read_back = ReadBack(state, bench, final_draw);
+  if (read_back.error != cudaSuccess) return CudaError(state, read_back.when, read_back.error);
   nlohmann::json timed_reply = std::move(timed.value());
+  timed_reply["inputs_as_drawn"] = read_back.part == ArenaPart::kGuardsAndOutputs;
   // A launch refused in a timed call ran no kernel: the verdict's checks of the timed outputs
   // fail it, and this says why.
   if (const std::string refused = TakeLaunchRefusal(); !refused.empty()) timed_reply["launch_refused"] = refused;

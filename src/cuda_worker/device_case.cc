@@ -56,4 +56,45 @@ cudaError_t DeviceCase::Download(cudaStream_t copy_stream) {
 
 unsigned char* DeviceCase::DeviceTensor(size_t index) const { return device_ + tensor_offsets_.at(index); }
 
+std::vector<unsigned char*> DeviceCase::DeviceTensors() const {
+  std::vector<unsigned char*> tensors;
+  for (const size_t offset : tensor_offsets_) tensors.push_back(device_ + offset);
+  return tensors;
+}
+
+cudaError_t DeviceCase::CopyRange(size_t offset, size_t bytes, cudaMemcpyKind kind, cudaStream_t copy_stream) {
+  unsigned char* host = memory_->data() + offset;
+  unsigned char* device = device_ + offset;
+  return kind == cudaMemcpyHostToDevice ? cudaMemcpyAsync(device, host, bytes, kind, copy_stream)
+                                        : cudaMemcpyAsync(host, device, bytes, kind, copy_stream);
+}
+
+cudaError_t DeviceCase::UploadGuards(cudaStream_t copy_stream) {
+  const size_t guard = layout_.guard_bytes;
+  for (size_t i = 0; i < layout_.tensors.size(); ++i) {
+    const size_t tensor = tensor_offsets_[i];
+    for (const size_t offset : {tensor - guard, tensor + layout_.tensors[i].bytes}) {
+      if (auto error = CopyRange(offset, guard, cudaMemcpyHostToDevice, copy_stream); error != cudaSuccess) return error;
+    }
+  }
+  return cudaStreamSynchronize(copy_stream);
+}
+
+cudaError_t DeviceCase::DownloadGuardsAndOutputs(cudaStream_t copy_stream) {
+  const size_t guard = layout_.guard_bytes;
+  for (size_t i = 0; i < layout_.tensors.size(); ++i) {
+    const TensorSlot& slot = layout_.tensors[i];
+    const size_t tensor = tensor_offsets_[i];
+    cudaError_t error = cudaSuccess;
+    if (slot.output) {
+      error = CopyRange(tensor - guard, slot.bytes + 2 * guard, cudaMemcpyDeviceToHost, copy_stream);
+    } else {
+      error = CopyRange(tensor - guard, guard, cudaMemcpyDeviceToHost, copy_stream);
+      if (error == cudaSuccess) error = CopyRange(tensor + slot.bytes, guard, cudaMemcpyDeviceToHost, copy_stream);
+    }
+    if (error != cudaSuccess) return error;
+  }
+  return cudaStreamSynchronize(copy_stream);
+}
+
 }  // namespace ksmith

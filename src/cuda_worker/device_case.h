@@ -31,6 +31,11 @@ class DeviceCase {
   cudaError_t Upload(cudaStream_t copy_stream);
   /// Device -> host arena.
   cudaError_t Download(cudaStream_t copy_stream);
+  /// Host arena -> device, the guard zones alone (the inputs drawn and the outputs poisoned on the
+  /// device).
+  cudaError_t UploadGuards(cudaStream_t copy_stream);
+  /// Device -> host arena: the guard zones and the outputs, not the inputs' bytes.
+  cudaError_t DownloadGuardsAndOutputs(cudaStream_t copy_stream);
 
   void* const* device_pointers() const { return device_pointers_.data(); }
   const int64_t* scalars() const { return layout_.scalars.data(); }
@@ -41,6 +46,8 @@ class DeviceCase {
   bool pinned() const { return pinned_; }
   /// Device address of slot `index`'s tensor.
   unsigned char* DeviceTensor(size_t index) const;
+  /// Every slot's device address, in slot order.
+  std::vector<unsigned char*> DeviceTensors() const;
 
  private:
   DeviceCase() = default;
@@ -52,6 +59,9 @@ class DeviceCase {
   bool pinned_ = false;
   std::vector<void*> device_pointers_;   // per signature parameter; null for scalars
   std::vector<size_t> tensor_offsets_;   // per slot, from the arena's base
+
+  // Copies [offset, offset + bytes) of the arena in `kind`'s direction, on `copy_stream`.
+  cudaError_t CopyRange(size_t offset, size_t bytes, cudaMemcpyKind kind, cudaStream_t copy_stream);
 };
 
 }  // namespace ksmith

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda_worker/device_inputs.h"
 #include "cuda_worker/gpu_kernels.h"
 #include "eval/statistics.h"
 #include "tensor/compare.h"
@@ -172,29 +173,6 @@ struct Side {
 // The same tensor of the baseline's private copy.
 void* Translate(void* pointer, const unsigned char* from, unsigned char* to) {
   return pointer ? to + (static_cast<unsigned char*>(pointer) - from) : nullptr;
-}
-
-GpuElement ElementOf(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: return GpuElement::kFloat32;
-    case DType::kFloat16: return GpuElement::kFloat16;
-    case DType::kBFloat16: return GpuElement::kBFloat16;
-    case DType::kInt32: return GpuElement::kInt32;
-  }
-  return GpuElement::kFloat32;
-}
-
-// One input drawn on the device as the host's FillInput draws it: integers from their range,
-// other values from the tensor's own distribution or the case's.
-cudaError_t LaunchDrawnFill(const TensorSlot& slot, void* data, uint64_t count, int case_distribution, uint64_t seed,
-                            uint64_t stream_id, cudaStream_t stream) {
-  const InputDraw& draw = slot.draw;
-  if (draw.integers) {
-    return LaunchIntegerFill(data, count, seed, stream_id, draw.integers->low, draw.integers->high, stream);
-  }
-  return LaunchRandomFill(ElementOf(slot.dtype), data, count, draw.own ? static_cast<int>(*draw.own) : case_distribution,
-                          seed, stream_id, stream, draw.nonnegative, static_cast<float>(draw.scale),
-                          static_cast<float>(draw.offset));
 }
 
 }  // namespace

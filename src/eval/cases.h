@@ -153,8 +153,9 @@ struct CaseCheck {
 };
 
 /// Judges a worker's snapshot (every tensor with its guards, in slot order); `guard_key` is
-/// the one GuardedArena::Prepare filled the guards from.
+/// the one GuardedArena::Prepare filled the guards from. With ArenaPart::kGuardsAndOutputs the
+/// worker found the inputs as drawn on the device, and their bytes in `snapshot` are not read.
 CaseCheck CheckSnapshot(const Task& task, const PreparedCase& prepared, std::string_view snapshot,
-                        uint64_t guard_key);
+                        uint64_t guard_key, ArenaPart part = ArenaPart::kAll);
 
 }  // namespace ksmith

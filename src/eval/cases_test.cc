@@ -367,6 +367,27 @@ TEST_F(VectorAddCases, ModifyingAnInputIsCaughtWithItsFirstChangedElement) {
       << check.description;
 }
 
+TEST_F(VectorAddCases, InputsTheWorkerFoundAsDrawnAreNotComparedAgainButTheirGuardsAre) {
+  // A CUDA worker that drew the inputs on the device and found them unchanged after the call
+  // sends back only guards and outputs: the inputs' bytes in the snapshot are not read, the
+  // inputs' guard zones and the outputs are.
+  std::string snapshot = RunKernel(HonestAdd);
+  const size_t b_data = kGuard + 400 + 2 * kGuard;  // past a's zones and data, b's first zone
+  snapshot[b_data + 4] ^= 0x40;                      // stale input bytes, never copied back
+  EXPECT_EQ(Check(snapshot).problem, CaseProblem::kInputModified);
+  CaseCheck check = CheckSnapshot(task_, prepared_, snapshot, kCanary, ArenaPart::kGuardsAndOutputs);
+  EXPECT_EQ(check.problem, CaseProblem::kNone) << check.description;
+  snapshot[b_data - 1] ^= 0x40;  // b's leading zone
+  check = CheckSnapshot(task_, prepared_, snapshot, kCanary, ArenaPart::kGuardsAndOutputs);
+  EXPECT_EQ(check.problem, CaseProblem::kGuardDamaged) << check.description;
+  snapshot = RunKernel([](void* const* p, const int64_t* s) {
+    HonestAdd(p, s);
+    static_cast<float*>(p[2])[3] += 1.0f;
+  });
+  check = CheckSnapshot(task_, prepared_, snapshot, kCanary, ArenaPart::kGuardsAndOutputs);
+  EXPECT_EQ(check.problem, CaseProblem::kWrongOutput) << check.description;
+}
+
 TEST_F(VectorAddCases, OneWrongElementIsAWrongOutput) {
   const CaseCheck check = Check(RunKernel([](void* const* p, const int64_t* s) {
     HonestAdd(p, s);

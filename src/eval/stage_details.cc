@@ -139,6 +139,7 @@ void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self
 template <class Self, class Io>
 void Fields(Self& self, Io& io) requires std::is_same_v<std::remove_const_t<Self>, RequestCounters> {
   io("unpinned_arenas", self.unpinned_arenas);
+  io("inputs_drawn_on_device", self.inputs_drawn_on_device);
   // Written only when counted, as before the types.
   if constexpr (std::is_const_v<Self>) {
     if (!self.evaluator_ms.empty()) io("evaluator_ms", self.evaluator_ms);
@@ -200,7 +201,7 @@ bool IsKnownKey(const std::string& key) {
       "limit_exceeded", "limit_value",
       // checks and counters
       "worst_norm_error", "cases", "extra_calls", "bitwise_identical", "case_tally", "evaluator_ms", "worker_phase_ms",
-      "unpinned_arenas",
+      "unpinned_arenas", "inputs_drawn_on_device",
       // timing
       "rounds", "shape", "budget_s", "stopped_by", "mismatch", "attempts", "reuse_pairs", "waited_s", "sets", "set_bytes", "other_load_cores", "steal_cores",
       "request_overhead_us", "setup_s", "loop_s", "candidate_inner_median_us", "candidate", "baseline",

@@ -175,6 +175,9 @@ struct RequestCounters {
   std::map<std::string, double> evaluator_ms;
   std::map<std::string, double> worker_phase_ms;
   std::optional<int64_t> unpinned_arenas;
+  /// cuda: checked calls whose inputs the worker drew on the device and found as drawn after the
+  /// call (only their guards and outputs came back to be judged).
+  std::optional<int64_t> inputs_drawn_on_device;
 };
 
 /// One side of a GPU timing: the nvbench method's cold and warm samples.

@@ -111,6 +111,31 @@ size_t CaseLayout::SnapshotBytes() const {
   return total;
 }
 
+nlohmann::json CaseDraw::ToJson() const {
+  return {{"seed", seed}, {"distribution", DistributionName(distribution)}};
+}
+
+Result<std::optional<CaseDraw>> CaseDraw::FromRequest(const nlohmann::json& header) {
+  const auto found = header.find("draw");
+  if (found == header.end()) return std::optional<CaseDraw>();
+  if (!found->is_object() || !found->contains("seed") || !(*found)["seed"].is_number_unsigned() ||
+      !found->contains("distribution") || !(*found)["distribution"].is_string()) {
+    return MakeError(ErrorKind::kProtocol, "malformed draw: {}", found->dump());
+  }
+  auto distribution = ParseDistribution((*found)["distribution"].get<std::string>());
+  if (!distribution.ok()) return distribution.error();
+  return std::optional<CaseDraw>(CaseDraw{(*found)["seed"].get<uint64_t>(), *distribution});
+}
+
+bool DrawableOnDevice(const CaseLayout& layout) {
+  for (const auto& slot : layout.tensors) {
+    if (slot.output) continue;
+    const bool integer_tensor = slot.dtype == DType::kInt32;
+    if (integer_tensor != slot.draw.integers.has_value()) return false;
+  }
+  return true;
+}
+
 size_t GuardedArena::RequiredBytes(const CaseLayout& layout) {
   size_t total = 0;
   for (const auto& slot : layout.tensors) total += RoundUp(slot.bytes + 2 * layout.guard_bytes, kAlignment);
@@ -168,20 +193,36 @@ Status GuardedArena::Prepare(std::string_view inputs, uint64_t guard_key) {
   return {};
 }
 
+void GuardedArena::PrepareGuards(uint64_t guard_key) {
+  const GuardPattern guards(guard_key);
+  for (size_t i = 0; i < layout_.tensors.size(); ++i) {
+    unsigned char* region = base_ + offsets_[i];
+    guards.Fill(region, layout_.guard_bytes, i, GuardSide::kBefore);
+    guards.Fill(region + layout_.guard_bytes + layout_.tensors[i].bytes, layout_.guard_bytes, i, GuardSide::kAfter);
+  }
+}
+
 std::string GuardedArena::Snapshot() const {
   std::string snapshot;
   SnapshotInto(snapshot);
   return snapshot;
 }
 
-void GuardedArena::SnapshotInto(std::string& snapshot) const {
+void GuardedArena::SnapshotInto(std::string& snapshot, ArenaPart part) const {
   // Resized only when the size changes: a buffer of the same size is overwritten as it is, with
   // no pass that zeroes gigabytes first.
   ResizeFaultedIn(snapshot, layout_.SnapshotBytes());
+  const size_t guard = layout_.guard_bytes;
   size_t offset = 0;
   for (size_t i = 0; i < layout_.tensors.size(); ++i) {
-    const size_t bytes = layout_.tensors[i].bytes + 2 * layout_.guard_bytes;
-    ParallelCopy(snapshot.data() + offset, base_ + offsets_[i], bytes);
+    const TensorSlot& slot = layout_.tensors[i];
+    const size_t bytes = slot.bytes + 2 * guard;
+    if (part == ArenaPart::kAll || slot.output) {
+      ParallelCopy(snapshot.data() + offset, base_ + offsets_[i], bytes);
+    } else {
+      std::memcpy(snapshot.data() + offset, base_ + offsets_[i], guard);
+      std::memcpy(snapshot.data() + offset + guard + slot.bytes, base_ + offsets_[i] + guard + slot.bytes, guard);
+    }
     offset += bytes;
   }
 }

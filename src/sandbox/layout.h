@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,27 @@ struct CaseLayout {
   size_t SnapshotBytes() const;
 };
 
+/// The draw of one case's inputs, which a CUDA worker repeats on the device (FillSlot's values, bit
+/// for bit) instead of receiving them: the case's seed and distribution, with the layout's held seed.
+struct CaseDraw {
+  uint64_t seed = 0;
+  Distribution distribution = Distribution::kNormal;
+
+  nlohmann::json ToJson() const;
+  /// The "draw" field of a request; nullopt where there is none. Errors: a malformed one.
+  static Result<std::optional<CaseDraw>> FromRequest(const nlohmann::json& header);
+};
+
+/// Whether every input of `layout` can be drawn on the device as the host draws it: floating
+/// point inputs, and integer ranges only in int32 tensors.
+bool DrawableOnDevice(const CaseLayout& layout);
+
+/// Which parts of an arena the evaluator reads back.
+enum class ArenaPart {
+  kAll,              // every tensor with its guards
+  kGuardsAndOutputs  // the worker checked the inputs on the device; their bytes are not read
+};
+
 /// One allocation holding [guard | tensor | guard] per tensor, 64-byte aligned tensors.
 class GuardedArena {
  public:
@@ -64,11 +86,14 @@ class GuardedArena {
   /// position), copies `inputs` (input tensors, in slot order) and poisons the outputs with their
   /// dtype's NaN pattern (DTypePoisonPattern).
   Status Prepare(std::string_view inputs, uint64_t guard_key);
+  /// Only the guards: the worker draws the inputs and poisons the outputs on the device.
+  void PrepareGuards(uint64_t guard_key);
   /// Every tensor with its guards, in slot order.
   std::string Snapshot() const;
   /// The same into `snapshot`, whose memory is reused: a case's snapshot can be hundreds of
   /// megabytes, and fresh pages for each cost more than the copy.
-  void SnapshotInto(std::string& snapshot) const;
+  /// With kGuardsAndOutputs the inputs' bytes in `snapshot` are left as they were.
+  void SnapshotInto(std::string& snapshot, ArenaPart part = ArenaPart::kAll) const;
 
   void* const* pointers() const { return pointers_.data(); }
   const int64_t* scalars() const { return layout_.scalars.data(); }

@@ -162,6 +162,75 @@ TEST(GuardedArena, PrepareCopiesInputsPoisonsOutputsAndFillsGuards) {
   EXPECT_EQ(snapshot.substr(guard, n * 4), Floats(a));
 }
 
+TEST(GuardedArena, PrepareGuardsWritesTheZonesAloneAndAPartialSnapshotSkipsTheInputs) {
+  const size_t n = 5;
+  const CaseLayout layout = VectorAddLayout(n);
+  GuardedArena arena(layout);
+  const std::vector<float> a = {1, 2, 3, 4, 5}, b = {10, 20, 30, 40, 50}, c = {7, 7, 7, 7, 7};
+  std::memcpy(arena.pointers()[0], a.data(), n * 4);
+  std::memcpy(arena.pointers()[1], b.data(), n * 4);
+  std::memcpy(arena.pointers()[2], c.data(), n * 4);
+  arena.PrepareGuards(kGuardKey);
+  EXPECT_EQ(std::memcmp(arena.pointers()[0], a.data(), n * 4), 0);  // the device draws inputs
+  EXPECT_EQ(std::memcmp(arena.pointers()[2], c.data(), n * 4), 0);  // and poisons outputs
+  const std::string full = arena.Snapshot();
+  std::string partial(layout.SnapshotBytes(), 'x');
+  arena.SnapshotInto(partial, ArenaPart::kGuardsAndOutputs);
+  ASSERT_EQ(partial.size(), full.size());
+  const size_t guard = layout.guard_bytes;
+  const GuardPattern guards(kGuardKey);
+  size_t offset = 0;
+  for (size_t i = 0; i < layout.tensors.size(); ++i) {
+    const size_t bytes = layout.tensors[i].bytes;
+    EXPECT_FALSE(guards.Inspect(std::string_view(partial).substr(offset, guard), i, GuardSide::kBefore).any()) << i;
+    EXPECT_FALSE(guards.Inspect(std::string_view(partial).substr(offset + guard + bytes, guard), i, GuardSide::kAfter)
+                     .any())
+        << i;
+    const std::string data = partial.substr(offset + guard, bytes);
+    if (layout.tensors[i].output) {
+      EXPECT_EQ(data, full.substr(offset + guard, bytes)) << i;
+    } else {
+      EXPECT_EQ(data, std::string(bytes, 'x')) << i;  // left as it was
+    }
+    offset += bytes + 2 * guard;
+  }
+}
+
+TEST(CaseDraw, TravelsInARequestAndAMalformedOneIsRefused) {
+  nlohmann::json request = {{"type", "run"}};
+  auto none = CaseDraw::FromRequest(request);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  request["draw"] = CaseDraw{0xfeed'0000'0001ull, Distribution::kTies}.ToJson();
+  auto draw = CaseDraw::FromRequest(request);
+  ASSERT_TRUE(draw.ok() && draw->has_value());
+  EXPECT_EQ((*draw)->seed, 0xfeed'0000'0001ull);
+  EXPECT_EQ((*draw)->distribution, Distribution::kTies);
+  for (const nlohmann::json& bad : {nlohmann::json(7), nlohmann::json{{"seed", 1}},
+                                    nlohmann::json{{"seed", -1}, {"distribution", "normal"}},
+                                    nlohmann::json{{"seed", 1}, {"distribution", "cauchy"}}}) {
+    request["draw"] = bad;
+    EXPECT_FALSE(CaseDraw::FromRequest(request).ok()) << bad.dump();
+  }
+}
+
+TEST(CaseLayout, DrawableOnDeviceWhereEveryInputHasTheDevicesGenerator) {
+  CaseLayout layout = VectorAddLayout(4);
+  EXPECT_TRUE(DrawableOnDevice(layout));
+  layout.tensors[0].dtype = DType::kFloat16;
+  layout.tensors[1].dtype = DType::kInt32;
+  layout.tensors[1].draw.integers = IntegerRange{0, 10};
+  EXPECT_TRUE(DrawableOnDevice(layout));
+  layout.tensors[1].draw.integers.reset();  // an int32 input without its range
+  EXPECT_FALSE(DrawableOnDevice(layout));
+  layout.tensors[1].dtype = DType::kFloat32;
+  layout.tensors[1].draw.integers = IntegerRange{0, 10};  // integers in a float tensor
+  EXPECT_FALSE(DrawableOnDevice(layout));
+  layout.tensors[2].dtype = DType::kInt32;  // an output is never drawn
+  layout.tensors[1].draw.integers.reset();
+  EXPECT_TRUE(DrawableOnDevice(layout));
+}
+
 TEST(GuardedArena, GuardsDependOnTheKey) {
   GuardedArena first(VectorAddLayout(5));
   GuardedArena second(VectorAddLayout(5));

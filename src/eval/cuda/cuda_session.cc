@@ -378,14 +378,20 @@ bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const Cas
 }
 
 bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, int repeat,
-                           std::string& snapshot, std::string& launch, const std::function<bool()>& settle) {
+                           std::string& snapshot, std::string& launch, ArenaPart& part,
+                           const std::function<bool()>& settle) {
   const auto preparing = Clock::now();
   // A new layout's arena may fail in the worker: the case before is judged first, so that a
   // verdict always names the first case that went wrong.
   if (!candidate_arenas_.count(prepared.layout.Key()) && !settle()) return false;
   GuardedArena* arena = ArenaFor(stage, prepared.layout);
   if (arena == nullptr) return false;
-  if (auto status = arena->Prepare(prepared.inputs, guard_key_); !status.ok()) {
+  // Inputs the device can draw are drawn there (the host's draw, bit for bit): no copy into the
+  // arena, no upload, and after the call only the guards and outputs come back.
+  const bool drawn_on_device = DrawableOnDevice(prepared.layout);
+  if (drawn_on_device) {
+    arena->PrepareGuards(guard_key_);
+  } else if (auto status = arena->Prepare(prepared.inputs, guard_key_); !status.ok()) {
     return settle() && Finish(stage, VerdictStatus::kInfraError, status.error().message);
   }
   AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "arena_prepare", 1000 * SecondsSince(preparing));
@@ -400,6 +406,7 @@ bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCas
   request.header["type"] = "run";
   request.header["target"] = "candidate";
   request.header["repeat"] = repeat;
+  if (drawn_on_device) request.header["draw"] = CaseDraw{spec.seed, spec.distribution}.ToJson();
   const auto timeout = options_.call_timeout * (1 + repeat / 16) + kReplySlack;
   const auto sent = Clock::now();
   auto reply = workers_.candidate->Request(request, "result", timeout, "running case " + spec.label);
@@ -421,7 +428,12 @@ bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCas
     if (value.is_number()) AddMilliseconds(counters.worker_phase_ms, phase, value.get<double>() / 1000);
   }
   const auto judging = Clock::now();
-  arena->SnapshotInto(snapshot);
+  part = drawn_on_device && reply->header.value("inputs_as_drawn", false) ? ArenaPart::kGuardsAndOutputs
+                                                                           : ArenaPart::kAll;
+  if (part == ArenaPart::kGuardsAndOutputs) {
+    counters.inputs_drawn_on_device = counters.inputs_drawn_on_device.value_or(0) + 1;
+  }
+  arena->SnapshotInto(snapshot, part);
   AddMilliseconds(counters.evaluator_ms, "snapshot", 1000 * SecondsSince(judging));
   launch = reply->header.contains("launch_error")
                ? " (the launch failed: " + reply->header["launch_error"].get<std::string>() + ")"
@@ -440,9 +452,10 @@ bool CudaSession::RecordCheck(StageRecord& stage, const CaseSpec& spec, const Ca
 bool CudaSession::RunCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, bool after_timing,
                           int repeat) {
   std::string launch;
-  if (!CallCase(stage, spec, prepared, repeat, snapshot_, launch, [] { return true; })) return false;
+  ArenaPart part = ArenaPart::kAll;
+  if (!CallCase(stage, spec, prepared, repeat, snapshot_, launch, part, [] { return true; })) return false;
   const auto checking = Clock::now();
-  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, guard_key_);
+  const CaseCheck check = CheckSnapshot(task_, prepared, snapshot_, guard_key_, part);
   AddMilliseconds(stage.details.MutableCounters().evaluator_ms, "check", 1000 * SecondsSince(checking));
   if (!after_timing) failed_case_.Keep(task_, spec, prepared, snapshot_, check);
   return RecordCheck(stage, spec, check, after_timing, launch);
@@ -459,6 +472,7 @@ bool CudaSession::Correctness() {
     PreparedCase prepared;
     std::string snapshot;
     std::string launch;
+    ArenaPart part = ArenaPart::kAll;
     std::future<CaseCheck> check;
     double check_ms = 0;  // written by the checking thread, read after check.get()
   };
@@ -492,12 +506,12 @@ bool CudaSession::Correctness() {
     next->spec = cases_[i];
     next->prepared = std::move(prepared.value());
     next->snapshot = std::move(spare_snapshot);
-    judged = CallCase(stage, next->spec, next->prepared, 0, next->snapshot, next->launch, settle);
+    judged = CallCase(stage, next->spec, next->prepared, 0, next->snapshot, next->launch, next->part, settle);
     if (!judged) break;
     PendingCheck* judging = next.get();
     next->check = std::async(std::launch::async, [this, judging] {
       const auto checking = Clock::now();
-      CaseCheck check = CheckSnapshot(task_, judging->prepared, judging->snapshot, guard_key_);
+      CaseCheck check = CheckSnapshot(task_, judging->prepared, judging->snapshot, guard_key_, judging->part);
       judging->check_ms = 1000 * SecondsSince(checking);
       failed_case_.Keep(task_, judging->spec, judging->prepared, judging->snapshot, check);
       // Its memory is the next case's: the feed is reset only once no check is pending.

@@ -101,10 +101,12 @@ class CudaSession {
   Status ComputeExpected(PreparedCase& prepared);
   Status RunReference(const CaseLayout& layout, const std::string& inputs, std::vector<std::vector<double>>& outputs);
   /// Runs the candidate on one case (`repeat` extra calls first) and copies the case's memory
-  /// into `snapshot` for judging; `launch` gets what a failed launch said. `settle` records the
-  /// judgement of the case before, and is called before anything of this case is recorded.
+  /// into `snapshot` for judging; `launch` gets what a failed launch said; `part` what the
+  /// snapshot holds (the inputs' bytes too, unless the worker drew them and found them as drawn).
+  /// `settle` records the judgement of the case before, and is called before anything of this
+  /// case is recorded.
   bool CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCase& prepared, int repeat,
-                std::string& snapshot, std::string& launch, const std::function<bool()>& settle);
+                std::string& snapshot, std::string& launch, ArenaPart& part, const std::function<bool()>& settle);
   /// Records a case's judgement; false (the stage finished) when it went wrong.
   bool RecordCheck(StageRecord& stage, const CaseSpec& spec, const CaseCheck& check, bool after_timing,
                    const std::string& launch);

@@ -81,6 +81,9 @@ Message CudaSession::TimingRequest(const CaseLayout& layout, uint64_t salt) cons
   request.header = layout.ToJson();
   request.header["type"] = "time";
   request.header["config"] = config;
+  // The bench case's inputs drawn in the worker (its held ones stay for every round), and the
+  // last call's checked there against a second draw: only guards and outputs come back.
+  if (DrawableOnDevice(layout)) request.header["draw"] = CaseDraw{bench.seed, bench.distribution}.ToJson();
   return request;
 }
 
@@ -108,6 +111,7 @@ bool CudaSession::Time() {
   GuardedArena* arena = ArenaFor(stage, layout);
   if (arena == nullptr) return false;
   Message request = TimingRequest(layout, kTimingSalt);
+  if (request.header.contains("draw")) arena->PrepareGuards(guard_key_);
   const auto timeout = TimingTimeout();
   auto reply = workers_.candidate->Request(request, "timed", timeout, "timing on the GPU");
   gpu_alone.reset();
@@ -136,7 +140,11 @@ bool CudaSession::Time() {
     return Finish(stage, VerdictStatus::kInfraError, answered_ahead.error().message, FailureKind::kInfrastructure);
   }
   PreparedCase last = std::move(answered_ahead.value());
-  if (!InputsAre(*arena, layout, last.inputs)) {
+  // Found as drawn by the worker's second draw on the device, the inputs did not come back.
+  const ArenaPart part = request.header.contains("draw") && header.value("inputs_as_drawn", false)
+                             ? ArenaPart::kGuardsAndOutputs
+                             : ArenaPart::kAll;
+  if (part == ArenaPart::kAll && !InputsAre(*arena, layout, last.inputs)) {
     last = PreparedCase{.layout = layout, .inputs = InputsOf(*arena, layout)};
     stage.details.note = "the last timed call's inputs were not the ones drawn ahead; checked against the reference on the inputs found";
     GpuGate::Shared gpu_shared(options_.gpu_gate);
@@ -144,8 +152,8 @@ bool CudaSession::Time() {
       return Finish(stage, VerdictStatus::kInfraError, answered.error().message, FailureKind::kInfrastructure);
     }
   }
-  arena->SnapshotInto(snapshot_);
-  const CaseCheck check = CheckSnapshot(task_, last, snapshot_, guard_key_);
+  arena->SnapshotInto(snapshot_, part);
+  const CaseCheck check = CheckSnapshot(task_, last, snapshot_, guard_key_, part);
   facts.final_check_s = SecondsSince(start) - stage.seconds;
   stage.seconds = SecondsSince(start);
   if (check.problem == CaseProblem::kGuardDamaged) {
@@ -229,6 +237,9 @@ void CudaSession::TimeAgainstSecondBaseline() {
   layout.held_seed = cases_.back().held_seed;
   Message request = TimingRequest(layout, kSecondTimingSalt);
   request.header["against"] = "second_baseline";
+  if (const auto found = candidate_arenas_.find(layout.Key()); found != candidate_arenas_.end() && found->second.arena) {
+    found->second.arena->PrepareGuards(guard_key_);
+  }
   auto reply = workers_.candidate->Request(request, "timed", TimingTimeout(), "timing against the second baseline");
   gpu_alone.reset();
   stage.seconds = SecondsSince(start);
