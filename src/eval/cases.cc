@@ -172,9 +172,21 @@ bool FloatsInPlace(const TensorSlot& slot, const void* data) {
 }  // namespace
 
 PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes, std::string reuse_inputs) {
+  PreparedCase prepared = LayOutCase(task, spec, guard_bytes);
+  DrawCaseInputs(prepared, std::move(reuse_inputs));
+  return prepared;
+}
+
+PreparedCase LayOutCase(const Task& task, const CaseSpec& spec, size_t guard_bytes) {
   PreparedCase prepared;
   prepared.layout = MakeLayout(task, spec.shape, guard_bytes);
   prepared.layout.held_seed = spec.held_seed;
+  prepared.draw = CaseDraw{spec.seed, spec.distribution};
+  return prepared;
+}
+
+void DrawCaseInputs(PreparedCase& prepared, std::string reuse_inputs) {
+  const CaseDraw draw = prepared.draw.value();  // a case found, not drawn, has nothing to draw
   const size_t input_bytes = InputBytes(prepared.layout);
   // The same size again costs nothing: no pass zeroes gigabytes before they are drawn.
   prepared.inputs = std::move(reuse_inputs);
@@ -188,17 +200,16 @@ PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_by
     // An fp32 input is drawn where it goes: at a problem's own sizes a copy through a second
     // buffer costs seconds a case (docs/benchmarks.md, "At the problem's own sizes").
     if (FloatsInPlace(slot, destination)) {
-      prepared.layout.FillSlot(slot, reinterpret_cast<float*>(destination), spec.distribution, spec.seed,
+      prepared.layout.FillSlot(slot, reinterpret_cast<float*>(destination), draw.distribution, draw.seed,
                                slot.parameter);
       continue;
     }
     // Drawn in fp32 and rounded to the tensor's dtype: a half-precision kernel and the reference
     // read the same rounded values.
     values.resize(slot.Elements());
-    prepared.layout.FillSlot(slot, values.data(), spec.distribution, spec.seed, slot.parameter);
+    prepared.layout.FillSlot(slot, values.data(), draw.distribution, draw.seed, slot.parameter);
     StoreAs(slot.dtype, values.data(), values.size(), destination);
   }
-  return prepared;
 }
 
 std::string VariantInputs(const CaseLayout& layout, const std::string& inputs, InputVariant variant) {

@@ -55,6 +55,9 @@ std::optional<DimValues> RandomShape(const Task& task, uint64_t seed);
 
 struct PreparedCase {
   CaseLayout layout;
+  /// The draw the inputs are (PrepareCase's); none where they were found rather than drawn. A
+  /// CUDA worker repeats it on the device instead of receiving the inputs.
+  std::optional<CaseDraw> draw;
   std::string inputs;                         // input tensors' bytes, in slot order
   std::vector<std::vector<double>> expected;  // per output tensor, from the reference
   /// Per output tensor, the reference on the inputs' absolute values: for a sum of products,
@@ -75,6 +78,10 @@ size_t OutputElements(const CaseLayout& layout);
 /// Generates the inputs of `spec`. `guard_bytes` pads every tensor on both sides. The inputs are
 /// drawn into `reuse_inputs`'s memory (a judged case's: every byte is overwritten).
 PreparedCase PrepareCase(const Task& task, const CaseSpec& spec, size_t guard_bytes, std::string reuse_inputs = {});
+/// PrepareCase in two steps: the layout and the draw, then (DrawCaseInputs) the inputs, so that
+/// a GPU can answer the draw while the host draws the same values.
+PreparedCase LayOutCase(const Task& task, const CaseSpec& spec, size_t guard_bytes);
+void DrawCaseInputs(PreparedCase& prepared, std::string reuse_inputs = {});
 
 /// The inputs the reference also runs on, to learn how exactly an honest fp32 kernel can meet
 /// each output element (PreparedCase::magnitude).

@@ -223,6 +223,22 @@ TEST(PrepareCase, Fp32InputsAreExactlyTheLayoutsDraw) {
 
 // A model's weights (held inputs) are its state: the same in every case of a verification at a
 // shape, whatever the case's seed and distribution, and secret (the verification's seed decides).
+TEST(PrepareCase, LaidOutThenDrawnIsTheSameCaseAndCarriesItsDraw) {
+  const Task task = LoadBuiltIn("elementwise", "vector_add");
+  const CaseSpec spec{.shape = {{"n", 1000}}, .distribution = Distribution::kLarge, .seed = 41};
+  const PreparedCase whole = PrepareCase(task, spec, 64);
+  PreparedCase laid_out = LayOutCase(task, spec, 64);
+  EXPECT_TRUE(laid_out.inputs.empty());
+  ASSERT_TRUE(laid_out.draw.has_value());
+  EXPECT_EQ(laid_out.draw->seed, 41u);
+  EXPECT_EQ(laid_out.draw->distribution, Distribution::kLarge);
+  DrawCaseInputs(laid_out, std::string(5, 'x'));
+  EXPECT_EQ(laid_out.inputs, whole.inputs);
+  EXPECT_EQ(laid_out.layout.Key(), whole.layout.Key());
+  ASSERT_TRUE(whole.draw.has_value());
+  EXPECT_EQ(whole.draw->seed, 41u);
+}
+
 TEST(PrepareCase, AHeldInputIsTheSameInEveryCaseOfAVerification) {
   Task task = LoadBuiltIn("gemm", "matmul");
   ASSERT_EQ(task.inputs.size(), 2u);

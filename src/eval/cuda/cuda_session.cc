@@ -113,16 +113,14 @@ void CudaSession::StartCases(const std::filesystem::path& reference) {
         return SetupReference(reference);
       },
       [this](const CaseSpec& spec, PreparedCase spare) {
-        PreparedCase prepared = PrepareCase(task_, spec, kCudaGuardBytes, std::move(spare.inputs));
+        // Its inputs are drawn by the answer below.
+        PreparedCase prepared = LayOutCase(task_, spec, kCudaGuardBytes);
+        prepared.inputs = std::move(spare.inputs);
         // Stale until the answer below overwrites every element in place (RunReference).
         prepared.expected = std::move(spare.expected);
         return prepared;
       },
-      [this](PreparedCase& prepared) {
-        // The reference shares the GPU like any verification; another candidate's timing waits.
-        GpuGate::Shared gpu_shared(options_.gpu_gate);
-        return ComputeExpected(prepared);
-      },
+      [this](PreparedCase& prepared) { return DrawAndAnswer(prepared); },
       kCasesAheadBytes);
 }
 
@@ -293,8 +291,35 @@ GuardedArena* CudaSession::ArenaFor(StageRecord& stage, const CaseLayout& layout
   return shared.arena.get();
 }
 
+Status CudaSession::DrawAndAnswer(PreparedCase& prepared) {
+  if (!DrawableOnDevice(prepared.layout)) {
+    DrawCaseInputs(prepared, std::move(prepared.inputs));
+    GpuGate::Shared gpu_shared(options_.gpu_gate);
+    return ComputeExpected(prepared);
+  }
+  // The reference worker draws the inputs on the GPU and answers them while this thread draws
+  // the same values on the host (for the check's scale, a failing case's report and the
+  // magnitude's variants).
+  std::future<Status> answered = std::async(std::launch::async, [this, &prepared] {
+    // The reference shares the GPU like any verification; another candidate's timing waits.
+    GpuGate::Shared gpu_shared(options_.gpu_gate);
+    const std::string no_inputs;  // the worker draws them
+    return RunReference(ReferenceLayout(prepared.layout), no_inputs, prepared.expected, prepared.draw);
+  });
+  std::string inputs = std::move(prepared.inputs);
+  DrawCaseInputs(prepared, std::move(inputs));
+  if (Status ran = answered.get(); !ran.ok()) return ran;
+  prepared.magnitude.clear();
+  if (!WantsMagnitude(task_, prepared)) return {};
+  GpuGate::Shared gpu_shared(options_.gpu_gate);
+  const CaseLayout layout = ReferenceLayout(prepared.layout);
+  return ComputeMagnitude(prepared, [&](const std::string& inputs, std::vector<std::vector<double>>& answer) {
+    return RunReference(layout, inputs, answer);
+  });
+}
+
 Status CudaSession::RunReference(const CaseLayout& layout, const std::string& inputs,
-                                 std::vector<std::vector<double>>& outputs) {
+                                 std::vector<std::vector<double>>& outputs, const std::optional<CaseDraw>& draw) {
   WorkerProcess& worker = *workers_.reference;
   auto worker_failed = [&worker] {
     return MakeError(ErrorKind::kInternal, "the reference worker failed: {}", worker.failure()->description);
@@ -307,11 +332,16 @@ Status CudaSession::RunReference(const CaseLayout& layout, const std::string& in
     shared = std::move(created.value());
   }
   GuardedArena* arena = shared.arena.get();
-  if (auto status = arena->Prepare(inputs, guard_key_); !status.ok()) return status.error();
+  if (draw) {
+    arena->PrepareGuards(guard_key_);
+  } else if (auto status = arena->Prepare(inputs, guard_key_); !status.ok()) {
+    return status.error();
+  }
   Message request;
   request.header = layout.ToJson();
   request.header["type"] = "run";
   request.header["target"] = "reference";
+  if (draw) request.header["draw"] = draw->ToJson();
   // Trusted code: its first call may load Python and torch (a KernelBench task's reference), which
   // took over 15 s on an H200 host whose cores were building fourteen extensions.
   const auto timeout = std::max<std::chrono::milliseconds>(options_.call_timeout, kTrustedCallTimeout);
@@ -338,7 +368,9 @@ Status CudaSession::RunReference(const CaseLayout& layout, const std::string& in
 
 Status CudaSession::ComputeExpected(PreparedCase& prepared) {
   const CaseLayout layout = ReferenceLayout(prepared.layout);
-  if (Status ran = RunReference(layout, prepared.inputs, prepared.expected); !ran.ok()) return ran;
+  // Drawn inputs are drawn again on the GPU rather than copied there.
+  const std::optional<CaseDraw> draw = DrawableOnDevice(prepared.layout) ? prepared.draw : std::nullopt;
+  if (Status ran = RunReference(layout, prepared.inputs, prepared.expected, draw); !ran.ok()) return ran;
   prepared.magnitude.clear();
   if (!WantsMagnitude(task_, prepared)) return {};
   return ComputeMagnitude(prepared, [&](const std::string& inputs, std::vector<std::vector<double>>& answer) {
@@ -388,7 +420,7 @@ bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCas
   if (arena == nullptr) return false;
   // Inputs the device can draw are drawn there (the host's draw, bit for bit): no copy into the
   // arena, no upload, and after the call only the guards and outputs come back.
-  const bool drawn_on_device = DrawableOnDevice(prepared.layout);
+  const bool drawn_on_device = prepared.draw && DrawableOnDevice(prepared.layout);
   if (drawn_on_device) {
     arena->PrepareGuards(guard_key_);
   } else if (auto status = arena->Prepare(prepared.inputs, guard_key_); !status.ok()) {
@@ -406,7 +438,7 @@ bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCas
   request.header["type"] = "run";
   request.header["target"] = "candidate";
   request.header["repeat"] = repeat;
-  if (drawn_on_device) request.header["draw"] = CaseDraw{spec.seed, spec.distribution}.ToJson();
+  if (drawn_on_device) request.header["draw"] = prepared.draw->ToJson();
   const auto timeout = options_.call_timeout * (1 + repeat / 16) + kReplySlack;
   const auto sent = Clock::now();
   auto reply = workers_.candidate->Request(request, "result", timeout, "running case " + spec.label);

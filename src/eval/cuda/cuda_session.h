@@ -99,7 +99,12 @@ class CudaSession {
   /// Fills prepared.expected (and .magnitude) from the reference worker. Used by the feed's
   /// thread during correctness and by the stages after it, never by both at once.
   Status ComputeExpected(PreparedCase& prepared);
-  Status RunReference(const CaseLayout& layout, const std::string& inputs, std::vector<std::vector<double>>& outputs);
+  /// The case feed's answer: draws `prepared`'s inputs (laid out by LayOutCase) and fills
+  /// expected and magnitude, the reference drawing the same inputs on the GPU meanwhile.
+  Status DrawAndAnswer(PreparedCase& prepared);
+  /// The reference on `inputs`, or on `draw` made on the GPU (then `inputs` is not read).
+  Status RunReference(const CaseLayout& layout, const std::string& inputs, std::vector<std::vector<double>>& outputs,
+                      const std::optional<CaseDraw>& draw = std::nullopt);
   /// Runs the candidate on one case (`repeat` extra calls first) and copies the case's memory
   /// into `snapshot` for judging; `launch` gets what a failed launch said; `part` what the
   /// snapshot holds (the inputs' bytes too, unless the worker drew them and found them as drawn).
