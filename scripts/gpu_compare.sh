@@ -8,7 +8,8 @@
 #                                      stage's seconds for a new candidate of four tasks
 #   scripts/gpu_compare.sh throughput  bench/cuda_bench.py throughput (COUNT candidates, default 24)
 # Each build gets its own cold cache, warmed by `ksmith doctor` (the GPU's facts) first.
-# Results: $OUT/compare-<mode>.txt, logs in $OUT/compare-<mode>.tar.gz. SIDES="after" runs one side.
+# Results: $OUT/compare-<mode>.txt, logs in $OUT/compare-<mode>.tar.gz. SIDES="after" runs one side;
+# a side other than after runs the build packed in .gpu-<side> (SIDES="before after variant").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
@@ -36,7 +37,7 @@ PY
 
 for side in ${SIDES:-before after}; do
   bin="$root/.gpu/bin"
-  [[ $side == before ]] && bin="$root/.gpu-before/bin"
+  [[ $side != after ]] && bin="$root/.gpu-$side/bin"
   export KSMITH_CACHE_DIR="$work/cache-$side"
   export KSMITH_WORKER="$bin/ksmith-worker" KSMITH_CUDA_WORKER="$bin/ksmith-cuda-worker"
   "$bin/ksmith" doctor > "$work/doctor-$side.txt" 2>&1
