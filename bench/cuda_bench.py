@@ -6,6 +6,7 @@ docs/benchmarks.md by hand.
   bench/cuda_bench.py latency        a new (uncached) candidate per run: compile / verify / time
   bench/cuda_bench.py throughput     COUNT (default 24) new candidates in one `ksmith eval`: verdicts per minute
   bench/cuda_bench.py repeatability  one kernel evaluated 5 times: spread of its cold time
+  bench/cuda_bench.py spares         verdicts in pre-started workers against fresh ones: cold time, seconds
   bench/cuda_bench.py ncu            our cold time against ncu's gpu__time_duration, same kernel
   bench/cuda_bench.py all            all of the above
 KSMITH names the ksmith binary (default: .gpu/bin/ksmith, see scripts/gpu_env.sh); EXTRA more
@@ -218,6 +219,44 @@ def repeatability(runs=5):
     print()
 
 
+def spares(rounds=int(os.environ.get("RUNS", "3")), count=6):
+    """Pre-started workers: a kernel's verdicts in workers started for it (a one-candidate `ksmith
+    eval`, whose workers start as it does) against those in spares started before it arrived (the
+    2nd to `count`th of a `count`-candidate eval, --jobs 1), interleaved `rounds` times. Its cold
+    time must not differ; the verdict's seconds are what the spare saves."""
+    print(f"## Pre-started workers against fresh ones ({rounds} rounds: two fresh verdicts, then {count} "
+          "in one eval, the 2nd on in spares)\n")
+    print("| kernel | workers | verdicts | cold us: median (spread) | verdict total_s median | sandbox s median | started ahead s median |")
+    print("|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as directory:
+        for task in ("vector_add", "matmul"):
+            kernel = new_kernel(task)
+            evaluate(task, [fresh_variant(kernel, directory, 0)])  # the trusted builds, cached
+            sides = {"fresh": [], "pre-started": []}
+            for round_index in range(rounds):
+                for i in range(2):
+                    _, (verdict,) = evaluate(task, [fresh_variant(kernel, directory, 100 * round_index + i + 1)])
+                    sides["fresh"].append(verdict)
+                kernels = [fresh_variant(kernel, directory, 100 * round_index + 10 + i) for i in range(count)]
+                _, verdicts = evaluate(task, kernels, ("--jobs", "1"))
+                for verdict in verdicts:
+                    ahead = verdict.get("provenance", {}).get("workers_started_ahead_s")
+                    sides["pre-started" if ahead else "fresh"].append(verdict)
+            for side, verdicts in sides.items():
+                if not verdicts:
+                    print(f"| {kernel.name} | {side} | 0 | - | - | - | - |")
+                    continue
+                colds = [stage(v, "timing")["details"]["candidate"]["cold_us"] for v in verdicts]
+                spread = (max(colds) - min(colds)) / statistics.median(colds)
+                ahead = [v.get("provenance", {}).get("workers_started_ahead_s", 0) for v in verdicts]
+                print(f"| {kernel.name} | {side} | {len(verdicts)} | {statistics.median(colds):.2f} ({100 * spread:.2f}%) | "
+                      f"{statistics.median(v['total_s'] for v in verdicts):.2f} | "
+                      f"{statistics.median(stage_seconds(v, ('sandbox',)) for v in verdicts):.3f} | "
+                      f"{statistics.median(ahead):.2f} |")
+                sys.stdout.flush()
+    print()
+
+
 def ncu():
     print("## Our cold time against ncu's gpu__time_duration (same kernel, bench shape)\n")
     print("| kernel | ksmith cold us | ncu us | ratio |")
@@ -240,7 +279,7 @@ def ncu():
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
     steps = {"latency": latency, "breakdown": breakdown, "throughput": throughput, "repeatability": repeatability,
-             "ncu": ncu}
+             "spares": spares, "ncu": ncu}
     for name, step in steps.items():
         if what in (name, "all"):
             step()

@@ -297,7 +297,8 @@ int RunEval(const EvalFlags& flags) {
                          : traits->gpu ? std::min(kDefaultGpuJobs, candidates.size())
                                        : DefaultVerificationWorkers(*traits);
   auto service = StartLocalService({flags.backend, settings->arch, workers, flags.devices,
-                                    BuildLimitsFrom(settings->build_memory_gib, settings->build_cpu_s)});
+                                    BuildLimitsFrom(settings->build_memory_gib, settings->build_cpu_s), 0,
+                                    candidates.size() > 1});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;

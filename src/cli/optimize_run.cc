@@ -369,7 +369,7 @@ std::optional<Failure> OptimizeRun::PrepareEvaluator(nlohmann::json& device_fact
   options.timing_budget_s = settings_.timing_budget_s;
   if (environment_.client == nullptr) {
     auto service = StartLocalService({settings_.backend, settings_.arch, 0, flags_.devices,
-                                      BuildLimitsFrom(settings_.build_memory_gib, settings_.build_cpu_s)});
+                                      BuildLimitsFrom(settings_.build_memory_gib, settings_.build_cpu_s), 0, true});
     if (!service.ok()) {
       return service.error().kind == ErrorKind::kInvalidArgument ? Usage(service.error().message)
                                                                  : Infra(service.error().message);

@@ -40,7 +40,7 @@ int RunWorker(const WorkerFlags& flags) {
     return kExitUsage;
   }
   auto service = StartLocalService({flags.device.backend, flags.device.arch, static_cast<size_t>(std::max(0, flags.device.jobs)), flags.device.devices,
-                                    BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s)});
+                                    BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s), 0, true});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;

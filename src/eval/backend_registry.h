@@ -28,6 +28,9 @@ struct BackendConfig {
   bool build_only = false;
   std::filesystem::path worker_executable;  // empty: the backend's worker beside this executable
   BuildLimits build_limits;                 // what each build may use (memory, CPU time)
+  /// gpu backends: keep one pair of workers started ahead for the next verification (a command
+  /// that judges many candidates); off, every verification starts its own.
+  bool spare_workers = false;
   /// Where a backend reports trouble that does not stop it (facts it could not measure).
   std::function<void(const std::string&)> report_error;
 };

@@ -212,6 +212,12 @@ bool WorkerProcess::Close(std::chrono::milliseconds timeout) {
   return true;
 }
 
+bool WorkerProcess::Waiting() const {
+  if (failure_ || reaped_) return false;
+  pollfd poll_fd{channel_fd_, POLLIN, 0};
+  return ::poll(&poll_fd, 1, 0) == 0;
+}
+
 std::string WorkerProcess::OutputTail(size_t max_bytes) const {
   auto log = ReadFile(log_path_);
   return log.ok() ? Tail(*log, max_bytes) : std::string();

@@ -69,6 +69,11 @@ class WorkerProcess {
 
   /// Set once a request failed.
   const std::optional<WorkerFailure>& failure() const { return failure_; }
+  /// The cancel flag of the evaluation that takes a worker started ahead of it (a spare).
+  void set_cancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
+  /// Whether a worker between requests still waits for the next: its channel neither closed
+  /// (it died) nor holding data nobody asked for.
+  bool Waiting() const;
   pid_t pid() const { return pid_; }
   /// The tail of what the candidate printed (stdout and stderr).
   std::string OutputTail(size_t max_bytes) const;

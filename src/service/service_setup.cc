@@ -32,6 +32,7 @@ Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRe
   config.backend_config.cache_directory = *cache;
   config.backend_config.arch = request.arch;
   config.backend_config.build_limits = request.build_limits;
+  config.backend_config.spare_workers = request.spare_workers;
   config.backend_config.report_error = [](const std::string& line) {
     std::fprintf(stderr, "ksmith: error: %s\n", line.c_str());
   };

@@ -14,6 +14,7 @@
 #include "eval/cuda/cuda_audit.h"
 #include "eval/cuda/cuda_profile.h"
 #include "eval/cuda/cuda_session.h"
+#include "eval/cuda/worker_spares.h"
 #include "eval/gpu_gate.h"
 #include "eval/pipeline_steps.h"
 
@@ -35,11 +36,20 @@ int64_t CaseBytes(const Task& task, const DimValues& shape) {
 class CudaSessionHolder : public VerificationSession {
  public:
   CudaSessionHolder(const Task& task, EvalOptions options, std::shared_future<std::optional<GpuFacts>> gpu,
-                    Verdict& verdict, uint64_t secret_seed)
-      : options_(std::move(options)), large_(CaseBytes(task, task.bench_shape) > GpuGate::kLargeCaseBytes) {
-    // Started now, from the pipeline's thread, so that the CUDA contexts are created while nvcc runs.
-    session_ = std::make_unique<CudaSession>(task, options_, std::move(gpu), verdict, secret_seed,
-                                             CudaWorkers::Start(options_));
+                    Verdict& verdict, uint64_t secret_seed, CudaWorkerSpares* spares)
+      : options_(std::move(options)), large_(CaseBytes(task, task.bench_shape) > GpuGate::kLargeCaseBytes),
+        spares_(spares) {
+    // Started now (or ahead, a spare), from the pipeline's thread, so that the CUDA contexts are
+    // created while the candidate builds.
+    CudaWorkers workers = spares_ ? spares_->Take(options_) : CudaWorkers::Start(options_);
+    if (workers.started_ahead_s > 0) verdict.provenance["workers_started_ahead_s"] = workers.started_ahead_s;
+    session_ = std::make_unique<CudaSession>(task, options_, std::move(gpu), verdict, secret_seed, std::move(workers));
+  }
+
+  ~CudaSessionHolder() override {
+    session_.reset();
+    // For the next verification: started now, its contexts are ready by the time it arrives.
+    if (spares_) spares_->Refill(options_);
   }
 
   void TrustedReady(const TrustedBuild& trusted) override {
@@ -64,6 +74,7 @@ class CudaSessionHolder : public VerificationSession {
 
   const EvalOptions options_;
   bool large_ = false;
+  CudaWorkerSpares* const spares_;  // null: every verification starts its own workers
   std::unique_lock<std::mutex> turn_;  // declared before session_: released after the workers end
   std::unique_ptr<CudaSession> session_;
 };
@@ -71,9 +82,11 @@ class CudaSessionHolder : public VerificationSession {
 class CudaBackend : public EvalBackend {
  public:
   CudaBackend(CudaCompiler compiler, std::shared_future<std::optional<GpuFacts>> gpu,
-              std::filesystem::path worker_executable, std::filesystem::path scratch_parent, std::string device)
+              std::filesystem::path worker_executable, std::filesystem::path scratch_parent, std::string device,
+              bool spare_workers)
       : compiler_(std::move(compiler)), gpu_(std::move(gpu)), worker_executable_(std::move(worker_executable)),
-        scratch_parent_(std::move(scratch_parent)), device_(std::move(device)) {}
+        scratch_parent_(std::move(scratch_parent)), device_(std::move(device)),
+        spares_(spare_workers ? std::make_unique<CudaWorkerSpares>() : nullptr) {}
 
   const BackendTraits& traits() const override { return CudaBackendTraits(); }
 
@@ -131,7 +144,8 @@ class CudaBackend : public EvalBackend {
     session_options.worker_executable = worker_executable_;
     session_options.scratch_parent = scratch_parent_;
     if (!device_.empty()) session_options.worker_environment.push_back("CUDA_VISIBLE_DEVICES=" + device_);
-    return std::make_unique<CudaSessionHolder>(view, std::move(session_options), gpu_, verdict, secret_seed);
+    return std::make_unique<CudaSessionHolder>(view, std::move(session_options), gpu_, verdict, secret_seed,
+                                               spares_ ? spares_.get() : nullptr);
   }
 
  private:
@@ -140,6 +154,7 @@ class CudaBackend : public EvalBackend {
   const std::filesystem::path worker_executable_;
   const std::filesystem::path scratch_parent_;
   const std::string device_;
+  const std::unique_ptr<CudaWorkerSpares> spares_;  // null where spares are off
 };
 
 // Audits and builds only: nvcc and cuobjdump, with no worker and no GPU (a machine with the
@@ -155,7 +170,7 @@ Result<std::unique_ptr<EvalBackend>> MakeCudaBuildBackend(const BackendConfig& c
   none.set_value(std::nullopt);
   return std::unique_ptr<EvalBackend>(std::make_unique<CudaBackend>(std::move(compiler.value()), none.get_future().share(),
                                                                     worker, config.cache_directory / "scratch",
-                                                                    config.device));
+                                                                    config.device, false));
 }
 
 }  // namespace
@@ -206,7 +221,8 @@ Result<std::unique_ptr<EvalBackend>> MakeCudaBackend(const BackendConfig& config
                           return std::nullopt;
                         }).share();
   return std::unique_ptr<EvalBackend>(std::make_unique<CudaBackend>(std::move(compiler.value()), std::move(gpu), worker,
-                                                                    config.cache_directory / "scratch", config.device));
+                                                                    config.cache_directory / "scratch", config.device,
+                                                                    config.spare_workers));
 }
 
 }  // namespace ksmith

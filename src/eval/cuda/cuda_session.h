@@ -44,6 +44,9 @@ struct CudaWorkers {
   std::unique_ptr<WorkerProcess> candidate;
   std::unique_ptr<WorkerProcess> reference;
   std::string start_error;  // set when they could not be started
+  /// How long before the verification took them they were started (a spare); 0 when started
+  /// for it.
+  double started_ahead_s = 0;
 
   static CudaWorkers Start(const EvalOptions& options);
 };
