@@ -15,7 +15,8 @@ latency and breakdown runs per task (default 5); LABEL names the binary in the b
 a JSON-lines file for every verdict the breakdown measured; COUNT, TASKS and JOBS the throughput's
 candidates, tasks and --jobs values; FORM=nvrtc has latency, breakdown and throughput judge the
 NVRTC-form kernels (tests/kernels/cuda/honest/<task>_nvrtc.cu, built by NVRTC) instead of the
-nvcc-built <task>_fast.cu (throughput: and _slow.cu).
+nvcc-built <task>_fast.cu (throughput: and _slow.cu); SPARES=1 has latency and breakdown measure
+verdicts in pre-started workers (the 2nd on of one multi-candidate eval).
 """
 import json
 import os
@@ -75,9 +76,18 @@ LATENCY_TASKS = ("vector_add", "relu", "softmax", "matmul")
 
 def new_candidate_verdicts(directory, runs):
     """Per latency task: `runs` verdicts of its honest fast kernel, each a new build (a first,
-    unmeasured one warms the caches). Yields (task, [(wall seconds, verdict)])."""
+    unmeasured one warms the caches). Yields (task, [(wall seconds, verdict)]). SPARES=1: the
+    `runs` verdicts after the first of one `ksmith eval --jobs 1`, whose workers were started
+    ahead (a series of candidates, as search and the service judge them); the wall is then the
+    eval's divided by its verdicts."""
     for task in LATENCY_TASKS:
         evaluate(task, [fresh_variant(new_kernel(task), directory, 0)])
+        if os.environ.get("SPARES") == "1":
+            kernels = [fresh_variant(new_kernel(task), directory, run + 1) for run in range(runs + 1)]
+            wall, verdicts = evaluate(task, kernels, ("--jobs", "1"))
+            ahead = [v for v in verdicts if v.get("provenance", {}).get("workers_started_ahead_s")]
+            yield task, [(wall / len(verdicts), verdict) for verdict in ahead]
+            continue
         results = []
         for run in range(runs):
             wall, (verdict,) = evaluate(task, [fresh_variant(new_kernel(task), directory, run + 1)])
@@ -107,8 +117,9 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
 
     VERDICTS names a JSON-lines file that gets every verdict measured (for a later look)."""
     label = os.environ.get("LABEL", pathlib.Path(KSMITH).parent.parent.name)
-    print(f"## Where a verdict's time goes ({label}: {KSMITH}; median of {runs}, trusted builds cached)\n")
-    columns = ["total", "build", "compile", "correctness", "cand. request", "ref. wait", "case wait",
+    workers = "workers started ahead" if os.environ.get("SPARES") == "1" else "workers started for each"
+    print(f"## Where a verdict's time goes ({label}: {KSMITH}; median of {runs}, trusted builds cached, {workers})\n")
+    columns = ["total", "sandbox", "build", "compile", "correctness", "cand. request", "ref. wait", "case wait",
                "arena prep", "snapshot", "host check", "check wait", "download", "idle", "timing", "final check",
                "recheck", "close", "release", "timing stopped by"]
     print("| task | " + " | ".join(columns) + " |")
@@ -130,7 +141,7 @@ def breakdown(runs=int(os.environ.get("RUNS", "5"))):
                 if saved:
                     saved.write(json.dumps({"label": label, "task": task, "verdict": verdict}) + "\n")
                 timing = stage(verdict, "timing")["details"]
-                rows.append((verdict["total_s"], stage_seconds(verdict, ("build",)),
+                rows.append((verdict["total_s"], stage_seconds(verdict, ("sandbox",)), stage_seconds(verdict, ("build",)),
                              stage(verdict, "build")["details"]["compile_s"],
                              stage_seconds(verdict, ("correctness",)),
                              counter(verdict, "correctness", "evaluator_ms", "candidate_request"),
