@@ -268,8 +268,10 @@ int RunBench(const BenchFlags& flags) {
     return kExitUsage;
   }
   // One service for every task: its device's workers take turns to time, however many tasks run.
-  auto service = StartLocalService(
-      {flags.backend, "", 0, flags.devices, BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s), 0, true});
+  auto service = StartLocalService({.backend = flags.backend,
+                                    .devices = flags.devices,
+                                    .build_limits = BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s),
+                                    .spare_workers = true});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;

@@ -296,9 +296,12 @@ int RunEval(const EvalFlags& flags) {
                          : flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
                          : traits->gpu ? std::min(kDefaultGpuJobs, candidates.size())
                                        : DefaultVerificationWorkers(*traits);
-  auto service = StartLocalService({flags.backend, settings->arch, workers, flags.devices,
-                                    BuildLimitsFrom(settings->build_memory_gib, settings->build_cpu_s), 0,
-                                    candidates.size() > 1});
+  auto service = StartLocalService({.backend = flags.backend,
+                                    .arch = settings->arch,
+                                    .workers = workers,
+                                    .devices = flags.devices,
+                                    .build_limits = BuildLimitsFrom(settings->build_memory_gib, settings->build_cpu_s),
+                                    .spare_workers = candidates.size() > 1});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;

@@ -368,8 +368,11 @@ std::optional<Failure> OptimizeRun::PrepareEvaluator(nlohmann::json& device_fact
   options.call_timeout = std::chrono::milliseconds(settings_.eval_timeout_ms);
   options.timing_budget_s = settings_.timing_budget_s;
   if (environment_.client == nullptr) {
-    auto service = StartLocalService({settings_.backend, settings_.arch, 0, flags_.devices,
-                                      BuildLimitsFrom(settings_.build_memory_gib, settings_.build_cpu_s), 0, true});
+    auto service = StartLocalService({.backend = settings_.backend,
+                                      .arch = settings_.arch,
+                                      .devices = flags_.devices,
+                                      .build_limits = BuildLimitsFrom(settings_.build_memory_gib, settings_.build_cpu_s),
+                                      .spare_workers = true});
     if (!service.ok()) {
       return service.error().kind == ErrorKind::kInvalidArgument ? Usage(service.error().message)
                                                                  : Infra(service.error().message);

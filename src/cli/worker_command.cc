@@ -39,8 +39,12 @@ int RunWorker(const WorkerFlags& flags) {
     PrintError(fmt::format("--broker: {}", address.error().message));
     return kExitUsage;
   }
-  auto service = StartLocalService({flags.device.backend, flags.device.arch, static_cast<size_t>(std::max(0, flags.device.jobs)), flags.device.devices,
-                                    BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s), 0, true});
+  auto service = StartLocalService({.backend = flags.device.backend,
+                                    .arch = flags.device.arch,
+                                    .workers = static_cast<size_t>(std::max(0, flags.device.jobs)),
+                                    .devices = flags.device.devices,
+                                    .build_limits = BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s),
+                                    .spare_workers = true});
   if (!service.ok()) {
     PrintError(service.error().message);
     return service.error().kind == ErrorKind::kInvalidArgument ? kExitUsage : kExitInfra;

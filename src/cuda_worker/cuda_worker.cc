@@ -354,8 +354,14 @@ struct ReadBackResult {
 
 // Brings back what the evaluator judges, once the device is idle. With the inputs drawn here
 // (`draw`) and found as drawn (compared on the device with a second draw), the guards and outputs
-// alone; otherwise, the whole arena, and the evaluator finds the change byte for byte.
-ReadBackResult ReadBack(WorkerState& state, DeviceCase& device_case, const std::optional<CaseDraw>& draw) {
+// alone; otherwise, the whole arena, and the evaluator finds the change byte for byte. The trusted
+// reference's inputs are not looked at (`untrusted` false): only its answers are read.
+ReadBackResult ReadBack(WorkerState& state, DeviceCase& device_case, const std::optional<CaseDraw>& draw,
+                        bool untrusted = true) {
+  if (draw && !untrusted) {
+    return {ArenaPart::kGuardsAndOutputs, device_case.DownloadGuardsAndOutputs(state.copy_stream),
+            "downloading the outputs"};
+  }
   if (draw) {
     unsigned long long changed = 0;
     cudaError_t error = EnsureScratch(state, LargestInputBytes(device_case.layout()));
@@ -435,7 +441,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
     }
     late_write = changed != 0;
   }
-  const auto read_back = ReadBack(state, device_case, *draw);
+  const auto read_back = ReadBack(state, device_case, *draw, untrusted);
   if (read_back.error != cudaSuccess) return CudaError(state, read_back.when, read_back.error);
   const auto downloaded = Clock::now();
   StreamReport streams = state.monitor->Collect();
@@ -449,6 +455,7 @@ Message HandleRun(const Message& request, WorkerState& state) {
       {"device_ns", streams.device_time_ns},
       {"violations", streams.violations},
       {"late_write", late_write},
+      {"drew", draw->has_value()},
       {"inputs_as_drawn", read_back.part == ArenaPart::kGuardsAndOutputs},
       // Where the worker's time went, for the latency benchmark.
       {"phase_us", {{"upload", us(received, uploaded)}, {"begin", us(uploaded, start)},
@@ -543,10 +550,13 @@ Message HandleTime(const Message& request, WorkerState& state) {
   }
   // The last call's inputs were drawn from the final seed (a held input keeps the bench case's).
   std::optional<CaseDraw> final_draw;
-  if (*draw && config.final_seed != 0) final_draw = CaseDraw{config.final_seed, static_cast<Distribution>(config.distribution)};
+  if (*draw && config.final_seed != 0) {
+    final_draw = CaseDraw{config.final_seed, static_cast<Distribution>(config.distribution)};
+  }
   const auto read_back = ReadBack(state, bench, final_draw);
   if (read_back.error != cudaSuccess) return CudaError(state, read_back.when, read_back.error);
   nlohmann::json timed_reply = std::move(timed.value());
+  timed_reply["drew"] = draw->has_value();
   timed_reply["inputs_as_drawn"] = read_back.part == ArenaPart::kGuardsAndOutputs;
   // A launch refused in a timed call ran no kernel: the verdict's checks of the timed outputs
   // fail it, and this says why.

@@ -32,7 +32,7 @@ class DeviceCase {
   /// Device -> host arena.
   cudaError_t Download(cudaStream_t copy_stream);
   /// Host arena -> device, the guard zones alone (the inputs drawn and the outputs poisoned on the
-  /// device).
+  /// device), queued on `copy_stream`: the caller synchronizes it.
   cudaError_t UploadGuards(cudaStream_t copy_stream);
   /// Device -> host arena: the guard zones and the outputs, not the inputs' bytes.
   cudaError_t DownloadGuardsAndOutputs(cudaStream_t copy_stream);

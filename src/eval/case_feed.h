@@ -24,13 +24,14 @@ size_t PreparedBytes(const PreparedCase& prepared);
 
 class CaseFeed {
  public:
-  /// Generates a case's inputs. `spare` is a judged case handed back by Recycle, or empty: its
-  /// buffers are the new case's to reuse (at a problem's own sizes, fresh pages for gigabytes
-  /// cost more than drawing the values).
+  /// Generates a case's inputs, or only lays it out for Answer to draw them (the CUDA session:
+  /// its reference draws them on the GPU meanwhile). `spare` is a judged case handed back by
+  /// Recycle, or empty: its buffers are the new case's to reuse (at a problem's own sizes, fresh
+  /// pages for gigabytes cost more than drawing the values).
   using Prepare = std::function<PreparedCase(const CaseSpec&, PreparedCase spare)>;
-  /// Fills prepared.expected (and .magnitude), every element of it: Prepare may have left a
-  /// judged case's answer there for its memory. An error is the evaluator's, never the
-  /// candidate's; the feed stops at the first.
+  /// Completes the case: its inputs where Prepare left them to it, and prepared.expected (and
+  /// .magnitude), every element of it: Prepare may have left a judged case's answer there for
+  /// its memory. An error is the evaluator's, never the candidate's; the feed stops at the first.
   using Answer = std::function<Status(PreparedCase&)>;
   /// Runs once on the feed's thread before the first case (e.g. loading the reference). An
   /// error is returned for every case.

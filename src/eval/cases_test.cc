@@ -221,8 +221,6 @@ TEST(PrepareCase, Fp32InputsAreExactlyTheLayoutsDraw) {
   EXPECT_NEAR(InputRms(prepared), std::sqrt(squares / static_cast<double>(count)), 1e-9);
 }
 
-// A model's weights (held inputs) are its state: the same in every case of a verification at a
-// shape, whatever the case's seed and distribution, and secret (the verification's seed decides).
 TEST(PrepareCase, LaidOutThenDrawnIsTheSameCaseAndCarriesItsDraw) {
   const Task task = LoadBuiltIn("elementwise", "vector_add");
   const CaseSpec spec{.shape = {{"n", 1000}}, .distribution = Distribution::kLarge, .seed = 41};
@@ -239,6 +237,8 @@ TEST(PrepareCase, LaidOutThenDrawnIsTheSameCaseAndCarriesItsDraw) {
   EXPECT_EQ(whole.draw->seed, 41u);
 }
 
+// A model's weights (held inputs) are its state: the same in every case of a verification at a
+// shape, whatever the case's seed and distribution, and secret (the verification's seed decides).
 TEST(PrepareCase, AHeldInputIsTheSameInEveryCaseOfAVerification) {
   Task task = LoadBuiltIn("gemm", "matmul");
   ASSERT_EQ(task.inputs.size(), 2u);

@@ -128,10 +128,16 @@ Result<std::optional<CaseDraw>> CaseDraw::FromRequest(const nlohmann::json& head
 }
 
 bool DrawableOnDevice(const CaseLayout& layout) {
+  // The host draws integers as floats before storing them: exact only up to 2^24.
+  constexpr int64_t kExactInFloat = int64_t{1} << 24;
   for (const auto& slot : layout.tensors) {
     if (slot.output) continue;
     const bool integer_tensor = slot.dtype == DType::kInt32;
     if (integer_tensor != slot.draw.integers.has_value()) return false;
+    if (integer_tensor && (std::llabs(slot.draw.integers->low) > kExactInFloat ||
+                           std::llabs(slot.draw.integers->high) > kExactInFloat)) {
+      return false;
+    }
   }
   return true;
 }

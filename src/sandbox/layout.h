@@ -59,7 +59,8 @@ struct CaseDraw {
 };
 
 /// Whether every input of `layout` can be drawn on the device as the host draws it: floating
-/// point inputs, and integer ranges only in int32 tensors.
+/// point inputs, and integer ranges only in int32 tensors, within +-2^24 (the host's draw passes
+/// through a float).
 bool DrawableOnDevice(const CaseLayout& layout);
 
 /// Which parts of an arena the evaluator reads back.

@@ -229,6 +229,9 @@ TEST(CaseLayout, DrawableOnDeviceWhereEveryInputHasTheDevicesGenerator) {
   layout.tensors[2].dtype = DType::kInt32;  // an output is never drawn
   layout.tensors[1].draw.integers.reset();
   EXPECT_TRUE(DrawableOnDevice(layout));
+  layout.tensors[1].dtype = DType::kInt32;
+  layout.tensors[1].draw.integers = IntegerRange{(int64_t{1} << 24) + 1, (int64_t{1} << 24) + 9};
+  EXPECT_FALSE(DrawableOnDevice(layout));  // past what the host's float draw holds exactly
 }
 
 TEST(GuardedArena, GuardsDependOnTheKey) {

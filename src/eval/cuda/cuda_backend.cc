@@ -48,8 +48,8 @@ class CudaSessionHolder : public VerificationSession {
 
   ~CudaSessionHolder() override {
     session_.reset();
-    // For the next verification: started now, its contexts are ready by the time it arrives.
-    if (spares_) spares_->Refill(options_);
+    // Where the spare could not be started at Take; not for a cancelled run (shutting down).
+    if (spares_ && !options_.Cancelled()) spares_->Refill(options_);
   }
 
   void TrustedReady(const TrustedBuild& trusted) override {

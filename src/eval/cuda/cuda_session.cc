@@ -350,6 +350,7 @@ Status CudaSession::RunReference(const CaseLayout& layout, const std::string& in
   if (reply->type() != "result") {
     return MakeError(ErrorKind::kInternal, "the GPU reference failed: {}", reply->header.value("message", std::string("?")));
   }
+  if (draw && !reply->header.value("drew", false)) return MakeError(ErrorKind::kInternal, "{}", kWorkerDidNotDraw);
   // Into `outputs`' own memory where it has the size (a judged case's answer, handed back):
   // at a problem's own sizes an answer is gigabytes, and fresh pages cost more than the copy.
   size_t output = 0;
@@ -454,6 +455,9 @@ bool CudaSession::CallCase(StageRecord& stage, const CaseSpec& spec, PreparedCas
   if (!reference.ok()) return Finish(stage, VerdictStatus::kInfraError, reference.error().message, FailureKind::kInfrastructure);
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false, &spec);
   if (!JudgeReply(stage, *reply, CaseRefFor(task_, spec))) return false;
+  if (drawn_on_device && !reply->header.value("drew", false)) {
+    return Finish(stage, VerdictStatus::kInfraError, kWorkerDidNotDraw, FailureKind::kInfrastructure);
+  }
   launched_.Add(reply->header);
   const nlohmann::json phases = reply->header.value("phase_us", nlohmann::json::object());
   for (const auto& [phase, value] : phases.items()) {

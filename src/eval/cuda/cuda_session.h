@@ -34,6 +34,11 @@ namespace ksmith {
 
 /// Guard zone on each side of every tensor of a CUDA case [bytes].
 inline constexpr size_t kCudaGuardBytes = 256;
+/// A worker that ran a call without drawing the inputs it was sent a draw for ran it on stale
+/// memory: the evaluator's fault (a mismatched worker), never the candidate's.
+inline constexpr const char* kWorkerDidNotDraw =
+    "the CUDA worker did not draw the case's inputs it was asked to draw (a ksmith-cuda-worker older than "
+    "this ksmith? rebuild both)";
 /// Context creation, module loading, sharing a case's memory.
 inline constexpr std::chrono::milliseconds kCudaSetupTimeout{60'000};
 

@@ -120,6 +120,9 @@ bool CudaSession::Time() {
   if (!reply) return WorkerFailed(stage, *workers_.candidate, false);
   if (!JudgeReply(stage, *reply, timed_case)) return false;
   const auto& header = reply->header;
+  if (request.header.contains("draw") && !header.value("drew", false)) {
+    return Finish(stage, VerdictStatus::kInfraError, kWorkerDidNotDraw, FailureKind::kInfrastructure);
+  }
   TimingFacts& facts = stage.details.MutableTiming();
   facts.shape = timed_case.shape;
   const auto mismatched = header.value("mismatched_elements", uint64_t{0});
