@@ -1,5 +1,5 @@
 // A case's inputs drawn on the device (cuda_worker/device_inputs.h) against the host's
-// PrepareCase, for every built-in task at its smallest and largest eval shape: the same bytes, so that a
+// PrepareCase, for every built-in task at its first and last eval shape: the same bytes, so that a
 // checked call on inputs drawn in the worker is judged against the reference's answer for the
 // host's. And the second draw after a call finds any changed word. Needs an NVIDIA GPU; skips,
 // saying why, everywhere else.
