@@ -147,7 +147,6 @@ class VerdictPrinter {
   std::optional<std::pair<std::string, double>> fastest_;  // candidate, speedup
 };
 
-constexpr size_t kDefaultGpuJobs = 3;
 
 // The one candidate judged at every point of the sweep, all queued at once (builds are shared: the
 // source is the same); a line on stderr per point as it ends, then the table, or JSON.
@@ -294,8 +293,8 @@ int RunEval(const EvalFlags& flags) {
   // needs the GPU to itself, and cpu timing needs every core.
   const size_t workers = flags.profile ? 1
                          : flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
-                         : traits->gpu ? std::min(kDefaultGpuJobs, candidates.size())
-                                       : DefaultVerificationWorkers(*traits);
+                                       : std::min(DefaultVerificationWorkers(*traits),
+                                                  std::max<size_t>(1, candidates.size()));
   auto service = StartLocalService({.backend = flags.backend,
                                     .arch = settings->arch,
                                     .workers = workers,

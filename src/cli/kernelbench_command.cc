@@ -137,8 +137,8 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   for (const auto& item : planned) levels.insert(item.sample.level);
 
   const size_t workers = flags.jobs > 0 ? static_cast<size_t>(flags.jobs)
-                         : traits->gpu  ? std::min<size_t>(3, planned.size())
-                                        : DefaultVerificationWorkers(*traits);
+                                        : std::min(DefaultVerificationWorkers(*traits),
+                                                   std::max<size_t>(1, planned.size()));
   auto service = StartLocalService({flags.backend, "", workers, {}, BuildLimitsFrom(flags.build_memory_gib, flags.build_cpu_s)});
   if (!service.ok()) {
     PrintError(service.error().message);

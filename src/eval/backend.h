@@ -36,6 +36,11 @@ struct BackendTraits {
   /// Timing runs on the cores that compile: builds must not overlap a verification (the
   /// service then builds each candidate when its evaluation starts, not when it is queued).
   bool times_on_host_cores = false;
+  /// Verifications one device runs at once unless the user says (`--jobs`): on a GPU, the
+  /// checks of some overlap the timing of one, which takes the device alone.
+  size_t default_verifications_per_device = 1;
+  /// Whether the machine may have several of its devices to choose from (`--devices`).
+  bool selects_devices = false;
 };
 
 /// A baseline timed beside the task's own where the candidate's format has one and it was asked

@@ -1,16 +1,15 @@
 #include "service/service_setup.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/files.h"
 
 namespace ksmith {
 
-namespace {
-constexpr size_t kDefaultGpuWorkers = 3;
-}  // namespace
-
-size_t DefaultVerificationWorkers(const BackendTraits& traits) { return traits.gpu ? kDefaultGpuWorkers : 1; }
+size_t DefaultVerificationWorkers(const BackendTraits& traits) {
+  return std::max<size_t>(1, traits.default_verifications_per_device);
+}
 
 BuildLimits BuildLimitsFrom(std::optional<double> memory_gib, std::optional<double> cpu_s) {
   BuildLimits limits;
@@ -22,7 +21,7 @@ BuildLimits BuildLimitsFrom(std::optional<double> memory_gib, std::optional<doub
 Result<std::unique_ptr<LocalEvalService>> StartLocalService(const LocalServiceRequest& request) {
   auto traits = BackendRegistry::Global().Traits(request.backend);
   if (!traits.ok()) return traits.error();
-  if (!traits->gpu && !request.devices.empty()) {
+  if (!traits->selects_devices && !request.devices.empty()) {
     return MakeError(ErrorKind::kInvalidArgument,
                      "--devices is for GPU backends: the {} backend has one device, this machine", request.backend);
   }

@@ -185,7 +185,16 @@ Task CudaView(const Task& task) {
 }
 
 const BackendTraits& CudaBackendTraits() {
-  static const BackendTraits traits{"cuda", "CUDA C++ kernels on an NVIDIA GPU (nvcc, or NVRTC for the NVRTC form)", ".cu", "cuda", "nvcc or NVRTC", true, true, false};
+  static const BackendTraits traits{.name = "cuda",
+                                    .description = "CUDA C++ kernels on an NVIDIA GPU (nvcc, or NVRTC for the NVRTC form)",
+                                    .source_extension = ".cu",
+                                    .fence_language = "cuda",
+                                    .compiler_name = "nvcc or NVRTC",
+                                    .gpu = true,
+                                    .profiles = true,
+                                    .times_on_host_cores = false,
+                                    .default_verifications_per_device = 3,
+                                    .selects_devices = true};
   return traits;
 }
 
