@@ -345,6 +345,16 @@ cudaError_t PrepareOnDevice(WorkerState& state, DeviceCase& device_case, const C
   return cudaStreamSynchronize(state.copy_stream);
 }
 
+// The draw a request asks the worker to make of `device_case`'s inputs, if any. Errors: a
+// malformed one, or one for inputs the device cannot draw as the host does.
+Result<std::optional<CaseDraw>> RequestedDraw(const Message& request, const DeviceCase& device_case) {
+  auto draw = CaseDraw::FromRequest(request.header);
+  if (draw.ok() && *draw && !DrawableOnDevice(device_case.layout())) {
+    return MakeError(ErrorKind::kProtocol, "this layout's inputs cannot be drawn on the device");
+  }
+  return draw;
+}
+
 // What ReadBack brought back, or the CUDA error that stopped it and in doing what.
 struct ReadBackResult {
   ArenaPart part = ArenaPart::kAll;
@@ -385,11 +395,8 @@ Message HandleRun(const Message& request, WorkerState& state) {
   const std::string target = request.header.value("target", std::string("candidate"));
   const auto entry = state.entries.find(target);
   if (entry == state.entries.end()) return Reply("error", {{"message", "no " + target + " kernel loaded"}});
-  auto draw = CaseDraw::FromRequest(request.header);
+  const auto draw = RequestedDraw(request, device_case);
   if (!draw.ok()) return Reply("error", {{"message", draw.error().message}});
-  if (*draw && !DrawableOnDevice(device_case.layout())) {
-    return Reply("error", {{"message", "this layout's inputs cannot be drawn on the device"}});
-  }
   TakeLaunchRefusal();  // an earlier request's, reported with it or forgotten
   const auto received = Clock::now();
   if (auto error = *draw ? PrepareOnDevice(state, device_case, **draw) : device_case.Upload(state.copy_stream);
@@ -509,11 +516,8 @@ Message HandleTime(const Message& request, WorkerState& state) {
   const auto finish = state.finishes.find(against);
   const CudaFinish baseline_finish = finish != state.finishes.end() ? finish->second : nullptr;
   DeviceCase& bench = **found;
-  auto draw = CaseDraw::FromRequest(request.header);
+  const auto draw = RequestedDraw(request, bench);
   if (!draw.ok()) return Reply("error", {{"message", draw.error().message}});
-  if (*draw && !DrawableOnDevice(bench.layout())) {
-    return Reply("error", {{"message", "this layout's inputs cannot be drawn on the device"}});
-  }
   if (auto error = *draw ? PrepareOnDevice(state, bench, **draw) : bench.Upload(state.copy_stream);
       error != cudaSuccess) {
     return CudaError(state, "preparing the timing case", error);

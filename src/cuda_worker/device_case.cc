@@ -39,18 +39,12 @@ DeviceCase::~DeviceCase() {
 }
 
 cudaError_t DeviceCase::Upload(cudaStream_t copy_stream) {
-  if (auto error = cudaMemcpyAsync(device_, memory_->data(), bytes_, cudaMemcpyHostToDevice, copy_stream);
-      error != cudaSuccess) {
-    return error;
-  }
+  if (auto error = CopyRange(0, bytes_, cudaMemcpyHostToDevice, copy_stream); error != cudaSuccess) return error;
   return cudaStreamSynchronize(copy_stream);
 }
 
 cudaError_t DeviceCase::Download(cudaStream_t copy_stream) {
-  if (auto error = cudaMemcpyAsync(memory_->data(), device_, bytes_, cudaMemcpyDeviceToHost, copy_stream);
-      error != cudaSuccess) {
-    return error;
-  }
+  if (auto error = CopyRange(0, bytes_, cudaMemcpyDeviceToHost, copy_stream); error != cudaSuccess) return error;
   return cudaStreamSynchronize(copy_stream);
 }
 

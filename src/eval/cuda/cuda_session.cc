@@ -309,10 +309,15 @@ Status CudaSession::DrawAndAnswer(PreparedCase& prepared) {
   std::string inputs = std::move(prepared.inputs);
   DrawCaseInputs(prepared, std::move(inputs));
   if (Status ran = answered.get(); !ran.ok()) return ran;
+  GpuGate::Shared gpu_shared(options_.gpu_gate);
+  return AnswerMagnitude(prepared);
+}
+
+Status CudaSession::AnswerMagnitude(PreparedCase& prepared) {
   prepared.magnitude.clear();
   if (!WantsMagnitude(task_, prepared)) return {};
-  GpuGate::Shared gpu_shared(options_.gpu_gate);
   const CaseLayout layout = ReferenceLayout(prepared.layout);
+  // The variants are made from the host's inputs, so they travel to the reference.
   return ComputeMagnitude(prepared, [&](const std::string& inputs, std::vector<std::vector<double>>& answer) {
     return RunReference(layout, inputs, answer);
   });
@@ -372,11 +377,7 @@ Status CudaSession::ComputeExpected(PreparedCase& prepared) {
   // Drawn inputs are drawn again on the GPU rather than copied there.
   const std::optional<CaseDraw> draw = DrawableOnDevice(prepared.layout) ? prepared.draw : std::nullopt;
   if (Status ran = RunReference(layout, prepared.inputs, prepared.expected, draw); !ran.ok()) return ran;
-  prepared.magnitude.clear();
-  if (!WantsMagnitude(task_, prepared)) return {};
-  return ComputeMagnitude(prepared, [&](const std::string& inputs, std::vector<std::vector<double>>& answer) {
-    return RunReference(layout, inputs, answer);
-  });
+  return AnswerMagnitude(prepared);
 }
 
 bool CudaSession::JudgeReply(StageRecord& stage, const Message& reply, const CaseRef& at) {

@@ -110,6 +110,8 @@ class CudaSession {
   /// The case feed's answer: draws `prepared`'s inputs (laid out by LayOutCase) and fills
   /// expected and magnitude, the reference drawing the same inputs on the GPU meanwhile.
   Status DrawAndAnswer(PreparedCase& prepared);
+  /// Fills prepared.magnitude where the task wants it (the reference on the inputs' variants).
+  Status AnswerMagnitude(PreparedCase& prepared);
   /// The reference on `inputs`, or on `draw` made on the GPU (then `inputs` is not read).
   Status RunReference(const CaseLayout& layout, const std::string& inputs, std::vector<std::vector<double>>& outputs,
                       const std::optional<CaseDraw>& draw = std::nullopt);
