@@ -13,7 +13,8 @@ mode="${1:-build}"
 packages=(g++ cmake ninja-build pkg-config libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
           libcli11-dev libgtest-dev libgmock-dev libssl-dev libseccomp-dev libopenblas-dev
           libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev libdnnl-dev chromium python3-torch
-          python3-pytest libtorch-dev pybind11-dev zlib1g-dev libhiredis-dev redis-server tmux)
+          python3-pytest libtorch-dev pybind11-dev zlib1g-dev libhiredis-dev redis-server tmux
+          pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

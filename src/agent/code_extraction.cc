@@ -13,7 +13,7 @@ namespace ksmith {
 namespace {
 
 bool IsCodeLanguage(const std::string& language) {
-  static const char* kLanguages[] = {"", "cpp", "c++", "cxx", "cc", "c", "cuda", "cu", "hip"};
+  static const char* kLanguages[] = {"", "cpp", "c++", "cxx", "cc", "c", "cuda", "cu", "hip", "opencl", "cl"};
   return std::find(std::begin(kLanguages), std::end(kLanguages), language) != std::end(kLanguages);
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/ranges.h>
 
+#include "backends/opencl/opencl_backend.h"
 #include "eval/cpu/cpu_backend.h"
 #include "eval/cuda/cuda_backend.h"
 
@@ -15,6 +16,7 @@ BackendRegistry& BackendRegistry::Global() {
     // One line per backend.
     (void)created->Register({CpuBackendTraits(), MakeCpuBackend});
     (void)created->Register({CudaBackendTraits(), MakeCudaBackend});
+    (void)created->Register({OpenclBackendTraits(), MakeOpenclBackend});
     return created;
   }();
   return *registry;

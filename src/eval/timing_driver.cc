@@ -101,6 +101,7 @@ class Driver {
 
   std::optional<TimingOutcome> Run(int inputs_fd) {
     TimingOutcome outcome;
+    outcome.worker_clock = settings_.worker_clock;
     const auto setup_start = Clock::now();
     Message setup;
     setup.header = settings_.bench;
@@ -274,7 +275,7 @@ class Driver {
       // The evaluator's clock, less the request's own cost; for calls shorter than the noise in
       // that cost, never below what the worker's clock saw (a candidate cannot look faster this
       // way: shrinking the worker's clock only makes the outside time count).
-      const double time_us = std::max(call->first - outcome.overhead_us, call->second);
+      const double time_us = settings_.worker_clock ? call->second : std::max(call->first - outcome.overhead_us, call->second);
       switch (sample) {
         case Sample::kTimed:
           (candidate ? outcome.candidate_us : outcome.baseline_us).push_back(time_us);
@@ -346,8 +347,10 @@ void CrossCheckClocks(TimingOutcome& outcome) {
   }
   // The gap between the two clocks is the request's cost, the same for both sides; a candidate
   // whose in-process time is much shorter than the evaluator saw has changed the worker's clock.
-  const double candidate_gap = gaps(outcome.candidate_us, outcome.candidate_inner_us);
-  const double baseline_gap = gaps(outcome.baseline_us, outcome.baseline_inner_us);
+  const double candidate_gap =
+      gaps(outcome.worker_clock ? outcome.candidate_outer_us : outcome.candidate_us, outcome.candidate_inner_us);
+  const double baseline_gap =
+      gaps(outcome.worker_clock ? outcome.baseline_outer_us : outcome.baseline_us, outcome.baseline_inner_us);
   const double allowed = std::max(kShortClockAbsoluteUs, kTamperRelative * Median(outcome.candidate_us));
   outcome.clock_gap_excess_us = candidate_gap - baseline_gap;
   if (candidate_gap - baseline_gap > allowed) {

@@ -39,6 +39,9 @@ struct TimingSettings {
   /// slower), or inside 1 +- tie_band (a tie). 0: only the target or the budget stops the loop.
   double tie_band = 0.0;
   std::chrono::milliseconds call_timeout{10'000};
+  /// The samples are the worker's clock (a device's events), the evaluator's the cross-check
+  /// (a GPU's launches and transfers are no part of a kernel's time); else the evaluator's.
+  bool worker_clock = false;
 };
 
 struct TimingOutcome {
@@ -48,6 +51,7 @@ struct TimingOutcome {
   std::vector<double> baseline_inner_us;   // [us]
   std::vector<double> candidate_outer_us;  // [us] evaluator's clock around each timed request, whole
   std::vector<double> baseline_outer_us;   // [us]
+  bool worker_clock = false;               // the samples above are the worker's clock (TimingSettings)
   double overhead_us = 0;                  // [us] median round trip of an empty request
   double setup_s = 0;                      // [s]
   double loop_s = 0;                       // [s]

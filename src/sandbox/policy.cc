@@ -47,6 +47,7 @@ Result<int> ApplyLandlock(const SandboxPolicy& policy) {
   readable.insert(readable.end(), policy.readable.begin(), policy.readable.end());
   if (!policy.scratch.empty()) readable.push_back(policy.scratch);
   std::vector<std::filesystem::path> writable;
+  if (policy.scratch_writable && !policy.scratch.empty()) writable.push_back(policy.scratch);
   if (policy.gpu) {
     readable.insert(readable.end(), {"/proc", "/sys", "/dev/nvidia-caps", "/etc/nvidia"});
     writable = {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
@@ -77,7 +78,7 @@ Status DropCapabilities() {
 
 // With `notify`, the calls only code that means to leave the walls makes go to the evaluator
 // (sandbox/call_watch.h), which answers EPERM: returns the listener. Else -1, all refused quietly.
-Result<int> ApplySeccomp(bool allow_write_opens, bool notify) {
+Result<int> ApplySeccomp(bool allow_write_opens, bool allow_tree_changes, bool notify) {
   scmp_filter_ctx filter = ::seccomp_init(SCMP_ACT_ALLOW);
   if (filter == nullptr) return MakeError(ErrorKind::kIo, "seccomp_init failed");
   const auto deny = SCMP_ACT_ERRNO(EPERM);
@@ -127,14 +128,20 @@ Result<int> ApplySeccomp(bool allow_write_opens, bool notify) {
   for (scmp_datum_t flag : {scmp_datum_t{O_WRONLY}, scmp_datum_t{O_RDWR}, scmp_datum_t{O_CREAT},
                             scmp_datum_t{O_TRUNC}, scmp_datum_t{O_APPEND}}) {
     if (allow_write_opens && flag != O_CREAT && flag != O_TRUNC && flag != O_APPEND) continue;
+    if (allow_tree_changes) continue;
     rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, flag, flag));
     rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, flag, flag));
   }
   rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat2));
+  // Landlock confines these to the scratch where it allows them (SandboxPolicy::scratch_writable).
+  if (!allow_tree_changes) {
+    for (int number : {SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
+                       SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir)}) {
+      rule(SCMP_ACT_ERRNO(EACCES), number);
+    }
+  }
   for (int number :
-       {SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename),
-        SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat),
-        SCMP_SYS(rmdir), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(link),
+       {SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(link),
         SCMP_SYS(linkat), SCMP_SYS(chmod), SCMP_SYS(fchmodat), SCMP_SYS(chown),
         SCMP_SYS(fchownat), SCMP_SYS(lchown), SCMP_SYS(truncate), SCMP_SYS(mknod),
         SCMP_SYS(mknodat), SCMP_SYS(setrlimit), SCMP_SYS(prlimit64), SCMP_SYS(fchmod),
@@ -223,16 +230,20 @@ Protections ApplySandbox(const SandboxPolicy& policy) {
     protections.notes.push_back(abi.error().message);
   }
   // Opening files read-write is left to Landlock only where Landlock holds.
-  const bool allow_write_opens = policy.gpu && protections.landlock_abi > 0;
+  const bool allow_write_opens = (policy.gpu || policy.scratch_writable) && protections.landlock_abi > 0;
+  const bool allow_tree_changes = policy.scratch_writable && protections.landlock_abi > 0;
   if (policy.gpu && !allow_write_opens) {
     protections.notes.push_back("no Landlock: the GPU driver cannot open its device files read-write");
   }
-  auto listener = ApplySeccomp(allow_write_opens, page_fd >= 0);
+  if (policy.scratch_writable && !allow_tree_changes) {
+    protections.notes.push_back("no Landlock: nothing may be written, the scratch folder included");
+  }
+  auto listener = ApplySeccomp(allow_write_opens, allow_tree_changes, page_fd >= 0);
   if (!listener.ok() && page_fd >= 0) {
     // An older kernel (no listener beside TSYNC before 5.7), or a listener already above this
     // process (a container's): the same walls, each call refused quietly.
     protections.notes.push_back("forbidden calls are refused quietly: " + listener.error().message);
-    listener = ApplySeccomp(allow_write_opens, false);
+    listener = ApplySeccomp(allow_write_opens, allow_tree_changes, false);
   }
   if (listener.ok()) {
     protections.seccomp = true;

@@ -25,6 +25,10 @@ struct SandboxPolicy {
   /// (/dev/nvidia*) and reserves address space far beyond any RLIMIT_AS, so writes are confined
   /// by Landlock to the device files instead of by seccomp, and the address space is unlimited.
   bool gpu = false;
+  /// An OpenCL runtime's worker: PoCL unpacks a program binary into its cache folder (the
+  /// scratch) and loads it from there, so files may be created, renamed and removed, in the
+  /// scratch alone (Landlock), where Landlock holds.
+  bool scratch_writable = false;
   /// Where the listener for the calls whose attempt is a violation goes (a socket to the
   /// evaluator's CallWatch, sandbox/call_watch.h); closed once handed over. -1: those calls are
   /// refused quietly, as every other is.

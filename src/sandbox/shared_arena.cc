@@ -1,5 +1,9 @@
 #include "sandbox/shared_arena.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+
 #include "core/parallel.h"
 
 namespace ksmith {
@@ -23,6 +27,20 @@ Result<SharedArena> ShareArena(WorkerProcess& worker, const CaseLayout& layout, 
   shared.arena = std::make_unique<GuardedArena>(layout, (*memory)->data());
   shared.memory = std::move(memory.value());
   return shared;
+}
+
+Result<SharedRequest> ReceiveShared(const nlohmann::json& header, int channel_fd,
+                                    size_t (*bytes_for)(const CaseLayout&, const nlohmann::json&)) {
+  auto layout = CaseLayout::FromJson(header);
+  auto fd = ReceiveDescriptor(channel_fd, std::nullopt);
+  if (!fd.ok()) return fd.error();
+  if (!layout.ok()) {
+    ::close(*fd);
+    return layout.error();
+  }
+  auto memory = SharedMemory::Map(*fd, std::max<size_t>(bytes_for(*layout, header), 1));
+  if (!memory.ok()) return memory.error();
+  return SharedRequest{std::move(layout.value()), std::move(memory.value())};
 }
 
 }  // namespace ksmith

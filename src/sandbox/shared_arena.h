@@ -22,4 +22,14 @@ struct SharedArena {
 /// (crash, timeout), the error says so and `worker.failure()` is set; other errors are ksmith's.
 Result<SharedArena> ShareArena(WorkerProcess& worker, const CaseLayout& layout, std::chrono::milliseconds timeout);
 
+/// The worker's side of a request that hands over shared memory: its layout, and the memory
+/// mapped at the size `bytes_for` derives from the layout and the request. The descriptor is
+/// always taken off the channel.
+struct SharedRequest {
+  CaseLayout layout;
+  std::unique_ptr<SharedMemory> memory;
+};
+Result<SharedRequest> ReceiveShared(const nlohmann::json& header, int channel_fd,
+                                    size_t (*bytes_for)(const CaseLayout&, const nlohmann::json&));
+
 }  // namespace ksmith

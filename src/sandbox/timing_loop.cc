@@ -366,4 +366,14 @@ Comparison TimingBench::Check(size_t set_index) const {
   return worst;
 }
 
+std::vector<TimingBench::HostRegion> TimingBench::Regions(size_t set) const {
+  std::vector<HostRegion> regions;
+  const SetBuffers& buffers = sets_.at(set);
+  for (const auto& input : buffers.inputs) regions.push_back({input.data, input.count * DTypeBytes(input.dtype), false});
+  for (const auto* outputs : {&buffers.candidate_outputs, &buffers.baseline_outputs}) {
+    for (const auto& output : *outputs) regions.push_back({output.data, output.count * DTypeBytes(output.dtype), true});
+  }
+  return regions;
+}
+
 }  // namespace ksmith

@@ -106,6 +106,15 @@ class TimingBench {
   void Evict(size_t set) const;
   bool HasSet(size_t set) const { return set < sets_.size(); }
 
+  /// One buffer of a set in this process's memory, where a device's worker mirrors it.
+  struct HostRegion {
+    void* data = nullptr;
+    size_t bytes = 0;
+    bool output = false;
+  };
+  /// Every buffer of `set`: its inputs, then both sides' outputs.
+  std::vector<HostRegion> Regions(size_t set) const;
+
  private:
   struct Buffer {  // one tensor of a set, in memory_
     unsigned char* data = nullptr;

@@ -17,6 +17,7 @@
 #include "sandbox/policy.h"
 #include "sandbox/process_state.h"
 #include "sandbox/protocol.h"
+#include "sandbox/shared_arena.h"
 #include "sandbox/shared_memory.h"
 #include "sandbox/timing_loop.h"
 
@@ -151,37 +152,11 @@ Message HandleSandboxProbe(const Message& request) {
   return Reply("protections", {{"protections", ApplySandbox(policy).ToJson()}});
 }
 
-struct SharedArena {
-  std::unique_ptr<SharedMemory> memory;
-  std::unique_ptr<GuardedArena> arena;
-};
-
-// A request that hands over shared memory: its layout, and the memory mapped at the size that
-// `bytes_for` derives from the layout. The descriptor is always taken off the channel.
-struct SharedRequest {
-  CaseLayout layout;
-  std::unique_ptr<SharedMemory> memory;
-};
-
-Result<SharedRequest> ReceiveShared(const Message& request, int channel_fd,
-                                    size_t (*bytes_for)(const CaseLayout&, const nlohmann::json&)) {
-  auto layout = CaseLayout::FromJson(request.header);
-  auto fd = ReceiveDescriptor(channel_fd, std::nullopt);
-  if (!fd.ok()) return fd.error();
-  if (!layout.ok()) {
-    ::close(*fd);
-    return layout.error();
-  }
-  auto memory = SharedMemory::Map(*fd, std::max<size_t>(bytes_for(*layout, request.header), 1));
-  if (!memory.ok()) return memory.error();
-  return SharedRequest{std::move(layout.value()), std::move(memory.value())};
-}
-
 // The evaluator owns the case memory and shares it: it writes inputs, guards and poison, and
 // reads the results in place. The worker only maps it and calls the kernel.
 Message HandleArena(const Message& request, int channel_fd,
                     std::map<std::string, SharedArena>& arenas) {
-  auto received = ReceiveShared(request, channel_fd, [](const CaseLayout& layout, const nlohmann::json&) {
+  auto received = ReceiveShared(request.header, channel_fd, [](const CaseLayout& layout, const nlohmann::json&) {
     return GuardedArena::RequiredBytes(layout);
   });
   if (!received.ok()) return Reply("error", {{"message", received.error().message}});
@@ -226,7 +201,7 @@ Message HandleRun(const Message& request, Kernels& kernels,
 // The evaluator generated the timing inputs while correctness ran; they arrive as shared memory.
 Message HandleTimeSetup(const Message& request, int channel_fd, const Kernels& kernels,
                         TimingState& timing) {
-  auto received = ReceiveShared(request, channel_fd, [](const CaseLayout& layout, const nlohmann::json& header) {
+  auto received = ReceiveShared(request.header, channel_fd, [](const CaseLayout& layout, const nlohmann::json& header) {
     return TimingInputBytes(layout, header.value("sets", size_t{1}));
   });
   if (!received.ok()) return Reply("error", {{"message", received.error().message}});

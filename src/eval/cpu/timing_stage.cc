@@ -248,17 +248,23 @@ bool WorkerSession::TimeAgainstBaseline() {
   if (const auto skipped = JudgeReuse(candidate_reuse, baseline_reuse)) {
     return Finish(stage, VerdictStatus::kIntegrityViolation, *skipped, FailureKind::kFasterOnReusedInputs);
   }
-  verdict_.timing = MakeTiming(outcome->candidate_us, outcome->baseline_us, task_.baselines.at("cpu").description);
+  verdict_.timing = MakeTiming(outcome->candidate_us, outcome->baseline_us, task_.baselines.at(kind_.backend).description);
   verdict_.timing->alone = !timing_disturbed_;
   facts.candidate_inner_median_us = MedianWithInterval(outcome->candidate_inner_us).median;
   stage.details.summary = fmt::format(
-      "{} rounds over {} rotating input sets of {:.1f} MiB, timed from outside the worker",
-      outcome->candidate_us.size(), sets, set_bytes / 1048576.0);
+      "{} rounds over {} rotating input sets of {:.1f} MiB, timed {}",
+      outcome->candidate_us.size(), sets, set_bytes / 1048576.0,
+      kind_.worker_clock ? "by the device's events, cross-checked from outside the worker" : "from outside the worker");
   if (!stage.details.note.empty()) stage.details.summary += "; warning: " + stage.details.note;
   return true;
 }
 
 bool WorkerSession::PhysicalLimit() {
+  if (!kind_.host_peaks) {
+    auto& stage = Stage("physical_limit");
+    stage.details.summary = "not checked: this machine's measured peaks are not the device's";
+    return true;
+  }
   // Measuring the machine again wants the cores alone, as timing does.
   std::function<MeasuredPeaks()> remeasure;
   if (remeasure_) {

@@ -77,13 +77,13 @@ bool WorkerSession::RunStages(const std::filesystem::path& candidate, const std:
 namespace {
 
 // The folders the worker reads besides the system's: the candidate's and the baseline's builds,
-// what the task's CPU baseline declares (an imported task's torch), and what the pipeline adds
+// what the task's baseline declares (an imported task's torch), and what the pipeline adds
 // (a KernelBench candidate's build sandbox output).
 std::vector<std::string> Readable(const Task& task, const EvalOptions& options, const std::filesystem::path& candidate,
-                                  const std::filesystem::path& baseline) {
+                                  const std::filesystem::path& baseline, const std::string& backend) {
   std::vector<std::string> readable = {candidate.parent_path().string(), baseline.parent_path().string()};
   for (const auto& folder : options.candidate_readable) readable.push_back(folder.string());
-  if (const auto found = task.baselines.find("cpu"); found != task.baselines.end()) {
+  if (const auto found = task.baselines.find(backend); found != task.baselines.end()) {
     for (const auto& folder : found->second.readable) readable.push_back(folder.string());
   }
   return readable;
@@ -112,9 +112,10 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
                   {"sandbox", options_.sandbox},
                   {"candidate_finish", options_.candidate_finish},
                   {"scratch", scratch_->path().string()},
-                  {"readable", Readable(task_, options_, candidate, baseline)},
+                  {"readable", Readable(task_, options_, candidate, baseline, kind_.backend)},
                   {"limits", {{"cpu_seconds", 600}, {"memory_bytes", uint64_t{16} << 30},
                               {"file_bytes", uint64_t{64} << 20}}}};
+  setup.header.update(kind_.setup);
   auto reply = worker_->Request(setup, "ready", kSetupTimeout, "loading the candidate");
   stage.seconds = SecondsSince(start);
   if (!reply) return WorkerFailed(stage);

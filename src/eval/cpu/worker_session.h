@@ -33,15 +33,28 @@ namespace ksmith {
 /// Guard zone on each side of every tensor of a case [bytes].
 inline constexpr size_t kCaseGuardBytes = 256;
 
+/// Which worker the session drives: every worker that speaks sandbox/worker.h's protocol (the
+/// CPU's, OpenCL's) gets the same stages.
+struct WorkerKind {
+  std::string backend = "cpu";  // whose baseline the task's [baseline.<backend>] is
+  nlohmann::json setup = nlohmann::json::object();  // added to the setup request (an OpenCL device)
+  /// Timing samples are the worker's clock (a device's own events, as on a GPU the evaluator's
+  /// clock also counts launches and transfers); the evaluator's clock is then the cross-check.
+  bool worker_clock = false;
+  /// The kernels run on this machine's cores: its measured peaks are the physical limit.
+  bool host_peaks = true;
+};
+
 /// Runs its stages in order; timing_stage.cc holds the timing ones.
 class WorkerSession {
  public:
   /// `remeasure` measures this machine's peaks again, now (the physical limit's second look);
   /// empty: the cached peaks decide alone.
   WorkerSession(const Task& task, const EvalOptions& options, const MachineFacts& machine,
-                Verdict& verdict, uint64_t secret_seed, std::function<MeasuredPeaks()> remeasure = {})
+                Verdict& verdict, uint64_t secret_seed, std::function<MeasuredPeaks()> remeasure = {},
+                WorkerKind kind = {})
       : task_(task), options_(options), machine_(machine), verdict_(verdict),
-        secret_seed_(secret_seed), remeasure_(std::move(remeasure)) {}
+        secret_seed_(secret_seed), remeasure_(std::move(remeasure)), kind_(std::move(kind)) {}
 
   /// Runs every stage; sets the verdict's status (passed when all stages pass).
   bool Run(const std::filesystem::path& candidate, const std::filesystem::path& baseline,
@@ -91,6 +104,7 @@ class WorkerSession {
   uint64_t secret_seed_;
   FailedCaseKeeper failed_case_{options_.failed_case_sink, options_.seeds};  // for --dump-failure
   std::function<MeasuredPeaks()> remeasure_;
+  WorkerKind kind_;
   bool timing_disturbed_ = false;  // other work ran while the chosen timing attempt ran
   std::optional<GpuGate::Shared> cores_shared_;    // one of the two at most: the gate's hold
   std::optional<GpuGate::Exclusive> cores_alone_;

@@ -1,0 +1,33 @@
+// Tuner seed for row_max in OpenCL C: one work-group of WG items per row (y[r] = max of row r); each
+// item strides over the row, then the work-group reduces in local memory.
+// @launch row_max global=(rows * WG) local=(WG)
+
+// @tune WG: 64, 128, 256, 512
+#ifndef WG
+#define WG 128
+#endif
+
+// The work-group's reduction of `value` with OP; every item gets the result.
+float reduce_max(float value, __local float* scratch) {
+  const int lid = get_local_id(0);
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int stride = get_local_size(0) / 2; stride > 0; stride /= 2) {
+    if (lid < stride) scratch[lid] = fmax(scratch[lid], scratch[lid + stride]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float result = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return result;
+}
+
+__kernel void row_max(__global const float* x, __global float* y, long rows, long cols) {
+  __local float scratch[WG];
+  const long r = get_group_id(0);
+  const int lid = get_local_id(0);
+  __global const float* row = x + r * cols;
+  float acc = -INFINITY;
+  for (long c = lid; c < cols; c += WG) acc = fmax(acc, row[c]);
+  acc = reduce_max(acc, scratch);
+  if (lid == 0) y[r] = acc;
+}
