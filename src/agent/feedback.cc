@@ -104,7 +104,7 @@ std::string CompileErrorBody(const Verdict& verdict, std::string_view source) {
     }
   }
   if (!details.expected_signature.empty() && (about_signature || errors.empty())) {
-    text += fmt::format("The source must define, with C linkage and exactly these parameter types:\n  {}\n",
+    text += fmt::format("The source must define, with exactly these parameter types:\n  {}\n",
                         details.expected_signature);
   }
   return text;

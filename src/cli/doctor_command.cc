@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/opencl/opencl_compiler.h"
 #include "backend/cuda/gpu_facts.h"
 #include "backend/cuda/nvrtc_compiler.h"
 #include "cli/app.h"
@@ -104,6 +105,30 @@ std::string GpuText(const Result<GpuFacts>& gpu, const nlohmann::json& gpu_json)
   return text;
 }
 
+// The OpenCL platforms and devices the opencl backend can use (ksmith-oclc lists them).
+nlohmann::json OpenclJson() {
+  auto devices = ListOpenclDevices();
+  if (!devices.ok()) return {{"available", false}, {"reason", devices.error().message}};
+  if (devices->empty()) {
+    return {{"available", false},
+            {"reason", "the OpenCL loader found no platform (install pocl-opencl-icd, or register a vendor's library in "
+                       "/etc/OpenCL/vendors)"}};
+  }
+  return {{"available", true}, {"devices", *devices}};
+}
+
+std::string OpenclText(const nlohmann::json& opencl) {
+  if (!opencl.value("available", false)) return fmt::format("opencl       none: {}\n", opencl.value("reason", std::string()));
+  std::string text;
+  for (const auto& device : opencl["devices"]) {
+    text += fmt::format("opencl       --devices {}: {} ({}, {}, {}; {} compute units, {} MiB)\n", device.value("index", 0),
+                        device.value("name", std::string()), device.value("platform", std::string()),
+                        device.value("type", std::string()), device.value("version", std::string()),
+                        device.value("compute_units", 0), device.value("global_memory_bytes", uint64_t{0}) >> 20);
+  }
+  return text;
+}
+
 int RunDoctor(const DoctorFlags& flags) {
   auto context = LoadCpuContext(flags.refresh);
   if (!context.ok()) {
@@ -133,6 +158,7 @@ int RunDoctor(const DoctorFlags& flags) {
   const auto gpu = LoadGpuFacts(DefaultCudaWorkerExecutable(), context->cache_directory, flags.refresh);
   json["gpu"] = GpuJson(gpu);
   json["sandbox"] = SandboxJson(context->cache_directory);
+  json["opencl"] = OpenclJson();
   if (flags.json) {
     std::fputs((json.dump(2) + "\n").c_str(), stdout);
     return kExitOk;
@@ -161,6 +187,7 @@ int RunDoctor(const DoctorFlags& flags) {
   }
   text += SandboxText(json["sandbox"]);
   text += GpuText(gpu, json["gpu"]);
+  text += OpenclText(json["opencl"]);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }

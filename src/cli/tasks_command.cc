@@ -4,6 +4,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "backend/cuda/gpu_facts.h"
@@ -12,6 +13,7 @@
 #include "cli/commands.h"
 #include "core/clock.h"
 #include "core/files.h"
+#include "eval/backend_registry.h"
 #include "eval/cuda/cuda_backend.h"
 #include "eval/cuda/gpu_reference.h"
 #include "eval/task_check.h"
@@ -61,6 +63,15 @@ nlohmann::json TensorsJson(const std::vector<TensorSpec>& tensors) {
   return list;
 }
 
+// The backends that have a version of `task`: each declares one with its [baseline.<backend>].
+std::vector<std::string> TaskBackends(const Task& task) {
+  std::vector<std::string> backends;
+  for (const auto& name : BackendRegistry::Global().Names()) {
+    if (task.baselines.contains(name)) backends.push_back(name);
+  }
+  return backends;
+}
+
 // Eval and bench shapes are hidden by design: only their count is shown.
 nlohmann::json TaskJson(const Task& task) {
   nlohmann::json distributions = nlohmann::json::array();
@@ -85,6 +96,7 @@ nlohmann::json TaskJson(const Task& task) {
                          {"bytes", task.bytes_expression},
                          {"allowed_libraries", task.allowed_libraries},
                          {"baselines", baselines},
+                         {"backends", TaskBackends(task)},
                          {"directory", task.directory.string()}};
   // The CUDA form of the contract, for candidates (and prompts) that target the GPU.
   if (task.cuda) {
@@ -109,7 +121,8 @@ int ListTasks(const TasksFlags& flags) {
     name_width = std::max(name_width, entry.name.size());
     category_width = std::max(category_width, entry.category.size());
   }
-  std::string table = fmt::format("{:<{}}  {:<{}}  {}\n", "TASK", name_width, "CATEGORY", category_width, "SIGNATURE");
+  std::string table =
+      fmt::format("{:<{}}  {:<{}}  {:<15}  {}\n", "TASK", name_width, "CATEGORY", category_width, "BACKENDS", "SIGNATURE");
   int broken = 0;
   for (const auto& entry : *entries) {
     auto task = registry.Find(entry.directory.string());
@@ -120,10 +133,11 @@ int ListTasks(const TasksFlags& flags) {
                            task.error().message);
       continue;
     }
+    const auto backends = TaskBackends(*task);
     list.push_back({{"name", task->name}, {"category", task->category}, {"level", task->level},
-                    {"signature", task->signature.Declaration()}});
-    table += fmt::format("{:<{}}  {:<{}}  {}\n", task->name, name_width, task->category, category_width,
-                         task->signature.Declaration());
+                    {"backends", backends}, {"signature", task->signature.Declaration()}});
+    table += fmt::format("{:<{}}  {:<{}}  {:<15}  {}\n", task->name, name_width, task->category, category_width,
+                         fmt::format("{}", fmt::join(backends, ",")), task->signature.Declaration());
   }
   std::fputs(flags.json ? (list.dump(2) + "\n").c_str() : table.c_str(), stdout);
   return broken > 0 ? kExitInfra : kExitOk;

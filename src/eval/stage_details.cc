@@ -15,7 +15,10 @@ using json_fields::ReadFields;
 using json_fields::WriteFields;
 
 // What the JSON form of a rejected build's log ends with, before the declaration.
-constexpr const char* kDeclarationHeading = "\nThe candidate must define, with C linkage:\n  ";
+// The declaration says its own linkage (`extern "C"`, `__kernel`). Verdicts stored before 2026-12
+// carry the older heading, which reading them back removes too.
+constexpr const char* kDeclarationHeading = "\nThe candidate must define:\n  ";
+constexpr const char* kOlderDeclarationHeading = "\nThe candidate must define, with C linkage:\n  ";
 
 constexpr std::array<std::pair<FailureKind, const char*>, 26> kFailureKindNames = {{
     {FailureKind::kUnspecified, "unspecified"},
@@ -363,8 +366,8 @@ StageDetails StageDetails::FromJson(const Json& json) {
     reader("candidate_output", details.candidate_output);
     reader("log", details.log);
     reader("expected_signature", details.expected_signature);
-    if (const size_t appended = details.log.rfind(kDeclarationHeading); appended != std::string::npos) {
-      details.log.resize(appended);
+    for (const char* heading : {kDeclarationHeading, kOlderDeclarationHeading}) {
+      if (const size_t appended = details.log.rfind(heading); appended != std::string::npos) details.log.resize(appended);
     }
     reader("diagnostics", details.diagnostics);
     reader("findings", details.findings);

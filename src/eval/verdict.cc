@@ -310,7 +310,7 @@ std::string Verdict::Render() const {
     if (stage.outcome != "failed") continue;
     if (!stage.details.log.empty()) text += "\n" + stage.details.log;
     if (!stage.details.expected_signature.empty()) {
-      text += "\nThe candidate must define, with C linkage:\n  " + stage.details.expected_signature + "\n";
+      text += "\nThe candidate must define:\n  " + stage.details.expected_signature + "\n";
     }
   }
   return text;

@@ -159,7 +159,9 @@ const BackendTraits& OpenclBackendTraits() {
                                     .gpu = false,
                                     .profiles = false,
                                     // PoCL runs the kernels on the cores that compile.
-                                    .times_on_host_cores = true};
+                                    .times_on_host_cores = true,
+                                    // PoCL's CPU and a GPU's driver may both be there (`ksmith doctor`).
+                                    .selects_devices = true};
   return traits;
 }
 

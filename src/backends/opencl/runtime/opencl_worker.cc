@@ -30,6 +30,13 @@ Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::o
   return Message{std::move(fields), {}};
 }
 
+// The candidate's launches failed (sizes its `@launch` lines gave, a kernel that faulted on the
+// device): a runtime error of the candidate, reported as a KernelBench candidate's exception is
+// (the evaluator fails it for it), not the worker's own error.
+Message CandidateFailed(const std::string& type, const std::string& message) {
+  return Reply(type, {{"candidate_raised", {{"message", "its launch failed: " + message}}}});
+}
+
 // A built program with its plan: what the worker launches for one side.
 struct Side {
   std::unique_ptr<ClProgram> program;
@@ -66,6 +73,7 @@ struct WorkerState {
   bool upload_in_call = false;  // a tweaked call: its inputs go up before its launches
   ClBuffer flush;
   std::string call_error;    // set by a trampoline; a request fails with it
+  bool candidate_failed = false;  // ...and it was the candidate's launch that failed (its fault)
   double last_call_ns = 0;   // the last trampoline call's device time
 };
 
@@ -240,7 +248,10 @@ Message HandleRun(const Message& request, WorkerState& state) {
   }
   const bool on_baseline = request.header.value("target", std::string()) == "baseline";
   auto elapsed = Launch(state, on_baseline ? state.baseline : state.candidate, *layout, views);
-  if (!elapsed.ok()) return Reply("error", {{"message", elapsed.error().message}});
+  if (!elapsed.ok()) {
+    return on_baseline ? Reply("error", {{"message", "the baseline: " + elapsed.error().message}})
+                       : CandidateFailed("result", elapsed.error().message);
+  }
   for (size_t i = 0; i < layout->tensors.size(); ++i) {
     auto* region = static_cast<unsigned char*>(arena.pointers()[layout->tensors[i].parameter]) - guard;
     if (auto status = Copy(state, false, tensors[i].whole, tensors[i].guard_offset, layout->tensors[i].bytes + 2 * guard, region);
@@ -287,6 +298,7 @@ void TimedCall(Side& side, void* const* pointers) {
   auto elapsed = Launch(state, side, state.timing_layout, arguments);
   if (!elapsed.ok()) {
     state.call_error = elapsed.error().message;
+    state.candidate_failed = &side == &state.candidate;
     return;
   }
   state.last_call_ns = *elapsed;
@@ -331,7 +343,9 @@ Message HandleTimeSetup(const Message& request, int channel_fd, WorkerState& sta
   auto flush = ClBuffer::Create(*state.context, kMinFlushBytes);
   if (!flush.ok()) return Reply("error", {{"message", flush.error().message}});
   state.flush = std::move(flush.value());
+  state.candidate_failed = false;
   auto bench = TimingBench::Create(request.header, received->memory->data(), CandidateTrampoline, BaselineTrampoline);
+  if (state.candidate_failed) return CandidateFailed("time_ready", state.call_error);
   if (!state.call_error.empty()) return Reply("error", {{"message", state.call_error}});
   if (!bench.ok()) return Reply("error", {{"message", bench.error().message}});
   state.timing_inputs = std::move(received->memory);
@@ -347,9 +361,12 @@ Message HandleTimeCall(const Message& request, WorkerState& state) {
   const bool tweak = request.header.value("tweak", false);
   state.upload_in_call = tweak;  // the bench changes a few inputs before the call
   state.last_call_ns = 0;
+  state.call_error.clear();
+  state.candidate_failed = false;
   auto elapsed = state.bench->Call(request.header.value("target", std::string()), request.header.value("set", size_t{0}),
                                    request.header.value("round", size_t{0}), tweak);
   state.upload_in_call = false;
+  if (state.candidate_failed) return CandidateFailed("timed", state.call_error);
   if (!state.call_error.empty()) return Reply("error", {{"message", state.call_error}});
   if (!elapsed.ok()) return Reply("error", {{"message", elapsed.error().message}});
   return Reply("timed", {{"inner_ns", state.last_call_ns}});
