@@ -9,10 +9,12 @@ build=${1:-build}
 out=${2:-.gpu}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith-nvrtc ksmith_gpu_tests ksmith_gpu_kernel_tests ksmith-fake-llm; do
+for binary in ksmith ksmith-worker ksmith-cuda-worker ksmith-nvrtc ksmith-oclc ksmith-opencl-worker ksmith_gpu_tests ksmith_gpu_kernel_tests ksmith-fake-llm; do
   if [[ -x "$build/$binary" ]]; then strip -o "$out/bin/$binary" "$build/$binary"; fi
 done
-for library in libfmt.so.9 libtomlplusplus.so.3 libcpp-httplib.so.0.11 libhiredis.so.0.14; do
+# libOpenCL.so.1: Debian's OpenCL loader (ocl-icd), which the OpenCL binaries link; it reads the
+# vendors registered in /etc/OpenCL/vendors (scripts/gpu_opencl.sh registers NVIDIA's).
+for library in libfmt.so.9 libtomlplusplus.so.3 libcpp-httplib.so.0.11 libhiredis.so.0.14 libOpenCL.so.1; do
   cp -L "/usr/lib/x86_64-linux-gnu/$library" "$out/lib/"
 done
 du -sh "$out"

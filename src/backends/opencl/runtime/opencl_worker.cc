@@ -160,6 +160,29 @@ Message HandleSetup(const Message& request, WorkerState& state, int report_fd) {
     ::setenv("POCL_CACHE_DIR", (std::filesystem::path(scratch) / "pocl").c_str(), 1);
   }
   ::setenv("POCL_WORK_GROUP_SPECIALIZATION", "0", 1);
+  // A GPU driver's compiler cache would be written under $HOME: nothing is kept between workers.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 1);
+  // A CPU device's runtime starts inside the walls: its threads run the kernels. A GPU driver
+  // starts before them, as the CUDA worker's does (it writes its threads' names under /proc, which
+  // Landlock would refuse); seccomp binds its threads too (TSYNC).
+  const bool gpu = request.header.value("gpu", false);
+  std::string start_error;
+  auto start_runtime = [&] {
+    auto device = PickDevice(request.header.value("device", std::string()));
+    if (!device.ok()) {
+      start_error = device.error().message;
+      return;
+    }
+    auto context = ClContext::Create(*device);
+    if (!context.ok()) {
+      start_error = context.error().message;
+      return;
+    }
+    state.context = std::move(context.value());
+    state.max_group = MaxWorkGroupSize(*device);
+    state.align_bytes = std::max<size_t>(BaseAddressAlignBytes(*device), 1);
+  };
+  if (gpu) start_runtime();
   Protections protections;
   if (request.header.value("sandbox", true)) {
     SandboxPolicy policy;
@@ -172,20 +195,14 @@ Message HandleSetup(const Message& request, WorkerState& state, int report_fd) {
     for (const char* path : {"/etc/OpenCL", "/proc", "/sys"}) policy.readable.emplace_back(path);
     policy.scratch = scratch;
     policy.scratch_writable = true;
-    policy.gpu = request.header.value("gpu", false);
+    policy.gpu = gpu;
     policy.report_fd = report_fd;
     protections = ApplySandbox(policy);
   } else {
     protections.notes.push_back("sandbox disabled by the evaluator");
   }
-  // The runtime starts inside the walls: its threads, which run a CPU device's kernels, too.
-  auto device = PickDevice(request.header.value("device", std::string()));
-  if (!device.ok()) return Reply("load_error", {{"message", device.error().message}, {"protections", protections.ToJson()}});
-  auto context = ClContext::Create(*device);
-  if (!context.ok()) return Reply("load_error", {{"message", context.error().message}, {"protections", protections.ToJson()}});
-  state.context = std::move(context.value());
-  state.max_group = MaxWorkGroupSize(*device);
-  state.align_bytes = std::max<size_t>(BaseAddressAlignBytes(*device), 1);
+  if (!gpu) start_runtime();
+  if (!start_error.empty()) return Reply("load_error", {{"message", start_error}, {"protections", protections.ToJson()}});
   const std::string baseline = request.header.value("baseline", std::string());
   if (!baseline.empty()) {
     auto side = LoadSide(*state.context, baseline);

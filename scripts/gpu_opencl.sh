@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The opencl backend on the GPU machine (docs/gpu.md). NVIDIA's OpenCL library ships there but is
+# not registered with the loader: this registers it (/etc/OpenCL/vendors/nvidia.icd), then
+#   gpu_opencl.sh check   every OpenCL task's seed (timed) and baseline, the OpenCL red-team and
+#                         honest kernels, each verdict's latency; the devices ksmith sees
+#   gpu_opencl.sh tune N  each OpenCL task tuned on both backends (N candidates each), then the
+#                         best CUDA kernel timed at the OpenCL task's bench shape (--sweep), so that
+#                         both are timed at the same shape
+# Results under $OUT (or ./gpu-out): one JSON per verdict, summary.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/gpu_env.sh
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
+  mkdir -p /etc/OpenCL/vendors && echo "libnvidia-opencl.so.1" > /etc/OpenCL/vendors/nvidia.icd
+fi
+"$K" doctor --json > "$out/doctor.json" 2> "$out/doctor.err"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d.get("opencl"), indent=1))' "$out/doctor.json" > "$out/opencl_devices.json"
+tasks=$(for f in tasks/*/*/baseline_opencl.cl; do basename "$(dirname "$f")"; done)
+summary="$out/summary.txt"
+status_of() { python3 -c 'import json,sys
+try:
+  d=json.load(open(sys.argv[1])); t=d.get("timing") or {}
+  print(d.get("status"), d.get("total_s", d.get("provenance",{}).get("total_s","")), (t.get("candidate_us") or {}).get("median",""), (t.get("baseline_us") or {}).get("median",""), d.get("reason","")[:160])
+except Exception as e: print("unreadable", e)' "$1"; }
+case "${1:-check}" in
+  check)
+    for task in $tasks; do
+      dir=$(dirname tasks/*/"$task"/task.toml)
+      start=$(date +%s.%N)
+      "$K" eval --backend opencl --task "$task" --json --quiet "$dir/seed_opencl.cl" > "$out/seed_$task.json" 2> "$out/seed_$task.err"
+      end=$(date +%s.%N)
+      echo "seed $task wall $(echo "$end - $start" | bc) s: $(status_of "$out/seed_$task.json")" >> "$summary"
+      "$K" eval --backend opencl --task "$task" --json --quiet --no-time "$dir/baseline_opencl.cl" > "$out/baseline_$task.json" 2>&1
+      echo "baseline $task: $(status_of "$out/baseline_$task.json")" >> "$summary"
+    done
+    for file in tests/kernels/opencl/redteam/*.cl tests/kernels/opencl/honest/*.cl; do
+      name=$(basename "$file" .cl)
+      task=""
+      for candidate in $tasks; do
+        case "$name" in *_"$candidate"|"$candidate"_*) [ ${#candidate} -gt ${#task} ] && task=$candidate ;; esac
+      done
+      args=$(sed -n 's#^// args: ##p' "$file")
+      expect=$(sed -n '1s#^// expect: ##p' "$file")
+      timeout 120 "$K" eval --backend opencl --task "$task" --json --quiet --timing-budget 0.3 $args "$file" > "$out/kernel_$name.json" 2>&1
+      echo "kernel $name (expect ${expect:-passed}): $(status_of "$out/kernel_$name.json")" >> "$summary"
+    done
+    ;;
+  tune)
+    n=${2:-6}
+    for task in $tasks; do
+      for backend in opencl cuda; do
+        "$K" optimize --backend "$backend" --task "$task" --strategy tune --max-candidates "$n" --timing-budget 0.5 \
+          --db "$out/runs.db" --output-dir "$out/tune_${backend}_$task" --json > "$out/tune_${backend}_$task.json" 2> "$out/tune_${backend}_$task.err"
+      done
+      best=$(ls "$out/tune_cuda_$task"/*.cu 2>/dev/null | head -1)
+      sweep=$(python3 -c 'import tomllib,sys
+t=tomllib.load(open(sys.argv[1],"rb")); print(" ".join(f"--sweep {k}={v}" for k,v in t["shapes"]["bench"].items()))' tasks/*/"$task"/task.toml)
+      if [ -n "$best" ]; then
+        "$K" eval --backend cuda --task "$task" --json --quiet $sweep "$best" > "$out/cuda_at_opencl_shape_$task.json" 2>&1
+      fi
+      echo "tune $task: opencl $(head -c 600 "$out/tune_opencl_$task.json" | tr '\n' ' ')" >> "$summary"
+    done
+    ;;
+esac
+cat "$summary"
