@@ -19,6 +19,10 @@ fi
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d.get("opencl"), indent=1))' "$out/doctor.json" > "$out/opencl_devices.json"
 tasks=$(for f in tasks/*/*/baseline_opencl.cl; do basename "$(dirname "$f")"; done)
 summary="$out/summary.txt"
+# Every verdict's JSON goes to $work, packed into one archive at the end (the device tool brings
+# back a limited number of files).
+work=$(mktemp -d)
+trap 'tar -czf "$out/verdicts.tar.gz" -C "$work" . 2>/dev/null' EXIT
 status_of() { python3 -c 'import json,sys
 try:
   d=json.load(open(sys.argv[1])); t=d.get("timing") or {}
@@ -28,12 +32,12 @@ case "${1:-check}" in
   check)
     for task in $tasks; do
       dir=$(dirname tasks/*/"$task"/task.toml)
-      start=$(date +%s.%N)
-      "$K" eval --backend opencl --task "$task" --json --quiet "$dir/seed_opencl.cl" > "$out/seed_$task.json" 2> "$out/seed_$task.err"
-      end=$(date +%s.%N)
-      echo "seed $task wall $(echo "$end - $start" | bc) s: $(status_of "$out/seed_$task.json")" >> "$summary"
-      "$K" eval --backend opencl --task "$task" --json --quiet --no-time "$dir/baseline_opencl.cl" > "$out/baseline_$task.json" 2>&1
-      echo "baseline $task: $(status_of "$out/baseline_$task.json")" >> "$summary"
+      start=$(date +%s%N)
+      "$K" eval --backend opencl --task "$task" --json --quiet "$dir/seed_opencl.cl" > "$work/seed_$task.json" 2> "$work/seed_$task.err"
+      end=$(date +%s%N)
+      echo "seed $task wall $(( (end - start) / 1000000 )) ms: $(status_of "$work/seed_$task.json")" >> "$summary"
+      "$K" eval --backend opencl --task "$task" --json --quiet --no-time "$dir/baseline_opencl.cl" > "$work/baseline_$task.json" 2>&1
+      echo "baseline $task: $(status_of "$work/baseline_$task.json")" >> "$summary"
     done
     for file in tests/kernels/opencl/redteam/*.cl tests/kernels/opencl/honest/*.cl; do
       name=$(basename "$file" .cl)
@@ -43,8 +47,8 @@ case "${1:-check}" in
       done
       args=$(sed -n 's#^// args: ##p' "$file")
       expect=$(sed -n '1s#^// expect: ##p' "$file")
-      timeout 120 "$K" eval --backend opencl --task "$task" --json --quiet --timing-budget 0.3 $args "$file" > "$out/kernel_$name.json" 2>&1
-      echo "kernel $name (expect ${expect:-passed}): $(status_of "$out/kernel_$name.json")" >> "$summary"
+      timeout 120 "$K" eval --backend opencl --task "$task" --json --quiet --timing-budget 0.3 $args "$file" > "$work/kernel_$name.json" 2>&1
+      echo "kernel $name (expect ${expect:-passed}): $(status_of "$work/kernel_$name.json")" >> "$summary"
     done
     ;;
   tune)
@@ -52,15 +56,15 @@ case "${1:-check}" in
     for task in $tasks; do
       for backend in opencl cuda; do
         "$K" optimize --backend "$backend" --task "$task" --strategy tune --max-candidates "$n" --timing-budget 0.5 \
-          --db "$out/runs.db" --output-dir "$out/tune_${backend}_$task" --json > "$out/tune_${backend}_$task.json" 2> "$out/tune_${backend}_$task.err"
+          --db "$work/runs.db" --output-dir "$work/tune_${backend}_$task" --json > "$work/tune_${backend}_$task.json" 2> "$work/tune_${backend}_$task.err"
       done
-      best=$(ls "$out/tune_cuda_$task"/*.cu 2>/dev/null | head -1)
+      best=$(ls "$work/tune_cuda_$task"/*.cu 2>/dev/null | head -1)
       sweep=$(python3 -c 'import tomllib,sys
 t=tomllib.load(open(sys.argv[1],"rb")); print(" ".join(f"--sweep {k}={v}" for k,v in t["shapes"]["bench"].items()))' tasks/*/"$task"/task.toml)
       if [ -n "$best" ]; then
-        "$K" eval --backend cuda --task "$task" --json --quiet $sweep "$best" > "$out/cuda_at_opencl_shape_$task.json" 2>&1
+        "$K" eval --backend cuda --task "$task" --json --quiet $sweep "$best" > "$work/cuda_at_opencl_shape_$task.json" 2>&1
       fi
-      echo "tune $task: opencl $(head -c 600 "$out/tune_opencl_$task.json" | tr '\n' ' ')" >> "$summary"
+      echo "tune $task done" >> "$summary"
     done
     ;;
 esac

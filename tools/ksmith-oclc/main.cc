@@ -2,7 +2,7 @@
 // runtime may run its own compiler and linker (PoCL runs ld), so that the worker, walled in,
 // only loads the binary.
 //   ksmith-oclc devices                   every OpenCL device, as JSON (ksmith doctor, facts)
-//   ksmith-oclc build --device D --source S --contract C --out O
+//   ksmith-oclc build --device D [--identity I] --source S --contract C --out O
 // `build` prints {"log": ..., "problem": ...} and exits 0 when built, 1 when the source did not
 // build or breaks the contract (problem says how), 2 when OpenCL itself failed.
 #include <cstdio>
@@ -60,13 +60,13 @@ std::string CheckArguments(cl_kernel kernel, const std::string& name, const nloh
   return {};
 }
 
-int Build(const std::string& device_index, const std::string& source_path, const std::string& contract_path,
-          const std::string& out_path) {
+int Build(const std::string& device_index, const std::string& identity, const std::string& source_path,
+          const std::string& contract_path, const std::string& out_path) {
   auto source = ksmith::ReadFile(source_path);
   auto contract_text = ksmith::ReadFile(contract_path);
   if (!source.ok() || !contract_text.ok()) return Print({{"problem", "cannot read the source or the contract"}}, 2);
   const nlohmann::json contract = nlohmann::json::parse(*contract_text);
-  auto device = ksmith::PickDevice(device_index);
+  auto device = ksmith::PickDevice(device_index, identity);
   if (!device.ok()) return Print({{"problem", device.error().message}}, 2);
   auto context = ksmith::ClContext::Create(*device);
   if (!context.ok()) return Print({{"problem", context.error().message}}, 2);
@@ -101,22 +101,24 @@ int main(int argc, char** argv) {
     if (command == "devices") return Print(ksmith::DevicesJson(), 0);
     if (command == "build") {
       std::string device;
+      std::string identity;
       std::string source;
       std::string contract;
       std::string out;
       for (int i = 2; i + 1 < argc; i += 2) {
         const std::string flag = argv[i];
         if (flag == "--device") device = argv[i + 1];
+        if (flag == "--identity") identity = argv[i + 1];
         if (flag == "--source") source = argv[i + 1];
         if (flag == "--contract") contract = argv[i + 1];
         if (flag == "--out") out = argv[i + 1];
       }
-      if (!source.empty() && !contract.empty() && !out.empty()) return Build(device, source, contract, out);
+      if (!source.empty() && !contract.empty() && !out.empty()) return Build(device, identity, source, contract, out);
     }
     std::fprintf(stderr,
                  "ksmith-oclc is run by ksmith's OpenCL backend.\n"
                  "usage: ksmith-oclc devices\n"
-                 "       ksmith-oclc build [--device N] --source FILE --contract FILE --out FILE\n");
+                 "       ksmith-oclc build [--device N] [--identity PLATFORM/NAME] --source FILE --contract FILE --out FILE\n");
     return 2;
   } catch (const std::exception& error) {
     return Print({{"problem", std::string("internal error: ") + error.what()}}, 2);

@@ -124,7 +124,9 @@ class OpenclBackend : public EvalBackend {
     session_options.scratch_parent = scratch_parent_;
     const bool gpu = compiler_.device_facts().value("type", std::string()) == "gpu";
     WorkerKind kind{.backend = traits().name,
-                    .setup = {{"device", device_}, {"gpu", gpu}},
+                    .setup = {{"device", device_},
+                              {"identity", compiler_.device_facts().value("identity", std::string())},
+                              {"gpu", gpu}},
                     .worker_clock = true,
                     .host_peaks = !gpu};
     return std::make_unique<OpenclSession>(view, std::move(session_options), machine_, std::move(kind), verdict, secret_seed);

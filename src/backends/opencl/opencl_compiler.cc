@@ -32,8 +32,8 @@ std::vector<std::string> HelperEnvironment(const fs::path& pocl_cache) {
   const char* path = std::getenv("PATH");
   std::vector<std::string> environment = {std::string("PATH=") + (path ? path : "/usr/bin:/bin"), "LC_ALL=C",
                                           "POCL_CACHE_DIR=" + pocl_cache.string()};
-  // Which vendors the loader reads (a GPU machine's registration may live elsewhere).
-  for (const char* variable : {"OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "OPENCL_VENDOR_PATH"}) {
+  // Which loader it links (the one ksmith's other processes find) and which vendors that reads.
+  for (const char* variable : {"LD_LIBRARY_PATH", "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "OPENCL_VENDOR_PATH"}) {
     if (const char* value = std::getenv(variable); value && *value) environment.push_back(fmt::format("{}={}", variable, value));
   }
   return environment;
@@ -117,7 +117,8 @@ Result<BuildOutput> OpenclCompiler::Build(const Task& task, const BuildRequest& 
   if (auto status = WriteFileAtomic(source_path, request.source); !status.ok()) return status.error();
   if (auto status = WriteFileAtomic(contract_path, contract.dump()); !status.ok()) return status.error();
   SpawnOptions options;
-  options.argv = {fs::absolute(DefaultOclcExecutable()).string(), "build", "--device", device_, "--source", source_path.string(),
+  options.argv = {fs::absolute(DefaultOclcExecutable()).string(), "build", "--device", device_,
+                  "--identity", device_facts_.value("identity", std::string()), "--source", source_path.string(),
                   "--contract", contract_path.string(), "--out", binary_path.string()};
   options.environment = HelperEnvironment(work.path() / "pocl");
   options.working_directory = work.path();

@@ -86,12 +86,23 @@ size_t BaseAddressAlignBytes(const ClDevice& device) {
   return DeviceValue<cl_uint>(device.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8;
 }
 
-Result<ClDevice> PickDevice(const std::string& which) {
+std::string DeviceIdentity(const ClDevice& device) {
+  return PlatformString(device.platform, CL_PLATFORM_NAME) + " / " + DeviceString(device.device, CL_DEVICE_NAME);
+}
+
+Result<ClDevice> PickDevice(const std::string& which, const std::string& identity) {
   const auto devices = AllDevices();
   if (devices.empty()) {
     return MakeError(ErrorKind::kUnsupported,
                      "no OpenCL device: the OpenCL loader found no platform (install pocl-opencl-icd for this CPU, or "
                      "register a vendor's library in /etc/OpenCL/vendors)");
+  }
+  if (!identity.empty()) {
+    for (const auto& device : devices) {
+      if (DeviceIdentity(device) == identity) return device;
+    }
+    return MakeError(ErrorKind::kUnsupported, "no OpenCL device '{}' here (the OpenCL loader lists {} devices)", identity,
+                     devices.size());
   }
   if (which.empty()) {
     for (const auto& device : devices) {
@@ -114,6 +125,7 @@ Result<ClDevice> PickDevice(const std::string& which) {
 
 nlohmann::json DeviceFacts(const ClDevice& device, size_t index) {
   return {{"index", index},
+          {"identity", DeviceIdentity(device)},
           {"platform", PlatformString(device.platform, CL_PLATFORM_NAME)},
           {"name", DeviceString(device.device, CL_DEVICE_NAME)},
           {"vendor", DeviceString(device.device, CL_DEVICE_VENDOR)},

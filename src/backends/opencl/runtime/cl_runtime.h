@@ -31,10 +31,15 @@ struct ClDevice {
 /// Every device of every platform, in platform order: what a device index counts.
 std::vector<ClDevice> AllDevices();
 
-/// `which`: an index into AllDevices(), or empty for the first GPU (else the first device).
+/// `which`: an index into AllDevices(), or empty for the first GPU (else the first device). With
+/// `identity` (DeviceIdentity's "platform / name"), the device of that identity instead, wherever
+/// it is listed: two OpenCL loaders may list the platforms in different orders.
 /// Errors: no OpenCL platform (the ICD loader found none: PoCL not installed, or a vendor's .icd
-/// not registered), or an index past the end.
-Result<ClDevice> PickDevice(const std::string& which);
+/// not registered), an index past the end, an identity not found.
+Result<ClDevice> PickDevice(const std::string& which, const std::string& identity = "");
+
+/// "Portable Computing Language / pthread-skylake-avx512-AMD EPYC".
+std::string DeviceIdentity(const ClDevice& device);
 
 /// The device's facts: index, platform, name, vendor, version, type, compute units, clock,
 /// memory, work-group limit, sub-buffer alignment.

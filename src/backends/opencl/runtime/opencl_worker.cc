@@ -168,7 +168,7 @@ Message HandleSetup(const Message& request, WorkerState& state, int report_fd) {
   const bool gpu = request.header.value("gpu", false);
   std::string start_error;
   auto start_runtime = [&] {
-    auto device = PickDevice(request.header.value("device", std::string()));
+    auto device = PickDevice(request.header.value("device", std::string()), request.header.value("identity", std::string()));
     if (!device.ok()) {
       start_error = device.error().message;
       return;
