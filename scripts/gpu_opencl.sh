@@ -52,19 +52,20 @@ case "${1:-check}" in
     done
     ;;
   tune)
+    # Both backends tune their seed with the same number of candidates; then both best kernels are
+    # timed again at the OpenCL task's bench shape (the CPU's: an OpenCL task keeps it on every
+    # device), CUDA's through --sweep, so that the two times are of the same work.
     n=${2:-6}
     for task in $tasks; do
       for backend in opencl cuda; do
         "$K" optimize --backend "$backend" --task "$task" --strategy tune --max-candidates "$n" --timing-budget 0.5 \
           --db "$work/runs.db" --output-dir "$work/tune_${backend}_$task" --json > "$work/tune_${backend}_$task.json" 2> "$work/tune_${backend}_$task.err"
       done
-      best=$(ls "$work/tune_cuda_$task"/*.cu 2>/dev/null | head -1)
       sweep=$(python3 -c 'import tomllib,sys
 t=tomllib.load(open(sys.argv[1],"rb")); print(" ".join(f"--sweep {k}={v}" for k,v in t["shapes"]["bench"].items()))' tasks/*/"$task"/task.toml)
-      if [ -n "$best" ]; then
-        "$K" eval --backend cuda --task "$task" --json --quiet $sweep "$best" > "$work/cuda_at_opencl_shape_$task.json" 2>&1
-      fi
-      echo "tune $task done" >> "$summary"
+      "$K" eval --backend opencl --task "$task" --json --quiet $sweep "$work/tune_opencl_$task/best.cl" > "$work/best_opencl_$task.json" 2>&1
+      "$K" eval --backend cuda --task "$task" --json --quiet $sweep "$work/tune_cuda_$task/best.cu" > "$work/best_cuda_$task.json" 2>&1
+      python3 scripts/gpu_opencl_compare.py "$task" "$work/best_opencl_$task.json" "$work/best_cuda_$task.json" >> "$summary"
     done
     ;;
 esac

@@ -114,6 +114,12 @@ TEST_P(OpenclTaskTest, SeedAndBaselinePass) {
   ASSERT_TRUE(verdict.contains("timing")) << verdict.dump().substr(0, 3000);
   EXPECT_GT(verdict["timing"]["candidate_us"].value("median", 0.0), 0.0) << verdict["timing"].dump();
   EXPECT_GT(verdict["timing"]["baseline_us"].value("median", 0.0), 0.0) << verdict["timing"].dump();
+  // The samples are the device's event times (the worker's clock), not the evaluator's.
+  const auto* timing_stage = FindStage(verdict, "timing");
+  ASSERT_NE(timing_stage, nullptr);
+  EXPECT_DOUBLE_EQ(timing_stage->at("details").value("candidate_inner_median_us", -1.0),
+                   verdict["timing"]["candidate_us"].value("median", 0.0))
+      << timing_stage->dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(Tasks, OpenclTaskTest, ::testing::ValuesIn(OpenclTasks()),
@@ -208,7 +214,8 @@ TEST(OpenclTune, TheTunerFindsAPassingSetting) {
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   const auto summary = run.Json();
   EXPECT_EQ(summary.value("candidates", 0), 3) << summary.dump();
-  EXPECT_EQ(summary.value("best_status", std::string("passed")), "passed") << summary.dump();
+  EXPECT_GE(summary.value("passed", 0), 1) << summary.dump();
+  EXPECT_EQ(summary.value("backend", std::string()), "opencl") << summary.dump();
   bool written = false;
   for (const auto& entry : fs::directory_iterator(out.path() / "out")) written = written || entry.path().extension() == ".cl";
   EXPECT_TRUE(written) << "no best kernel (.cl) in " << (out.path() / "out");

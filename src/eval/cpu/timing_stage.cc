@@ -134,6 +134,7 @@ bool WorkerSession::TimeAgainstBaseline() {
   settings.target_rse = options_.target_rse;
   settings.tie_band = options_.tie_band;
   settings.call_timeout = options_.call_timeout;
+  settings.worker_clock = kind_.worker_clock;
   // Other processes (or the hypervisor) taking a core during timing slow a parallel kernel more
   // than a serial baseline: measure how much else ran, and time once more if it was a lot.
   std::string error;
