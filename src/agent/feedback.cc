@@ -352,9 +352,10 @@ std::string Interval(const Estimate& estimate, const char* unit, int digits) {
   return text;
 }
 
-std::string RooflineAdvice(double fraction, const std::string& bound, bool cuda) {
+// In the backend's words (BackendPrompt): its parallel units and the memory a tile is kept in.
+std::string RooflineAdvice(double fraction, const std::string& bound, const BackendPrompt& backend) {
   const bool memory = bound == "memory";
-  const char* units = cuda ? "SMs" : "cores";
+  const std::string& units = backend.parallel_units;
   const int pct = static_cast<int>(std::lround(100 * fraction));
   if (fraction >= 0.8) {
     return fmt::format(
@@ -377,7 +378,7 @@ std::string RooflineAdvice(double fraction, const std::string& bound, bool cuda)
                 : fmt::format(
                       "far from the compute roofline: tile for {} reuse, block in registers, vectorize the "
                       "FMAs and use all {}.",
-                      cuda ? "shared-memory" : "cache", units);
+                      backend.tile_memory, units);
 }
 
 int ThreadsPerSmAt(int registers) {
@@ -455,7 +456,7 @@ std::string PassedBody(const Verdict& verdict) {
     text +=
         fmt::format("Roofline: {:.0f}% of the {} limit (nothing can take less than {:.4g} us at the timed shape); {}\n",
                     100 * timing.roofline_fraction, timing.bound_by, timing.floor_us,
-                    RooflineAdvice(timing.roofline_fraction, timing.bound_by, TraitsOf(verdict.backend).gpu));
+                    RooflineAdvice(timing.roofline_fraction, timing.bound_by, TraitsOf(verdict.backend).prompt));
   }
   if (const auto& build = DetailsOf(verdict.FindStage("build")).build) text += ResourcesSection(*build);
   if (const auto& profile = DetailsOf(verdict.FindStage("profile")).profile; profile && !profile->facts.empty()) {

@@ -9,7 +9,8 @@
 namespace ksmith {
 namespace {
 
-bool IsGpu(const PromptContext& context) { return TraitsOf(context.backend).gpu; }
+// ModelNew runs in PyTorch on CUDA (else on the CPU).
+bool IsGpu(const PromptContext& context) { return TraitsOf(context.backend).torch_device == "cuda"; }
 
 // A `.cu` that includes torch's headers spends about a minute in nvcc parsing them; one with CUDA's
 // headers alone builds in about a second, and a pybind11-only binding in a few (docs/benchmarks.md,
@@ -85,7 +86,7 @@ std::string BuildKernelBenchTaskPrompt(const PromptContext& context, std::string
                                  context.backend, Trim(task.description));
   text += fmt::format("\n## The problem\n```python\n{}\n```\n", Trim(task.pytorch));
   text += "\n## Sizes and inputs\n";
-  const DimValues& timed = TimedShape(context);
+  const DimValues timed = TimedShape(context);
   if (!timed.empty()) {
     text += fmt::format(
         "ModelNew is judged and timed at {} (the problem's module-level sizes, halved together where they do "

@@ -46,7 +46,7 @@ std::string BuildNativeTaskPrompt(const PromptContext& context, std::string_view
 std::string RenderDeviceFacts(const nlohmann::json& facts, std::string_view backend);
 
 /// The shape a candidate is timed at on the context's backend (the task's GPU bench shape on CUDA).
-const DimValues& TimedShape(const PromptContext& context);
+DimValues TimedShape(const PromptContext& context);
 
 /// What an input distribution of the task ("normal", "large", "ties"...) draws, in words.
 /// Unknown names come back as they are.

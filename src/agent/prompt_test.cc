@@ -174,6 +174,42 @@ TEST(TaskPrompt, CudaUsesTheStreamDeclarationTheGpuBaselineAndGpuFacts) {
   EXPECT_TRUE(Contains(prompt, "so it is memory-bound"));
 }
 
+// An OpenCL device's facts as the opencl backend gives them: the device, and this machine's.
+nlohmann::json PoclFacts() {
+  return {{"name", "pthread-skylake-avx512-AMD EPYC"}, {"platform", "Portable Computing Language"},
+          {"version", "OpenCL 3.0 PoCL"}, {"type", "cpu"}, {"compute_units", 2}, {"clock_mhz", 2096},
+          {"max_work_group_size", 4096}, {"local_memory_bytes", 524288}, {"global_memory_bytes", uint64_t{10} << 30},
+          {"host", CpuFacts()}};
+}
+
+TEST(SystemPrompt, OpenclStatesTheLaunchFormAndAsksForAnOpenclBlock) {
+  const Task task = LoadTask("softmax");
+  const std::string prompt = BuildSystemPrompt({task, "opencl", PoclFacts()});
+  EXPECT_TRUE(Contains(prompt, "writes fast, correct OpenCL C kernels"));
+  EXPECT_TRUE(Contains(prompt, "`// @launch <kernel> global=(<size>[, <size>[, <size>]]) local=(<size>[, ...])`"));
+  EXPECT_TRUE(Contains(prompt, "no host code"));
+  EXPECT_TRUE(Contains(prompt, "```opencl"));
+  EXPECT_EQ(prompt.find("extern \"C\""), std::string::npos) << "the C++ contract leaked into the OpenCL prompt";
+}
+
+TEST(TaskPrompt, OpenclShowsTheKernelArgumentsTheDeviceAndItsBound) {
+  const Task task = LoadTask("softmax");
+  const std::string prompt = BuildTaskPrompt({task, "opencl", PoclFacts()}, "");
+  EXPECT_TRUE(Contains(prompt, "```opencl\n__kernel void softmax(__global const float* x, __global float* y, long rows, "
+                               "long cols);\n```"));
+  EXPECT_TRUE(Contains(prompt, "Every kernel you launch takes these arguments in this order"));
+  EXPECT_TRUE(Contains(prompt, task.baselines.at("opencl").description));
+  EXPECT_TRUE(Contains(prompt, "## The device\n- OpenCL device: pthread-skylake-avx512-AMD EPYC (Portable Computing "
+                               "Language, OpenCL 3.0 PoCL), a CPU"));
+  EXPECT_TRUE(Contains(prompt, "- At most 4096 work-items per work-group; 512 KiB of local memory"));
+  EXPECT_TRUE(Contains(prompt, "memory bandwidth 77.0 GB/s"));
+  EXPECT_TRUE(Contains(prompt, "so it is memory-bound"));
+  // A GPU device has no measured peaks here: no bound is claimed.
+  nlohmann::json gpu = PoclFacts();
+  gpu["type"] = "gpu";
+  EXPECT_EQ(BuildTaskPrompt({task, "opencl", gpu}, "").find("-bound"), std::string::npos);
+}
+
 TEST(TaskPrompt, UnmeasuredDeviceSaysSoAndStillRenders) {
   const Task task = LoadTask("relu");
   const std::string prompt = BuildTaskPrompt({task, "cpu", nullptr}, "");

@@ -18,10 +18,10 @@ std::string CandidateMismatch(const std::string& path, const std::string& backen
   if (extension.empty() || own.gpu || extension == own.source_extension) return {};
   for (const auto& name : BackendRegistry::Global().Names()) {
     const BackendTraits other = TraitsOf(name);
-    if (other.gpu && other.source_extension == extension) {
-      return fmt::format("candidate {} is {} source for the {} backend ({}), and the {} backend builds C++ with {}: "
-                         "add --backend {}", path, extension, name, other.compiler_name, backend, own.compiler_name,
-                         name);
+    if (name != backend && other.source_extension == extension) {
+      return fmt::format("candidate {} is {} source for the {} backend ({}), and the {} backend builds {} with {}: "
+                         "add --backend {}", path, extension, name, other.compiler_name, backend, own.prompt.kernel_kind,
+                         own.compiler_name, name);
     }
   }
   return {};

@@ -223,7 +223,7 @@ int RunEval(const EvalFlags& flags) {
                            fmt::join(profiling, " or "), flags.backend));
     return kExitUsage;
   }
-  if (flags.compiled_baseline && !traits->gpu) {
+  if (flags.compiled_baseline && traits->torch_device != "cuda") {
     PrintError("--compiled-baseline times a KernelBench candidate against torch.compile on the GPU: add --backend cuda");
     return kExitUsage;
   }
@@ -342,7 +342,7 @@ CommandHandler AddEvalCommand(CLI::App& app) {
       ->check(CLI::IsMember(BackendRegistry::Global().Names()))
       ->capture_default_str();
   app.add_option("candidates", flags->candidates,
-                 "The candidates' source files (C++ for cpu, CUDA C++ for cuda; for a task imported from "
+                 "The candidates' source files (C++ for cpu, CUDA C++ for cuda, OpenCL C for opencl; for a task imported from "
                  "KernelBench, also a .py defining ModelNew in KernelBench's format); several "
                  "are evaluated in turn, their builds overlapping")->required();
   app.add_option("--arch", flags->arch, "cuda: GPU architecture to build for, e.g. sm_90a (default: the GPU found)");

@@ -113,7 +113,7 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
     PrintError(traits.error().message);
     return kExitUsage;
   }
-  if (flags.compiled_baseline && !traits->gpu) {
+  if (flags.compiled_baseline && traits->torch_device != "cuda") {
     PrintError("--compiled-baseline times the candidates against torch.compile on the GPU: add --backend cuda");
     return kExitUsage;
   }
@@ -147,8 +147,8 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   const auto started = SteadyClock::now();
   // Read before any verdict starts, as `ksmith bench` does: the verdicts then find it cached.
   const json machine = DescribeThisMachine(flags.backend, **service);
-  const KernelBenchHardware where{machine.value(traits->gpu ? "gpu" : "cpu", std::string()),
-                                  traits->gpu ? "cuda:0" : "cpu"};
+  const bool on_cuda = traits->torch_device == "cuda";
+  const KernelBenchHardware where{machine.value(on_cuda ? "gpu" : "cpu", std::string()), on_cuda ? "cuda:0" : "cpu"};
   EvalClient client(**service);
   EvalOptions options;
   options.timing_budget_s = flags.timing_budget_s;

@@ -14,7 +14,7 @@ namespace ksmith {
 CommandHandler AddOptimizeCommand(CLI::App& app) {
   auto flags = std::make_shared<OptimizeFlags>();
   app.add_option("--task,-t", flags->task, "Task name (see `ksmith tasks`) or task folder");
-  app.add_option("--backend,-b", flags->backend, "Where the kernel runs: cpu or cuda (default cpu)")
+  app.add_option("--backend,-b", flags->backend, "Where the kernel runs (default cpu; `ksmith doctor` shows what this machine has)")
       ->check(CLI::IsMember(BackendRegistry::Global().Names()));
   app.add_option("--provider", flags->provider,
                  "openai (any OpenAI-compatible server: OpenAI, vLLM, SGLang, llama.cpp, Ollama, DeepSeek), anthropic, "

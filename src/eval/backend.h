@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,6 +23,28 @@
 #include "task/task.h"
 
 namespace ksmith {
+
+/// How a model is told about a backend (agent/prompt.cc): the backend's own words and facts, so
+/// that the prompts name no backend. Each backend's folder writes its own (e.g. eval/cpu/cpu_prompt.cc).
+struct BackendPrompt {
+  std::string kernel_kind = "CPU (C++)";  // "an expert ... who writes fast, correct <kind> kernels"
+  std::string device_noun = "machine";    // "the <noun> it runs on", "## The <noun>"
+  std::string rules;                      // the source file's rules, one "- " paragraph each
+  std::string declaration_note;           // said after the declaration to define; may be empty
+  std::string half_types;                 // how fp16 and bf16 are spelled, for tasks that have them
+  std::string parallel_units = "cores";   // what a kernel keeps busy ("SMs", "compute units")
+  std::string tile_memory = "cache";      // where a tile is reused ("shared-memory", "local-memory")
+  /// The declaration the candidate defines, as the prompt shows it.
+  std::function<std::string(const Task&)> declaration = [](const Task& task) { return task.signature.Declaration(); };
+  /// The device's facts (the backend's DeviceFacts()) as "- " lines.
+  std::function<std::string(const nlohmann::json&)> device_facts = [](const nlohmann::json&) { return std::string(); };
+  /// The device's measured peaks from the same facts: {flop/s, bytes/s}, 0 where unknown.
+  std::function<std::pair<double, double>(const nlohmann::json&)> peak_rates = [](const nlohmann::json&) {
+    return std::pair{0.0, 0.0};
+  };
+  /// The shape the backend times the task at.
+  std::function<DimValues(const Task&)> timed_shape = [](const Task& task) { return task.bench_shape; };
+};
 
 /// What callers may know of a backend without one running: names, file conventions, and
 /// whether it needs a GPU.
@@ -41,6 +64,10 @@ struct BackendTraits {
   size_t default_verifications_per_device = 1;
   /// Whether the machine may have several of its devices to choose from (`--devices`).
   bool selects_devices = false;
+  /// Where PyTorch runs a KernelBench `ModelNew` on this backend ("cpu", "cuda"); empty: this
+  /// backend cannot judge one (it has no PyTorch device).
+  std::string torch_device;
+  BackendPrompt prompt;
 };
 
 /// A baseline timed beside the task's own where the candidate's format has one and it was asked

@@ -174,10 +174,12 @@ TEST(BackendRegistry, FindsBackendsByNameAndRefusesDuplicatesAndUnknownNames) {
   const auto names = registry.Names();
   EXPECT_EQ(names.at(0), "cpu");
   EXPECT_EQ(names.at(1), "cuda");
+  EXPECT_EQ(names.at(2), "opencl");
   EXPECT_FALSE(registry.Register(testing::InProcessBackendEntry()).ok());
-  auto unknown = registry.Traits("opencl");
+  auto unknown = registry.Traits("metal");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().message.find("choose cpu, cuda"), std::string::npos) << unknown.error().message;
+  EXPECT_NE(unknown.error().message.find("choose cpu, cuda, opencl"), std::string::npos) << unknown.error().message;
+  EXPECT_EQ(TraitsOf("opencl").source_extension, ".cl");
   EXPECT_EQ(TraitsOf("cuda").source_extension, ".cu");
   EXPECT_TRUE(TraitsOf("cuda").gpu);
   EXPECT_EQ(TraitsOf("cpu").fence_language, "cpp");

@@ -226,7 +226,12 @@ class KernelBench final : public CandidateFormat {
     const BackendTraits& traits = backend.traits();
     auto analysis = LoadKernelBenchAnalysis(task);
     if (!analysis.ok()) return analysis.error();
-    if (traits.gpu && !task.cuda) {
+    if (traits.torch_device.empty()) {
+      return MakeError(ErrorKind::kInvalidArgument, "the {} backend cannot judge a KernelBench ModelNew, which runs in "
+                       "PyTorch: use --backend cpu or cuda", traits.name);
+    }
+    const bool on_cuda = traits.torch_device == "cuda";
+    if (on_cuda && !task.cuda) {
       return MakeError(ErrorKind::kInvalidArgument, "task {} has no [cuda] (it was imported with a torch without CUDA): "
                        "re-import it on the GPU machine to judge a KernelBench candidate there", task.name);
     }
@@ -236,9 +241,9 @@ class KernelBench final : public CandidateFormat {
     }
     const std::string file = std::filesystem::path(candidate.path).filename().string();
     const std::string display = file.empty() ? "candidate" + traits.source_extension : file;
-    CandidateBuildPlan plan = PlanCandidateBuild(backend.CacheDirectory(), *analysis, task, candidate.text, traits.gpu);
+    CandidateBuildPlan plan = PlanCandidateBuild(backend.CacheDirectory(), *analysis, task, candidate.text, on_cuda);
     return std::shared_ptr<const CandidateBuildJob>(std::make_shared<KernelBenchBuildJob>(
-        std::move(analysis.value()), std::move(plan), candidate.text, display, traits.gpu));
+        std::move(analysis.value()), std::move(plan), candidate.text, display, on_cuda));
   }
 
   // ModelNew is not a declaration: nothing to quote.

@@ -204,6 +204,14 @@ TEST_P(OpenclRedteamTest, GetsTheExpectedVerdict) {
 INSTANTIATE_TEST_SUITE_P(Kernels, OpenclRedteamTest, ::testing::ValuesIn(RedteamKernels()),
                          [](const ::testing::TestParamInfo<RedteamKernel>& info) { return TestName(info.param.file); });
 
+// A .cl file given to the cpu backend is a usage error that names the fix, before any compiler runs.
+TEST(OpenclCli, AnOpenclSourceOnTheCpuBackendSaysAddBackendOpencl) {
+  const fs::path seed = SourceDir() / "tasks" / "elementwise" / "relu" / "seed_opencl.cl";
+  const CliResult run = RunKsmith({"eval", "--task", "relu", "--backend", "cpu", "--no-time", seed.string()});
+  EXPECT_EQ(run.exit_code, 2) << run.Describe();
+  EXPECT_NE(run.err.find("add --backend opencl"), std::string::npos) << run.Describe();
+}
+
 // The tuner searches an OpenCL seed's knobs with no model, and the best kernel it writes passes.
 TEST(OpenclTune, TheTunerFindsAPassingSetting) {
   TempDir out("opencl-tune");

@@ -9,6 +9,7 @@
 #include "backend/cpu/machine.h"
 #include "backends/opencl/opencl_compiler.h"
 #include "backends/opencl/opencl_form.h"
+#include "backends/opencl/opencl_prompt.h"
 #include "binary/shared_library.h"
 #include "core/source_text.h"
 #include "eval/backend_registry.h"
@@ -163,7 +164,8 @@ const BackendTraits& OpenclBackendTraits() {
                                     // PoCL runs the kernels on the cores that compile.
                                     .times_on_host_cores = true,
                                     // PoCL's CPU and a GPU's driver may both be there (`ksmith doctor`).
-                                    .selects_devices = true};
+                                    .selects_devices = true,
+                                    .prompt = OpenclPrompt()};
   return traits;
 }
 

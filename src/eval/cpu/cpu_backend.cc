@@ -7,6 +7,7 @@
 #include "backend/cpu/machine.h"
 #include "binary/shared_library.h"
 #include "eval/backend_registry.h"
+#include "eval/cpu/cpu_prompt.h"
 #include "eval/cpu/worker_session.h"
 #include "eval/pipeline_steps.h"
 #include "sandbox/supervisor.h"
@@ -122,8 +123,12 @@ class CpuBackend : public EvalBackend {
 }  // namespace
 
 const BackendTraits& CpuBackendTraits() {
-  static const BackendTraits traits{"cpu", "C++ kernels on this machine's cores (g++, OpenMP)", ".cc", "cpp",
-                                    "the compiler", false, false, true};
+  static const BackendTraits traits = [] {
+    BackendTraits made{"cpu", "C++ kernels on this machine's cores (g++, OpenMP)", ".cc", "cpp", "the compiler", false, false, true};
+    made.torch_device = "cpu";
+    made.prompt = CpuPrompt();
+    return made;
+  }();
   return traits;
 }
 

@@ -13,6 +13,7 @@
 #include "eval/backend_registry.h"
 #include "eval/cuda/cuda_audit.h"
 #include "eval/cuda/cuda_profile.h"
+#include "eval/cuda/cuda_prompt.h"
 #include "eval/cuda/cuda_session.h"
 #include "eval/cuda/worker_spares.h"
 #include "eval/gpu_gate.h"
@@ -194,7 +195,9 @@ const BackendTraits& CudaBackendTraits() {
                                     .profiles = true,
                                     .times_on_host_cores = false,
                                     .default_verifications_per_device = 3,
-                                    .selects_devices = true};
+                                    .selects_devices = true,
+                                    .torch_device = "cuda",
+                                    .prompt = CudaPrompt()};
   return traits;
 }
 

@@ -82,6 +82,10 @@ bool IsGpu(const ClDevice& device) {
 
 size_t MaxWorkGroupSize(const ClDevice& device) { return DeviceValue<size_t>(device.device, CL_DEVICE_MAX_WORK_GROUP_SIZE); }
 
+size_t GlobalCacheBytes(const ClDevice& device) {
+  return static_cast<size_t>(DeviceValue<cl_ulong>(device.device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE));
+}
+
 size_t BaseAddressAlignBytes(const ClDevice& device) {
   return DeviceValue<cl_uint>(device.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8;
 }
@@ -136,6 +140,7 @@ nlohmann::json DeviceFacts(const ClDevice& device, size_t index) {
           {"clock_mhz", DeviceValue<cl_uint>(device.device, CL_DEVICE_MAX_CLOCK_FREQUENCY)},
           {"global_memory_bytes", DeviceValue<cl_ulong>(device.device, CL_DEVICE_GLOBAL_MEM_SIZE)},
           {"local_memory_bytes", DeviceValue<cl_ulong>(device.device, CL_DEVICE_LOCAL_MEM_SIZE)},
+          {"global_cache_bytes", GlobalCacheBytes(device)},
           {"max_work_group_size", MaxWorkGroupSize(device)},
           {"base_address_align_bytes", BaseAddressAlignBytes(device)}};
 }

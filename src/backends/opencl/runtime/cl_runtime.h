@@ -50,6 +50,8 @@ nlohmann::json DevicesJson();
 
 bool IsGpu(const ClDevice& device);
 size_t MaxWorkGroupSize(const ClDevice& device);
+/// The device's cache of global memory (a GPU's L2, a CPU's last level) [bytes].
+size_t GlobalCacheBytes(const ClDevice& device);
 /// The alignment a sub-buffer's origin needs [bytes].
 size_t BaseAddressAlignBytes(const ClDevice& device);
 

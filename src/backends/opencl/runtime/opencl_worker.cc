@@ -57,6 +57,7 @@ struct WorkerState {
   Side baseline;
   size_t max_group = 0;
   size_t align_bytes = 1;
+  size_t flush_bytes = kMinFlushBytes;  // twice the device's cache, at least kMinFlushBytes
   // Correctness: the shared arenas and their device copies, by layout key.
   std::map<std::string, SharedArena> arenas;
   std::map<std::string, std::vector<DeviceTensor>> device_arenas;
@@ -181,6 +182,7 @@ Message HandleSetup(const Message& request, WorkerState& state, int report_fd) {
     state.context = std::move(context.value());
     state.max_group = MaxWorkGroupSize(*device);
     state.align_bytes = std::max<size_t>(BaseAddressAlignBytes(*device), 1);
+    state.flush_bytes = std::max<size_t>(kMinFlushBytes, 2 * GlobalCacheBytes(*device));
   };
   if (gpu) start_runtime();
   Protections protections;
@@ -357,7 +359,7 @@ Message HandleTimeSetup(const Message& request, int channel_fd, WorkerState& sta
   state.mirrors.clear();
   state.call_error.clear();
   state.upload_in_call = false;
-  auto flush = ClBuffer::Create(*state.context, kMinFlushBytes);
+  auto flush = ClBuffer::Create(*state.context, state.flush_bytes);
   if (!flush.ok()) return Reply("error", {{"message", flush.error().message}});
   state.flush = std::move(flush.value());
   state.candidate_failed = false;
