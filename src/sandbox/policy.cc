@@ -50,7 +50,7 @@ Result<int> ApplyLandlock(const SandboxPolicy& policy) {
   if (policy.scratch_writable && !policy.scratch.empty()) writable.push_back(policy.scratch);
   if (policy.gpu) {
     readable.insert(readable.end(), {"/proc", "/sys", "/dev/nvidia-caps", "/etc/nvidia"});
-    writable = {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
+    writable.insert(writable.end(), {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"});
     for (int device = 0; device < 16; ++device) writable.push_back(fmt::format("/dev/nvidia{}", device));
   }
   auto ruleset = LandlockRuleset::Create(readable, {}, writable);
@@ -78,7 +78,7 @@ Status DropCapabilities() {
 
 // With `notify`, the calls only code that means to leave the walls makes go to the evaluator
 // (sandbox/call_watch.h), which answers EPERM: returns the listener. Else -1, all refused quietly.
-Result<int> ApplySeccomp(bool allow_write_opens, bool allow_tree_changes, bool notify) {
+Result<int> ApplySeccomp(bool allow_write_opens, bool allow_tree_changes, bool allow_truncation, bool notify) {
   scmp_filter_ctx filter = ::seccomp_init(SCMP_ACT_ALLOW);
   if (filter == nullptr) return MakeError(ErrorKind::kIo, "seccomp_init failed");
   const auto deny = SCMP_ACT_ERRNO(EPERM);
@@ -128,7 +128,8 @@ Result<int> ApplySeccomp(bool allow_write_opens, bool allow_tree_changes, bool n
   for (scmp_datum_t flag : {scmp_datum_t{O_WRONLY}, scmp_datum_t{O_RDWR}, scmp_datum_t{O_CREAT},
                             scmp_datum_t{O_TRUNC}, scmp_datum_t{O_APPEND}}) {
     if (allow_write_opens && flag != O_CREAT && flag != O_TRUNC && flag != O_APPEND) continue;
-    if (allow_tree_changes) continue;
+    // Truncation is Landlock's to confine only from its ABI 3: below, it stays refused here.
+    if (allow_tree_changes && (flag != O_TRUNC || allow_truncation)) continue;
     rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, flag, flag));
     rule(SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, flag, flag));
   }
@@ -193,6 +194,18 @@ Protections Protections::FromJson(const nlohmann::json& json) {
   return protections;
 }
 
+SandboxPolicy PolicyFromSetup(const nlohmann::json& setup, int report_fd) {
+  SandboxPolicy policy;
+  const nlohmann::json limits = setup.value("limits", nlohmann::json::object());
+  policy.limits.cpu_seconds = limits.value("cpu_seconds", policy.limits.cpu_seconds);
+  policy.limits.memory_bytes = limits.value("memory_bytes", policy.limits.memory_bytes);
+  policy.limits.file_bytes = limits.value("file_bytes", policy.limits.file_bytes);
+  for (const auto& path : setup.value("readable", std::vector<std::string>{})) policy.readable.emplace_back(path);
+  policy.scratch = setup.value("scratch", std::string());
+  policy.report_fd = report_fd;
+  return policy;
+}
+
 Protections ApplySandbox(const SandboxPolicy& policy) {
   Protections protections;
   // Made first: the filter refuses memfd_create.
@@ -232,18 +245,19 @@ Protections ApplySandbox(const SandboxPolicy& policy) {
   // Opening files read-write is left to Landlock only where Landlock holds.
   const bool allow_write_opens = (policy.gpu || policy.scratch_writable) && protections.landlock_abi > 0;
   const bool allow_tree_changes = policy.scratch_writable && protections.landlock_abi > 0;
+  const bool allow_truncation = allow_tree_changes && protections.landlock_abi >= 3;
   if (policy.gpu && !allow_write_opens) {
     protections.notes.push_back("no Landlock: the GPU driver cannot open its device files read-write");
   }
   if (policy.scratch_writable && !allow_tree_changes) {
     protections.notes.push_back("no Landlock: nothing may be written, the scratch folder included");
   }
-  auto listener = ApplySeccomp(allow_write_opens, allow_tree_changes, page_fd >= 0);
+  auto listener = ApplySeccomp(allow_write_opens, allow_tree_changes, allow_truncation, page_fd >= 0);
   if (!listener.ok() && page_fd >= 0) {
     // An older kernel (no listener beside TSYNC before 5.7), or a listener already above this
     // process (a container's): the same walls, each call refused quietly.
     protections.notes.push_back("forbidden calls are refused quietly: " + listener.error().message);
-    listener = ApplySeccomp(allow_write_opens, allow_tree_changes, false);
+    listener = ApplySeccomp(allow_write_opens, allow_tree_changes, allow_truncation, false);
   }
   if (listener.ok()) {
     protections.seccomp = true;

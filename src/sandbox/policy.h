@@ -52,6 +52,10 @@ struct Protections {
   std::string Summary() const;
 };
 
+/// The policy a worker's "setup" request asks for: its "limits", "readable" folders and "scratch";
+/// `report_fd` as SandboxPolicy's. What is missing keeps SandboxPolicy's defaults.
+SandboxPolicy PolicyFromSetup(const nlohmann::json& setup, int report_fd);
+
 /// Applies every protection the machine allows, in order: network namespace, rlimits,
 /// capabilities, no_new_privs, Landlock, seccomp (and hands its listener over, with a report_fd).
 /// Never fails as a whole: what could not be applied is noted.

@@ -68,17 +68,7 @@ Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::o
 Message HandleSetup(const Message& request, Kernels& kernels, int report_fd) {
   Protections protections;
   if (request.header.value("sandbox", true)) {
-    SandboxPolicy policy;
-    const auto& limits = request.header.at("limits");
-    policy.limits.cpu_seconds = limits.value("cpu_seconds", policy.limits.cpu_seconds);
-    policy.limits.memory_bytes = limits.value("memory_bytes", policy.limits.memory_bytes);
-    policy.limits.file_bytes = limits.value("file_bytes", policy.limits.file_bytes);
-    for (const auto& path : request.header.value("readable", std::vector<std::string>{})) {
-      policy.readable.emplace_back(path);
-    }
-    policy.scratch = request.header.value("scratch", std::string());
-    policy.report_fd = report_fd;
-    protections = ApplySandbox(policy);
+    protections = ApplySandbox(PolicyFromSetup(request.header, report_fd));
   } else {
     protections.notes.push_back("sandbox disabled by the evaluator");
   }

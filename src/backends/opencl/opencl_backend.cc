@@ -29,20 +29,8 @@ class OpenclSession : public VerificationSession {
         secret_seed_(secret_seed) {}
 
   void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) override {
-    VerdictRecorder recorder(verdict_);
-    auto library = SharedLibrary::Open(trusted.reference);
-    if (!library.ok()) {
-      recorder.Finish(recorder.Stage("sandbox"), VerdictStatus::kInfraError, library.error().message);
-      return;
-    }
-    reference_library_ = std::move(library.value());
-    auto entry = reference_library_->Entry();
-    if (!entry.ok()) {
-      recorder.Finish(recorder.Stage("sandbox"), VerdictStatus::kInfraError, entry.error().message);
-      return;
-    }
-    WorkerSession session(task_, options_, machine_, verdict_, secret_seed_, {}, kind_);
-    session.Run(candidate, trusted.baseline, *entry);
+    RunWithHostReference(task_, options_, machine_, verdict_, secret_seed_, candidate, trusted.reference, trusted.baseline,
+                         {}, kind_);
   }
 
  private:
@@ -52,7 +40,6 @@ class OpenclSession : public VerificationSession {
   const WorkerKind kind_;
   Verdict& verdict_;
   uint64_t secret_seed_;
-  std::unique_ptr<SharedLibrary> reference_library_;
 };
 
 class OpenclBackend : public EvalBackend {
@@ -128,7 +115,9 @@ class OpenclBackend : public EvalBackend {
                     .setup = {{"device", device_},
                               {"identity", compiler_.device_facts().value("identity", std::string())},
                               {"gpu", gpu}},
-                    .worker_clock = true,
+                    // A CPU device runs the kernels in the worker's process, where they could reach
+                    // its event times: there the evaluator's clock times them, as the CPU's.
+                    .worker_clock = gpu,
                     .host_peaks = !gpu};
     return std::make_unique<OpenclSession>(view, std::move(session_options), machine_, std::move(kind), verdict, secret_seed);
   }
@@ -149,6 +138,9 @@ std::vector<AuditFinding> AuditOpenclSource(std::string_view source) {
       {"inline_assembly", R"(\b(__asm__|__asm|asm)\b)",
        "inline assembly is not OpenCL C: on a CPU device it would run machine code the contract does not allow"},
       {"local_include", R"(^\s*#\s*include\b)", "an OpenCL candidate is one file: #include can read files at build time"},
+      // A pasted token or a spliced line can spell a word no line shows (`__as##m__`).
+      {"token_pasting", R"(##)", "token pasting (##) can build names the audit cannot read: write them out"},
+      {"line_splice", R"(\w\\$)", "a backslash that splits a word across lines hides it from the audit: join the line"},
   };
   return ScanSource(source, StripCommentsAndStrings(source), rules);
 }

@@ -92,6 +92,22 @@ Result<BuildOutput> OpenclCompiler::Build(const Task& task, const BuildRequest& 
     output.log = request.display_name + ": " + plan.error().message;
     return output;
   }
+  // Every launch's sizes evaluate at the task's first dev shape: a size naming nothing fails here,
+  // with the build, not as a runtime error at the first case.
+  const auto dev_shape = task.dev_shapes.empty() ? Result<DimValues>(DimValues{}) : task.WithDerivedDims(task.dev_shapes.front());
+  if (!task.dev_shapes.empty() && dev_shape.ok()) {
+    std::vector<int64_t> scalars;
+    for (const auto& parameter : task.signature.parameters) {
+      const auto dim = dev_shape->find(parameter.name);
+      scalars.push_back(!parameter.is_pointer && dim != dev_shape->end() ? dim->second : 0);
+    }
+    for (const auto& launch : plan->launches) {
+      if (auto sizes = ResolveLaunch(launch, *plan, scalars, 0); !sizes.ok()) {
+        output.log = request.display_name + ": " + sizes.error().message;
+        return output;
+      }
+    }
+  }
   const nlohmann::json contract = Contract(task, *plan);
   Sha256Builder key;
   key.Add(kBuildVersion).Add(request.source).Add(contract.dump()).Add(device_).Add(device_facts_.dump());
@@ -142,6 +158,13 @@ Result<BuildOutput> OpenclCompiler::Build(const Task& task, const BuildRequest& 
   const std::string problem = reply.is_object() ? reply.value("problem", std::string()) : std::string();
   if (run->exit.exit_code == 1 || (!run->exit.succeeded() && run->limit_hit)) {
     output.log = problem.empty() ? run->exit.output : request.display_name + ": " + problem + (log.empty() ? "" : "\n" + log);
+    return output;
+  }
+  // The runtime's compiler died on this source (LLVM's assertions, a driver's compiler): the
+  // source did not build, and the log says how it ended.
+  if (run->exit.signal != 0) {
+    output.log = fmt::format("{}: the OpenCL compiler crashed on this source ({})\n{}", request.display_name,
+                             run->exit.Describe(), Tail(run->exit.output, 4000));
     return output;
   }
   if (!run->exit.succeeded()) {

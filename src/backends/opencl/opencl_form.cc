@@ -15,7 +15,8 @@ constexpr std::string_view kLaunchTag = "@launch";
 constexpr std::string_view kLaunchForm =
     "// @launch <kernel> global=(<size>[, <size>[, <size>]]) local=(<size>[, ...])";
 
-// "(a*b, c)" -> {"a*b", "c"}; nullopt-like empty on a malformed list. Commas split only at depth 0.
+// "a*b, c" -> {"a*b", "c"}: commas split only outside parentheses; an empty size stays empty (the
+// caller refuses it).
 std::vector<std::string> SplitSizes(std::string_view list) {
   std::vector<std::string> sizes;
   std::string current;
@@ -132,14 +133,16 @@ Result<std::vector<OpenclLaunch>> ParseLaunches(std::string_view source) {
 }
 
 DimValues IntegerMacros(std::string_view source) {
-  static const std::regex kDefine(R"(^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)\s+\(?\s*(-?[0-9]+)\s*\)?\s*(//.*)?$)");
+  // `#define WG 256`, `(16)`, `0x100`, `256u`, with a comment after it.
+  static const std::regex kDefine(
+      R"(^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)\s+\(?\s*(-?(?:0[xX][0-9a-fA-F]+|[0-9]+))[uUlL]*\s*\)?\s*(//.*|/\*.*\*/\s*)?$)");
   DimValues macros;
   for (const auto& line : SplitLines(source)) {
     std::smatch match;
     const std::string text(line);
     if (!std::regex_match(text, match, kDefine)) continue;
     try {
-      macros.emplace(match[1].str(), std::stoll(match[2].str()));
+      macros.emplace(match[1].str(), std::stoll(match[2].str(), nullptr, 0));
     } catch (const std::exception&) {
       // out of range: not a size anyone launches with
     }

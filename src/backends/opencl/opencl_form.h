@@ -58,15 +58,17 @@ struct LaunchSizes {
 /// without any is an error that shows the form.
 Result<std::vector<OpenclLaunch>> ParseLaunches(std::string_view source);
 
-/// Object-like `#define NAME <integer>` lines (the first definition of each name).
+/// Object-like `#define NAME <integer>` lines (decimal or hex, with or without a u/l suffix; the
+/// first definition of each name).
 DimValues IntegerMacros(std::string_view source);
 
 /// The plan of `source` for `task`: its launches, the task's parameter names, its macros.
 Result<OpenclPlan> MakePlan(std::string_view source, const Task& task);
 
 /// The sizes of `launch` where the signature's parameters have `scalars` (one per parameter, in
-/// order; pointers' entries unused). Errors: an expression that does not evaluate, a size that
-/// is not positive, a local size whose product exceeds `max_work_group_size`.
+/// order; pointers' entries unused). A global size below 1 (a case with nothing to do) launches
+/// one work-group. Errors: an expression that does not evaluate, a local size that is not
+/// positive, a work-group of more than `max_work_group_size` items (0: no limit).
 Result<LaunchSizes> ResolveLaunch(const OpenclLaunch& launch, const OpenclPlan& plan, const std::vector<int64_t>& scalars,
                                   size_t max_work_group_size);
 

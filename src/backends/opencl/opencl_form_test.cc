@@ -57,9 +57,13 @@ TEST(IntegerMacros, ReadsObjectLikeIntegerDefinesOnly) {
       "#  define TILE (16)  // a comment\n"
       "#define SCALE 0.5f\n"
       "#define F(x) 3\n"
-      "#define WG 512\n");
+      "#define WG 512\n"
+      "#define HEX 0x100u /* a comment */\n"
+      "#define LONG 64L\n");
   EXPECT_EQ(macros.at("WG"), 256) << "the first definition wins, as the #ifndef guard makes it";
   EXPECT_EQ(macros.at("TILE"), 16);
+  EXPECT_EQ(macros.at("HEX"), 256);
+  EXPECT_EQ(macros.at("LONG"), 64);
   EXPECT_FALSE(macros.contains("SCALE"));
   EXPECT_FALSE(macros.contains("F"));
 }
@@ -127,6 +131,17 @@ TEST(AuditOpenclSource, RefusesInlineAssemblyAndIncludesButNotInComments) {
   EXPECT_EQ(findings[1].rule, "inline_assembly");
   EXPECT_EQ(findings[1].line, 3);
   EXPECT_TRUE(AuditOpenclSource("// @launch k global=(n) local=(64)\n__kernel void k(long n) {}\n").empty());
+}
+
+TEST(AuditOpenclSource, RefusesWordsBuiltWhereNoLineShowsThem) {
+  const auto pasted = AuditOpenclSource("#define J(a, b) a##b\n__kernel void k() { J(__as, m__)(\"\"); }\n");
+  ASSERT_EQ(pasted.size(), 1u);
+  EXPECT_EQ(pasted[0].rule, "token_pasting");
+  const auto spliced = AuditOpenclSource("__kernel void k() { __as\\\nm__(\"\"); }\n");
+  ASSERT_EQ(spliced.size(), 1u);
+  EXPECT_EQ(spliced[0].rule, "line_splice");
+  // A multi-line macro's continuation after a space is no split word.
+  EXPECT_TRUE(AuditOpenclSource("#define TWICE(x) \\\n  ((x) + (x))\n").empty());
 }
 
 }  // namespace

@@ -25,25 +25,13 @@ class CpuSession : public VerificationSession {
         secret_seed_(secret_seed) {}
 
   void Run(const std::filesystem::path& candidate, const TrustedBuild& trusted) override {
-    VerdictRecorder recorder(verdict_);
-    auto library = SharedLibrary::Open(trusted.reference);
-    if (!library.ok()) {
-      recorder.Finish(recorder.Stage("sandbox"), VerdictStatus::kInfraError, library.error().message);
-      return;
-    }
-    reference_library_ = std::move(library.value());
-    auto entry = reference_library_->Entry();
-    if (!entry.ok()) {
-      recorder.Finish(recorder.Stage("sandbox"), VerdictStatus::kInfraError, entry.error().message);
-      return;
-    }
     // Only the bandwidth is measured again: the FMA peak does not depend on other load.
     auto remeasure = [this] {
       const auto bandwidth = MeasureBandwidthNow(compiler_, machine_.llc_bytes);
       return MeasuredPeaks{bandwidth.ok() ? *bandwidth : 0, 0, 0};
     };
-    WorkerSession session(task_, options_, machine_, verdict_, secret_seed_, remeasure);
-    session.Run(candidate, trusted.baseline, *entry);
+    RunWithHostReference(task_, options_, machine_, verdict_, secret_seed_, candidate, trusted.reference, trusted.baseline,
+                         remeasure, WorkerKind{});
   }
 
  private:
@@ -53,7 +41,6 @@ class CpuSession : public VerificationSession {
   const CpuCompiler& compiler_;
   Verdict& verdict_;
   uint64_t secret_seed_;
-  std::unique_ptr<SharedLibrary> reference_library_;
 };
 
 class CpuBackend : public EvalBackend {

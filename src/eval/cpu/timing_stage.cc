@@ -170,7 +170,9 @@ bool WorkerSession::TimeAgainstBaseline() {
       disturbance = measured;
       break;
     }
-    if (next->tampering && !quiet && !next->clock_ran_long && next->clock_gap_excess_us <= kLoadClockGapUs) {
+    // Where the samples are the worker's clock, a short one is what the samples are: never forgiven.
+    if (next->tampering && !quiet && !next->clock_ran_long && !kind_.worker_clock &&
+        next->clock_gap_excess_us <= kLoadClockGapUs) {
       // A busy machine opens a gap between the two clocks for a parallel kernel (its reply waits
       // for a core behind its own spinning threads), every attempt while the load lasts: a few
       // ms, seen at 2.2 ms on two cores under four busy processes. Forgiven only where the

@@ -123,6 +123,10 @@ bool WorkerSession::Start(const std::filesystem::path& candidate,
     stage.details.protections = Protections::FromJson(reply->header["protections"]);
     verdict_.provenance["protections"] = reply->header["protections"];
   }
+  if (reply->type() == "setup_error") {
+    return Finish(stage, VerdictStatus::kInfraError, "the worker could not start: " + reply->header.value("message", std::string("?")),
+                  FailureKind::kInfrastructure);
+  }
   if (reply->type() != "ready") {
     return Finish(stage, VerdictStatus::kRuntimeError,
                   "the candidate could not be loaded: " + reply->header.value("message", std::string("?")),
@@ -411,6 +415,25 @@ bool WorkerSession::CloseWorker() {
   if (!closed) return WorkerFailed(stage);
   stage.details.summary = "the worker exited cleanly with nothing left unread";
   return true;
+}
+
+void RunWithHostReference(const Task& task, const EvalOptions& options, const MachineFacts& machine, Verdict& verdict,
+                          uint64_t secret_seed, const std::filesystem::path& candidate,
+                          const std::filesystem::path& reference, const std::filesystem::path& baseline,
+                          std::function<MeasuredPeaks()> remeasure, WorkerKind kind) {
+  VerdictRecorder recorder(verdict);
+  auto library = SharedLibrary::Open(reference);
+  if (!library.ok()) {
+    recorder.Finish(recorder.Stage("sandbox"), VerdictStatus::kInfraError, library.error().message);
+    return;
+  }
+  auto entry = (*library)->Entry();
+  if (!entry.ok()) {
+    recorder.Finish(recorder.Stage("sandbox"), VerdictStatus::kInfraError, entry.error().message);
+    return;
+  }
+  WorkerSession session(task, options, machine, verdict, secret_seed, std::move(remeasure), std::move(kind));
+  session.Run(candidate, baseline, *entry);
 }
 
 }  // namespace ksmith

@@ -38,8 +38,9 @@ inline constexpr size_t kCaseGuardBytes = 256;
 struct WorkerKind {
   std::string backend = "cpu";  // whose baseline the task's [baseline.<backend>] is
   nlohmann::json setup = nlohmann::json::object();  // added to the setup request (an OpenCL device)
-  /// Timing samples are the worker's clock (a device's own events, as on a GPU the evaluator's
-  /// clock also counts launches and transfers); the evaluator's clock is then the cross-check.
+  /// Timing samples are the worker's clock (a GPU's own events: the evaluator's clock would also
+  /// count launches and transfers); the evaluator's clock is then the cross-check. Only where the
+  /// candidate's code cannot reach that clock: never for kernels run in the worker's process.
   bool worker_clock = false;
   /// The kernels run on this machine's cores: its measured peaks are the physical limit.
   bool host_peaks = true;
@@ -142,5 +143,13 @@ class WorkerSession {
   std::string determinism_snapshot_;
   std::string snapshot_;  // the latest case's judged copy; its memory serves every case
 };
+
+/// A verification whose reference is trusted code built by g++ and run in this process (the CPU's
+/// and OpenCL's): opens the reference's library and runs a WorkerSession's stages with it. A
+/// reference that does not load is the evaluator's error (the "sandbox" stage says why).
+void RunWithHostReference(const Task& task, const EvalOptions& options, const MachineFacts& machine, Verdict& verdict,
+                          uint64_t secret_seed, const std::filesystem::path& candidate,
+                          const std::filesystem::path& reference, const std::filesystem::path& baseline,
+                          std::function<MeasuredPeaks()> remeasure, WorkerKind kind);
 
 }  // namespace ksmith

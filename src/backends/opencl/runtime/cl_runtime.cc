@@ -94,6 +94,23 @@ std::string DeviceIdentity(const ClDevice& device) {
   return PlatformString(device.platform, CL_PLATFORM_NAME) + " / " + DeviceString(device.device, CL_DEVICE_NAME);
 }
 
+namespace {
+
+// Each device's identity, the second and later of the same platform and name numbered (" #1"):
+// two loaders may list the platforms in other orders, never a platform's devices.
+std::vector<std::string> Identities(const std::vector<ClDevice>& devices) {
+  std::vector<std::string> identities;
+  for (const auto& device : devices) {
+    const std::string identity = DeviceIdentity(device);
+    size_t earlier = 0;
+    for (size_t i = 0; i < identities.size(); ++i) earlier += DeviceIdentity(devices[i]) == identity ? 1 : 0;
+    identities.push_back(earlier == 0 ? identity : fmt::format("{} #{}", identity, earlier));
+  }
+  return identities;
+}
+
+}  // namespace
+
 Result<ClDevice> PickDevice(const std::string& which, const std::string& identity) {
   const auto devices = AllDevices();
   if (devices.empty()) {
@@ -102,8 +119,9 @@ Result<ClDevice> PickDevice(const std::string& which, const std::string& identit
                      "register a vendor's library in /etc/OpenCL/vendors)");
   }
   if (!identity.empty()) {
-    for (const auto& device : devices) {
-      if (DeviceIdentity(device) == identity) return device;
+    const auto identities = Identities(devices);
+    for (size_t i = 0; i < devices.size(); ++i) {
+      if (identities[i] == identity) return devices[i];
     }
     return MakeError(ErrorKind::kUnsupported, "no OpenCL device '{}' here (the OpenCL loader lists {} devices)", identity,
                      devices.size());
@@ -127,9 +145,9 @@ Result<ClDevice> PickDevice(const std::string& which, const std::string& identit
   return devices[index];
 }
 
-nlohmann::json DeviceFacts(const ClDevice& device, size_t index) {
+nlohmann::json DeviceFacts(const ClDevice& device, size_t index, const std::string& identity) {
   return {{"index", index},
-          {"identity", DeviceIdentity(device)},
+          {"identity", identity},
           {"platform", PlatformString(device.platform, CL_PLATFORM_NAME)},
           {"name", DeviceString(device.device, CL_DEVICE_NAME)},
           {"vendor", DeviceString(device.device, CL_DEVICE_VENDOR)},
@@ -148,7 +166,8 @@ nlohmann::json DeviceFacts(const ClDevice& device, size_t index) {
 nlohmann::json DevicesJson() {
   nlohmann::json devices = nlohmann::json::array();
   const auto all = AllDevices();
-  for (size_t i = 0; i < all.size(); ++i) devices.push_back(DeviceFacts(all[i], i));
+  const auto identities = Identities(all);
+  for (size_t i = 0; i < all.size(); ++i) devices.push_back(DeviceFacts(all[i], i, identities[i]));
   return devices;
 }
 

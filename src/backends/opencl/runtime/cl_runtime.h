@@ -32,8 +32,9 @@ struct ClDevice {
 std::vector<ClDevice> AllDevices();
 
 /// `which`: an index into AllDevices(), or empty for the first GPU (else the first device). With
-/// `identity` (DeviceIdentity's "platform / name"), the device of that identity instead, wherever
-/// it is listed: two OpenCL loaders may list the platforms in different orders.
+/// `identity` (DevicesJson's: "platform / name", " #k" for the k-th other device of that platform
+/// and name), the device of that identity instead, wherever it is listed: two OpenCL loaders may
+/// list the platforms in different orders.
 /// Errors: no OpenCL platform (the ICD loader found none: PoCL not installed, or a vendor's .icd
 /// not registered), an index past the end, an identity not found.
 Result<ClDevice> PickDevice(const std::string& which, const std::string& identity = "");
@@ -41,9 +42,9 @@ Result<ClDevice> PickDevice(const std::string& which, const std::string& identit
 /// "Portable Computing Language / pthread-skylake-avx512-AMD EPYC".
 std::string DeviceIdentity(const ClDevice& device);
 
-/// The device's facts: index, platform, name, vendor, version, type, compute units, clock,
-/// memory, work-group limit, sub-buffer alignment.
-nlohmann::json DeviceFacts(const ClDevice& device, size_t index);
+/// The device's facts: index, identity, platform, name, vendor, version, type, compute units,
+/// clock, memory, cache, work-group limit, sub-buffer alignment.
+nlohmann::json DeviceFacts(const ClDevice& device, size_t index, const std::string& identity);
 
 /// Every device, as DeviceFacts.
 nlohmann::json DevicesJson();

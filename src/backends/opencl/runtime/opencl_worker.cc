@@ -24,6 +24,7 @@ namespace ksmith {
 namespace {
 
 constexpr size_t kMinFlushBytes = size_t{64} << 20;
+constexpr size_t kMinGpuFlushBytes = size_t{256} << 20;
 
 Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::object()) {
   fields["type"] = type;
@@ -55,7 +56,7 @@ struct WorkerState {
   std::unique_ptr<ClContext> context;
   Side candidate;
   Side baseline;
-  size_t max_group = 0;
+  size_t max_group_items = 0;
   size_t align_bytes = 1;
   size_t flush_bytes = kMinFlushBytes;  // twice the device's cache, at least kMinFlushBytes
   // Correctness: the shared arenas and their device copies, by layout key.
@@ -78,7 +79,9 @@ struct WorkerState {
   double last_call_ns = 0;   // the last trampoline call's device time
 };
 
-WorkerState* g_state = nullptr;  // the trampolines' (TimingBench takes plain function pointers)
+// The trampolines' state: TimingBench calls kernels through plain function pointers (KernelEntry,
+// the CPU worker's), which carry none; one worker serves one evaluation, on one thread.
+WorkerState* g_state = nullptr;
 
 Result<Side> LoadSide(const ClContext& context, const std::string& binary_path) {
   auto binary = ReadFile(binary_path);
@@ -114,7 +117,7 @@ Result<double> Launch(WorkerState& state, Side& side, const CaseLayout& layout, 
       if (status != CL_SUCCESS) failed = ClError(fmt::format("clSetKernelArg({}, {})", side.plan.launches[l].kernel, p), status);
     }
     if (!failed.ok()) break;
-    auto sizes = ResolveLaunch(side.plan.launches[l], side.plan, layout.scalars, state.max_group);
+    auto sizes = ResolveLaunch(side.plan.launches[l], side.plan, layout.scalars, state.max_group_items);
     if (!sizes.ok()) {
       failed = sizes.error();
       break;
@@ -130,16 +133,20 @@ Result<double> Launch(WorkerState& state, Side& side, const CaseLayout& layout, 
   }
   const cl_int finished = clFinish(state.context->queue());
   double elapsed_ns = 0;
+  cl_int profiled = CL_SUCCESS;
   if (failed.ok() && finished == CL_SUCCESS && !events.empty()) {
     cl_ulong start = 0;
     cl_ulong end = 0;
-    clGetEventProfilingInfo(events.front(), CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr);
-    clGetEventProfilingInfo(events.back(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
+    profiled = clGetEventProfilingInfo(events.front(), CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr);
+    if (profiled == CL_SUCCESS) profiled = clGetEventProfilingInfo(events.back(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
     elapsed_ns = end > start ? static_cast<double>(end - start) : 0;
   }
   for (cl_event event : events) clReleaseEvent(event);
   if (!failed.ok()) return failed.error();
   if (finished != CL_SUCCESS) return ClError("clFinish after the launches", finished);
+  // A time not read is no time: 0 would read as an infinite speedup (an infrastructure error,
+  // which Launch's callers report as the worker's own, not the candidate's).
+  if (profiled != CL_SUCCESS) return ClError("clGetEventProfilingInfo", profiled);
   return elapsed_ns;
 }
 
@@ -148,6 +155,16 @@ Status Copy(WorkerState& state, bool upload, const ClBuffer& buffer, size_t offs
   const cl_int status = upload ? clEnqueueWriteBuffer(state.context->queue(), buffer.get(), CL_TRUE, offset, bytes, host, 0, nullptr, nullptr)
                                : clEnqueueReadBuffer(state.context->queue(), buffer.get(), CL_TRUE, offset, bytes, host, 0, nullptr, nullptr);
   if (status != CL_SUCCESS) return ClError(upload ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", status);
+  return {};
+}
+
+// Written over by a fill of its own: what the device's caches held is gone.
+Status Flush(WorkerState& state) {
+  const cl_uint zero = 0;
+  cl_int status = clEnqueueFillBuffer(state.context->queue(), state.flush.get(), &zero, sizeof(zero), 0, state.flush.bytes(), 0,
+                                      nullptr, nullptr);
+  if (status == CL_SUCCESS) status = clFinish(state.context->queue());
+  if (status != CL_SUCCESS) return ClError("flushing the caches", status);
   return {};
 }
 
@@ -180,35 +197,33 @@ Message HandleSetup(const Message& request, WorkerState& state, int report_fd) {
       return;
     }
     state.context = std::move(context.value());
-    state.max_group = MaxWorkGroupSize(*device);
+    state.max_group_items = MaxWorkGroupSize(*device);
     state.align_bytes = std::max<size_t>(BaseAddressAlignBytes(*device), 1);
-    state.flush_bytes = std::max<size_t>(kMinFlushBytes, 2 * GlobalCacheBytes(*device));
+    // Twice the cache the device reports; a GPU's may report its L1 (NVIDIA's does), so a GPU's
+    // flush is at least four times a large L2.
+    state.flush_bytes = std::max<size_t>(IsGpu(*device) ? kMinGpuFlushBytes : kMinFlushBytes, 2 * GlobalCacheBytes(*device));
   };
   if (gpu) start_runtime();
   Protections protections;
   if (request.header.value("sandbox", true)) {
-    SandboxPolicy policy;
-    const auto& limits = request.header.at("limits");
-    policy.limits.cpu_seconds = limits.value("cpu_seconds", policy.limits.cpu_seconds);
-    policy.limits.memory_bytes = limits.value("memory_bytes", policy.limits.memory_bytes);
-    policy.limits.file_bytes = limits.value("file_bytes", policy.limits.file_bytes);
-    for (const auto& path : request.header.value("readable", std::vector<std::string>{})) policy.readable.emplace_back(path);
+    SandboxPolicy policy = PolicyFromSetup(request.header, report_fd);
     // The OpenCL loader's vendor list, and what runtimes read to learn the machine (hwloc, the driver).
     for (const char* path : {"/etc/OpenCL", "/proc", "/sys"}) policy.readable.emplace_back(path);
-    policy.scratch = scratch;
-    policy.scratch_writable = true;
+    // PoCL unpacks the binaries into the scratch; a GPU driver writes nothing there.
+    policy.scratch_writable = !gpu;
     policy.gpu = gpu;
-    policy.report_fd = report_fd;
     protections = ApplySandbox(policy);
   } else {
     protections.notes.push_back("sandbox disabled by the evaluator");
   }
   if (!gpu) start_runtime();
-  if (!start_error.empty()) return Reply("load_error", {{"message", start_error}, {"protections", protections.ToJson()}});
+  // The device, its runtime and the trusted baseline are the evaluator's: their failure is no
+  // candidate's runtime error (a setup_error is the evaluator's own, WorkerSession says so).
+  if (!start_error.empty()) return Reply("setup_error", {{"message", start_error}, {"protections", protections.ToJson()}});
   const std::string baseline = request.header.value("baseline", std::string());
   if (!baseline.empty()) {
     auto side = LoadSide(*state.context, baseline);
-    if (!side.ok()) return Reply("load_error", {{"message", "the baseline: " + side.error().message}});
+    if (!side.ok()) return Reply("setup_error", {{"message", "the baseline: " + side.error().message}});
     state.baseline = std::move(side.value());
   }
   auto side = LoadSide(*state.context, request.header.at("candidate").get<std::string>());
@@ -314,10 +329,17 @@ void TimedCall(Side& side, void* const* pointers) {
     }
     arguments.push_back((*mirror)->get());
   }
+  // A tweaked call's inputs went up just now: out of the caches again, as every other call's are.
+  if (state.upload_in_call) {
+    if (auto flushed = Flush(state); !flushed.ok()) {
+      state.call_error = flushed.error().message;
+      return;
+    }
+  }
   auto elapsed = Launch(state, side, state.timing_layout, arguments);
   if (!elapsed.ok()) {
-    state.call_error = elapsed.error().message;
-    state.candidate_failed = &side == &state.candidate;
+    if (state.call_error.empty()) state.call_error = elapsed.error().message;
+    if (&side == &state.candidate) state.candidate_failed = true;
     return;
   }
   state.last_call_ns = *elapsed;
@@ -391,14 +413,9 @@ Message HandleTimeCall(const Message& request, WorkerState& state) {
   return Reply("timed", {{"inner_ns", state.last_call_ns}});
 }
 
-// Written over by a fill of its own: what the device's caches held of the set is gone.
 Message HandleTimeEvict(WorkerState& state) {
   if (!state.bench) return Reply("error", {{"message", "timing was not set up"}});
-  const cl_uint zero = 0;
-  cl_int status = clEnqueueFillBuffer(state.context->queue(), state.flush.get(), &zero, sizeof(zero), 0, state.flush.bytes(),
-                                      0, nullptr, nullptr);
-  if (status == CL_SUCCESS) status = clFinish(state.context->queue());
-  if (status != CL_SUCCESS) return Reply("error", {{"message", ClError("flushing the caches", status).message}});
+  if (auto flushed = Flush(state); !flushed.ok()) return Reply("error", {{"message", flushed.error().message}});
   return Reply("evicted");
 }
 
@@ -442,7 +459,12 @@ int RunOpenclWorker(int channel_fd, int report_fd) {
        {"state_report", [](const Message&) { return Reply("state", {{"changes", nlohmann::json::array()}}); }},
        {"time_check", [&](const Message& request) { return HandleTimeCheck(request, state); }},
        {"time_evict", [&](const Message&) { return HandleTimeEvict(state); }},
-       {"time_scrub", [](const Message&) { return Reply("scrubbed"); }},
+       // A CPU device's kernels run on this machine's cores: their branch predictors forget too
+       // (timing_loop.h), as far as this thread's core can make them.
+       {"time_scrub", [](const Message&) {
+          ScrubBranchPredictors();
+          return Reply("scrubbed");
+        }},
        {"time_refresh", [&](const Message& request) { return HandleTimeRefresh(request, state); }}});
 }
 
