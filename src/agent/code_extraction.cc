@@ -8,13 +8,21 @@
 #include <fmt/ranges.h>
 
 #include "core/strings.h"
+#include "eval/backend_registry.h"
 
 namespace ksmith {
 namespace {
 
+// The tags a model writes C-family code under, and each backend's own (its fence language, its
+// file extension): a backend's code is found without a line here.
 bool IsCodeLanguage(const std::string& language) {
-  static const char* kLanguages[] = {"", "cpp", "c++", "cxx", "cc", "c", "cuda", "cu", "hip", "opencl", "cl"};
-  return std::find(std::begin(kLanguages), std::end(kLanguages), language) != std::end(kLanguages);
+  static const char* kLanguages[] = {"", "cpp", "c++", "cxx", "cc", "c", "hip"};
+  if (std::find(std::begin(kLanguages), std::end(kLanguages), language) != std::end(kLanguages)) return true;
+  for (const auto& name : BackendRegistry::Global().Names()) {
+    const BackendTraits traits = TraitsOf(name);
+    if (language == traits.fence_language || "." + language == traits.source_extension) return true;
+  }
+  return false;
 }
 
 std::string Lower(std::string_view text) {
@@ -156,6 +164,29 @@ Result<ExtractedKernel> ExtractKernel(std::string_view answer, const std::string
                      blocks.size() == 1 ? "" : "s", function);
   }
   return MakeError(ErrorKind::kParse, "the code defines extern \"C\" {} but not {}", fmt::join(others, ", "), function);
+}
+
+Result<ExtractedKernel> ExtractCandidateBlock(std::string_view answer, const std::function<bool(std::string_view)>& is_candidate,
+                                              const std::string& what) {
+  const auto blocks = FindCodeBlocks(answer);
+  bool truncated = false;
+  for (size_t i = blocks.size(); i-- > 0;) {
+    const auto& block = blocks[i];
+    if (!IsCodeLanguage(block.language)) continue;
+    if (!block.closed) {
+      truncated = true;
+      continue;
+    }
+    if (is_candidate(block.text)) return ExtractedKernel{block.text, blocks.size(), i};
+  }
+  if (truncated) {
+    return MakeError(ErrorKind::kParse, "the answer was cut off inside a code block (the model ran out of output tokens?)");
+  }
+  if (blocks.empty()) {
+    if (is_candidate(answer)) return ExtractedKernel{std::string(answer), 0, 0};
+    return MakeError(ErrorKind::kParse, "the answer holds no code block of {}", what);
+  }
+  return MakeError(ErrorKind::kParse, "none of the {} code block{} is {}", blocks.size(), blocks.size() == 1 ? "" : "s", what);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // that cannot yield a kernel is an explained failure, recorded like any other attempt.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,11 @@ struct ExtractedKernel {
 /// its answer ends with the version it means). Failures (kParse) say what the answer held instead:
 /// no code, code that defines other functions, or a block cut off before it ended.
 Result<ExtractedKernel> ExtractKernel(std::string_view answer, const std::string& function);
+
+/// The last closed code block that `is_candidate` accepts; the whole answer when it is bare code
+/// it accepts. Failures (kParse) as ExtractKernel's, saying it looked for `what`.
+Result<ExtractedKernel> ExtractCandidateBlock(std::string_view answer, const std::function<bool(std::string_view)>& is_candidate,
+                                              const std::string& what);
 
 /// KernelBench's format: the last closed Python block (```python, ```py or untagged) that defines
 /// `class ModelNew`; the whole answer when it is bare code that does. Failures as ExtractKernel's.

@@ -26,8 +26,8 @@ class ModelFormat {
   virtual std::string SystemPrompt(const PromptContext& context) const = 0;
   /// The first user message; `starting_point` (a kernel to start from) is shown when not empty.
   virtual std::string TaskPrompt(const PromptContext& context, std::string_view starting_point) const = 0;
-  /// The candidate in a model's answer; kParse, saying what the answer held instead.
-  virtual Result<ExtractedKernel> Extract(std::string_view answer, const Task& task) const = 0;
+  /// The candidate in a model's answer for `backend`; kParse, saying what the answer held instead.
+  virtual Result<ExtractedKernel> Extract(std::string_view answer, const Task& task, const std::string& backend) const = 0;
   /// Whether the task's seed kernels (written in ksmith's contract, with `@tune` knobs) are this
   /// format's starting point, and so whether the knob tuner can search them.
   virtual bool UsesTaskSeeds() const = 0;

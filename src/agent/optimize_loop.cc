@@ -485,7 +485,7 @@ Result<Attempt> OptimizeLoop::RecordModelAnswer(const Step& step, LlmCall call, 
     record.extraction_error = "the model call failed: " + call.error;
   } else {
     failed_calls_in_row_ = 0;
-    auto kernel = ModelFormatOf(settings_.format).Extract(call.reply->content, task_);
+    auto kernel = ModelFormatOf(settings_.format).Extract(call.reply->content, task_, settings_.backend);
     if (kernel.ok()) {
       record.source = kernel->source;
     } else {

@@ -75,6 +75,8 @@ struct LoopSettings {
   /// How the model writes candidates: what is extracted from its answers and how they are judged.
   /// Null: ksmith's contract.
   const ModelFormat* format = nullptr;
+  /// The backend the candidates are for: it says what a candidate in an answer looks like.
+  std::string backend = "cpu";
   /// Profile the run's best kernel (again, under the profiler) once this many candidates were
   /// judged since the last profile, so that its bottleneck facts reach the next prompts; 0: never.
   size_t profile_every = 0;

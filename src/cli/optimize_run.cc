@@ -540,6 +540,7 @@ OptimizeOutcome OptimizeRun::Execute() {
   if (strategy_->needs_model()) loop_settings.profile_every = static_cast<size_t>(std::max(0, settings_.profile_every));
   loop_settings.stop_requested = &g_stop_requested;
   loop_settings.format = format_;
+  loop_settings.backend = settings_.backend;
   std::optional<TerminalReviewer> reviewer;
   if (flags_.interactive) {
     if (::isatty(STDIN_FILENO) == 0) {

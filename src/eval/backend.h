@@ -42,6 +42,10 @@ struct BackendPrompt {
   std::function<std::pair<double, double>(const nlohmann::json&)> peak_rates = [](const nlohmann::json&) {
     return std::pair{0.0, 0.0};
   };
+  /// Whether a code block of a model's answer is a whole candidate, where that is not "defines
+  /// the task's function with extern \"C\"" (the default, when empty); `what` says what it looks for.
+  std::function<bool(std::string_view code)> is_candidate;
+  std::string candidate_description;
   /// The shape the backend times the task at.
   std::function<DimValues(const Task&)> timed_shape = [](const Task& task) { return task.bench_shape; };
 };

@@ -60,10 +60,10 @@ TEST(FormatRegistry, EachFormatExtractsItsOwnCandidate) {
   ASSERT_TRUE(task.ok()) << task.error().message;
   const std::string model_new = "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n";
   const std::string answer = "```python\n" + model_new + "```\n";
-  const auto python = KernelBenchModelFormat().Extract(answer, *task);
+  const auto python = KernelBenchModelFormat().Extract(answer, *task, "cpu");
   ASSERT_TRUE(python.ok()) << python.error().message;
   EXPECT_EQ(python->source, model_new);
-  EXPECT_FALSE(NativeModelFormat().Extract(answer, *task).ok());
+  EXPECT_FALSE(NativeModelFormat().Extract(answer, *task, "cpu").ok());
   EXPECT_TRUE(NativeModelFormat().UsesTaskSeeds());
   EXPECT_FALSE(KernelBenchModelFormat().UsesTaskSeeds());
   EXPECT_FALSE(KernelBenchModelFormat().CheckTask(*task).ok()) << "relu was not imported from KernelBench";

@@ -286,7 +286,7 @@ class KernelBenchModel final : public ModelFormat {
   std::string TaskPrompt(const PromptContext& context, std::string_view starting_point) const override {
     return BuildKernelBenchTaskPrompt(context, starting_point);
   }
-  Result<ExtractedKernel> Extract(std::string_view answer, const Task& task) const override {
+  Result<ExtractedKernel> Extract(std::string_view answer, const Task& task, const std::string&) const override {
     (void)task;
     return ExtractModelNew(answer);
   }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/model_format.h"
 #include "backends/opencl/opencl_backend.h"
 #include "task/signature.h"
 
@@ -142,6 +143,27 @@ TEST(AuditOpenclSource, RefusesWordsBuiltWhereNoLineShowsThem) {
   EXPECT_EQ(spliced[0].rule, "line_splice");
   // A multi-line macro's continuation after a space is no split word.
   EXPECT_TRUE(AuditOpenclSource("#define TWICE(x) \\\n  ((x) + (x))\n").empty());
+}
+
+// A model's answer on the opencl backend: the candidate is the last block with `@launch` lines
+// whose kernels it defines, whatever the kernels are called.
+TEST(OpenclAnswers, TheLastBlockWithLaunchLinesAndTheirKernelsIsTheCandidate) {
+  const Task task = TaskWith("void relu(const float* x, float* y, int64_t n)");
+  const std::string kernel =
+      "// @launch relu_k global=(n) local=(64)\n__kernel void relu_k(__global const float* x, __global float* y, long n) {}\n";
+  auto extracted = NativeModelFormat().Extract("Plan.\n```opencl\n" + kernel + "```\nA helper:\n```c\nint h;\n```\n", task, "opencl");
+  ASSERT_TRUE(extracted.ok()) << extracted.error().message;
+  EXPECT_NE(extracted->source.find("__kernel void relu_k("), std::string::npos) << extracted->source;
+  auto unnamed = NativeModelFormat().Extract("```opencl\n// @launch other global=(n) local=(64)\n__kernel void relu_k() {}\n```\n",
+                                             task, "opencl");
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_NE(unnamed.error().message.find("none of the 1 code block is OpenCL C with `// @launch` lines"), std::string::npos)
+      << unnamed.error().message;
+  auto cut = NativeModelFormat().Extract("```opencl\n" + kernel, task, "opencl");
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.error().message.find("cut off"), std::string::npos) << cut.error().message;
+  // The C++ backends still look for the extern "C" function.
+  EXPECT_FALSE(NativeModelFormat().Extract("```opencl\n" + kernel + "```\n", task, "cpu").ok());
 }
 
 }  // namespace

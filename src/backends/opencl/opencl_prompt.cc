@@ -1,5 +1,7 @@
 #include "backends/opencl/opencl_prompt.h"
 
+#include <regex>
+
 #include <fmt/format.h>
 
 #include "backends/opencl/opencl_form.h"
@@ -35,6 +37,18 @@ std::string DeviceFactsText(const nlohmann::json& facts) {
                         Rate(bandwidth), Rate(gflops));
   }
   return text;
+}
+
+// A whole OpenCL candidate: `// @launch` lines, and a `__kernel` definition of every kernel they name.
+bool IsOpenclCandidate(std::string_view code) {
+  auto launches = ParseLaunches(code);
+  if (!launches.ok()) return false;
+  const std::string text(code);
+  for (const auto& launch : *launches) {
+    const std::regex definition("(__kernel|\\bkernel)\\s+void\\s+" + launch.kernel + "\\s*\\(");
+    if (!std::regex_search(text, definition)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -79,6 +93,8 @@ BackendPrompt OpenclPrompt() {
     return std::pair{FactNumber(facts["host"], "fp32_gflops") * 1e9, FactNumber(facts["host"], "memory_bandwidth_gbs") * 1e9};
   };
   prompt.timed_shape = [](const Task& task) { return task.bench_shape; };
+  prompt.is_candidate = IsOpenclCandidate;
+  prompt.candidate_description = "OpenCL C with `// @launch` lines and the `__kernel` functions they name";
   return prompt;
 }
 
