@@ -262,7 +262,7 @@ int RunEval(const EvalFlags& flags) {
                  "--sweep DIM=V1,V2,... and none of --profile, --no-time, --dump-failure");
       return kExitUsage;
     }
-    auto planned = PlanSweep(*task, flags.sweep, traits->gpu);
+    auto planned = PlanSweep(*task, flags.sweep, traits->prompt.timed_shape(*task));
     if (!planned.ok()) {
       PrintError(planned.error().message);
       return kExitUsage;

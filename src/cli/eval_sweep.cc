@@ -83,9 +83,9 @@ std::vector<std::string> ShapeDims(const Task& task, const std::vector<SweepRow>
 
 }  // namespace
 
-Result<std::vector<DimValues>> PlanSweep(const Task& task, const std::vector<std::string>& items, bool gpu) {
-  const DimValues& base = gpu && task.cuda ? task.cuda->bench_shape : task.bench_shape;
-  std::vector<DimValues> points = {base};
+Result<std::vector<DimValues>> PlanSweep(const Task& task, const std::vector<std::string>& items,
+                                         const DimValues& timed_shape) {
+  std::vector<DimValues> points = {timed_shape};
   std::set<std::string> seen;
   for (const auto& item : items) {
     auto parsed = ParseItem(task, item);
@@ -97,7 +97,7 @@ Result<std::vector<DimValues>> PlanSweep(const Task& task, const std::vector<std
     }
     // Each dim grows at most kMaxSweepGrowth-fold over the bench shape's, so that no product of dims
     // overflows before the bytes' bound below can refuse it.
-    const int64_t largest = kMaxSweepGrowth * std::max<int64_t>(base.contains(dim) ? base.at(dim) : 1, 1);
+    const int64_t largest = kMaxSweepGrowth * std::max<int64_t>(timed_shape.contains(dim) ? timed_shape.at(dim) : 1, 1);
     if (const int64_t most = *std::max_element(values.begin(), values.end()); most > largest) {
       return MakeError(ErrorKind::kInvalidArgument, "--sweep {}: {} is more than {}x the bench shape's {} ({}): sweep smaller sizes",
                        item, most, kMaxSweepGrowth, dim, largest / kMaxSweepGrowth);
@@ -117,7 +117,7 @@ Result<std::vector<DimValues>> PlanSweep(const Task& task, const std::vector<std
     points = std::move(grid);
   }
   // The bench shape holds its derived dims: each point's are computed again from its free dims.
-  const auto base_bytes = EvaluateExpression(task.bytes_expression, base);
+  const auto base_bytes = EvaluateExpression(task.bytes_expression, timed_shape);
   const int64_t max_bytes = std::max<int64_t>(kMaxSweepGrowth * (base_bytes.ok() ? *base_bytes : 0), kMinSweepMaxBytes);
   std::vector<DimValues> complete;
   for (const auto& point : points) {

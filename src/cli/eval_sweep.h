@@ -19,11 +19,12 @@ namespace ksmith {
 /// The most points a sweep may have: each is a whole verdict.
 inline constexpr size_t kMaxSweepPoints = 64;
 
-/// The grid `items` ("dim=v1,v2,...", one dim each) spans over the bench shape the backend times at
-/// (the task's, or its GPU one): every combination, the first item's dim varying slowest. An error
+/// The grid `items` ("dim=v1,v2,...", one dim each) spans over `timed_shape`, the shape the backend
+/// times the task at (BackendPrompt::timed_shape: the task's, or its GPU one): every combination, the first item's dim varying slowest. An error
 /// names a dim the task does not have or computes from others, a value that is not a positive
 /// integer, a dim given twice, a grid past kMaxSweepPoints, or a point whose derived dims fail.
-Result<std::vector<DimValues>> PlanSweep(const Task& task, const std::vector<std::string>& items, bool gpu);
+Result<std::vector<DimValues>> PlanSweep(const Task& task, const std::vector<std::string>& items,
+                                         const DimValues& timed_shape);
 
 /// `task` with `shape` as its bench shape on every backend (its hidden shapes are unchanged).
 Task TaskAtBenchShape(const Task& task, const DimValues& shape);

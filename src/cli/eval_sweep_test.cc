@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "eval/backend_registry.h"
+
 namespace ksmith {
 namespace {
 
@@ -22,18 +24,18 @@ Task RowsColsTask() {
 
 TEST(PlanSweep, EveryCombinationOverTheBackendsBenchShapeFirstDimSlowest) {
   const Task task = RowsColsTask();
-  auto points = PlanSweep(task, {"rows=1,2", "cols=10,20,30"}, /*gpu=*/false);
+  auto points = PlanSweep(task, {"rows=1,2", "cols=10,20,30"}, task.bench_shape);
   ASSERT_TRUE(points.ok()) << points.error().message;
   ASSERT_EQ(points->size(), 6u);
   // Each point's derived dim follows its swept dims, not the bench shape's.
   EXPECT_EQ(points->at(0), (DimValues{{"rows", 1}, {"cols", 10}, {"half", 5}}));
   EXPECT_EQ(points->at(2), (DimValues{{"rows", 1}, {"cols", 30}, {"half", 15}}));
   EXPECT_EQ(points->at(3), (DimValues{{"rows", 2}, {"cols", 10}, {"half", 5}}));
-  // A dim not swept keeps the bench shape's value, the GPU's on a GPU backend.
-  auto gpu = PlanSweep(task, {"rows=7"}, /*gpu=*/true);
+  // A dim not swept keeps the timed shape's value, the GPU's on a GPU backend.
+  auto gpu = PlanSweep(task, {"rows=7"}, TraitsOf("cuda").prompt.timed_shape(task));
   ASSERT_TRUE(gpu.ok());
   EXPECT_EQ(gpu->at(0), (DimValues{{"rows", 7}, {"cols", 8192}, {"half", 4096}}));
-  auto cpu = PlanSweep(task, {"rows=7"}, /*gpu=*/false);
+  auto cpu = PlanSweep(task, {"rows=7"}, TraitsOf("cpu").prompt.timed_shape(task));
   ASSERT_TRUE(cpu.ok());
   EXPECT_EQ(cpu->at(0), (DimValues{{"rows", 7}, {"cols", 4096}, {"half", 2048}}));
 }
@@ -41,7 +43,7 @@ TEST(PlanSweep, EveryCombinationOverTheBackendsBenchShapeFirstDimSlowest) {
 TEST(PlanSweep, EachBadItemIsAnErrorThatSaysWhatToWrite) {
   const Task task = RowsColsTask();
   const auto message = [&](std::vector<std::string> items) {
-    auto points = PlanSweep(task, items, false);
+    auto points = PlanSweep(task, items, task.bench_shape);
     return points.ok() ? std::string("accepted") : points.error().message;
   };
   EXPECT_NE(message({"rows"}).find("write it as DIM=V1,V2"), std::string::npos);
