@@ -156,4 +156,10 @@ ScopedTempDir::~ScopedTempDir() {
   if (!path_.empty()) RemoveWorkFolder(path_);
 }
 
+std::filesystem::path HelperExecutable(const char* variable, const char* name) {
+  if (const char* configured = std::getenv(variable); configured && *configured) return configured;
+  std::error_code error;
+  return std::filesystem::read_symlink("/proc/self/exe", error).parent_path() / name;
+}
+
 }  // namespace ksmith

@@ -32,6 +32,10 @@ Status CheckWritableFile(const std::filesystem::path& path);
 /// $XDG_CACHE_HOME/ksmith, else ~/.cache/ksmith. Created if missing.
 Result<std::filesystem::path> CacheDirectory();
 
+/// One of ksmith's helper programs: the path in `variable` where it is set, else `name` beside
+/// this executable (the build folder, or `.gpu/bin`).
+std::filesystem::path HelperExecutable(const char* variable, const char* name);
+
 /// Whether a work folder is marked with its owner, so that RemoveStaleWorkFolders
 /// (core/work_folders.h) can remove it once a killed process left it behind.
 enum class OwnerMark { kNone, kMark };

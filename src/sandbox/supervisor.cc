@@ -23,14 +23,7 @@ namespace ksmith {
 
 namespace fs = std::filesystem;
 
-fs::path WorkerProcess::DefaultExecutable() {
-  if (const char* configured = std::getenv("KSMITH_WORKER"); configured && *configured) {
-    return configured;
-  }
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  return self.parent_path() / "ksmith-worker";
-}
+fs::path WorkerProcess::DefaultExecutable() { return HelperExecutable("KSMITH_WORKER", "ksmith-worker"); }
 
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions& options) {
   if (!fs::exists(options.executable)) {

@@ -230,13 +230,6 @@ Result<GpuFacts> LoadGpuFacts(const fs::path& worker_executable, const fs::path&
   return facts;
 }
 
-fs::path DefaultCudaWorkerExecutable() {
-  if (const char* configured = std::getenv("KSMITH_CUDA_WORKER"); configured && *configured) {
-    return configured;
-  }
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  return self.parent_path() / "ksmith-cuda-worker";
-}
+fs::path DefaultCudaWorkerExecutable() { return HelperExecutable("KSMITH_CUDA_WORKER", "ksmith-cuda-worker"); }
 
 }  // namespace ksmith

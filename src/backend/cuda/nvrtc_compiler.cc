@@ -50,12 +50,7 @@ Error WorkFolderError(const ScopedTempDir& work) {
 
 }  // namespace
 
-fs::path DefaultNvrtcExecutable() {
-  if (const char* configured = std::getenv("KSMITH_NVRTC"); configured && *configured) return configured;
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  return self.parent_path() / "ksmith-nvrtc";
-}
+fs::path DefaultNvrtcExecutable() { return HelperExecutable("KSMITH_NVRTC", "ksmith-nvrtc"); }
 
 NvrtcCompiler::NvrtcCompiler(NvrtcInfo info, fs::path cache_directory, BuildLimits limits)
     : info_(std::move(info)), cache_directory_(std::move(cache_directory)), limits_(limits) {}

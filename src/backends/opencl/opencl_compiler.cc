@@ -21,12 +21,6 @@ constexpr std::string_view kBuildVersion = "opencl-build-1";
 constexpr auto kBuildTimeout = std::chrono::seconds(120);
 constexpr auto kListTimeout = std::chrono::milliseconds(30'000);
 
-fs::path BesideSelf(const char* variable, const char* name) {
-  if (const char* configured = std::getenv(variable); configured && *configured) return configured;
-  std::error_code error;
-  return fs::read_symlink("/proc/self/exe", error).parent_path() / name;
-}
-
 // The helper's environment: PATH for the runtime's linker, and where PoCL keeps what it builds.
 std::vector<std::string> HelperEnvironment(const fs::path& pocl_cache) {
   const char* path = std::getenv("PATH");
@@ -64,8 +58,8 @@ nlohmann::json Contract(const Task& task, const OpenclPlan& plan) {
 
 }  // namespace
 
-fs::path DefaultOclcExecutable() { return BesideSelf("KSMITH_OCLC", "ksmith-oclc"); }
-fs::path DefaultOpenclWorkerExecutable() { return BesideSelf("KSMITH_OPENCL_WORKER", "ksmith-opencl-worker"); }
+fs::path DefaultOclcExecutable() { return HelperExecutable("KSMITH_OCLC", "ksmith-oclc"); }
+fs::path DefaultOpenclWorkerExecutable() { return HelperExecutable("KSMITH_OPENCL_WORKER", "ksmith-opencl-worker"); }
 
 Result<nlohmann::json> ListOpenclDevices() {
   const fs::path helper = DefaultOclcExecutable();

@@ -1,5 +1,7 @@
 #include "backends/opencl/runtime/cl_runtime.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 namespace ksmith {
@@ -100,10 +102,10 @@ namespace {
 // two loaders may list the platforms in other orders, never a platform's devices.
 std::vector<std::string> Identities(const std::vector<ClDevice>& devices) {
   std::vector<std::string> identities;
+  std::map<std::string, size_t> seen;  // devices of each platform and name so far
   for (const auto& device : devices) {
     const std::string identity = DeviceIdentity(device);
-    size_t earlier = 0;
-    for (size_t i = 0; i < identities.size(); ++i) earlier += DeviceIdentity(devices[i]) == identity ? 1 : 0;
+    const size_t earlier = seen[identity]++;
     identities.push_back(earlier == 0 ? identity : fmt::format("{} #{}", identity, earlier));
   }
   return identities;

@@ -438,8 +438,8 @@ Message HandleTimeRefresh(const Message& request, WorkerState& state) {
     state.bench->Refresh(set, request.header.value("refresh_round", size_t{0}));
   }
   if (auto status = MirrorSet(state, set, true); !status.ok()) return Reply("error", {{"message", status.error().message}});
-  return HandleTimeEvict(state).header.value("type", std::string()) == "evicted" ? Reply("refreshed")
-                                                                                 : Reply("error", {{"message", "flushing the caches failed"}});
+  if (auto flushed = Flush(state); !flushed.ok()) return Reply("error", {{"message", flushed.error().message}});
+  return Reply("refreshed");
 }
 
 }  // namespace
