@@ -6,7 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "backend/cpu/compiler.h"
+#include "backends/cpu/compiler.h"
+#include "backends/cpu/cpu_backend.h"
 #include "core/files.h"
 #include "eval/cases.h"
 #include "sandbox/shared_memory.h"
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
     std::vector<double> start_us, round_trip_us;
     for (int r = 0; r < repetitions; ++r) {
       const auto start = Clock::now();
-      auto worker = WorkerProcess::Start({WorkerProcess::DefaultExecutable(), scratch.path(), 1});
+      auto worker = WorkerProcess::Start({DefaultCpuWorkerExecutable(), scratch.path(), 1});
       if (!worker.ok()) return 1;
       Message setup;
       setup.header = {{"type", "setup"}, {"candidate", build->shared_object.string()},

@@ -3,6 +3,10 @@
 #   scripts/gpu_check.sh smoke   doctor, one honest kernel, a few red-team kernels
 #   scripts/gpu_check.sh tests   the gpu-labelled tests
 #   scripts/gpu_check.sh bench [what]   bench/cuda_bench.py (latency, throughput, ...)
+#   scripts/gpu_check.sh seam    what the backend seam moved (issue 32): doctor's CUDA part, the
+#                                reference cross-check of `tasks check --gpu`, `ksmith build`'s
+#                                resources, the CUDA session's stages (every task kernel, the
+#                                dump, the seeds), each bounded by SEAM_TEST_TIMEOUT_S
 #   scripts/gpu_check.sh optimize [tasks]   `ksmith optimize --backend cuda`: tune every task's seed
 #                                kernel, then refine against a scripted model server
 # Logs go to $OUT (the device tool's output folder) or ./gpu-out.
@@ -29,6 +33,21 @@ case "$mode" in
       /usr/bin/time -f "%e s wall" "$K" eval --backend cuda --task "$task" --json \
         "tests/kernels/cuda/$kernel.cu" >> "$out/smoke.log" 2>&1
     done
+    ;;
+  seam)
+    limit=${SEAM_TEST_TIMEOUT_S:-240}
+    "$K" doctor --json > "$out/doctor.json" 2> "$out/doctor.err"
+    "$K" doctor > "$out/doctor.txt" 2>&1
+    timeout 120 "$K" tasks check --gpu vector_add softmax matmul > "$out/tasks_check.txt" 2>&1
+    echo "tasks check exit $?" >> "$out/tasks_check.txt"
+    "$K" build --backend cuda --task softmax tests/kernels/cuda/honest/softmax_fast.cu > "$out/build_report.txt" 2>&1
+    echo "build exit $?" >> "$out/build_report.txt"
+    timeout "$limit" "$root/.gpu/bin/ksmith_gpu_tests" \
+      --gtest_filter='Tasks/CudaTaskKernels.*:CudaDoctor.*:CudaDumpFailure.*' > "$out/gpu_tests_kernels.log" 2>&1
+    echo "exit $?" >> "$out/gpu_tests_kernels.log"
+    timeout "$limit" "$root/.gpu/bin/ksmith_gpu_tests" --gtest_filter='Tasks/CudaSeedKernel.*' \
+      > "$out/gpu_tests_seeds.log" 2>&1
+    echo "exit $?" >> "$out/gpu_tests_seeds.log"
     ;;
   tests)
     "$root/.gpu/bin/ksmith_gpu_kernel_tests" 2>&1 | tee "$out/gpu_kernel_tests.log" | tail -5

@@ -12,8 +12,8 @@
 
 #include "agent/failing_cases.h"
 #include "agent/prompt.h"
+#include "compile/diagnostics.h"
 #include "core/strings.h"
-#include "backend/diagnostics.h"
 #include "eval/backend_registry.h"
 #include "eval/verdict.h"
 
@@ -82,7 +82,7 @@ const StageDetails& DetailsOf(const StageRecord* stage) {
 }
 
 std::string CompileErrorBody(const Verdict& verdict, std::string_view source) {
-  const StageDetails& details = DetailsOf(verdict.FindStage("build"));
+  const StageDetails& details = DetailsOf(verdict.FindStage(StageId::kBuild));
   const auto& errors = details.diagnostics;
   std::string text;
   bool about_signature = false;
@@ -153,7 +153,7 @@ std::vector<std::string> MismatchLines(const OutputMismatch& mismatch) {
 
 // The correctness stage's count of its cases, when a wrong output made it count them.
 std::optional<CaseTally> TallyOf(const Verdict& verdict) {
-  const StageRecord* stage = verdict.FindStage("correctness");
+  const StageRecord* stage = verdict.FindStage(StageId::kCorrectness);
   if (stage == nullptr || !stage->details.check) return std::nullopt;
   return stage->details.check->tally;
 }
@@ -258,14 +258,14 @@ std::string IntegrityBody(const Verdict& verdict) {
   const StageDetails& details = DetailsOf(failed);
   const FailureKind kind = FailureOf(verdict).kind;
   std::string text = "The kernel breaks the candidate contract, so it was not " +
-                     std::string(kind == FailureKind::kTimeNotReal && failed != nullptr && failed->name == "physical_limit"
+                     std::string(kind == FailureKind::kTimeNotReal && failed != nullptr && failed->Is(StageId::kPhysicalLimit)
                                      ? "credited"
                                      : "run further") +
                      ".\n";
   if (details.findings.empty()) {
     // The physical-limit reason counts the timed shape's bytes and flops, which would give the
     // hidden shape away: only the times are told.
-    const bool physical = failed != nullptr && failed->name == "physical_limit" && verdict.timing;
+    const bool physical = failed != nullptr && failed->Is(StageId::kPhysicalLimit) && verdict.timing;
     text += "What happened: " +
             (physical ? fmt::format("it measured {:.4g} us, but this machine needs at least {:.4g} us for the "
                                     "work at the timed shape: the time is not real",
@@ -332,7 +332,7 @@ std::string CrashBody(const Verdict& verdict) {
   // What passed before it, when it ended the correctness stage; without that (a verdict written
   // before it was kept, a later stage) its case alone singles nothing out.
   const std::optional<CaseTally> tally = TallyOf(verdict);
-  const bool in_correctness = verdict.FailedStage() != nullptr && verdict.FailedStage()->name == "correctness";
+  const bool in_correctness = verdict.FailedStage() != nullptr && verdict.FailedStage()->Is(StageId::kCorrectness);
   const FailingCasesText before =
       tally && in_correctness && failure.at ? DescribeCasesBeforeFailure(*tally, *failure.at) : FailingCasesText{};
   text += before.coverage;
@@ -434,7 +434,7 @@ std::string ResourcesSection(const BuildFacts& build) {
 
 std::string PassedBody(const Verdict& verdict) {
   std::string text;
-  const CheckFacts correctness = DetailsOf(verdict.FindStage("correctness")).check.value_or(CheckFacts{});
+  const CheckFacts correctness = DetailsOf(verdict.FindStage(StageId::kCorrectness)).check.value_or(CheckFacts{});
   text += fmt::format("Correct on all {} verification cases (worst norm-wise error {:.2g}).\n",
                       correctness.cases.value_or(0), correctness.worst_norm_error.value_or(0.0));
   if (!verdict.timing) return text + "It was not timed.\n";
@@ -442,7 +442,7 @@ std::string PassedBody(const Verdict& verdict) {
   text += fmt::format("Time at the timed shape: {} vs the baseline's {}, medians of {} rounds with 95% intervals.\n",
                       Interval(timing.candidate_us, " us", 4), Interval(timing.baseline_us, " us", 4),
                       timing.candidate_us.samples);
-  const StageDetails& timed = DetailsOf(verdict.FindStage("timing"));
+  const StageDetails& timed = DetailsOf(verdict.FindStage(StageId::kTiming));
   if (timed.timing && timed.timing->candidate && timed.timing->candidate->warm_us > 0) {
     text += fmt::format("With a warm L2 cache (back-to-back calls) it takes {:.4g} us.\n",
                         timed.timing->candidate->warm_us);
@@ -458,8 +458,8 @@ std::string PassedBody(const Verdict& verdict) {
                     100 * timing.roofline_fraction, timing.bound_by, timing.floor_us,
                     RooflineAdvice(timing.roofline_fraction, timing.bound_by, TraitsOf(verdict.backend).prompt));
   }
-  if (const auto& build = DetailsOf(verdict.FindStage("build")).build) text += ResourcesSection(*build);
-  if (const auto& profile = DetailsOf(verdict.FindStage("profile")).profile; profile && !profile->facts.empty()) {
+  if (const auto& build = DetailsOf(verdict.FindStage(StageId::kBuild)).build) text += ResourcesSection(*build);
+  if (const auto& profile = DetailsOf(verdict.FindStage(StageId::kProfile)).profile; profile && !profile->facts.empty()) {
     text += "Profiler (ncu, one call at the timed shape):\n";
     for (size_t i = 0; i < profile->facts.size() && i < kMaxProfileFacts; ++i) {
       text += "- " + FirstLine(profile->facts[i], 240) + "\n";
@@ -539,9 +539,9 @@ std::string SummaryLine(const Verdict& verdict) {
       }
     }
   } else if (verdict.status == VerdictStatus::kCompileError) {
-    const auto& errors = DetailsOf(verdict.FindStage("build")).diagnostics;
+    const auto& errors = DetailsOf(verdict.FindStage(StageId::kBuild)).diagnostics;
     line = "compile_error: " + (errors.empty() ? reason : DescribeDiagnostic(errors.front(), {}, false));
-  } else if (failure.kind == FailureKind::kTimeNotReal && verdict.FailedStage()->name == "physical_limit") {
+  } else if (failure.kind == FailureKind::kTimeNotReal && verdict.FailedStage()->Is(StageId::kPhysicalLimit)) {
     line = "integrity_violation: timed faster than this machine's physical limit allows";  // bytes would tell the shape
   } else {
     line = status + (reason.empty() ? "" : ": " + reason);

@@ -32,7 +32,7 @@ KernelFeatures FeaturesOf(const Verdict& verdict) {
     features.bound_by = verdict.timing->bound_by;
     features.limit_quarter = Quarter(verdict.timing->roofline_fraction);
   }
-  const StageRecord* build = verdict.FindStage("build");
+  const StageRecord* build = verdict.FindStage(StageId::kBuild);
   if (build == nullptr || !build->details.build) return features;
   const BuildFacts& facts = *build->details.build;
   if (facts.vector_code && facts.vector_code->instructions > 0) {

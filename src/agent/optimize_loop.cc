@@ -99,8 +99,8 @@ Result<RunState> LoadRunState(const RunStore& store, const std::string& run_id) 
     Attempt& attempt = state.attempts.back();
     if (const auto profiled = profiles->find(record.id); profiled != profiles->end() && attempt.verdict) {
       auto verdict = Verdict::FromJson(profiled->second);
-      const StageRecord* stage = verdict.ok() ? verdict->FindStage("profile") : nullptr;
-      if (stage != nullptr && attempt.verdict->FindStage("profile") == nullptr) attempt.verdict->stages.push_back(*stage);
+      const StageRecord* stage = verdict.ok() ? verdict->FindStage(StageId::kProfile) : nullptr;
+      if (stage != nullptr && attempt.verdict->FindStage(StageId::kProfile) == nullptr) attempt.verdict->stages.push_back(*stage);
     }
   }
   // A call that made no candidate is a note (a plan, a judgment) when it was answered; it falls
@@ -207,7 +207,7 @@ void OptimizeLoop::MaybeProfile() {
 Status OptimizeLoop::RecordProfile(size_t index, const Verdict& profiled) {
   if (StopRequested()) return {};
   Attempt& attempt = state_.attempts[index];
-  const StageRecord* stage = profiled.FindStage("profile");
+  const StageRecord* stage = profiled.FindStage(StageId::kProfile);
   const auto& facts = stage != nullptr ? stage->details.profile : std::nullopt;
   if (facts == std::nullopt || facts->facts.empty()) {
     // ncu missing, not allowed, or the kernel no longer passes: said once, and the run goes on.
@@ -218,7 +218,7 @@ Status OptimizeLoop::RecordProfile(size_t index, const Verdict& profiled) {
     return {};
   }
   if (auto stored = store_.SetProfile(attempt.candidate_id, profiled.ToJson()); !stored.ok()) return stored;
-  if (attempt.verdict && attempt.verdict->FindStage("profile") == nullptr) attempt.verdict->stages.push_back(*stage);
+  if (attempt.verdict && attempt.verdict->FindStage(StageId::kProfile) == nullptr) attempt.verdict->stages.push_back(*stage);
   Report(0, fmt::format("candidate {} profiled: {}", attempt.number, FirstLine(facts->facts.front(), 160)));
   return {};
 }
@@ -592,7 +592,7 @@ Result<LoopOutcome> OptimizeLoop::Run() {
   // Resume: what was proposed but not yet judged is judged first (a repeat of an earlier kernel
   // takes its verdict); nothing judged is redone.
   for (const auto& attempt : state_.attempts) {
-    if (attempt.verdict && attempt.verdict->FindStage("profile") != nullptr) profiled_.insert(attempt.candidate_id);
+    if (attempt.verdict && attempt.verdict->FindStage(StageId::kProfile) != nullptr) profiled_.insert(attempt.candidate_id);
   }
   Status status;
   for (size_t i = 0; i < state_.attempts.size() && status.ok(); ++i) {

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/cpu/machine.h"
-#include "backend/cuda/gpu_facts.h"
+#include "backends/cpu/machine.h"
+#include "backends/cuda/gpu_facts.h"
 #include "task/registry.h"
 
 namespace ksmith {

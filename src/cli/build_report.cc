@@ -13,7 +13,7 @@ namespace ksmith {
 namespace {
 
 const BuildFacts* FactsOf(const Verdict& verdict) {
-  const StageRecord* build = verdict.FindStage("build");
+  const StageRecord* build = verdict.FindStage(StageId::kBuild);
   return build != nullptr && build->details.build ? &*build->details.build : nullptr;
 }
 
@@ -95,16 +95,16 @@ std::string RenderBuildReport(const Verdict& verdict) {
       text += "  SASS: " + CountsLine(found->second->counts) + "\n";
     }
   }
-  if (resources.empty() && TraitsOf(verdict.backend).gpu) {
+  if (resources.empty() && TraitsOf(verdict.backend).reports_kernel_resources) {
     text += "no kernels in the device compiler's report\n";
   } else if (resources.empty()) {
-    std::vector<std::string> gpu_backends;
+    std::vector<std::string> reporting;
     for (const auto& name : BackendRegistry::Global().Names()) {
-      if (TraitsOf(name).gpu) gpu_backends.push_back("--backend " + name);
+      if (TraitsOf(name).reports_kernel_resources) reporting.push_back("--backend " + name);
     }
     text += fmt::format("no per-kernel resources: the {} backend's compiler reports none (registers and SASS come "
-                        "from a GPU backend's: {})\n",
-                        verdict.backend, fmt::join(gpu_backends, " or "));
+                        "from {})\n",
+                        verdict.backend, fmt::join(reporting, " or "));
   }
   if (!sass.error.empty()) {
     text += "no SASS summary: " + sass.error + "\n";

@@ -1,5 +1,6 @@
 #include "cli/candidate_check.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -15,7 +16,11 @@ std::string CandidateMismatch(const std::string& path, const std::string& backen
   }
   const std::string extension = std::filesystem::path(path).extension().string();
   const BackendTraits own = TraitsOf(backend);
-  if (extension.empty() || own.gpu || extension == own.source_extension) return {};
+  const auto& others = own.other_source_extensions;
+  if (extension.empty() || extension == own.source_extension ||
+      std::find(others.begin(), others.end(), extension) != others.end()) {
+    return {};
+  }
   for (const auto& name : BackendRegistry::Global().Names()) {
     const BackendTraits other = TraitsOf(name);
     if (name != backend && other.source_extension == extension) {

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
-#include "backend/cpu/compiler.h"
-#include "backend/cpu/machine.h"
+#include "backends/cpu/compiler.h"
+#include "backends/cpu/machine.h"
 #include "core/result.h"
 
 namespace ksmith {

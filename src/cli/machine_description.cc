@@ -1,6 +1,6 @@
 #include "cli/machine_description.h"
 
-#include "backend/cpu/machine.h"
+#include "backends/cpu/machine.h"
 #include "cli/context.h"
 #include "eval/backend_registry.h"
 
@@ -15,9 +15,9 @@ nlohmann::json DescribeThisMachine(const std::string& backend, EvalService& serv
   if (!context.ok()) return machine;
   machine["memory_bandwidth_gbs"] = facts.memory_bandwidth_gbs;
   machine["fp32_gflops"] = facts.fp32_gflops;
-  if (TraitsOf(backend).gpu) {
+  if (const std::string key = TraitsOf(backend).device_key; !key.empty()) {
     if (auto device = service.DeviceFacts(backend); device.ok() && device->contains("name")) {
-      machine["gpu"] = (*device)["name"];
+      machine[key] = (*device)["name"];
     }
   }
   return machine;

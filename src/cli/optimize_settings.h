@@ -62,7 +62,7 @@ struct OptimizeSettings {
   int seeds = 3;
   double timing_budget_s = 1.0;
   int eval_timeout_ms = 10'000;
-  double build_memory_gib = 0;  // [GiB] each build process's memory limit; 0: the default (backend/build.h)
+  double build_memory_gib = 0;  // [GiB] each build process's memory limit; 0: the default (compile/build.h)
   double build_cpu_s = 0;       // [s] each build process's CPU time limit; 0: the default
 
   nlohmann::json ToJson() const;

@@ -2,20 +2,19 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "backend/cuda/gpu_facts.h"
-#include "backend/cuda/nvcc_compiler.h"
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "core/clock.h"
 #include "core/files.h"
 #include "eval/backend_registry.h"
-#include "eval/cuda/cuda_backend.h"
-#include "eval/cuda/gpu_reference.h"
 #include "eval/task_check.h"
 #include "task/registry.h"
 
@@ -181,52 +180,47 @@ int ShowTask(const TasksFlags& flags) {
   return kExitOk;
 }
 
-// Builds each task's GPU reference and runs the cross-check: "skipped: ..." when this machine
-// or the task cannot (a failure with --gpu, which asks for it).
-class GpuCrossChecker {
+// Every backend's cross-check of a task's own reference on its device (cuda: reference.cu on the
+// GPU): "skipped: ..." where this machine cannot run one (a failure with --gpu, which asks for it).
+class DeviceCrossChecks {
  public:
-  GpuCrossChecker(bool wanted, bool required, std::filesystem::path cache_directory)
-      : required_(required), cache_directory_(std::move(cache_directory)), worker_(DefaultCudaWorkerExecutable()) {
-    why_not_ = wanted ? WhyNoGpu(worker_) : "--no-gpu";
+  DeviceCrossChecks(bool wanted, bool required, const std::filesystem::path& cache_directory) : required_(required) {
+    if (!wanted) {
+      why_not_ = "--no-gpu";
+      return;
+    }
+    for (const auto& name : BackendRegistry::Global().Names()) {
+      const auto entry = BackendRegistry::Global().Find(name);
+      if (entry && entry->cross_check) checks_.emplace_back(name, entry->cross_check(cache_directory));
+    }
+    if (checks_.empty()) why_not_ = "no backend of this build runs a device reference";
+    for (const auto& [name, check] : checks_) {
+      if (const std::string why = check->WhyNot(); !why.empty()) why_not_ = why;
+    }
   }
 
-  /// Empty when the cross-check can run here.
+  /// Empty when every cross-check can run here.
   const std::string& why_not() const { return why_not_; }
 
   std::string Check(const Task& task, KernelEntry cpu_reference) {
-    if (!why_not_.empty()) return Unavailable();
-    if (!task.cuda) return "skipped: no [cuda] table";
-    if (!nvcc_) {
-      // nvcc is this machine's, not the task's: without it the check is skipped like without a GPU.
-      auto target = ResolveCudaTarget(std::nullopt);
-      auto nvcc = target.ok() ? NvccCompiler::Create(cache_directory_, *target) : Result<NvccCompiler>(target.error());
-      if (!nvcc.ok()) {
-        why_not_ = nvcc.error().message;
-        return Unavailable();
-      }
-      nvcc_.emplace(std::move(nvcc.value()));
+    if (checks_.empty()) return Unavailable();
+    std::string results;
+    for (const auto& [name, check] : checks_) {
+      std::string result = check->WhyNot().empty() ? check->Check(task, cpu_reference) : "";
+      if (result.empty()) result = Unavailable(check->WhyNot());
+      // One backend's result stands alone; several are named.
+      results += checks_.size() == 1 ? result : (results.empty() ? "" : "; ") + name + ": " + result;
     }
-    const Task view = CudaView(task);
-    auto source = ReadFile(view.cuda->reference_source);
-    if (!source.ok()) return "failed: " + source.error().message;
-    auto build = nvcc_->Build(view, {*source, "reference.cu", KernelRole::kReference, {}});
-    if (!build.ok()) return "failed: " + build.error().message;
-    if (!build->compiled) return "failed: reference.cu does not compile:\n" + build->log;
-    auto agreement = CrossCheckGpuReference(view, cpu_reference, build->shared_object, worker_,
-                                            cache_directory_ / "scratch");
-    if (!agreement.ok()) return "failed: " + agreement.error().message;
-    if (!agreement->disagreement.empty()) return "disagreed: " + agreement->disagreement;
-    return "agreed";
+    return results;
   }
 
  private:
-  std::string Unavailable() const { return (required_ ? "failed: " : "skipped: ") + why_not_; }
+  std::string Unavailable(const std::string& why) const { return (required_ ? "failed: " : "skipped: ") + why; }
+  std::string Unavailable() const { return Unavailable(why_not_); }
 
   bool required_;
-  std::filesystem::path cache_directory_;
-  std::filesystem::path worker_;
   std::string why_not_;
-  std::optional<NvccCompiler> nvcc_;
+  std::vector<std::pair<std::string, std::unique_ptr<ReferenceCrossCheck>>> checks_;
 };
 
 std::string RenderCheck(const TaskCheckReport& report, size_t name_width) {
@@ -273,7 +267,7 @@ int CheckTasks(const TasksFlags& flags) {
     PrintError(compiler.error().message);
     return kExitInfra;
   }
-  GpuCrossChecker gpu(!flags.no_gpu, flags.gpu, *cache);
+  DeviceCrossChecks gpu(!flags.no_gpu, flags.gpu, *cache);
   if (flags.gpu && !gpu.why_not().empty()) {
     PrintError("--gpu: cannot cross-check the GPU references here: " + gpu.why_not());
     return kExitInfra;

@@ -2,7 +2,7 @@
 // (eval/pipeline.h) owns the stage order, the secret seed, provenance, cancellation and what
 // each failure means for the verdict; a backend supplies the parts that differ: the source and
 // binary audits, its compiler, the task's trusted kernels, and a verification session on its
-// device. CPU and CUDA are implementations in eval/cpu/ and eval/cuda/, found by name in
+// device. CPU and CUDA are implementations in backends/cpu/ and backends/cuda/, found by name in
 // eval/backend_registry.h; callers never test which backend they hold.
 #pragma once
 
@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/build.h"
+#include "compile/build.h"
 #include "core/result.h"
 #include "eval/audit.h"
 #include "eval/eval_options.h"
@@ -25,7 +25,7 @@
 namespace ksmith {
 
 /// How a model is told about a backend (agent/prompt.cc): the backend's own words and facts, so
-/// that the prompts name no backend. Each backend's folder writes its own (e.g. eval/cpu/cpu_prompt.cc).
+/// that the prompts name no backend. Each backend's folder writes its own (e.g. backends/cpu/cpu_prompt.cc).
 struct BackendPrompt {
   std::string kernel_kind = "CPU (C++)";  // "an expert ... who writes fast, correct <kind> kernels"
   std::string device_noun = "machine";    // "the <noun> it runs on", "## The <noun>"
@@ -58,8 +58,15 @@ struct BackendTraits {
   std::string source_extension;  // ".cc", ".cu": the best kernel's file
   std::string fence_language;    // "cpp", "cuda": the code fence a model is asked for
   std::string compiler_name;     // "the compiler", "nvcc": for messages
-  bool gpu = false;              // a GPU backend: prompts show GPU facts, timing shares a device
+  /// Further extensions its candidates may carry without being told to change backend (cuda:
+  /// C++ files, which the NVRTC form is).
+  std::vector<std::string> other_source_extensions;
   bool profiles = false;         // Profile() reads hardware counters (`ksmith eval --profile`)
+  /// Its compiler reports each kernel's resources (registers, shared memory, SASS) for `ksmith build`.
+  bool reports_kernel_resources = false;
+  /// The key under which a machine description names the device it verifies on ("gpu"); empty:
+  /// the host's cores are its device.
+  std::string device_key;
   /// Timing runs on the cores that compile: builds must not overlap a verification (the
   /// service then builds each candidate when its evaluation starts, not when it is queued).
   bool times_on_host_cores = false;

@@ -4,9 +4,11 @@
 
 #include <fmt/ranges.h>
 
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_tools.h"
 #include "backends/opencl/opencl_backend.h"
-#include "eval/cpu/cpu_backend.h"
-#include "eval/cuda/cuda_backend.h"
+#include "backends/opencl/opencl_tools.h"
 
 namespace ksmith {
 
@@ -15,8 +17,8 @@ BackendRegistry& BackendRegistry::Global() {
     auto* created = new BackendRegistry();
     // One line per backend.
     (void)created->Register({CpuBackendTraits(), MakeCpuBackend});
-    (void)created->Register({CudaBackendTraits(), MakeCudaBackend});
-    (void)created->Register({OpenclBackendTraits(), MakeOpenclBackend});
+    (void)created->Register({CudaBackendTraits(), MakeCudaBackend, CudaDoctor, MakeCudaReferenceCrossCheck});
+    (void)created->Register({OpenclBackendTraits(), MakeOpenclBackend, OpenclDoctor});
     return created;
   }();
   return *registry;

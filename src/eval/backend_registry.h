@@ -1,5 +1,5 @@
 // Where backends are found by name. Each backend registers one entry (its traits and a
-// factory); adding a backend is a folder under eval/ plus one line in backend_registry.cc, and
+// factory); adding a backend is a folder under backends/ plus one line in backend_registry.cc, and
 // tests register their own. Nothing outside a backend's folder compares backend names.
 #pragma once
 
@@ -13,6 +13,7 @@
 
 #include "core/result.h"
 #include "eval/backend.h"
+#include "eval/backend_tools.h"
 
 namespace ksmith {
 
@@ -40,12 +41,14 @@ using BackendFactory = std::function<Result<std::unique_ptr<EvalBackend>>(const 
 struct BackendEntry {
   BackendTraits traits;
   BackendFactory create;
+  DoctorProbe doctor;             // optional: its part of `ksmith doctor`
+  CrossCheckFactory cross_check;  // optional: `ksmith tasks check`'s run of its device's reference
 };
 
 /// Thread-safe.
 class BackendRegistry {
  public:
-  /// Every backend this build has (cpu, cuda).
+  /// Every backend this build has (cpu, cuda, opencl).
   static BackendRegistry& Global();
 
   /// Adds a backend; kInvalidArgument when one of that name is registered already.
@@ -56,11 +59,10 @@ class BackendRegistry {
   Result<std::unique_ptr<EvalBackend>> Create(const std::string& name, const BackendConfig& config) const;
   /// Registered names, in registration order.
   std::vector<std::string> Names() const;
-
- private:
   /// The entry called `name`, copied out under the lock.
   std::optional<BackendEntry> Find(const std::string& name) const;
 
+ private:
   mutable std::mutex mutex_;
   std::vector<BackendEntry> entries_;  // guarded by mutex_
 };

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/build.h"
+#include "compile/build.h"
 #include "core/result.h"
 #include "eval/audit.h"
 #include "eval/backend.h"

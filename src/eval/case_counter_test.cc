@@ -22,7 +22,7 @@ class CaseCounterTest : public ::testing::Test {
  protected:
   Verdict verdict_;
   VerdictRecorder recorder_{verdict_};
-  StageRecord& stage_ = recorder_.Stage("correctness");
+  StageRecord& stage_ = recorder_.Stage(StageId::kCorrectness);
 };
 
 TEST_F(CaseCounterTest, EveryCasePassingLeavesNoTally) {

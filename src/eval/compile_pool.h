@@ -1,7 +1,7 @@
 // A fixed pool of threads that run builds for any backend, so that compiling the next
 // candidates overlaps with verifying and timing the current ones. Compilers are processes; the
 // threads only wait for them, so one thread per core keeps every core compiling. The machine's
-// memory bounds them too: each build may reach the build's memory limit (backend/build.h), so
+// memory bounds them too: each build may reach the build's memory limit (compile/build.h), so
 // no more run at once than the memory holds at that limit.
 #pragma once
 
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "backend/build.h"
+#include "compile/build.h"
 #include "core/result.h"
 
 namespace ksmith {

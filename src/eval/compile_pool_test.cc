@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "backend/cuda/nvcc_compiler.h"
+#include "backends/cuda/nvcc_compiler.h"
 #include "core/files.h"
 #include "task/task_loader.h"
 

@@ -67,7 +67,7 @@ Limit LimitFor(const MeasuredPeaks& peaks, DType dtype, double bytes, double flo
 bool CheckPhysicalLimit(VerdictRecorder& recorder, Timing& timing, const Task& task, const DimValues& shape,
                         const MeasuredPeaks& peaks, const std::string& device,
                         const std::function<MeasuredPeaks()>& remeasure, double margin) {
-  auto& stage = recorder.Stage("physical_limit");
+  auto& stage = recorder.Stage(StageId::kPhysicalLimit);
   if (peaks.bandwidth_gbps <= 0 || peaks.fp32_gflops <= 0) {
     stage.details.summary = fmt::format("skipped: {} has no measured peaks (run `ksmith doctor`)", device);
     return true;

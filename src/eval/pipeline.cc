@@ -88,13 +88,13 @@ class PipelineRun {
     verdict_.provenance.update(backend_.Provenance());
     try {
       if (const Status supported = backend_.Supports(view_); !supported.ok()) {
-        Finish(recorder_.Stage("audit"), VerdictStatus::kInfraError, supported.error().message);
+        Finish(recorder_.Stage(StageId::kAudit), VerdictStatus::kInfraError, supported.error().message);
       } else {
         RunStages(std::move(build));
       }
     } catch (const std::exception& error) {
       // A bug of ours: the stages so far stay in the verdict, and the one running says where.
-      StageRecord& stage = verdict_.stages.empty() ? recorder_.Stage("internal") : verdict_.stages.back();
+      StageRecord& stage = verdict_.stages.empty() ? recorder_.Stage(StageId::kInternal) : verdict_.stages.back();
       Finish(stage, VerdictStatus::kInfraError,
              fmt::format("internal error in the evaluator during {}: {}", stage.name, error.what()));
     }
@@ -112,7 +112,7 @@ class PipelineRun {
     return recorder_.Finish(stage, status, std::move(reason), kind);
   }
   // Between stages: a cancelled evaluation ends here, never as the candidate's verdict.
-  bool Cancelled(const char* before) {
+  bool Cancelled(StageId before) {
     if (!options_.Cancelled()) return false;
     Finish(recorder_.Stage(before), VerdictStatus::kInfraError, "the evaluation was cancelled", FailureKind::kCancelled);
     return true;
@@ -133,7 +133,7 @@ class PipelineRun {
     }
     if (!Audit()) return;
     if (unbuildable) {
-      auto& stage = recorder_.Stage("build");
+      auto& stage = recorder_.Stage(StageId::kBuild);
       stage.details.summary = unbuildable->message;
       Finish(stage, VerdictStatus::kCompileError, unbuildable->message, FailureKind::kUnusableSource);
       return;
@@ -143,7 +143,7 @@ class PipelineRun {
       return;
     }
     StartTrustedBuilds(session.get());
-    if (Cancelled("build") || !Build(build) || Cancelled("trusted_build") || !BuildTrusted() || Cancelled("verify")) {
+    if (Cancelled(StageId::kBuild) || !Build(build) || Cancelled(StageId::kTrustedBuild) || !BuildTrusted() || Cancelled(StageId::kVerify)) {
       return;
     }
     Progress("verifying the candidate");
@@ -161,7 +161,7 @@ class PipelineRun {
     // its own: the verdict says how much.
     const auto releasing = Clock::now();
     session.reset();
-    StageRecord& release = recorder_.Stage("release");
+    StageRecord& release = recorder_.Stage(StageId::kRelease);
     release.seconds = SecondsSince(releasing);
     release.details.summary = "case memory and workers released";
     if (options_.profile && !options_.Cancelled()) {
@@ -174,7 +174,7 @@ class PipelineRun {
   void AttachPendingSass() {
     if (!pending_sass_.valid()) return;
     for (StageRecord& stage : verdict_.stages) {
-      if (stage.name == "build" && stage.details.build) stage.details.build->sass = pending_sass_.get();
+      if (stage.Is(StageId::kBuild) && stage.details.build) stage.details.build->sass = pending_sass_.get();
     }
   }
 
@@ -189,7 +189,7 @@ class PipelineRun {
 
   bool Build(std::future<Result<BuildOutput>>& pending) {
     const auto start = Clock::now();
-    auto& stage = recorder_.Stage("build");
+    auto& stage = recorder_.Stage(StageId::kBuild);
     Progress("building the candidate");
     auto build = pending.get();
     stage.seconds = SecondsSince(start);
@@ -231,7 +231,7 @@ class PipelineRun {
     auto findings = format_.AuditBinary(backend_, *build, view_);
     if (!findings.ok()) return Finish(stage, VerdictStatus::kInfraError, findings.error().message);
     stage.details.summary = (*job_)->BuildSummary(*build);
-    if (!findings->empty()) return FinishAuditFailure(recorder_, recorder_.Stage("binary_audit"), *findings, "binary");
+    if (!findings->empty()) return FinishAuditFailure(recorder_, recorder_.Stage(StageId::kBinaryAudit), *findings, "binary");
     return true;
   }
 
@@ -261,7 +261,7 @@ class PipelineRun {
 
   bool BuildTrusted() {
     const auto start = Clock::now();
-    auto& stage = recorder_.Stage("trusted_build");
+    auto& stage = recorder_.Stage(StageId::kTrustedBuild);
     if (!trusted_error_.empty()) return Finish(stage, VerdictStatus::kInfraError, trusted_error_);
     const auto& reference_build = reference_build_.get();
     const auto& baseline_build = baseline_build_.get();

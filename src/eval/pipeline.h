@@ -6,7 +6,7 @@
 
 #include <future>
 
-#include "backend/build.h"
+#include "compile/build.h"
 #include "core/result.h"
 #include "eval/backend.h"
 #include "eval/compile_pool.h"

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "backend/diagnostics.h"
 #include "binary/disassembly.h"
+#include "compile/diagnostics.h"
 #include "core/clock.h"
 #include "core/files.h"
 #include "core/hash.h"
@@ -52,11 +52,11 @@ bool AuditCandidateSource(VerdictRecorder& recorder, const CandidateSource& cand
                           const std::function<std::vector<AuditFinding>()>& audit) {
   const auto start = SteadyClock::now();
   if (const std::string reason = UnusableSourceReason(candidate); !reason.empty()) {
-    auto& build = recorder.Stage("build");
+    auto& build = recorder.Stage(StageId::kBuild);
     build.details.summary = reason;
     return recorder.Finish(build, VerdictStatus::kCompileError, reason, FailureKind::kUnusableSource);
   }
-  auto& stage = recorder.Stage("audit");
+  auto& stage = recorder.Stage(StageId::kAudit);
   const auto findings = audit();
   stage.seconds = SecondsSince(start);
   if (!findings.empty()) return FinishAuditFailure(recorder, stage, findings, "source");

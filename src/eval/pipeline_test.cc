@@ -181,7 +181,8 @@ TEST(BackendRegistry, FindsBackendsByNameAndRefusesDuplicatesAndUnknownNames) {
   EXPECT_NE(unknown.error().message.find("choose cpu, cuda, opencl"), std::string::npos) << unknown.error().message;
   EXPECT_EQ(TraitsOf("opencl").source_extension, ".cl");
   EXPECT_EQ(TraitsOf("cuda").source_extension, ".cu");
-  EXPECT_TRUE(TraitsOf("cuda").gpu);
+  EXPECT_TRUE(TraitsOf("cuda").reports_kernel_resources);
+  EXPECT_EQ(TraitsOf("cuda").device_key, "gpu");
   EXPECT_EQ(TraitsOf("cpu").fence_language, "cpp");
   EXPECT_EQ(TraitsOf("stored-by-another-build").source_extension, ".cc");
 }

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/cuda/cuda_resources.h"
+#include "compile/kernel_resources.h"
 #include "binary/vector_code.h"
-#include "backend/diagnostics.h"
+#include "compile/diagnostics.h"
 #include "eval/audit.h"
 #include "sandbox/policy.h"
 
@@ -127,7 +127,7 @@ struct BuildFacts {
   /// called the model once, how isolated it was (kernelbench/candidate_build.h).
   std::optional<nlohmann::json> build_sandbox;
   /// The build limit that stopped the compiler: "memory", "cpu_time" or "wall_time"
-  /// (backend/build.h), and its value [bytes for memory, seconds for the times].
+  /// (compile/build.h), and its value [bytes for memory, seconds for the times].
   std::optional<std::string> limit_exceeded;
   std::optional<double> limit_value;
 };

@@ -163,7 +163,7 @@ TEST(VerdictUpgrade, IntegrityViolationsAndBuildsGetTheirKinds) {
   EXPECT_EQ(FailureOf(OldVerdict("cpu_fopen.json")).kind, FailureKind::kContractFinding);
   const Verdict compile = OldVerdict("cpu_compile_error.json");
   EXPECT_EQ(FailureOf(compile).kind, FailureKind::kCompilerRejected);
-  const StageRecord* build = compile.FindStage("build");
+  const StageRecord* build = compile.FindStage(StageId::kBuild);
   ASSERT_NE(build, nullptr);
   ASSERT_EQ(build->details.diagnostics.size(), 2u);
   EXPECT_EQ(build->details.diagnostics[0].line, 6);

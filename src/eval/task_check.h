@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/cpu/compiler.h"
+#include "backends/cpu/compiler.h"
 #include "binary/shared_library.h"
 #include "core/result.h"
 #include "task/task.h"

@@ -173,7 +173,7 @@ std::string Generalization::Summary() const {
 
 nlohmann::json Verdict::StaticFindings() const {
   nlohmann::json findings = nlohmann::json::array();
-  const StageRecord* build = FindStage("build");
+  const StageRecord* build = FindStage(StageId::kBuild);
   if (build == nullptr || !build->details.build || !build->details.build->build_sandbox) return findings;
   for (const auto& finding : build->details.build->build_sandbox->value("static_findings", nlohmann::json::array())) {
     if (finding.is_object()) findings.push_back(finding);
@@ -181,9 +181,9 @@ nlohmann::json Verdict::StaticFindings() const {
   return findings;
 }
 
-const StageRecord* Verdict::FindStage(std::string_view name) const {
+const StageRecord* Verdict::FindStage(StageId id) const {
   for (const auto& stage : stages) {
-    if (stage.name == name) return &stage;
+    if (stage.Is(id)) return &stage;
   }
   return nullptr;
 }
@@ -195,9 +195,9 @@ const StageRecord* Verdict::FailedStage() const {
   return nullptr;
 }
 
-StageRecord& VerdictRecorder::Stage(const std::string& name) {
+StageRecord& VerdictRecorder::Stage(StageId id) {
   const double started_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - verdict_.started_at).count();
-  verdict_.stages.push_back({name, "ok", 0, StageDetails{}, started_s});
+  verdict_.stages.push_back({std::string(StageName(id)), "ok", 0, StageDetails{}, started_s});
   return verdict_.stages.back();
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/result.h"
 #include "eval/stage_details.h"
+#include "eval/stage_id.h"
 #include "eval/statistics.h"
 
 namespace ksmith {
@@ -37,11 +38,13 @@ Result<VerdictStatus> ParseVerdictStatus(std::string_view name);
 inline constexpr int kVerdictSchemaVersion = 3;
 
 struct StageRecord {
-  std::string name;     // audit, build, correctness, determinism, timing, recheck, physical_limit
+  std::string name;     // StageName(id): a verdict's JSON keeps the name
   std::string outcome;  // "ok" or "failed"
   double seconds = 0;   // [s]
   StageDetails details;
   double started_s = 0;  // [s] since the evaluation began: gaps between stages show too
+
+  bool Is(StageId id) const { return name == StageName(id); }
 };
 
 struct Timing {
@@ -140,8 +143,8 @@ struct Verdict {
   /// The static findings a KernelBench candidate's build sandbox reported ([{check, line, detail}]);
   /// an empty array for any other candidate.
   nlohmann::json StaticFindings() const;
-  /// The stage called `name`, or null.
-  const StageRecord* FindStage(std::string_view name) const;
+  /// The first stage `id`, or null.
+  const StageRecord* FindStage(StageId id) const;
   /// The stage that ended the evaluation (the last one marked failed), or null.
   const StageRecord* FailedStage() const;
 
@@ -160,7 +163,7 @@ class VerdictRecorder {
   explicit VerdictRecorder(Verdict& verdict) : verdict_(verdict) {}
 
   /// A new stage, "ok" until Finish says otherwise. The reference stays valid.
-  StageRecord& Stage(const std::string& name);
+  StageRecord& Stage(StageId id);
   /// Marks `stage` failed and sets the verdict's status and reason (also the stage's summary,
   /// unless it has one) and, unless unspecified, what failed. Returns false, so that a failing
   /// step can `return Finish(...)`.

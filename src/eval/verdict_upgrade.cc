@@ -4,7 +4,7 @@
 #include <regex>
 #include <string>
 
-#include "backend/diagnostics.h"
+#include "compile/diagnostics.h"
 #include "core/strings.h"
 
 namespace ksmith {
@@ -44,7 +44,7 @@ FailureKind KindFromWords(VerdictStatus status, const StageRecord& stage, const 
       if (Has(reason, "the worker ended (") || Has(reason, "did not exit cleanly")) return FailureKind::kWorkerExited;
       return FailureKind::kUnspecified;
     case VerdictStatus::kIntegrityViolation:
-      if (stage.name == "physical_limit" || Has(reason, "not real")) return FailureKind::kTimeNotReal;
+      if (stage.Is(StageId::kPhysicalLimit) || Has(reason, "not real")) return FailureKind::kTimeNotReal;
       if (Has(reason, "correct before timing but wrong after")) return FailureKind::kWrongAfterTiming;
       if (Has(reason, "modified its input")) return FailureKind::kInputModified;
       if (Has(reason, "out of bounds")) return FailureKind::kOutOfBounds;
@@ -118,7 +118,7 @@ void UpgradeFailedStage(Verdict& verdict, StageRecord& stage) {
 
 void UpgradeOldVerdict(Verdict& verdict) {
   for (auto& stage : verdict.stages) {
-    if (stage.name == "build" && stage.outcome == "failed" && stage.details.diagnostics.empty() &&
+    if (stage.Is(StageId::kBuild) && stage.outcome == "failed" && stage.details.diagnostics.empty() &&
         !stage.details.log.empty()) {
       stage.details.diagnostics = ParseDiagnostics(stage.details.log);
     }

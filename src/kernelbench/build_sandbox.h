@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/build.h"
+#include "compile/build.h"
 #include "core/landlock.h"
 #include "core/result.h"
 #include "task/task.h"

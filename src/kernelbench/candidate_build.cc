@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/build_command.h"
+#include "compile/build_command.h"
 #include "core/clock.h"
 #include "core/files.h"
 #include "core/hash.h"

@@ -63,7 +63,7 @@ Verdict PassedVerdict() {
   BuildFacts build;
   build.build_sandbox = nlohmann::json{{"static_findings", {{{"check", "no_kernel_code"}, {"line", 0}}}}};
   StageRecord& stage = verdict.stages.emplace_back();
-  stage.name = "build";
+  stage.name = StageName(StageId::kBuild);
   stage.details.build = build;
   return verdict;
 }

@@ -52,7 +52,7 @@ std::string SmArchOf(const nlohmann::json& device_facts) {
 }
 
 std::string NoteHardware(const std::string& backend, const std::string& sm_arch) {
-  const std::string arch = backend == "cuda" ? ArchWords(sm_arch) : "";
+  const std::string arch = ArchWords(sm_arch);  // empty for a target without an sm_ architecture
   return arch.empty() ? backend : backend + " " + arch;
 }
 

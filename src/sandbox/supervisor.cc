@@ -23,8 +23,6 @@ namespace ksmith {
 
 namespace fs = std::filesystem;
 
-fs::path WorkerProcess::DefaultExecutable() { return HelperExecutable("KSMITH_WORKER", "ksmith-worker"); }
-
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerOptions& options) {
   if (!fs::exists(options.executable)) {
     return MakeError(ErrorKind::kNotFound, "worker executable {} not found (set KSMITH_WORKER)",

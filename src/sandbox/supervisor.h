@@ -44,9 +44,6 @@ struct WorkerFailure {
 
 class WorkerProcess {
  public:
-  /// $KSMITH_WORKER, else ksmith-worker beside the running executable.
-  static std::filesystem::path DefaultExecutable();
-
   static Result<std::unique_ptr<WorkerProcess>> Start(const WorkerOptions& options);
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;

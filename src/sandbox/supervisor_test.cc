@@ -451,15 +451,5 @@ TEST(WorkerProcess, StartWithAMissingExecutableIsNotFound) {
   EXPECT_NE(worker.error().message.find("KSMITH_WORKER"), std::string::npos);
 }
 
-TEST(WorkerProcess, DefaultExecutableHonoursKsmithWorker) {
-  const char* saved = std::getenv("KSMITH_WORKER");
-  const std::optional<std::string> previous = saved ? std::optional<std::string>(saved) : std::nullopt;
-  ::setenv("KSMITH_WORKER", "/opt/ksmith/bin/ksmith-worker", 1);
-  EXPECT_EQ(WorkerProcess::DefaultExecutable(), fs::path("/opt/ksmith/bin/ksmith-worker"));
-  ::unsetenv("KSMITH_WORKER");
-  EXPECT_EQ(WorkerProcess::DefaultExecutable().filename(), "ksmith-worker");
-  if (previous) ::setenv("KSMITH_WORKER", previous->c_str(), 1);
-}
-
 }  // namespace
 }  // namespace ksmith

@@ -335,18 +335,18 @@ TEST(LocalEvalServiceCpu, TwoWorkersNeverTimeAtOnceNorCheckWhileTheOtherTimes) {
     verdicts.push_back(std::move(verdict->verdict));
   }
   for (size_t a = 0; a < verdicts.size(); ++a) {
-    const StageRecord* timing = verdicts[a].FindStage("timing");
+    const StageRecord* timing = verdicts[a].FindStage(StageId::kTiming);
     ASSERT_NE(timing, nullptr) << verdicts[a].ToJson().dump(2);
     ASSERT_TRUE(timing->details.timing && timing->details.timing->waited_s) << "the timing shared the cores";
     const auto [begin, end] = Window(verdicts[a], *timing);
     for (size_t b = 0; b < verdicts.size(); ++b) {
       if (b == a) continue;
-      for (const char* name : {"timing", "correctness"}) {
-        const StageRecord* other = verdicts[b].FindStage(name);
+      for (const StageId stage : {StageId::kTiming, StageId::kCorrectness}) {
+        const StageRecord* other = verdicts[b].FindStage(stage);
         ASSERT_NE(other, nullptr) << verdicts[b].ToJson().dump(2);
         const auto [other_begin, other_end] = Window(verdicts[b], *other);
         EXPECT_TRUE(other_end <= begin || end <= other_begin)
-            << "job " << b << "'s " << name << " overlapped job " << a << "'s timing";
+            << "job " << b << "'s " << StageName(stage) << " overlapped job " << a << "'s timing";
       }
     }
   }

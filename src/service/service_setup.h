@@ -25,7 +25,7 @@ struct LocalServiceRequest {
   std::vector<std::string> devices;
   BuildLimits build_limits;  // what each build may use
   size_t queue_capacity = 0; // jobs waiting for a worker before Submit waits; 0: the service's default
-  /// GPU backends: one pair of workers started ahead per device (eval/cuda/worker_spares.h), for
+  /// GPU backends: one pair of workers started ahead per device (backends/cuda/worker_spares.h), for
   /// commands that judge more than one candidate.
   bool spare_workers = false;
 };

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "eval/cpu/cpu_backend.h"
-#include "eval/cuda/cuda_backend.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cuda/cuda_backend.h"
 
 namespace ksmith {
 namespace {

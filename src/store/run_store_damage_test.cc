@@ -13,11 +13,7 @@
 namespace ksmith {
 namespace {
 
-using testing::SampleCall;
-using testing::SampleCandidate;
-using testing::SampleRun;
-using testing::SampleVerdict;
-using testing::kSampleTaskToml;
+using namespace testing;  // the store's samples (run_store_test_support.h)
 
 class RunStoreDamage : public ::testing::Test {
  protected:

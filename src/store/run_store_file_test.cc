@@ -21,11 +21,7 @@
 namespace ksmith {
 namespace {
 
-using testing::SampleCall;
-using testing::SampleCandidate;
-using testing::SampleRun;
-using testing::SampleVerdict;
-using testing::kSampleTaskToml;
+using namespace testing;  // the store's samples (run_store_test_support.h)
 
 const int kLatestSchema = static_cast<int>(RunStoreMigrations().size());
 

@@ -1,5 +1,5 @@
 // One normal sample from one 64-bit counter hash, computed the same way, bit for bit, on the host
-// (tensor/random.cc) and on the GPU (cuda_worker/gpu_kernels.cu): Box-Muller in float with
+// (tensor/random.cc) and on the GPU (backends/cuda/worker/gpu_kernels.cu): Box-Muller in float with
 // polynomial log, sine and cosine, every operation either exact or a single IEEE rounding (an
 // explicit fma, a product, a quotient, a square root), so no math library and no compiler's
 // choice of contraction can make the two disagree. Why not libm: the double Box-Muller with

@@ -33,8 +33,11 @@ std::string Behaviour(const std::string& text) {
 }
 
 const BackendTraits& Traits() {
-  static const BackendTraits traits{kInProcessBackend, "vector_add computed in the test process", ".txt", "text",
-                                    "the test compiler", false, false, false};
+  static const BackendTraits traits{.name = kInProcessBackend,
+                                    .description = "vector_add computed in the test process",
+                                    .source_extension = ".txt",
+                                    .fence_language = "text",
+                                    .compiler_name = "the test compiler"};
   return traits;
 }
 
@@ -47,7 +50,7 @@ class InProcessSession : public VerificationSession {
     g_verifying = true;
     VerdictRecorder recorder(verdict_);
     auto text = ReadFile(candidate);
-    StageRecord& stage = recorder.Stage("correctness");
+    StageRecord& stage = recorder.Stage(StageId::kCorrectness);
     if (!text.ok()) {
       recorder.Finish(stage, VerdictStatus::kInfraError, text.error().message);
       return;
@@ -87,7 +90,7 @@ class InProcessSession : public VerificationSession {
       ++cases;
     }
     stage.details.summary = fmt::format("{} cases", cases);
-    if (options_.time) recorder.Stage("timing").details.summary = "not timed: the in-process backend has no clock";
+    if (options_.time) recorder.Stage(StageId::kTiming).details.summary = "not timed: the in-process backend has no clock";
     verdict_.status = VerdictStatus::kPassed;
     verdict_.reason = fmt::format("correct on all {} cases", cases);
   }

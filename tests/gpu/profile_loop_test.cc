@@ -64,7 +64,7 @@ TEST(ProfilerInTheLoop, TheBestKernelsNcuFactsReachTheNextPrompt) {
   ASSERT_TRUE(state.ok());
   size_t with_profile = 0;
   for (const auto& attempt : state->attempts) {
-    if (attempt.verdict && attempt.verdict->FindStage("profile") != nullptr) ++with_profile;
+    if (attempt.verdict && attempt.verdict->FindStage(StageId::kProfile) != nullptr) ++with_profile;
   }
   EXPECT_EQ(with_profile, profiles->size());
 }

@@ -1,17 +1,17 @@
 // Every CUDA verdict is judged against the task's GPU reference (reference.cu), so it must agree
 // with the CPU reference (reference.cc) that the CPU backend trusts: both in double precision, on
 // every dev shape and the smaller GPU eval shapes, under every distribution. The GPU reference runs
-// through `ksmith-cuda-worker --replay`, the CPU one in this process (eval/cuda/gpu_reference.h, which
+// through `ksmith-cuda-worker --replay`, the CPU one in this process (backends/cuda/gpu_reference.h, which
 // `ksmith tasks check` uses too).
 #include <gtest/gtest.h>
 
 #include "../integration/cli_runner.h"
 #include "../integration/kernel_header.h"
-#include "backend/cpu/compiler.h"
+#include "backends/cpu/compiler.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/gpu_reference.h"
+#include "backends/cuda/nvcc_compiler.h"
 #include "binary/shared_library.h"
-#include "backend/cuda/nvcc_compiler.h"
-#include "eval/cuda/cuda_backend.h"
-#include "eval/cuda/gpu_reference.h"
 #include "task/registry.h"
 
 namespace ksmith::it {

@@ -1,4 +1,4 @@
-// The late-write check's byte comparison on the device (cuda_worker/gpu_kernels.h): it counts
+// The late-write check's byte comparison on the device (backends/cuda/worker/gpu_kernels.h): it counts
 // every differing 8-byte word and every differing byte of the tail, and nothing where the two
 // copies agree. Needs an NVIDIA GPU; skips, saying why, everywhere else.
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include "cuda_worker/gpu_kernels.h"
+#include "backends/cuda/worker/gpu_kernels.h"
 #include "gpu_present.h"
 
 namespace ksmith {

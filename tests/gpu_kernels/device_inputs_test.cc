@@ -1,4 +1,4 @@
-// A case's inputs drawn on the device (cuda_worker/device_inputs.h) against the host's
+// A case's inputs drawn on the device (backends/cuda/worker/device_inputs.h) against the host's
 // PrepareCase, for every built-in task at its first and last eval shape: the same bytes, so that a
 // checked call on inputs drawn in the worker is judged against the reference's answer for the
 // host's. And the second draw after a call finds any changed word. Needs an NVIDIA GPU; skips,
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda_worker/device_inputs.h"
+#include "backends/cuda/worker/device_inputs.h"
 #include "eval/cases.h"
 #include "gpu_present.h"
 #include "task/task_loader.h"

@@ -12,7 +12,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include "cuda_worker/gpu_kernels.h"
+#include "backends/cuda/worker/gpu_kernels.h"
 #include "gpu_present.h"
 #include "tensor/dtype.h"
 #include "tensor/random.h"

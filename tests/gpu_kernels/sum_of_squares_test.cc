@@ -1,4 +1,4 @@
-// The timing loop's output scale on the device (cuda_worker/gpu_kernels.h's LaunchSumOfSquares):
+// The timing loop's output scale on the device (backends/cuda/worker/gpu_kernels.h's LaunchSumOfSquares):
 // the root mean square the host's RootMeanSquare gives, non-finite elements left out, for fp32,
 // fp16 and bf16, across many blocks. Needs an NVIDIA GPU; skips, saying why, everywhere else.
 #include <cmath>
@@ -12,7 +12,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include "cuda_worker/gpu_kernels.h"
+#include "backends/cuda/worker/gpu_kernels.h"
 #include "gpu_present.h"
 #include "tensor/compare.h"
 

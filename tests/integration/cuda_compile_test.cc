@@ -8,12 +8,12 @@
 #include <future>
 
 #include "agent/tune_knobs.h"
-#include "backend/cuda/cuda_compiler.h"
-#include "eval/compile_pool.h"
+#include "backends/cuda/cuda_audit.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_compiler.h"
 #include "cli_runner.h"
 #include "cuda_kernels.h"
-#include "eval/cuda/cuda_audit.h"
-#include "eval/cuda/cuda_backend.h"
+#include "eval/compile_pool.h"
 #include "task/registry.h"
 
 namespace ksmith::it {

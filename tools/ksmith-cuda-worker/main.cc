@@ -11,9 +11,9 @@
 #include <iostream>
 #include <string>
 
-#include "cuda_worker/cuda_worker.h"
-#include "cuda_worker/probe.h"
-#include "cuda_worker/replay.h"
+#include "backends/cuda/worker/cuda_worker.h"
+#include "backends/cuda/worker/probe.h"
+#include "backends/cuda/worker/replay.h"
 
 namespace {
 

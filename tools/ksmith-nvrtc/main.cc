@@ -1,4 +1,4 @@
-// ksmith-nvrtc: compiles one NVRTC-form candidate's device code to a cubin (backend/cuda/nvrtc_form.h).
+// ksmith-nvrtc: compiles one NVRTC-form candidate's device code to a cubin (backends/cuda/nvrtc_form.h).
 //
 // A process of its own, run by the build like nvcc is: under Landlock and the build's limits,
 // so that the candidate's text, which NVRTC reads and follows (#include), reaches only the

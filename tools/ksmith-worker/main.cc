@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-#include "sandbox/worker.h"
+#include "backends/cpu/worker/cpu_worker.h"
 
 int main(int argc, char** argv) {
   int channel_fd = -1;

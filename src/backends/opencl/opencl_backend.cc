@@ -4,23 +4,23 @@
 
 #include <fmt/format.h>
 
-#include "backend/build.h"
-#include "backend/cpu/compiler.h"
-#include "backend/cpu/machine.h"
+#include "backends/cpu/compiler.h"
+#include "backends/cpu/machine.h"
+#include "backends/cpu/worker_session.h"
 #include "backends/opencl/opencl_compiler.h"
 #include "backends/opencl/opencl_form.h"
 #include "backends/opencl/opencl_prompt.h"
 #include "binary/shared_library.h"
+#include "compile/build.h"
 #include "core/source_text.h"
 #include "eval/backend_registry.h"
-#include "eval/cpu/worker_session.h"
 #include "eval/pipeline_steps.h"
 
 namespace ksmith {
 namespace {
 
 // The reference runs in this process (trusted code built by g++); the candidate and the baseline
-// run in ksmith-opencl-worker, driven by the CPU backend's session (eval/cpu/worker_session.h).
+// run in ksmith-opencl-worker, driven by the CPU backend's session (backends/cpu/worker_session.h).
 class OpenclSession : public VerificationSession {
  public:
   OpenclSession(const Task& task, EvalOptions options, const MachineFacts& machine, WorkerKind kind, Verdict& verdict,
@@ -151,8 +151,8 @@ const BackendTraits& OpenclBackendTraits() {
                                     .source_extension = ".cl",
                                     .fence_language = "opencl",
                                     .compiler_name = "the OpenCL compiler",
-                                    .gpu = false,
                                     .profiles = false,
+                                    .device_key = "opencl_device",
                                     // PoCL runs the kernels on the cores that compile.
                                     .times_on_host_cores = true,
                                     // PoCL's CPU and a GPU's driver may both be there (`ksmith doctor`).

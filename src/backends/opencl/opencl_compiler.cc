@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "backend/build_command.h"
 #include "backends/opencl/opencl_form.h"
+#include "compile/build_command.h"
 #include "core/files.h"
 #include "core/hash.h"
 #include "core/landlock.h"

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/build.h"
+#include "compile/build.h"
 #include "core/result.h"
 #include "task/task.h"
 

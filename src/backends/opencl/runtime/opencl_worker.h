@@ -1,5 +1,5 @@
 // ksmith-opencl-worker: runs OpenCL programs for the evaluator, inside the same walls as the CPU
-// worker, and speaks its protocol (sandbox/worker.h): the evaluator's correctness cases, state
+// worker, and speaks its protocol (backends/cpu/worker/cpu_worker.h): the evaluator's correctness cases, state
 // report and timing driver are the CPU backend's, unchanged.
 //
 // What differs is where a call runs. A case's tensors are copied, each with its guard zones, from
