@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -15,19 +16,7 @@ namespace {
 
 using testing::LoadVectorAdd;
 
-constexpr const char* kTunable = R"(#include <cstdint>
-// @tune BLOCK: 64, 128, 256
-#ifndef BLOCK
-#define BLOCK 64
-#endif
-// @tune UNROLL: 1, 2, 4
-#ifndef UNROLL
-#define UNROLL 1
-#endif
-extern "C" void vector_add(const float* a, const float* b, float* c, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
-}
-)";
+const std::string kTunable = testing::TunableVectorAdd("64, 128, 256");
 
 // What the loop records for a step once judged: passed at `speedup` with vectors of `bits`
 // (a kind of kernel of its own per width), or failed.

@@ -106,7 +106,8 @@ std::string VariantInputs(const CaseLayout& layout, const std::string& inputs, I
 bool FoldMagnitude(InputVariant variant, const std::vector<std::vector<double>>& expected,
                    const std::vector<std::vector<double>>& answer, std::vector<std::vector<double>>& magnitude);
 
-/// Whether `prepared` gets magnitudes: the task accumulates and its outputs are small.
+/// Whether `prepared` gets magnitudes: the task accumulates, and its outputs are few or the
+/// reference's work on them (outputs times accumulation) is small.
 bool WantsMagnitude(const Task& task, const PreparedCase& prepared);
 
 /// Runs a reference on the given input bytes (a case's, transformed), into `answer`.

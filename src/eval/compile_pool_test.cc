@@ -20,6 +20,7 @@
 #include "backends/cuda/nvcc_compiler.h"
 #include "core/files.h"
 #include "task/task_loader.h"
+#include "testing/test_nvcc.h"
 
 namespace ksmith {
 namespace {
@@ -45,8 +46,8 @@ class CompilePoolTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(temp_.ok());
-    auto compiler = NvccCompiler::Create(temp_.path() / "cache", CudaTarget{"sm_90a", "--arch flag"});
-    if (!compiler.ok()) GTEST_SKIP() << "nvcc is not installed: " << compiler.error().message;
+    auto compiler = testing::TestNvcc(temp_.path() / "cache");
+    if (!compiler.ok()) GTEST_SKIP() << compiler.error().message;
     compiler_.emplace(std::move(compiler.value()));
     auto task = LoadTask(fs::path(KSMITH_SOURCE_DIR) / "tasks" / "elementwise" / "vector_add");
     ASSERT_TRUE(task.ok()) << task.error().message;

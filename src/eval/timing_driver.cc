@@ -353,6 +353,11 @@ void CrossCheckClocks(TimingOutcome& outcome) {
       gaps(outcome.worker_clock ? outcome.baseline_outer_us : outcome.baseline_us, outcome.baseline_inner_us);
   const double allowed = std::max(kShortClockAbsoluteUs, kTamperRelative * Median(outcome.candidate_us));
   outcome.clock_gap_excess_us = candidate_gap - baseline_gap;
+  // The worker's clock as the samples is a device's own (a GPU's events), which the candidate's
+  // code, running on the device, cannot reach: a candidate's larger gap there is the host's cost
+  // of its launches (measured on the H200: an honest grid-stride gelu's gap 170 us above the
+  // baseline's), never a changed timer. The long clock above still holds.
+  if (outcome.worker_clock) return;
   if (candidate_gap - baseline_gap > allowed) {
     outcome.tampering = fmt::format(
         "the worker's clock saw the candidate take {:.1f} us less than the evaluator's clock did "

@@ -205,6 +205,21 @@ TEST(CrossCheckClocks, ACandidateClockAFewTensOfMicrosecondsShortIsNotTampering)
   EXPECT_TRUE(tampered.tampering.has_value());
 }
 
+TEST(CrossCheckClocks, ADevicesOwnClockReadingShortIsTheHostsCostNotTampering) {
+  // A GPU's events as the samples: the candidate runs on the device and cannot reach them, so a
+  // gap larger than the baseline's is what its launches cost the host.
+  TimingOutcome device = Clocks(1000, 6025, 2000, 2024);
+  device.worker_clock = true;
+  CrossCheckClocks(device);
+  EXPECT_FALSE(device.tampering.has_value()) << *device.tampering;
+  EXPECT_NEAR(device.clock_gap_excess_us, 5001.0, 1e-9);
+  // A device clock longer than the request around it is still impossible.
+  TimingOutcome long_device = Clocks(1000, 1025, 5000, 2024);
+  long_device.worker_clock = true;
+  CrossCheckClocks(long_device);
+  EXPECT_TRUE(long_device.clock_ran_long);
+}
+
 TEST(CrossCheckClocks, AClockThatReadsLongerThanTheRequestAroundItIsNeverLoads) {
   // The baseline's in-process time 3 ms longer than the whole request: its sample, the larger of
   // the two clocks, would read 3 ms long and inflate the candidate's speedup. No load does that.

@@ -14,6 +14,7 @@
 #include "binary/disassembly.h"
 #include "core/files.h"
 #include "task/task_loader.h"
+#include "testing/test_nvcc.h"
 
 namespace ksmith {
 namespace {
@@ -329,8 +330,8 @@ class CudaAuditBuildTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(temp_.ok());
-    auto compiler = NvccCompiler::Create(temp_.path() / "cache", CudaTarget{"sm_90a", "--arch flag"});
-    if (!compiler.ok()) GTEST_SKIP() << "nvcc is not installed: " << compiler.error().message;
+    auto compiler = testing::TestNvcc(temp_.path() / "cache");
+    if (!compiler.ok()) GTEST_SKIP() << compiler.error().message;
     compiler_.emplace(std::move(compiler.value()));
     task_ = VectorAdd();
   }

@@ -19,6 +19,7 @@
 #include "core/landlock.h"
 #include "task/task_loader.h"
 #include "testing/scoped_env.h"
+#include "testing/test_nvcc.h"
 
 namespace ksmith {
 namespace {
@@ -179,8 +180,8 @@ class NvccCompilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(temp_.ok());
-    auto compiler = NvccCompiler::Create(temp_.path() / "cache", CudaTarget{"sm_90a", "--arch flag"});
-    if (!compiler.ok()) GTEST_SKIP() << "nvcc is not installed: " << compiler.error().message;
+    auto compiler = testing::TestNvcc(temp_.path() / "cache");
+    if (!compiler.ok()) GTEST_SKIP() << compiler.error().message;
     compiler_.emplace(std::move(compiler.value()));
     task_ = VectorAdd();
   }
