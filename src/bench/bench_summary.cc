@@ -160,7 +160,10 @@ std::string DescribeMachine(const nlohmann::json& machine) {
   };
   if (machine.contains("cpu") && machine["cpu"].is_string()) add(machine["cpu"].get<std::string>());
   if (machine.contains("cores") && machine["cores"].is_number()) add(fmt::format("{} cores", machine["cores"].get<int64_t>()));
-  if (machine.contains("gpu") && machine["gpu"].is_string()) add(machine["gpu"].get<std::string>());
+  // The device a backend verifies on, under its BackendTraits::device_key ("gpu", "opencl_device").
+  for (const auto& [key, value] : machine.items()) {
+    if ((key == "gpu" || key.ends_with("_device")) && value.is_string()) add(value.get<std::string>());
+  }
   return text;
 }
 

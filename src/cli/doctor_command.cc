@@ -65,7 +65,7 @@ int RunDoctor(const DoctorFlags& flags) {
     const auto entry = BackendRegistry::Global().Find(name);
     if (!entry || !entry->doctor) continue;
     DoctorSection section = entry->doctor(context->cache_directory, flags.refresh);
-    json.merge_patch(section.json);
+    json.update(section.json, /*merge_objects=*/true);  // "compilers" gains the backend's
     backends_text += section.text;
   }
   if (flags.json) {

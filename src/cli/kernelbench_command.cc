@@ -148,7 +148,8 @@ int RunKernelBenchFolder(const KernelBenchRunFlags& flags) {
   // Read before any verdict starts, as `ksmith bench` does: the verdicts then find it cached.
   const json machine = DescribeThisMachine(flags.backend, **service);
   const bool on_cuda = traits->torch_device == "cuda";
-  const KernelBenchHardware where{machine.value(on_cuda ? "gpu" : "cpu", std::string()), on_cuda ? "cuda:0" : "cpu"};
+  const std::string device_key = traits->device_key.empty() ? "cpu" : traits->device_key;
+  const KernelBenchHardware where{machine.value(device_key, std::string()), on_cuda ? "cuda:0" : "cpu"};
   EvalClient client(**service);
   EvalOptions options;
   options.timing_budget_s = flags.timing_budget_s;

@@ -10,10 +10,11 @@
 
 namespace ksmith {
 
-/// {"cpu", "cores", "memory_bandwidth_gbs", "fp32_gflops", "gpu"}, each when known: the CPU's
-/// facts from the cache, or probed (the model and cores only) before any verdict starts, so
-/// that the verdicts find them cached instead of measuring them beside each other; the GPU's
-/// name from `service`, which measures its facts once. Nothing here fails the run; what cannot
+/// {"cpu", "cores", "memory_bandwidth_gbs", "fp32_gflops"} and the backend's device name under
+/// its BackendTraits::device_key ("gpu", "opencl_device"), each when known: the CPU's facts from
+/// the cache, or probed (the model and cores only) before any verdict starts, so that the
+/// verdicts find them cached instead of measuring them beside each other; the device's name from
+/// `service`, which measures its facts once. Nothing here fails the run; what cannot
 /// be read is left out.
 nlohmann::json DescribeThisMachine(const std::string& backend, EvalService& service);
 

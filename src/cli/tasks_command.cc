@@ -199,19 +199,27 @@ class DeviceCrossChecks {
     }
   }
 
-  /// Empty when every cross-check can run here.
+  /// Empty when every cross-check can run here (--gpu asks for all of them).
   const std::string& why_not() const { return why_not_; }
 
   std::string Check(const Task& task, KernelEntry cpu_reference) {
     if (checks_.empty()) return Unavailable();
-    std::string results;
+    std::vector<std::string> results;
+    std::string named;
     for (const auto& [name, check] : checks_) {
       std::string result = check->WhyNot().empty() ? check->Check(task, cpu_reference) : "";
       if (result.empty()) result = Unavailable(check->WhyNot());
-      // One backend's result stands alone; several are named.
-      results += checks_.size() == 1 ? result : (results.empty() ? "" : "; ") + name + ": " + result;
+      named += (named.empty() ? "" : "; ") + name + ": " + result;
+      results.push_back(std::move(result));
     }
-    return results;
+    // One word where every backend says the same (what TaskCheckReport::ok reads); otherwise
+    // each backend's result, named, which is never "agreed" and so flags the task.
+    const auto all = [&results](const char* prefix) {
+      return std::all_of(results.begin(), results.end(), [prefix](const std::string& result) { return result.starts_with(prefix); });
+    };
+    if (results.size() == 1 || all("agreed")) return results.front();
+    if (all("skipped")) return "skipped: " + named;
+    return named;
   }
 
  private:

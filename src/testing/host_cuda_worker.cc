@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +49,17 @@ struct Fault {
     const size_t at = value.find('@');
     fault.kind = value.substr(0, at);
     if (at != std::string::npos) fault.at_call = std::atoi(value.c_str() + at + 1);
+    // A misspelt fault would make a test that expects a pass pass for nothing: refused at once.
+    static const std::set<std::string> kPerCall = {"cuda_error", "crash", "hang", "other_stream", "late_write", "zeros"};
+    static const std::set<std::string> kOnce = {"load_error",      "no_device",       "crash_at_new_shape",
+                                                "idle_work",       "timed_mismatch",  "faster_on_reuse",
+                                                "state_change",    "crash_in_second_timing"};
+    const bool known = kPerCall.count(fault.kind) ? fault.at_call > 0 : kOnce.count(fault.kind) && at == std::string::npos;
+    if (!known) {
+      std::fprintf(stderr, "ksmith-fake-cuda-worker: KSMITH_FAKE_CUDA_FAULT=%s is not a fault it knows "
+                           "(testing/host_cuda_worker.h lists them; per-call ones need @N)\n", text);
+      std::exit(2);
+    }
     return fault;
   }
 };
@@ -76,7 +89,7 @@ Message HandleSetup(const Message& request, HostWorker& worker) {
   if (worker.FaultNow("load_error")) {
     return Reply("load_error", {{"message", "undefined symbol: __cudaRegisterLinkedBinary"}, {"protections", protections}});
   }
-  for (const char* role : {"reference", "candidate", "baseline"}) {
+  for (const char* role : {"reference", "candidate", "baseline", "second_baseline"}) {
     const std::string path = request.header.value(role, std::string());
     if (path.empty()) continue;
     auto library = SharedLibrary::Open(path);
@@ -191,10 +204,16 @@ Message HandleTime(const Message& request, HostWorker& worker) {
   if (!shared.ok()) return Reply("error", {{"message", shared.error().message}});
   GuardedArena& arena = *(*shared)->shared.arena;
   const CaseLayout& layout = (*shared)->layout;
+  // Against the task's baseline, or the second one the evaluator loaded.
+  const std::string against = request.header.value("against", std::string("baseline"));
   const auto candidate = worker.entries.find("candidate");
-  const auto baseline = worker.entries.find("baseline");
+  const auto baseline = worker.entries.find(against);
   if (candidate == worker.entries.end() || baseline == worker.entries.end()) {
-    return Reply("error", {{"message", "timing needs both the candidate and the baseline"}});
+    return Reply("error", {{"message", "timing needs both the candidate and the " + against}});
+  }
+  if (against == "second_baseline" && worker.FaultNow("crash_in_second_timing")) {
+    ::signal(SIGSEGV, SIG_DFL);
+    ::raise(SIGSEGV);
   }
   auto draw = CaseDraw::FromRequest(request.header);
   if (!draw.ok()) return Reply("error", {{"message", draw.error().message}});

@@ -21,6 +21,7 @@
 //   timed_mismatch        timing: the outputs differed from the baseline's while timed
 //   faster_on_reuse       timing: calls on reused inputs run far faster than on fresh ones
 //   state_change          the state report: the candidate changed a torch flag
+//   crash_in_second_timing timing against the second baseline: SIGSEGV (what torch.compile may do)
 // The reference's worker (its setup names a reference) never misbehaves.
 #pragma once
 

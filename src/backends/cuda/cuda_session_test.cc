@@ -87,7 +87,7 @@ class CudaSessionTest : public ::testing::Test {
   }
 
   // One verification with the candidate's worker misbehaving as `fault` says (empty: not at all).
-  Verdict Verify(const std::string& fault = "") {
+  Verdict Verify(const std::string& fault = "", bool second_baseline = false) {
     options_.worker_environment = fault.empty() ? std::vector<std::string>{}
                                                 : std::vector<std::string>{"KSMITH_FAKE_CUDA_FAULT=" + fault};
     GpuFacts gpu;
@@ -100,6 +100,12 @@ class CudaSessionTest : public ::testing::Test {
     Verdict verdict;
     verdict.backend = "cuda";
     CudaSession session(built_->task, options_, facts.get_future().share(), verdict, 7, CudaWorkers::Start(options_));
+    if (second_baseline) {
+      TrustedBuild trusted;
+      trusted.second.library = built_->baseline;  // the same host build, loaded as the second
+      trusted.second.description = "the baseline again, as a second";
+      session.SetSecondBaseline(trusted);
+    }
     session.Run(built_->candidate, built_->baseline, built_->reference);
     return verdict;
   }
@@ -178,18 +184,27 @@ TEST_F(CudaSessionTest, ACudaErrorIsARuntimeErrorNamingTheCase) {
   EXPECT_NE(verdict.reason.find("illegal memory access"), std::string::npos) << verdict.reason;
   ASSERT_NE(verdict.FailedStage(), nullptr);
   EXPECT_TRUE(verdict.FailedStage()->Is(StageId::kCorrectness));
+  const auto& failure = verdict.FailedStage()->details.failure;
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->kind, FailureKind::kCudaError);
+  ASSERT_TRUE(failure->at.has_value());
+  EXPECT_NE(verdict.reason.find(failure->at->label), std::string::npos) << verdict.reason;
 }
 
 TEST_F(CudaSessionTest, AWorkerThatDiesInACallIsARuntimeError) {
   const Verdict verdict = Verify("crash@1");
   EXPECT_EQ(verdict.status, VerdictStatus::kRuntimeError) << verdict.Render();
   EXPECT_NE(verdict.reason.find("SIGSEGV"), std::string::npos) << verdict.reason;
+  ASSERT_NE(verdict.FailedStage(), nullptr);
+  EXPECT_TRUE(verdict.FailedStage()->Is(StageId::kCorrectness));
 }
 
 TEST_F(CudaSessionTest, ACallThatNeverReturnsIsATimeout) {
   options_.call_timeout = std::chrono::milliseconds(300);
   const Verdict verdict = Verify("hang@1");
   EXPECT_EQ(verdict.status, VerdictStatus::kTimeout) << verdict.Render();
+  ASSERT_NE(verdict.FailedStage(), nullptr);
+  EXPECT_TRUE(verdict.FailedStage()->Is(StageId::kCorrectness));
 }
 
 TEST_F(CudaSessionTest, WorkOutsideTheGivenStreamIsAnIntegrityViolation) {
@@ -228,6 +243,31 @@ TEST_F(CudaSessionTest, CallsFarFasterOnReusedInputsAreAnIntegrityViolation) {
   EXPECT_EQ(verdict.status, VerdictStatus::kIntegrityViolation) << verdict.Render();
   ASSERT_NE(verdict.FailedStage(), nullptr);
   EXPECT_TRUE(verdict.FailedStage()->Is(StageId::kTiming));
+}
+
+TEST_F(CudaSessionTest, TheSecondBaselinesTimingIsReportedAndNeverDecides) {
+  const Verdict timed = Verify("", true);
+  ASSERT_EQ(timed.status, VerdictStatus::kPassed) << timed.Render();
+  EXPECT_EQ(StageNames(timed), (std::vector<std::string>{"sandbox", "correctness", "idle_check", "timing", "recheck",
+                                                         "physical_limit", "second_timing", "close"}));
+  EXPECT_TRUE(timed.extensions.second_timing.has_value());
+  // Should the second baseline end the worker, only its speedup is lost: no close, still passed.
+  const Verdict crashed = Verify("crash_in_second_timing", true);
+  ASSERT_EQ(crashed.status, VerdictStatus::kPassed) << crashed.Render();
+  EXPECT_EQ(StageNames(crashed).back(), "second_timing");
+  EXPECT_FALSE(crashed.extensions.second_timing.has_value());
+  const StageRecord* second = crashed.FindStage(StageId::kSecondTiming);
+  ASSERT_NE(second, nullptr);
+  EXPECT_NE(second->details.summary.find("not measured"), std::string::npos) << second->details.summary;
+}
+
+TEST_F(CudaSessionTest, AFaultTheStandInDoesNotKnowIsNeverAPass) {
+  // The stand-in exits at once: a misspelt fault cannot let a test that expects a pass pass for
+  // nothing.
+  for (const char* unknown : {"state_chnage", "crash", "idle_work@2"}) {
+    const Verdict verdict = Verify(unknown);
+    EXPECT_NE(verdict.status, VerdictStatus::kPassed) << unknown;
+  }
 }
 
 TEST_F(CudaSessionTest, TheProcessStateIsReadOnlyForACandidateWithItsOwnPython) {
