@@ -2,7 +2,7 @@
 // (eval/pipeline.h) owns the stage order, the secret seed, provenance, cancellation and what
 // each failure means for the verdict; a backend supplies the parts that differ: the source and
 // binary audits, its compiler, the task's trusted kernels, and a verification session on its
-// device. CPU and CUDA are implementations in backends/cpu/ and backends/cuda/, found by name in
+// device. CPU, CUDA and OpenCL are implementations in backends/<name>/, found by name in
 // eval/backend_registry.h; callers never test which backend they hold.
 #pragma once
 
@@ -43,7 +43,8 @@ struct BackendPrompt {
     return std::pair{0.0, 0.0};
   };
   /// Whether a code block of a model's answer is a whole candidate, where that is not "defines
-  /// the task's function with extern \"C\"" (the default, when empty); `what` says what it looks for.
+  /// the task's function with extern \"C\"" (the default, when empty); `candidate_description`
+  /// says what it looks for.
   std::function<bool(std::string_view code)> is_candidate;
   std::string candidate_description;
   /// The shape the backend times the task at.

@@ -28,7 +28,7 @@ enum class StageId {
   kHiddenShapes,
   kSecondTiming,
   kClose,
-  // After a verdict, on request.
+  // After a verdict, on request. Last of all: StageFromName reads the stages up to it.
   kProfile,
 };
 

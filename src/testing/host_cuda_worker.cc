@@ -22,19 +22,13 @@
 #include "sandbox/protocol.h"
 #include "sandbox/shared_arena.h"
 #include "sandbox/shared_memory.h"
+#include "sandbox/worker_reply.h"
 #include "tensor/dtype.h"
 
 namespace ksmith::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::object()) {
-  fields["type"] = type;
-  Message reply;
-  reply.header = std::move(fields);
-  return reply;
-}
 
 // KSMITH_FAKE_CUDA_FAULT, as "kind" or "kind@N".
 struct Fault {
@@ -197,8 +191,8 @@ Message HandleRun(const Message& request, HostWorker& worker) {
   return Reply("result", std::move(reply));
 }
 
-// Median-free host timing: a few rounds of each side on the bench case's inputs, then the last
-// call on the final draw, whose outputs the evaluator checks.
+// A fixed number of host-clock rounds of each side on the bench case's inputs (the evaluator
+// takes the medians), then the last call on the final draw, whose outputs the evaluator checks.
 Message HandleTime(const Message& request, HostWorker& worker) {
   auto shared = FindArena(request, worker);
   if (!shared.ok()) return Reply("error", {{"message", shared.error().message}});
@@ -237,9 +231,9 @@ Message HandleTime(const Message& request, HostWorker& worker) {
     sides[side] = {{"cold_ns", cold_ns}, {"reuse_ns", reuse_ns}, {"warm_ns", cold_ns.front()}, {"warm_batch", 1}};
   }
   // The last call, on the final draw: its outputs stay for the evaluator's check.
-  if (*draw) {
-    const auto distribution = static_cast<Distribution>(config.value("distribution", 0));
-    Draw(layout, arena, CaseDraw{config.value("final_seed", uint64_t{0}), distribution});
+  // As the GPU worker: a final draw only where the evaluator named its seed.
+  if (const uint64_t final_seed = config.value("final_seed", uint64_t{0}); *draw && final_seed != 0) {
+    Draw(layout, arena, CaseDraw{final_seed, static_cast<Distribution>(config.value("distribution", 0))});
   }
   candidate->second(arena.pointers(), arena.scalars());
   nlohmann::json reply = {{"candidate", sides["candidate"]},

@@ -20,6 +20,7 @@
 #include "sandbox/shared_arena.h"
 #include "sandbox/shared_memory.h"
 #include "sandbox/timing_loop.h"
+#include "sandbox/worker_reply.h"
 
 namespace ksmith {
 namespace {
@@ -58,11 +59,6 @@ void GuardProcessState(Kernels& kernels) {
     }
   }
   kernels.expected_state.Restore();
-}
-
-Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::object()) {
-  fields["type"] = type;
-  return Message{std::move(fields), {}};
 }
 
 Message HandleSetup(const Message& request, Kernels& kernels, int report_fd) {

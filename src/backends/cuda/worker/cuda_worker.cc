@@ -26,17 +26,13 @@
 #include "sandbox/policy.h"
 #include "sandbox/protocol.h"
 #include "sandbox/shared_memory.h"
+#include "sandbox/worker_reply.h"
 #include "tensor/dtype.h"
 
 namespace ksmith {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::object()) {
-  fields["type"] = type;
-  return Message{std::move(fields), {}};
-}
 
 std::string CudaText(cudaError_t error) {
   return fmt::format("{} ({})", cudaGetErrorString(error), cudaGetErrorName(error));

@@ -19,17 +19,13 @@
 #include "sandbox/protocol.h"
 #include "sandbox/shared_arena.h"
 #include "sandbox/timing_loop.h"
+#include "sandbox/worker_reply.h"
 
 namespace ksmith {
 namespace {
 
 constexpr size_t kMinFlushBytes = size_t{64} << 20;
 constexpr size_t kMinGpuFlushBytes = size_t{256} << 20;
-
-Message Reply(const std::string& type, nlohmann::json fields = nlohmann::json::object()) {
-  fields["type"] = type;
-  return Message{std::move(fields), {}};
-}
 
 // The candidate's launches failed (sizes its `@launch` lines gave, a kernel that faulted on the
 // device): a runtime error of the candidate, reported as a KernelBench candidate's exception is
